@@ -1,0 +1,203 @@
+/*
+ * cap_reader.h - read a capture file as a stream of events.
+ *
+ * The reader walks the file chunk by chunk, in constant memory (one block
+ * at a time, plus the name table and per-thread open-scope stacks): it never
+ * loads the whole file. It yields, in file order:
+ *   CAP_EV_THREAD, CAP_EV_GPU_TRACK   declarations (before first use),
+ *   CAP_EV_FRAME                      a CPU frame,
+ *   CAP_EV_SCOPE                      a CPU scope, once closed (post-order:
+ *                                     children before their parent), with
+ *                                     its depth, its children's total time
+ *                                     and the names of its ancestors,
+ *   CAP_EV_GPU_SPAN                   a GPU span with its depth, parent and
+ *                                     self time within its frame's tree,
+ *   CAP_EV_COUNTER                    a counter sample.
+ *
+ * Times are nanoseconds since the capture's origin, on the CPU axis. GPU
+ * spans carry their exact GPU-clock duration, and a CPU-axis position when
+ * their track was calibrated.
+ *
+ * Damage: a chunk with a bad checksum is skipped and reported once as
+ * CAP_E_CORRUPT; a file that ends without a footer yields every complete
+ * chunk, then CAP_E_TRUNCATED once. After either, cap_reader_next may be
+ * called again and goes on (CAP_DONE at the end). Any other error is final.
+ *
+ * Thread safety: one reader per thread; distinct readers are independent.
+ */
+#ifndef CAP_READER_H
+#define CAP_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cap_export.h"
+#include "cap_result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cap_event_kind {
+    CAP_EV_THREAD = 1,
+    CAP_EV_GPU_TRACK,
+    CAP_EV_FRAME,
+    CAP_EV_SCOPE,
+    CAP_EV_GPU_SPAN,
+    CAP_EV_COUNTER
+} cap_event_kind;
+
+typedef struct cap_ev_thread {
+    uint32_t tid;
+    const char *name;       /* borrowed until the next cap_reader_next */
+} cap_ev_thread;
+
+typedef struct cap_ev_gpu_track {
+    uint32_t track;
+    const char *name;       /* borrowed until the next cap_reader_next */
+    double period_ns;
+} cap_ev_gpu_track;
+
+typedef struct cap_ev_frame {
+    uint64_t index;
+    int64_t begin_ns;
+    int64_t end_ns;
+} cap_ev_frame;
+
+typedef struct cap_ev_scope {
+    uint32_t tid;
+    uint32_t name;          /* name id: cap_reader_name gives its text */
+    uint32_t depth;         /* 0 for a root scope */
+    int64_t begin_ns;
+    int64_t end_ns;
+    int64_t children_ns;    /* sum of the direct children's durations */
+    const uint32_t *stack;  /* name ids of the ancestors, root first,
+                               `depth` entries; borrowed until the next
+                               cap_reader_next */
+} cap_ev_scope;
+
+typedef struct cap_ev_gpu_span {
+    uint32_t track;
+    uint32_t name;
+    uint32_t depth;         /* within its frame's tree, 0 for a root */
+    uint32_t parent_name;   /* name id of the parent, 0 for a root */
+    uint64_t cpu_frame;     /* CPU frame that recorded the work */
+    int measured;           /* 0: "not measured" (no times below) */
+    int calibrated;         /* begin_ns/end_ns are on the CPU axis */
+    int64_t duration_ns;    /* exact, from the GPU clock */
+    int64_t self_ns;        /* duration minus the time covered by its
+                               measured children (their union) */
+    int64_t begin_ns;       /* CPU axis if calibrated, otherwise ns on the
+                               GPU clock from an arbitrary origin */
+    int64_t end_ns;
+    const uint32_t *stack;  /* ancestors' name ids, root first */
+} cap_ev_gpu_span;
+
+typedef struct cap_ev_counter {
+    uint32_t name;
+    int64_t time_ns;
+    double value;
+} cap_ev_counter;
+
+typedef struct cap_event {
+    cap_event_kind kind;
+    union {
+        cap_ev_thread thread;
+        cap_ev_gpu_track gpu_track;
+        cap_ev_frame frame;
+        cap_ev_scope scope;
+        cap_ev_gpu_span gpu_span;
+        cap_ev_counter counter;
+    } u;
+} cap_event;
+
+/* Statistics the reader accumulates while it walks the file. */
+typedef struct cap_reader_stats {
+    uint64_t chunks;              /* chunks read whole and valid */
+    uint64_t corrupt_chunks;      /* skipped for a bad checksum or encoding */
+    uint64_t unknown_chunks;      /* skipped: type unknown to this reader */
+    uint64_t scopes;              /* CAP_EV_SCOPE yielded */
+    uint64_t frames;
+    uint64_t gpu_spans;           /* measured spans yielded */
+    uint64_t gpu_unmeasured;      /* spans yielded as not measured */
+    uint64_t gpu_invalid;         /* spans the producer dropped as invalid */
+    uint64_t gpu_untimed_frames;  /* frames whose GPU slot was in flight */
+    uint64_t dropped_scopes;      /* scopes the producer dropped (full
+                                     buffers) */
+    uint64_t closed_at_end;       /* scopes open at close, closed by writer */
+    uint64_t unnamed_ids;         /* distinct ids used without a name */
+    uint64_t clock_backwards;     /* timestamps that went back, as recorded */
+    int has_footer;               /* the file ended with a valid footer */
+    int truncated;                /* the file ended without one */
+} cap_reader_stats;
+
+typedef struct cap_reader cap_reader;
+
+/* Open the capture at path and read its header and metadata.
+ * Errors: CAP_E_IO (cannot open or read: missing file, directory, ...),
+ * CAP_E_NOT_CAPTURE (empty file or wrong magic), CAP_E_VERSION (a newer
+ * major version), CAP_E_TRUNCATED (the file ends inside the header),
+ * CAP_E_CORRUPT (header checksum), CAP_E_NOMEM. On error *out is NULL and,
+ * if detail is not NULL, a one-line explanation is copied there
+ * (detail_size bytes at most, NUL-terminated). */
+CAP_API cap_result cap_reader_open(cap_reader **out, const char *path,
+                                   char *detail, size_t detail_size);
+
+/* Free everything. Accepts NULL. Borrowed pointers die with it. */
+CAP_API void cap_reader_close(cap_reader *r);
+
+/* Fill *ev with the next event. Returns CAP_OK (ev filled), CAP_DONE (end
+ * of the capture), CAP_E_CORRUPT or CAP_E_TRUNCATED (recoverable, see
+ * above; ev not filled), or a final error (CAP_E_IO, CAP_E_NOMEM,
+ * CAP_E_LIMIT). Pointers inside *ev are borrowed until the next call. */
+CAP_API cap_result cap_reader_next(cap_reader *r, cap_event *ev);
+
+/* A one-line explanation of the last error returned (with the byte offset
+ * where it was found), or "" when none. Borrowed from r. */
+CAP_API const char *cap_reader_detail(const cap_reader *r);
+
+/* The text of name id `id` as far as the file has defined it so far (every
+ * block defines the ids it uses, so any id in an event already yielded is
+ * named unless the file is damaged or foreign). NULL when unnamed.
+ * Borrowed from r, valid until cap_reader_close. */
+CAP_API const char *cap_reader_name(const cap_reader *r, uint32_t id);
+
+/* Source location of name id `id`, or NULL / 0 when none was recorded. */
+CAP_API const char *cap_reader_name_file(const cap_reader *r, uint32_t id);
+CAP_API uint32_t cap_reader_name_line(const cap_reader *r, uint32_t id);
+
+/* The largest name id defined or used so far. */
+CAP_API uint32_t cap_reader_max_name_id(const cap_reader *r);
+
+/* Thread and GPU track names known so far (NULL when undeclared). */
+CAP_API const char *cap_reader_thread_name(const cap_reader *r, uint32_t tid);
+CAP_API const char *cap_reader_track_name(const cap_reader *r, uint32_t track);
+
+/* Metadata: count and the i-th key/value (borrowed from r). */
+CAP_API size_t cap_reader_meta_count(const cap_reader *r);
+CAP_API const char *cap_reader_meta_key(const cap_reader *r, size_t i);
+CAP_API const char *cap_reader_meta_value(const cap_reader *r, size_t i);
+/* The value of `key`, or NULL. */
+CAP_API const char *cap_reader_meta_get(const cap_reader *r, const char *key);
+
+/* The format version of the file. */
+CAP_API void cap_reader_version(const cap_reader *r, unsigned *major,
+                                unsigned *minor);
+
+/* Wall-clock time of the capture's origin, ns since 1970 (0 if unknown). */
+CAP_API int64_t cap_reader_origin_unix_ns(const cap_reader *r);
+
+/* The clock source recorded by the producer ("tsc", "monotonic", ...). */
+CAP_API const char *cap_reader_clock_source(const cap_reader *r);
+
+/* Statistics so far; final once cap_reader_next returned CAP_DONE. */
+CAP_API const cap_reader_stats *cap_reader_get_stats(const cap_reader *r);
+
+/* Bytes of the file consumed so far and its size (for progress). */
+CAP_API uint64_t cap_reader_offset(const cap_reader *r);
+CAP_API uint64_t cap_reader_file_size(const cap_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,206 @@
+/*
+ * cap_writer.h - write a capture file from explicit events.
+ *
+ * This is the format layer's writing half: a single-threaded encoder that
+ * takes events with explicit timestamps, groups them into self-contained
+ * blocks (each names every id it references), compresses each block with
+ * zstd and appends it to a file, then ends the file with a footer (the whole
+ * name table and a block index) and a trailer. The byte layout is described
+ * in format-spec/capture-format.md.
+ *
+ * Who uses it:
+ *   - the live producer (cap_capture.h) feeds it from its writer thread;
+ *   - importers (Chrome JSON, puffin) and the test suite, which build
+ *     captures with known values.
+ *
+ * Thread safety: a cap_writer is not thread-safe; one thread at a time.
+ *
+ * Time: CPU timestamps are "ticks" of the capture clock. The clock is
+ * described once in cap_writer_options (ns per tick and an origin), and
+ * refined by clock samples (cap_writer_clock_sample). An importer with
+ * nanosecond timestamps uses tick_period_ns = 1 and origin 0.
+ * GPU timestamps are ticks of their track's own clock (cap_writer_gpu_track).
+ *
+ * Ids: name ids (scope, counter and GPU span names) are small positive
+ * integers (1 .. CAP_MAX_NAME_ID) defined with cap_writer_name before use.
+ * Thread ids and GPU track ids are small integers (0 .. CAP_MAX_THREADS-1,
+ * 0 .. CAP_MAX_TRACKS-1) declared before use.
+ */
+#ifndef CAP_WRITER_H
+#define CAP_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cap_export.h"
+#include "cap_result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CAP_MAX_NAME_ID 0x3fffffffu /* ids fit 30 bits */
+#define CAP_MAX_THREADS 65536u
+#define CAP_MAX_TRACKS 256u
+#define CAP_MAX_DEPTH 1024u        /* deepest scope nesting per thread */
+#define CAP_MAX_GPU_SPANS 65536u   /* spans in one GPU frame batch */
+#define CAP_MAX_NAME_LEN 4096u     /* bytes in a name, file or meta value */
+
+/* One metadata entry. Both strings are copied by the writer. */
+typedef struct cap_meta_kv {
+    const char *key;
+    const char *value;
+} cap_meta_kv;
+
+/* How to open a writer. Zero-initialise, then set what you need; a zero
+ * field takes the default named beside it. */
+typedef struct cap_writer_options {
+    const cap_meta_kv *meta;   /* metadata entries, copied */
+    size_t meta_count;
+    const char *clock_source;  /* "tsc", "cntvct", "monotonic", "imported";
+                                  default "imported" */
+    double tick_period_ns;     /* ns per CPU tick; default 1.0 */
+    uint64_t origin_tick;      /* CPU tick at the capture's start */
+    uint64_t origin_mono_ns;   /* CLOCK_MONOTONIC at origin_tick (0 if
+                                  unknown) */
+    int64_t origin_unix_ns;    /* wall-clock time at origin_tick, ns since
+                                  1970 (0 if unknown) */
+    int zstd_level;            /* default 3 */
+    size_t block_bytes;        /* raw bytes before a block is written;
+                                  default 1 MiB, clamped to 4 KiB..16 MiB */
+} cap_writer_options;
+
+/* One GPU span of a frame batch, see cap_writer_gpu_frame. */
+typedef struct cap_gpu_span {
+    uint32_t name;        /* name id */
+    int32_t parent;       /* index of the parent span in the same batch, or
+                             -1 for a root; must be lower than this index */
+    uint64_t begin_tick;  /* GPU ticks of the span's track */
+    uint64_t end_tick;
+    int measured;         /* 0: the pair was never written ("not measured",
+                             distinct from a zero duration); ticks ignored */
+} cap_gpu_span;
+
+typedef struct cap_writer cap_writer;
+
+/* Create the file at path (truncating it) and write the file header and the
+ * META chunk. On success *out owns the file until cap_writer_close.
+ * Errors: CAP_E_MISUSE (NULL argument, invalid option), CAP_E_IO (open or
+ * write failed; errno is kept, see cap_writer_error_detail of nothing: the
+ * message is logged by the caller), CAP_E_NOMEM. On error *out is NULL. */
+CAP_API cap_result cap_writer_open_path(cap_writer **out, const char *path,
+                                        const cap_writer_options *opt);
+
+/* As cap_writer_open_path on an already open, writable file descriptor. The
+ * writer writes at the descriptor's current position and never closes it. */
+CAP_API cap_result cap_writer_open_fd(cap_writer **out, int fd,
+                                      const cap_writer_options *opt);
+
+/* Define name id `id` as `name` with an optional source location (file may
+ * be NULL, line 0). Redefining an id with the same text is a no-op; with
+ * another text, CAP_E_MISUSE. Strings are copied.
+ * Errors: CAP_E_MISUSE (id 0 or > CAP_MAX_NAME_ID, name NULL or too long),
+ * CAP_E_NOMEM, CAP_E_STOPPED. */
+CAP_API cap_result cap_writer_name(cap_writer *w, uint32_t id, const char *name,
+                                   const char *file, uint32_t line);
+
+/* Declare CPU thread `tid` with a display name (copied; may be NULL).
+ * Declaring again renames it. Errors: CAP_E_MISUSE, CAP_E_NOMEM. */
+CAP_API cap_result cap_writer_thread(cap_writer *w, uint32_t tid,
+                                     const char *name);
+
+/* Declare GPU track `track` (one per queue) with its name and its tick
+ * period in ns. Errors: CAP_E_MISUSE (period not finite and positive),
+ * CAP_E_NOMEM. */
+CAP_API cap_result cap_writer_gpu_track(cap_writer *w, uint32_t track,
+                                        const char *name, double period_ns);
+
+/* Record that GPU tick `gpu_tick` of `track` and CPU tick `cpu_tick` were
+ * sampled together (calibrated timestamps), with `deviation_ns` the
+ * sampler's stated maximum deviation. Readers place later spans of the
+ * track on the CPU axis with the latest calibration.
+ * Errors: CAP_E_MISUSE (undeclared track). */
+CAP_API cap_result cap_writer_gpu_calibration(cap_writer *w, uint32_t track,
+                                              uint64_t gpu_tick,
+                                              uint64_t cpu_tick,
+                                              uint64_t deviation_ns);
+
+/* Open a scope named `name` on thread `tid` at `tick`. Ticks of one thread
+ * must not decrease (a decrease is recorded as no time passing and counted
+ * in the block's clock_backwards statistic).
+ * Errors: CAP_E_MISUSE (undeclared thread or undefined name), CAP_E_LIMIT
+ * (nesting deeper than CAP_MAX_DEPTH; the scope is dropped and counted),
+ * CAP_E_IO / CAP_E_STOPPED (a block write failed earlier). */
+CAP_API cap_result cap_writer_scope_begin(cap_writer *w, uint32_t tid,
+                                          uint32_t name, uint64_t tick);
+
+/* Close the innermost open scope of thread `tid` at `tick`.
+ * Errors: CAP_E_MISUSE (no scope open on that thread), as begin. */
+CAP_API cap_result cap_writer_scope_end(cap_writer *w, uint32_t tid,
+                                        uint64_t tick);
+
+/* Record frame `index` from begin_tick to end_tick (end >= begin). Frames
+ * are recorded in increasing index order; gaps in indices are allowed.
+ * Errors: CAP_E_MISUSE (decreasing index, end < begin). */
+CAP_API cap_result cap_writer_frame(cap_writer *w, uint64_t index,
+                                    uint64_t begin_tick, uint64_t end_tick);
+
+/* Record a sample of counter `name` (a name id) at `tick`.
+ * Errors: CAP_E_MISUSE (undefined name). */
+CAP_API cap_result cap_writer_counter(cap_writer *w, uint32_t name,
+                                      uint64_t tick, double value);
+
+/* Record one CPU frame's GPU spans on `track`: `n` spans whose parents are
+ * given by index within the batch (a tree). Spans with measured != 0 and
+ * end_tick <= begin_tick, or longer than one second, are dropped and
+ * counted as invalid (never clamped); a dropped span's children are kept
+ * and re-parented to its parent. `cpu_frame` is the index of the CPU frame
+ * that recorded the work.
+ * Errors: CAP_E_MISUSE (undeclared track, undefined name, parent index not
+ * lower than the span's own), CAP_E_LIMIT (n > CAP_MAX_GPU_SPANS). */
+CAP_API cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
+                                        uint64_t cpu_frame,
+                                        const cap_gpu_span *spans, size_t n);
+
+/* Count `scopes` scopes of thread `tid` that the producer had to drop (its
+ * buffers were full). Recorded in the next block and summed in the footer. */
+CAP_API cap_result cap_writer_dropped(cap_writer *w, uint32_t tid,
+                                      uint64_t scopes);
+
+/* Count GPU frames of `track` that went untimed (their ring slot was still
+ * in flight) and GPU spans dropped before reaching the writer. */
+CAP_API cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
+                                          uint64_t untimed_frames,
+                                          uint64_t invalid_spans);
+
+/* Record that CPU tick `tick` was read together with CLOCK_MONOTONIC
+ * `mono_ns`: readers derive the tick period of later blocks from it. */
+CAP_API cap_result cap_writer_clock_sample(cap_writer *w, uint64_t tick,
+                                           uint64_t mono_ns);
+
+/* Encode, compress and write the pending block (if any) now.
+ * Errors: CAP_E_IO (the write failed: the writer stops; every block written
+ * before stays valid on disk), CAP_E_NOMEM, CAP_E_STOPPED. */
+CAP_API cap_result cap_writer_flush(cap_writer *w);
+
+/* Flush, then write the footer and trailer, close the file if the writer
+ * opened it, and free w. Scopes still open are closed at the last tick
+ * seen on their thread and counted as "closed at end". Accepts NULL.
+ * Returns the first error the writer met (CAP_E_IO, CAP_E_NOMEM) or CAP_OK;
+ * w is freed either way. */
+CAP_API cap_result cap_writer_close(cap_writer *w);
+
+/* Free w without writing a footer (the file reads as truncated). For tests
+ * and for a producer that must stop at once. Accepts NULL. */
+CAP_API void cap_writer_abandon(cap_writer *w);
+
+/* Bytes written to the file so far (header, chunks). */
+CAP_API uint64_t cap_writer_bytes_written(const cap_writer *w);
+
+/* The errno of the last failed write (0 if none). */
+CAP_API int cap_writer_errno(const cap_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

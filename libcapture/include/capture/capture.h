@@ -1,0 +1,303 @@
+/*
+ * capture.h - record a frame profile from a running program.
+ *
+ * Quick use:
+ *
+ *     #include <capture/capture.h>
+ *     cap_open("run.cap", NULL);            // once, at start
+ *     CAP_THREAD("main");                   // name each recording thread
+ *     for (;;) {
+ *         CAP_FRAME_MARK();                 // one boundary per frame
+ *         { CAP_SCOPE("update"); update(); }        // ends with its block
+ *         CAP_BEGIN("render"); render(); CAP_END(); // or explicit pairs
+ *         CAP_COUNTER("rss_mib", rss_mib());
+ *     }
+ *     cap_close();                          // footer: the file is complete
+ *
+ * Model: one capture per process at a time (the producer's registry is the
+ * only process-wide state of libcapture). Each recording thread owns a
+ * buffer: a scope costs two clock reads and two 16-byte stores, with no
+ * lock and no allocation. A writer thread turns full or aged buffers into
+ * compressed blocks off the hot path, at least every flush interval, so a
+ * crash loses at most that interval. When the writer cannot keep up, the
+ * producer drops scopes and counts them (the count is written into the
+ * file): memory stays bounded and the program never waits.
+ *
+ * Errors never stop the host program: a failing write stops the recording
+ * cleanly, is logged once on stderr (or to cap_set_log's callback) and is
+ * reported by cap_status() and cap_close().
+ *
+ * Compile with -DCAP_DISABLE and every CAP_ macro expands to nothing: a
+ * shipped build carries no instrumentation.
+ */
+#ifndef CAP_CAPTURE_H
+#define CAP_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cap_export.h"
+#include "cap_result.h"
+#include "cap_writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How to record. Zero-initialise; zero fields take the defaults beside
+ * them. Environment variables read at open override the fixed window:
+ * CAP_SKIP_SECONDS and CAP_RECORD_SECONDS. */
+typedef struct cap_capture_options {
+    const cap_meta_kv *meta;     /* extra metadata, copied (program, build,
+                                    machine, start time and clock source are
+                                    filled in when absent) */
+    size_t meta_count;
+    size_t buffer_events;        /* events per thread buffer; default 16384
+                                    (256 KiB) */
+    unsigned buffers_per_thread; /* buffers a thread may fill before it
+                                    drops; default 8 */
+    unsigned flush_interval_ms;  /* the writer drains every buffer at least
+                                    this often; default 100 */
+    size_t flush_bytes;          /* ...and writes a block once this many raw
+                                    bytes are pending; default 1 MiB */
+    int zstd_level;              /* default 3 */
+    double skip_seconds;         /* fixed window: ignore events in the first
+                                    S seconds after open (default 0) */
+    double record_seconds;       /* ...then record D seconds and close the
+                                    file by itself (0: until cap_close) */
+    int force_monotonic;         /* use CLOCK_MONOTONIC even when an
+                                    invariant cycle counter exists */
+} cap_capture_options;
+
+/* Recording statistics (cap_get_stats). */
+typedef struct cap_producer_stats {
+    uint64_t events;          /* scope begin/end events recorded */
+    uint64_t dropped_scopes;  /* scopes dropped because buffers were full */
+    uint64_t blocks;          /* blocks written */
+    uint64_t bytes;           /* bytes written to the file */
+    uint64_t frames;
+} cap_producer_stats;
+
+/* Open the process's capture on `path` (created or truncated) and start
+ * recording. Writes the file header at once, so an unwritable path fails
+ * here. opt may be NULL.
+ * Errors: CAP_E_MISUSE (a capture is already open, bad option), CAP_E_IO
+ * (path cannot be created or written; logged), CAP_E_NOMEM. */
+CAP_API cap_result cap_open(const char *path, const cap_capture_options *opt);
+
+/* As cap_open on an open, writable descriptor; never closed by libcapture. */
+CAP_API cap_result cap_open_fd(int fd, const cap_capture_options *opt);
+
+/* Stop recording, drain every thread's buffer, write the footer and close
+ * the file. Threads should stop recording first: events racing with close
+ * are discarded. Returns the first error met while recording (CAP_E_IO,
+ * CAP_E_NOMEM) or CAP_OK; CAP_E_MISUSE when no capture is open. */
+CAP_API cap_result cap_close(void);
+
+/* CAP_OK while recording normally; the error that stopped recording
+ * otherwise; CAP_E_MISUSE when no capture is open. */
+CAP_API cap_result cap_status(void);
+
+/* Counters of the current (or last closed) capture. */
+CAP_API void cap_get_stats(cap_producer_stats *out);
+
+/* Route libcapture's log lines (one line, no newline) to fn instead of
+ * stderr; fn(NULL) restores stderr. fn may be called from the writer
+ * thread. */
+CAP_API void cap_set_log(void (*fn)(void *user, const char *line), void *user);
+
+/* Process-wide id for a scope or counter name; the same text always gives
+ * the same id. `name` is copied. file/line may be NULL/0. Returns 0 when
+ * out of memory or name is NULL. Thread-safe. */
+CAP_API uint32_t cap_name_register(const char *name, const char *file,
+                                   uint32_t line);
+
+/* Name the calling thread in the capture and give it its buffer. A thread
+ * that records without registering is registered as "thread <tid>".
+ * Errors: CAP_E_MISUSE (no capture open), CAP_E_NOMEM. */
+CAP_API cap_result cap_thread_register(const char *name);
+
+/* Flush and release the calling thread's buffer (also done at thread exit). */
+CAP_API void cap_thread_unregister(void);
+
+/* Frame boundaries: cap_frame_mark ends the frame in progress (if any) and
+ * begins the next; or use cap_frame_begin / cap_frame_end pairs. Any thread
+ * may call them, one thread should. */
+CAP_API void cap_frame_mark(void);
+CAP_API void cap_frame_begin(void);
+CAP_API void cap_frame_end(void);
+
+/* Index of the frame in progress (the last begun), or UINT64_MAX before
+ * the first. */
+CAP_API uint64_t cap_frame_current(void);
+
+/* Sample counter `name` (an id from cap_name_register) now. */
+CAP_API void cap_counter(uint32_t name, double value);
+
+/* Create a GPU track (one per queue) whose ticks last period_ns each.
+ * Returns its id, or UINT32_MAX on error (no capture, bad period, too many
+ * tracks). */
+CAP_API uint32_t cap_gpu_track(const char *name, double period_ns);
+
+/* GPU tick `gpu_tick` of `track` was sampled together with CLOCK_MONOTONIC
+ * `mono_ns` (calibrated timestamps), within deviation_ns. */
+CAP_API void cap_gpu_calibrate(uint32_t track, uint64_t gpu_tick,
+                               uint64_t mono_ns, uint64_t deviation_ns);
+
+/* Record one CPU frame's GPU spans on track (see cap_writer_gpu_frame:
+ * invalid pairs are dropped and counted, never clamped). Copies spans. */
+CAP_API void cap_gpu_frame(uint32_t track, uint64_t cpu_frame,
+                           const cap_gpu_span *spans, size_t n);
+
+/* Count GPU frames that went untimed and spans dropped before submission. */
+CAP_API void cap_gpu_untimed(uint32_t track, uint64_t untimed_frames,
+                             uint64_t invalid_spans);
+
+/* The capture clock now, in ticks, and its conversion from CLOCK_MONOTONIC
+ * nanoseconds (0 when no capture is open). */
+CAP_API uint64_t cap_now(void);
+CAP_API uint64_t cap_tick_from_mono_ns(uint64_t mono_ns);
+
+/* ---- the hot path (internal, inline; use the macros) ------------------ */
+
+typedef struct cap__rec {
+    uint64_t tick;
+    uint32_t word; /* name id (30 bits) | kind << 30 */
+    uint32_t aux;
+} cap__rec;
+
+typedef struct cap__head {
+    cap__rec *pos; /* next free record; published with release order */
+    cap__rec *end; /* pos == end sends the next event to the slow path */
+} cap__head;
+
+#define CAP__KIND_BEGIN 0u
+#define CAP__KIND_END 1u
+#define CAP__KIND_SHIFT 30
+
+extern __thread cap__head *cap__tls __attribute__((tls_model("initial-exec")));
+extern int cap__clock_is_counter; /* set at open: 1 when a cycle counter */
+
+CAP_API void cap__emit_slow(uint32_t word, uint64_t tick);
+CAP_API uint32_t cap__site_register(uint32_t *site, const char *name,
+                                    const char *file, uint32_t line);
+CAP_API uint64_t cap__now_monotonic(void);
+
+static inline uint64_t cap__now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_expect(cap__clock_is_counter, 1)) {
+        uint32_t lo, hi;
+        __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+        return ((uint64_t)hi << 32) | lo;
+    }
+#elif defined(__aarch64__)
+    if (__builtin_expect(cap__clock_is_counter, 1)) {
+        uint64_t v;
+        __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+        return v;
+    }
+#endif
+    return cap__now_monotonic();
+}
+
+static inline void cap__emit(uint32_t word)
+{
+    cap__head *h = cap__tls;
+    cap__rec *p = __atomic_load_n(&h->pos, __ATOMIC_RELAXED);
+    uint64_t t = cap__now();
+    if (__builtin_expect(p >= __atomic_load_n(&h->end, __ATOMIC_RELAXED), 0)) {
+        cap__emit_slow(word, t);
+        return;
+    }
+    p->tick = t;
+    p->word = word;
+    __atomic_store_n(&h->pos, p + 1, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t cap__site_id(uint32_t *site, const char *name,
+                                    const char *file, uint32_t line)
+{
+    uint32_t id = __atomic_load_n(site, __ATOMIC_RELAXED);
+    if (__builtin_expect(id == 0, 0))
+        id = cap__site_register(site, name, file, line);
+    return id;
+}
+
+static inline uint32_t cap__scope_enter(uint32_t id)
+{
+    cap__emit(id);
+    return id;
+}
+
+static inline void cap__scope_leave(const uint32_t *id)
+{
+    cap__emit(*id | (CAP__KIND_END << CAP__KIND_SHIFT));
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- macros ----------------------------------------------------------- */
+
+#define CAP__CAT2(a, b) a##b
+#define CAP__CAT(a, b) CAP__CAT2(a, b)
+
+#ifndef CAP_DISABLE
+
+#ifdef __cplusplus
+struct cap__scope_guard {
+    uint32_t id;
+    explicit cap__scope_guard(uint32_t i) : id(cap__scope_enter(i)) {}
+    ~cap__scope_guard() { cap__scope_leave(&id); }
+    cap__scope_guard(const cap__scope_guard &) = delete;
+    cap__scope_guard &operator=(const cap__scope_guard &) = delete;
+};
+#define CAP_SCOPE(name)                                                        \
+    static uint32_t CAP__CAT(cap__site_, __LINE__);                            \
+    cap__scope_guard CAP__CAT(cap__scope_, __LINE__)(cap__site_id(             \
+        &CAP__CAT(cap__site_, __LINE__), (name), __FILE__, __LINE__))
+#else
+/* A scope that lasts until the end of the enclosing block. */
+#define CAP_SCOPE(name)                                                        \
+    static uint32_t CAP__CAT(cap__site_, __LINE__);                            \
+    const uint32_t CAP__CAT(cap__scope_, __LINE__)                             \
+        __attribute__((cleanup(cap__scope_leave), unused)) =                   \
+            cap__scope_enter(cap__site_id(&CAP__CAT(cap__site_, __LINE__),    \
+                                          (name), __FILE__, __LINE__))
+#endif
+
+/* Explicit pairs: CAP_BEGIN opens a scope, CAP_END closes the innermost. */
+#define CAP_BEGIN(name)                                                        \
+    do {                                                                       \
+        static uint32_t cap__site;                                             \
+        cap__emit(cap__site_id(&cap__site, (name), __FILE__, __LINE__));       \
+    } while (0)
+#define CAP_END() cap__emit(CAP__KIND_END << CAP__KIND_SHIFT)
+
+#define CAP_FRAME_MARK() cap_frame_mark()
+#define CAP_FRAME_BEGIN() cap_frame_begin()
+#define CAP_FRAME_END() cap_frame_end()
+#define CAP_THREAD(name) ((void)cap_thread_register(name))
+#define CAP_COUNTER(name, value)                                               \
+    do {                                                                       \
+        static uint32_t cap__site;                                             \
+        cap_counter(cap__site_id(&cap__site, (name), __FILE__, __LINE__),      \
+                    (double)(value));                                          \
+    } while (0)
+
+#else /* CAP_DISABLE */
+
+#define CAP_SCOPE(name) ((void)0)
+#define CAP_BEGIN(name) ((void)0)
+#define CAP_END() ((void)0)
+#define CAP_FRAME_MARK() ((void)0)
+#define CAP_FRAME_BEGIN() ((void)0)
+#define CAP_FRAME_END() ((void)0)
+#define CAP_THREAD(name) ((void)0)
+#define CAP_COUNTER(name, value) ((void)0)
+
+#endif /* CAP_DISABLE */
+
+#endif
