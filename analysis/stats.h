@@ -202,14 +202,20 @@ cap_result cap_stats_mann_whitney(cap_mw_result *out, const double *x,
  *
  * Each of the `resamples` replicates draws base_n values from the base
  * sample and new_n values from the new one, independently and with
- * replacement, and computes delta on them (medians by quickselect). The
- * interval is the percentile interval at level 1 - alpha: the type-7
- * quantiles alpha/2 and 1 - alpha/2 of the replicates.
+ * replacement, and computes delta on them. The interval is the percentile
+ * interval at level 1 - alpha: the type-7 quantiles alpha/2 and
+ * 1 - alpha/2 of the replicates.
  *
- * Reproducibility: one cap_rng seeded with `seed` drives every draw, and
- * draws index each sample in ascending order (a private sorted copy), so
- * the interval depends only on the two multisets of values, resamples,
- * alpha and seed, never on the order of the frames.
+ * Reproducibility: one cap_rng seeded with `seed` drives every draw. Each
+ * draw is an index, cap_rng_below(rng, count), into a private copy of the
+ * sample sorted ascending; a replicate draws all its base indices, then
+ * all its new ones. So the interval depends only on the two multisets of
+ * values, resamples, alpha and seed, never on the order of the frames.
+ *
+ * Cost: O(base_n + new_n) per replicate. A replicate's median is found by
+ * counting how often each index was drawn (the sample being sorted, the
+ * median index gives the median value): the same value quickselect on the
+ * drawn values would give, about five times faster.
  * ====================================================================== */
 
 /* The relative change of the medians, in percent, as defined above (with
