@@ -778,12 +778,16 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&p->lock);
     for (;;) {
         if (!p->stop) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)p->flush_ms * 1000000u;
-            ts.tv_sec += (time_t)(ns / 1000000000u);
-            ts.tv_nsec = (long)(ns % 1000000000u);
-            pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+            /* Wake by the next flush deadline, counted from the last flush:
+             * an early wake-up (a retired buffer) must not push it back. */
+            /* The condition variable waits on CLOCK_MONOTONIC, so a step
+             * of the wall clock cannot stall flushing either. */
+            uint64_t due = last_flush + (uint64_t)p->flush_ms * 1000000u;
+            if (due > cap__now_monotonic()) {
+                struct timespec ts = {(time_t)(due / 1000000000u),
+                                      (long)(due % 1000000000u)};
+                pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+            }
         }
         int stopping = p->stop;
         misc *q = p->q;
@@ -958,7 +962,11 @@ static cap_result open_common(int fd, const char *path,
     if (!p)
         return CAP_E_NOMEM;
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->cond, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cond, &ca);
+    pthread_condattr_destroy(&ca);
     p->buffer_events = o && o->buffer_events ? o->buffer_events : 16384;
     if (p->buffer_events < 64)
         p->buffer_events = 64;
