@@ -823,8 +823,10 @@ static void *writer_main(void *arg)
             if (stopping || now - last_flush >= (uint64_t)p->flush_ms * 1000000u) {
                 cap_result r = cap_writer_flush(p->w);
                 last_flush = now;
+                /* A block written when it filled up may have failed first:
+                 * report that error, not the CAP_E_STOPPED that follows. */
                 if (r != CAP_OK)
-                    set_failed(p, r, "writing the capture");
+                    set_failed(p, cap_writer_status(p->w), "writing the capture");
             } else if (cap_writer_bytes_written(p->w) == 0) {
                 /* unreachable: the header is written at open */
             }
@@ -1029,6 +1031,7 @@ static cap_result open_common(int fd, const char *path,
         .origin_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec,
         .zstd_level = o ? o->zstd_level : 0,
         .block_bytes = o && o->flush_bytes ? o->flush_bytes : 0,
+        .stall_timeout_ms = o ? o->stall_timeout_ms : 0,
     };
     cap_result r = path ? cap_writer_open_path(&p->w, path, &wo)
                         : cap_writer_open_fd(&p->w, fd, &wo);
@@ -1188,8 +1191,11 @@ static void frame_boundary(int begin, int end)
     producer *p = active_producer();
     if (!p)
         return;
-    uint64_t now = cap__now();
     pthread_mutex_lock(&p->lock);
+    /* Read the clock under the lock: boundaries from two threads must get
+     * their ticks in the order they take effect, or a frame would end
+     * before it began and the writer would refuse it. */
+    uint64_t now = cap__now();
     if (end && p->frame_open) {
         misc_push(p, (misc){.kind = M_FRAME, .tick = p->frame_begin,
                             .a = p->frame_begin, .b = now,

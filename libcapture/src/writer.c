@@ -10,9 +10,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -64,6 +69,8 @@ typedef struct wr_index {
 struct cap_writer {
     int fd;
     int own_fd;
+    int sink_is_file;  /* a regular file: never stalls, never SIGPIPE */
+    int stall_ms;      /* pipes and sockets: longest wait for progress */
     cap_result err;
     int saved_errno;
     uint64_t pos; /* bytes written from the file header on */
@@ -149,23 +156,62 @@ static cap_result check(const cap_writer *w)
     return CAP_OK;
 }
 
+/* Write a and b whole. A sink that fails must not take the host down: a
+ * pipe or socket whose reader has gone raises SIGPIPE, a write past
+ * RLIMIT_FSIZE raises SIGXFSZ, and both kill by default. They are blocked
+ * in this thread for the write, and one raised by it is consumed, so the
+ * failure is an error return (EPIPE, EFBIG) like any other. A pipe or
+ * socket is written PIPE_BUF bytes at a time once poll() says it has room,
+ * so a reader that stops reading fails the write after stall_ms (ETIMEDOUT)
+ * instead of blocking forever; a non-blocking descriptor works too. */
 static int write_all(cap_writer *w, const uint8_t *a, size_t an,
                      const uint8_t *b, size_t bn)
 {
     struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
     int cnt = bn ? 2 : 1;
     struct iovec *v = iov;
+    sigset_t guard, old, before, after;
+    sigemptyset(&guard);
+    sigaddset(&guard, SIGPIPE);
+    sigaddset(&guard, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &guard, &old);
+    sigpending(&before);
+    int rc = 0;
     while (cnt > 0) {
-        ssize_t n = writev(w->fd, v, cnt);
+        struct iovec piece[2] = {v[0], cnt > 1 ? v[1] : (struct iovec){0, 0}};
+        int pcnt = cnt > 1 ? 2 : 1;
+        if (!w->sink_is_file) {
+            struct pollfd pfd = {w->fd, POLLOUT, 0};
+            int k = poll(&pfd, 1, w->stall_ms);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k == 0) {
+                w->saved_errno = ETIMEDOUT;
+                rc = -1;
+                break;
+            }
+            /* POLLERR/POLLHUP: the write below reports the error. */
+            size_t room = PIPE_BUF;
+            if (piece[0].iov_len >= room) {
+                piece[0].iov_len = room;
+                pcnt = 1;
+            } else if (pcnt > 1 && piece[1].iov_len > room - piece[0].iov_len) {
+                piece[1].iov_len = room - piece[0].iov_len;
+            }
+        }
+        ssize_t n = writev(w->fd, piece, pcnt);
         if (n < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR ||
+                (!w->sink_is_file && (errno == EAGAIN || errno == EWOULDBLOCK)))
                 continue;
             w->saved_errno = errno;
-            return -1;
+            rc = -1;
+            break;
         }
         if (n == 0) {
             w->saved_errno = EIO;
-            return -1;
+            rc = -1;
+            break;
         }
         w->pos += (uint64_t)n;
         size_t left = (size_t)n;
@@ -179,7 +225,20 @@ static int write_all(cap_writer *w, const uint8_t *a, size_t an,
             v->iov_len -= left;
         }
     }
-    return 0;
+    if (rc != 0) {
+        sigpending(&after);
+        static const struct timespec now = {0, 0};
+        const int sigs[2] = {SIGPIPE, SIGXFSZ};
+        for (int i = 0; i < 2; i++)
+            if (sigismember(&after, sigs[i]) && !sigismember(&before, sigs[i])) {
+                sigset_t one;
+                sigemptyset(&one);
+                sigaddset(&one, sigs[i]);
+                (void)sigtimedwait(&one, NULL, &now);
+            }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 /* Compress `raw` and append it as one chunk. */
@@ -322,6 +381,12 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
         return CAP_E_NOMEM;
     w->fd = fd;
     w->own_fd = own;
+    struct stat sb;
+    w->sink_is_file = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    w->stall_ms = o && o->stall_timeout_ms
+                      ? (o->stall_timeout_ms > INT_MAX ? INT_MAX
+                                                       : (int)o->stall_timeout_ms)
+                      : 5000;
     w->seq = 1;
     w->level = o && o->zstd_level ? o->zstd_level : 3;
     size_t bb = o && o->block_bytes ? o->block_bytes : (1u << 20);
@@ -1128,6 +1193,11 @@ void cap_writer_abandon(cap_writer *w)
 uint64_t cap_writer_bytes_written(const cap_writer *w)
 {
     return w ? w->pos : 0;
+}
+
+cap_result cap_writer_status(const cap_writer *w)
+{
+    return w ? w->err : CAP_E_MISUSE;
 }
 
 int cap_writer_errno(const cap_writer *w)

@@ -71,6 +71,10 @@ typedef struct cap_writer_options {
     int zstd_level;            /* default 3 */
     size_t block_bytes;        /* raw bytes before a block is written;
                                   default 1 MiB, clamped to 4 KiB..16 MiB */
+    unsigned stall_timeout_ms; /* a pipe or socket that accepts no byte for
+                                  this long fails the write (CAP_E_IO,
+                                  errno ETIMEDOUT); default 5000. Regular
+                                  files are written without a timeout */
 } cap_writer_options;
 
 /* One GPU span of a frame batch, see cap_writer_gpu_frame. */
@@ -198,6 +202,10 @@ CAP_API void cap_writer_abandon(cap_writer *w);
 
 /* Bytes written to the file so far (header, chunks). */
 CAP_API uint64_t cap_writer_bytes_written(const cap_writer *w);
+
+/* The first error the writer met (CAP_E_IO, CAP_E_NOMEM, CAP_E_LIMIT), or
+ * CAP_OK: what later calls report only as CAP_E_STOPPED. */
+CAP_API cap_result cap_writer_status(const cap_writer *w);
 
 /* The errno of the last failed write (0 if none). */
 CAP_API int cap_writer_errno(const cap_writer *w);

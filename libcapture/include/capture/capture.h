@@ -67,6 +67,9 @@ typedef struct cap_capture_options {
                                     file by itself (0: until cap_close) */
     int force_monotonic;         /* use CLOCK_MONOTONIC even when an
                                     invariant cycle counter exists */
+    unsigned stall_timeout_ms;   /* a pipe or socket sink (cap_open_fd) that
+                                    takes no byte for this long fails the
+                                    capture with CAP_E_IO; default 5000 */
 } cap_capture_options;
 
 /* Recording statistics (cap_get_stats). */
