@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,8 @@ static struct {
     uint32_t *ht; /* open addressing: id or 0 */
     uint32_t ht_cap;
     producer *active; /* atomic */
+    unsigned inflight; /* atomic: calls using `active` right now */
+    int closing;       /* a cap_close is tearing a producer down */
     tstate *graveyard; /* states of closed captures still owned by live
                           threads */
     void (*log_fn)(void *, const char *);
@@ -296,6 +299,40 @@ static void clock_pair(uint64_t *tick, uint64_t *mono)
     }
 }
 
+/* Calls that use the active producer hold it between enter and leave:
+ * cap_close unpublishes it, then waits for reg.inflight to drain before it
+ * frees it, so a thread racing with close never touches freed memory.
+ * (Both sides use sequentially consistent operations: either the caller
+ * sees the producer unpublished, or close sees the caller's count.)
+ * enter_any: any open producer; enter: one that is still recording. */
+static producer *enter_any(void)
+{
+    if (!__atomic_load_n(&reg.active, __ATOMIC_RELAXED))
+        return NULL; /* cheap when nothing is open */
+    __atomic_add_fetch(&reg.inflight, 1, __ATOMIC_SEQ_CST);
+    producer *p = __atomic_load_n(&reg.active, __ATOMIC_SEQ_CST);
+    if (!p)
+        __atomic_sub_fetch(&reg.inflight, 1, __ATOMIC_RELEASE);
+    return p;
+}
+
+static void leave(void)
+{
+    __atomic_sub_fetch(&reg.inflight, 1, __ATOMIC_RELEASE);
+}
+
+static producer *enter(void)
+{
+    producer *p = enter_any();
+    if (p && (__atomic_load_n(&p->closing, __ATOMIC_ACQUIRE) ||
+              __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ||
+              __atomic_load_n(&p->finished, __ATOMIC_RELAXED))) {
+        leave();
+        return NULL;
+    }
+    return p;
+}
+
 uint64_t cap_now(void)
 {
     return cap__now();
@@ -303,13 +340,14 @@ uint64_t cap_now(void)
 
 uint64_t cap_tick_from_mono_ns(uint64_t mono_ns)
 {
-    producer *p = __atomic_load_n(&reg.active, __ATOMIC_ACQUIRE);
+    producer *p = enter_any();
     if (!p)
         return 0;
     pthread_mutex_lock(&p->lock);
     double per = p->period;
     uint64_t ot = p->origin_tick, om = p->origin_mono;
     pthread_mutex_unlock(&p->lock);
+    leave();
     double d = ((double)(int64_t)(mono_ns - om)) / per;
     return ot + (uint64_t)(int64_t)llround(d);
 }
@@ -332,16 +370,6 @@ static void misc_push(producer *p, misc m)
         p->q_cap = n;
     }
     p->q[p->q_n++] = m;
-}
-
-static producer *active_producer(void)
-{
-    producer *p = __atomic_load_n(&reg.active, __ATOMIC_ACQUIRE);
-    if (!p || __atomic_load_n(&p->closing, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&p->finished, __ATOMIC_RELAXED))
-        return NULL;
-    return p;
 }
 
 /* ---- threads ----------------------------------------------------------- */
@@ -431,11 +459,14 @@ static tstate *thread_attach(producer *p, const char *name)
     return t;
 }
 
+static void thread_detach(tstate *t);
+
 cap_result cap_thread_register(const char *name)
 {
-    producer *p = active_producer();
+    producer *p = enter();
     if (!p)
         return CAP_E_MISUSE;
+    cap_result r;
     cap__head *h = cap__tls;
     if (h != &cap__null_head && ((tstate *)h)->p == p) {
         tstate *t = (tstate *)h;
@@ -443,28 +474,34 @@ cap_result cap_thread_register(const char *name)
         pthread_mutex_lock(&p->lock);
         misc_push(p, (misc){.kind = M_THREAD, .id = t->tid, .str = copy});
         pthread_mutex_unlock(&p->lock);
-        return copy ? CAP_OK : CAP_E_NOMEM;
+        r = copy ? CAP_OK : CAP_E_NOMEM;
+    } else {
+        if (h != &cap__null_head) { /* state of a closed capture */
+            cap__tls = &cap__null_head;
+            pthread_setspecific(reg.key, NULL);
+            thread_detach((tstate *)h);
+        }
+        r = thread_attach(p, name) ? CAP_OK : CAP_E_NOMEM;
     }
-    return thread_attach(p, name) ? CAP_OK : CAP_E_NOMEM;
+    leave();
+    return r;
 }
 
-/* Detach state t from its thread: its buffer goes to the writer. */
+/* Detach state t from its thread: its buffer goes to the writer. Runs
+ * under reg.lock throughout: cap_close moves the states of live threads to
+ * the graveyard (or frees those of exited ones) and frees the producer
+ * under that lock, so t->p is valid here unless t is in the graveyard. */
 static void thread_detach(tstate *t)
 {
-    producer *p = t->p;
     pthread_mutex_lock(&reg.lock);
-    int in_graveyard = 0;
     for (tstate **pp = &reg.graveyard; *pp; pp = &(*pp)->next)
         if (*pp == t) {
             *pp = t->next;
-            in_graveyard = 1;
-            break;
+            pthread_mutex_unlock(&reg.lock);
+            tstate_free(t);
+            return;
         }
-    pthread_mutex_unlock(&reg.lock);
-    if (in_graveyard) {
-        tstate_free(t);
-        return;
-    }
+    producer *p = t->p;
     pthread_mutex_lock(&t->lock);
     if (t->cur) {
         t->cur->final = __atomic_load_n(&t->head.pos, __ATOMIC_RELAXED);
@@ -482,6 +519,7 @@ static void thread_detach(tstate *t)
     pthread_mutex_lock(&p->lock);
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&reg.lock);
 }
 
 static void tls_destructor(void *arg)
@@ -561,16 +599,16 @@ static void put_record(tstate *t, uint32_t word, uint64_t tick)
     __atomic_store_n(&t->head.pos, r + 1, __ATOMIC_RELEASE);
 }
 
-void cap__emit_slow(uint32_t word, uint64_t tick)
+static void emit_slow(producer *p, uint32_t word, uint64_t tick)
 {
     cap__head *h = cap__tls;
-    producer *p = active_producer();
-    if (!p)
-        return;
     tstate *t = (tstate *)h;
     if (h == &cap__null_head || t->p != p) {
-        if (h != &cap__null_head)
-            cap__tls = &cap__null_head; /* stale state of a closed capture */
+        if (h != &cap__null_head) { /* stale state of a closed capture */
+            cap__tls = &cap__null_head;
+            pthread_setspecific(reg.key, NULL);
+            thread_detach(t);
+        }
         t = thread_attach(p, NULL);
         if (!t)
             return;
@@ -610,6 +648,15 @@ void cap__emit_slow(uint32_t word, uint64_t tick)
     cap__rec *r = __atomic_load_n(&t->head.pos, __ATOMIC_RELAXED);
     if (r < t->cur->cap_end)
         put_record(t, word, tick);
+}
+
+void cap__emit_slow(uint32_t word, uint64_t tick)
+{
+    producer *p = enter();
+    if (!p)
+        return;
+    emit_slow(p, word, tick);
+    leave();
 }
 
 /* ---- the writer thread ------------------------------------------------- */
@@ -954,7 +1001,7 @@ static cap_result open_common(int fd, const char *path,
                               const cap_capture_options *o)
 {
     pthread_mutex_lock(&reg.lock);
-    int busy = reg.active != NULL;
+    int busy = reg.active != NULL || reg.closing;
     pthread_mutex_unlock(&reg.lock);
     if (busy)
         return CAP_E_MISUSE;
@@ -1055,7 +1102,7 @@ static cap_result open_common(int fd, const char *path,
     }
     p->writer_started = 1;
     pthread_mutex_lock(&reg.lock);
-    if (reg.active) { /* lost a race with another cap_open */
+    if (reg.active || reg.closing) { /* lost a race with another cap_open */
         pthread_mutex_unlock(&reg.lock);
         pthread_mutex_lock(&p->lock);
         p->stop = 1;
@@ -1091,10 +1138,11 @@ cap_result cap_close(void)
 {
     pthread_mutex_lock(&reg.lock);
     producer *p = reg.active;
-    if (!p) {
+    if (!p || reg.closing) { /* none open, or another close under way */
         pthread_mutex_unlock(&reg.lock);
         return CAP_E_MISUSE;
     }
+    reg.closing = 1;
     __atomic_store_n(&p->closing, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&reg.lock);
 
@@ -1125,9 +1173,15 @@ cap_result cap_close(void)
             logf_("closing the capture failed: %s", cap_result_message(c));
         }
     }
+    /* Unpublish p, then wait until no call that found it is still using it
+     * (see enter). */
     pthread_mutex_lock(&reg.lock);
-    p->stats.bytes = p->stats.bytes;
     reg.last = p->stats;
+    __atomic_store_n(&reg.active, NULL, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&reg.lock);
+    while (__atomic_load_n(&reg.inflight, __ATOMIC_ACQUIRE) != 0)
+        sched_yield();
+    pthread_mutex_lock(&reg.lock);
     /* Threads still alive keep their state (their TLS points at it) in the
      * graveyard until they exit or record again. */
     for (tstate *t = p->threads, *next; t; t = next) {
@@ -1142,7 +1196,7 @@ cap_result cap_close(void)
         t->next = reg.graveyard;
         reg.graveyard = t;
     }
-    __atomic_store_n(&reg.active, NULL, __ATOMIC_RELEASE);
+    reg.closing = 0;
     pthread_mutex_unlock(&reg.lock);
     for (size_t i = 0; i < p->q_n; i++) {
         free(p->q[i].str);
@@ -1158,10 +1212,12 @@ cap_result cap_close(void)
 
 cap_result cap_status(void)
 {
-    producer *p = __atomic_load_n(&reg.active, __ATOMIC_ACQUIRE);
+    producer *p = enter_any();
     if (!p)
         return CAP_E_MISUSE;
-    return (cap_result)__atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
+    cap_result r = (cap_result)__atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
+    leave();
+    return r;
 }
 
 void cap_get_stats(cap_producer_stats *out)
@@ -1171,12 +1227,12 @@ void cap_get_stats(cap_producer_stats *out)
     pthread_mutex_lock(&reg.lock);
     producer *p = reg.active;
     if (p) {
-        pthread_mutex_lock(&p->lock);
+        pthread_mutex_lock(&p->lock); /* the writer frees states under it */
         *out = p->stats;
-        pthread_mutex_unlock(&p->lock);
         uint64_t pending = 0;
         for (tstate *t = p->threads; t; t = t->next)
             pending += __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&p->lock);
         out->dropped_scopes += pending;
     } else {
         *out = reg.last;
@@ -1188,7 +1244,7 @@ void cap_get_stats(cap_producer_stats *out)
 
 static void frame_boundary(int begin, int end)
 {
-    producer *p = active_producer();
+    producer *p = enter();
     if (!p)
         return;
     pthread_mutex_lock(&p->lock);
@@ -1209,6 +1265,7 @@ static void frame_boundary(int begin, int end)
         p->frame_next++;
     }
     pthread_mutex_unlock(&p->lock);
+    leave();
 }
 
 void cap_frame_mark(void) { frame_boundary(1, 1); }
@@ -1217,31 +1274,39 @@ void cap_frame_end(void) { frame_boundary(0, 1); }
 
 uint64_t cap_frame_current(void)
 {
-    producer *p = __atomic_load_n(&reg.active, __ATOMIC_ACQUIRE);
-    return p ? __atomic_load_n(&p->current_frame, __ATOMIC_RELAXED)
-             : UINT64_MAX;
+    producer *p = enter_any();
+    if (!p)
+        return UINT64_MAX;
+    uint64_t f = __atomic_load_n(&p->current_frame, __ATOMIC_RELAXED);
+    leave();
+    return f;
 }
 
 void cap_counter(uint32_t name, double value)
 {
-    producer *p = active_producer();
-    if (!p || name == 0)
+    producer *p = name ? enter() : NULL;
+    if (!p)
         return;
     uint64_t now = cap__now();
     pthread_mutex_lock(&p->lock);
     misc_push(p, (misc){.kind = M_COUNTER, .id = name, .tick = now, .a = now,
                         .v = value});
     pthread_mutex_unlock(&p->lock);
+    leave();
 }
 
 uint32_t cap_gpu_track(const char *name, double period_ns)
 {
-    producer *p = active_producer();
-    if (!p || !isfinite(period_ns) || period_ns <= 0)
+    if (!isfinite(period_ns) || period_ns <= 0)
         return UINT32_MAX;
     char *copy = strdup(name ? name : "gpu");
     if (!copy)
         return UINT32_MAX;
+    producer *p = enter();
+    if (!p) {
+        free(copy);
+        return UINT32_MAX;
+    }
     uint64_t now = cap__now();
     pthread_mutex_lock(&p->lock);
     uint32_t id = UINT32_MAX;
@@ -1252,6 +1317,7 @@ uint32_t cap_gpu_track(const char *name, double period_ns)
         copy = NULL;
     }
     pthread_mutex_unlock(&p->lock);
+    leave();
     free(copy);
     return id;
 }
@@ -1259,7 +1325,7 @@ uint32_t cap_gpu_track(const char *name, double period_ns)
 void cap_gpu_calibrate(uint32_t track, uint64_t gpu_tick, uint64_t mono_ns,
                        uint64_t deviation_ns)
 {
-    producer *p = active_producer();
+    producer *p = enter();
     if (!p)
         return;
     uint64_t cpu = cap_tick_from_mono_ns(mono_ns);
@@ -1269,18 +1335,23 @@ void cap_gpu_calibrate(uint32_t track, uint64_t gpu_tick, uint64_t mono_ns,
         misc_push(p, (misc){.kind = M_CAL, .id = track, .tick = now,
                             .a = gpu_tick, .b = cpu, .c = deviation_ns});
     pthread_mutex_unlock(&p->lock);
+    leave();
 }
 
 void cap_gpu_frame(uint32_t track, uint64_t cpu_frame, const cap_gpu_span *spans,
                    size_t n)
 {
-    producer *p = active_producer();
-    if (!p || !spans || n == 0 || n > CAP_MAX_GPU_SPANS)
+    if (!spans || n == 0 || n > CAP_MAX_GPU_SPANS)
         return;
     cap_gpu_span *copy = malloc(n * sizeof *copy);
     if (!copy)
         return;
     memcpy(copy, spans, n * sizeof *copy);
+    producer *p = enter();
+    if (!p) {
+        free(copy);
+        return;
+    }
     uint64_t now = cap__now();
     pthread_mutex_lock(&p->lock);
     if (track < p->ntracks) {
@@ -1289,13 +1360,14 @@ void cap_gpu_frame(uint32_t track, uint64_t cpu_frame, const cap_gpu_span *spans
         copy = NULL;
     }
     pthread_mutex_unlock(&p->lock);
+    leave();
     free(copy);
 }
 
 void cap_gpu_untimed(uint32_t track, uint64_t untimed_frames,
                      uint64_t invalid_spans)
 {
-    producer *p = active_producer();
+    producer *p = enter();
     if (!p)
         return;
     uint64_t now = cap__now();
@@ -1304,4 +1376,5 @@ void cap_gpu_untimed(uint32_t track, uint64_t untimed_frames,
         misc_push(p, (misc){.kind = M_UNTIMED, .id = track, .tick = now,
                             .a = untimed_frames, .b = invalid_spans});
     pthread_mutex_unlock(&p->lock);
+    leave();
 }
