@@ -648,6 +648,7 @@ static int resolve_names(loader *L)
             size_t len = 0;
             for (uint32_t k = s->name_id; k != NONE; k = m->nodes[k].parent)
                 len += strlen(m->nodes[k].name) + 1;
+            len--; /* k names, k - 1 separators */
             s->path = malloc(len + 1);
             if (!s->path)
                 return -1;

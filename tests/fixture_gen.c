@@ -14,11 +14,16 @@
  *   throttling.cap      a still scene that gets uniformly 46 % slower over
  *                       two minutes with flat memory counters
  *   warmup.cap          the first seconds faster than the settled rest
+ *   ab-base.cap, ab-regressed.cap, ab-same.cap
+ *                       an A/B set: 20 noisy scopes; system_07 is 10 %
+ *                       slower in ab-regressed; ab-same is drawn from the
+ *                       same law as ab-base
  *
  * The test suite runs it again and checks the bytes did not change, so a
  * format change cannot slip in without new fixtures and a spec entry.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +233,48 @@ static void throttling(const char *dir, int warm)
     CHECK(cap_writer_close(w));
 }
 
+/* A standard normal variate (Box-Muller) from the fixture generator. */
+static double normal(void)
+{
+    double u1 = ((double)(next_u64() >> 11) + 1.0) / 9007199254740993.0;
+    double u2 = (double)(next_u64() >> 11) / 9007199254740992.0;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* An A/B pair: 20 scopes with lognormal noise (sigma 0.15) over 300
+ * frames; `slow_scope` (1-based, 0: none) is 10 % slower. */
+static void ab(const char *dir, const char *file, uint64_t seed, int slow_scope)
+{
+    rng_state = seed;
+    cap_writer *w = open_w(dir, file, "ab-game");
+    CHECK(cap_writer_name(w, 1, "frame", NULL, 0));
+    char nm[32];
+    for (uint32_t k = 0; k < 20; k++) {
+        snprintf(nm, sizeof nm, "system_%02u", k + 1);
+        CHECK(cap_writer_name(w, 2 + k, nm, NULL, 0));
+    }
+    CHECK(cap_writer_thread(w, 0, "main"));
+    uint64_t t = 1000000000;
+    for (uint64_t f = 0; f < 300; f++) {
+        uint64_t b = t;
+        CHECK(cap_writer_scope_begin(w, 0, 1, b));
+        uint64_t x = b + 1000;
+        for (uint32_t k = 0; k < 20; k++) {
+            double med = 200000.0 + 20000.0 * k; /* 0.2 .. 0.58 ms */
+            if ((int)k + 1 == slow_scope)
+                med *= 1.10;
+            uint64_t len = (uint64_t)(med * exp(0.15 * normal()));
+            CHECK(cap_writer_scope_begin(w, 0, 2 + k, x));
+            x += len;
+            CHECK(cap_writer_scope_end(w, 0, x));
+        }
+        t = x + 1000;
+        CHECK(cap_writer_scope_end(w, 0, t));
+        CHECK(cap_writer_frame(w, f, b, t));
+    }
+    CHECK(cap_writer_close(w));
+}
+
 static unsigned char *slurp(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -306,5 +353,8 @@ int main(int argc, char **argv)
     unnamed(argv[1]);
     throttling(argv[1], 0);
     throttling(argv[1], 1);
+    ab(argv[1], "ab-base.cap", 1001, 0);
+    ab(argv[1], "ab-regressed.cap", 2002, 7);
+    ab(argv[1], "ab-same.cap", 3003, 0);
     return 0;
 }
