@@ -549,7 +549,8 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     }
     cap_reader_close(L->r);
     L->r = NULL;
-    qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
+    if (m->nframes)
+        qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
     if (L->o->skip_seconds > 0 && m->nframes) {
         L->cutoff_ns = m->frames[0].begin_ns +
                        (int64_t)(L->o->skip_seconds * 1e9);
