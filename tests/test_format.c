@@ -545,6 +545,10 @@ static void unknown_chunk_type_is_skipped(void **state)
     memcpy(c + at, hdr, sizeof hdr);
     memcpy(c + at + sizeof hdr, body, sizeof body);
     memcpy(c + at + sizeof hdr + sizeof body, b + at, n - at);
+    /* the trailer points at the footer, which moved */
+    capf_trailer_encode(c + m - CAPF_TRAILER_LEN,
+                        capf_get_u64(c + m - CAPF_TRAILER_LEN) + sizeof hdr +
+                            sizeof body);
     spit(out, c, m);
     cap_result o1, o2;
     tally y1 = read_all(path, &o1), y2 = read_all(out, &o2);
@@ -648,6 +652,58 @@ static void unwritable_path_fails_at_open(void **state)
     assert_int_equal(cap_writer_open_path(&w, "/dev/full", NULL), CAP_E_IO);
 }
 
+static void damage_at_the_end_is_reported_as_truncation_and_trailer_checked(void **state)
+{
+    (void)state;
+    char path[300], bad[300];
+    tmp_path(path, sizeof path, "end.cap");
+    tmp_path(bad, sizeof bad, "end-bad.cap");
+    build_reference(path, 4096);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    chunk_at ch[512];
+    size_t k = list_chunks(b, n, ch, 512);
+    assert_int_equal(ch[k - 1].type, CAPF_CHUNK_FOOTER);
+    cap_result o;
+    /* a damaged footer header: nothing valid follows, so the file is cut */
+    b[ch[k - 1].off + 2] ^= 0xff;
+    spit(bad, b, n);
+    b[ch[k - 1].off + 2] ^= 0xff;
+    tally y = read_all(bad, &o);
+    assert_int_equal(o, CAP_OK);
+    assert_int_equal(y.corrupt_seen, 1);
+    assert_int_equal(y.truncated_seen, 1);
+    assert_int_equal(y.frames, NFRAMES);
+    /* a damaged trailer: the events are complete, the damage is reported */
+    b[n - 3] ^= 0x01;
+    spit(bad, b, n);
+    y = read_all(bad, &o);
+    assert_int_equal(y.corrupt_seen, 1);
+    assert_int_equal(y.truncated_seen, 0);
+    assert_int_equal(y.frames, NFRAMES);
+    free(b);
+}
+
+static void varints_that_overflow_64_bits_are_malformed(void **state)
+{
+    (void)state;
+    const uint8_t ok[10] = {0xff, 0xff, 0xff, 0xff, 0xff,
+                            0xff, 0xff, 0xff, 0xff, 0x01};
+    const uint8_t big[10] = {0xff, 0xff, 0xff, 0xff, 0xff,
+                             0xff, 0xff, 0xff, 0xff, 0x02};
+    capf_cur c = {ok, ok + 10, 0};
+    assert_true(capf_cur_varint(&c) == UINT64_MAX);
+    assert_false(c.bad);
+    capf_cur d = {big, big + 10, 0};
+    (void)capf_cur_varint(&d);
+    assert_true(d.bad);
+    /* the same through the slow path (fewer than 10 bytes left) */
+    const uint8_t cut[3] = {0x80, 0x80, 0x80};
+    capf_cur e = {cut, cut + 3, 0};
+    (void)capf_cur_varint(&e);
+    assert_true(e.bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +716,8 @@ int main(void)
         cmocka_unit_test(foreign_and_missing_files_get_distinct_errors),
         cmocka_unit_test(writer_rejects_misuse_without_damaging_the_file),
         cmocka_unit_test(unwritable_path_fails_at_open),
+        cmocka_unit_test(damage_at_the_end_is_reported_as_truncation_and_trailer_checked),
+        cmocka_unit_test(varints_that_overflow_64_bits_are_malformed),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
