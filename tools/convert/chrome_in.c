@@ -461,7 +461,8 @@ static void on_event(imp *m)
         return;
     }
     if (ph != 'B' && ph != 'E' && ph != 'X') {
-        m->phase_count[(unsigned char)ph & 127]++;
+        unsigned char c = (unsigned char)ph;
+        m->phase_count[c > 32 && c < 127 ? c : 0]++;
         return;
     }
     const char *nm = e->has_name ? e->buf + e->name : NULL;
@@ -1698,7 +1699,7 @@ static void report_ignored(imp *m)
         ['P'] = "sample", ['N'] = "object created", ['O'] = "object snapshot",
         ['D'] = "object destroyed", ['R'] = "mark", ['c'] = "clock sync",
     };
-    for (int p = 1; p < 128; p++)
+    for (int p = 33; p < 127; p++)
         if (m->phase_count[p])
             cvt_warn(&m->d, W_PHASE, "%lu event(s) of phase '%c' (%s) not "
                      "imported", m->phase_count[p], p,

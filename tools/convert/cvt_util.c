@@ -122,6 +122,29 @@ uint32_t cvt_strtab_intern(cvt_strtab *t, const char *s, size_t len)
 
 /* ---- diagnostics ------------------------------------------------------- */
 
+/* Print one line: names from a trace may hold line breaks, which would
+ * split a diagnostic; they become spaces. */
+static void vline(FILE *out, const char *what, const char *file,
+                  const char *fmt, va_list ap)
+{
+    char small[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    char *msg = small;
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    if (!msg)
+        msg = small;
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(out, "%s: %s: %s\n", what, file, msg);
+    if (msg != small)
+        free(msg);
+}
+
 void cvt_warn(cvt_diag *d, unsigned kind, const char *fmt, ...)
 {
     if (kind >= 32)
@@ -130,9 +153,7 @@ void cvt_warn(cvt_diag *d, unsigned kind, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(d->out, "warning: %s: ", d->file);
-    vfprintf(d->out, fmt, ap);
-    fputc('\n', d->out);
+    vline(d->out, "warning", d->file, fmt, ap);
     va_end(ap);
 }
 
@@ -154,9 +175,7 @@ void cvt_error(cvt_diag *d, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(d->out, "error: %s: ", d->file);
-    vfprintf(d->out, fmt, ap);
-    fputc('\n', d->out);
+    vline(d->out, "error", d->file, fmt, ap);
     va_end(ap);
 }
 
