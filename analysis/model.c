@@ -1,6 +1,8 @@
 /* model.c - reduce a capture to frames, scope rows, a call tree, counters. */
 #include "model.h"
 
+#include "capture/cap_writer.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -547,7 +549,8 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     }
     cap_reader_close(L->r);
     L->r = NULL;
-    qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
+    if (m->nframes)
+        qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
     if (L->o->skip_seconds > 0 && m->nframes) {
         L->cutoff_ns = m->frames[0].begin_ns +
                        (int64_t)(L->o->skip_seconds * 1e9);
@@ -646,6 +649,7 @@ static int resolve_names(loader *L)
             size_t len = 0;
             for (uint32_t k = s->name_id; k != NONE; k = m->nodes[k].parent)
                 len += strlen(m->nodes[k].name) + 1;
+            len--; /* k names, k - 1 separators */
             s->path = malloc(len + 1);
             if (!s->path)
                 return -1;
@@ -686,35 +690,41 @@ static int resolve_names(loader *L)
     return 0;
 }
 
-static void sort_pf(an_scope *s)
+typedef struct pf_pair {
+    uint32_t f;
+    int64_t v;
+} pf_pair;
+
+static int pf_cmp(const void *a, const void *b)
+{
+    const pf_pair *x = a, *y = b;
+    return x->f < y->f ? -1 : x->f > y->f;
+}
+
+static int sort_pf(an_scope *s)
 {
     if (s->pf_sorted)
-        return;
-    /* insertion of pairs by frame, then merge duplicates */
-    for (size_t i = 1; i < s->pf_n; i++) {
-        uint32_t f = s->pf_frame[i];
-        int64_t v = s->pf_self[i];
-        size_t j = i;
-        while (j > 0 && s->pf_frame[j - 1] > f) {
-            s->pf_frame[j] = s->pf_frame[j - 1];
-            s->pf_self[j] = s->pf_self[j - 1];
-            j--;
-        }
-        s->pf_frame[j] = f;
-        s->pf_self[j] = v;
-    }
+        return 0;
+    pf_pair *t = malloc(s->pf_n * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < s->pf_n; i++)
+        t[i] = (pf_pair){s->pf_frame[i], s->pf_self[i]};
+    qsort(t, s->pf_n, sizeof *t, pf_cmp); /* stable enough: equal keys sum */
     size_t w = 0;
     for (size_t i = 0; i < s->pf_n; i++) {
-        if (w && s->pf_frame[w - 1] == s->pf_frame[i]) {
-            s->pf_self[w - 1] += s->pf_self[i];
+        if (w && s->pf_frame[w - 1] == t[i].f) {
+            s->pf_self[w - 1] += t[i].v;
         } else {
-            s->pf_frame[w] = s->pf_frame[i];
-            s->pf_self[w] = s->pf_self[i];
+            s->pf_frame[w] = t[i].f;
+            s->pf_self[w] = t[i].v;
             w++;
         }
     }
+    free(t);
     s->pf_n = w;
     s->pf_sorted = 1;
+    return 0;
 }
 
 cap_result an_load(an_capture **out, const char *path, const an_options *opt,
@@ -752,8 +762,9 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
         }
         if (res == CAP_OK && resolve_names(&L) != 0)
             res = CAP_E_NOMEM;
-        for (size_t i = 0; i < m->nscopes; i++)
-            sort_pf(&m->scopes[i]);
+        for (size_t i = 0; res == CAP_OK && i < m->nscopes; i++)
+            if (sort_pf(&m->scopes[i]) != 0)
+                res = CAP_E_NOMEM;
         if (m->nframes) {
             if (m->cpu_events == 0 || m->frames[0].begin_ns < m->first_ns)
                 m->first_ns = m->frames[0].begin_ns;
