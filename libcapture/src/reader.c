@@ -71,8 +71,11 @@ struct cap_reader {
     int64_t origin_unix;
     int have_meta;
 
-    rd_name *names;
-    uint32_t names_cap, max_id;
+    /* Names by id, in pages of RD_PAGE ids allocated when first used: ids
+     * go up to CAP_MAX_NAME_ID, and one large id in a damaged file must
+     * not cost a table of every id below it. */
+    rd_name **name_pages;
+    uint32_t name_pages_n, max_id;
     char **threads;
     uint32_t threads_cap;
     rd_track tracks[CAP_MAX_TRACKS];
@@ -143,24 +146,44 @@ static char *dup_n(const uint8_t *s, size_t n)
     return d;
 }
 
+#define RD_PAGE_BITS 10
+#define RD_PAGE (1u << RD_PAGE_BITS)
+
+/* The entry of name id `id`, or NULL when none was ever made. */
+static rd_name *name_peek(const cap_reader *r, uint32_t id)
+{
+    uint32_t pg = id >> RD_PAGE_BITS;
+    if (id == 0 || pg >= r->name_pages_n || !r->name_pages[pg])
+        return NULL;
+    return &r->name_pages[pg][id & (RD_PAGE - 1)];
+}
+
+/* The entry of name id `id`, made when missing; NULL when id is out of
+ * range or memory is short. */
 static rd_name *name_slot(cap_reader *r, uint32_t id)
 {
     if (id == 0 || id > CAP_MAX_NAME_ID)
         return NULL;
-    if (id >= r->names_cap) {
-        uint32_t n = r->names_cap ? r->names_cap : 256;
-        while (n <= id)
+    uint32_t pg = id >> RD_PAGE_BITS;
+    if (pg >= r->name_pages_n) {
+        uint32_t n = r->name_pages_n ? r->name_pages_n : 16;
+        while (n <= pg)
             n *= 2;
-        rd_name *p = realloc(r->names, (size_t)n * sizeof *p);
+        rd_name **p = realloc(r->name_pages, (size_t)n * sizeof *p);
         if (!p)
             return NULL;
-        memset(p + r->names_cap, 0, (size_t)(n - r->names_cap) * sizeof *p);
-        r->names = p;
-        r->names_cap = n;
+        memset(p + r->name_pages_n, 0, (size_t)(n - r->name_pages_n) * sizeof *p);
+        r->name_pages = p;
+        r->name_pages_n = n;
+    }
+    if (!r->name_pages[pg]) {
+        r->name_pages[pg] = calloc(RD_PAGE, sizeof **r->name_pages);
+        if (!r->name_pages[pg])
+            return NULL;
     }
     if (id > r->max_id)
         r->max_id = id;
-    return &r->names[id];
+    return &r->name_pages[pg][id & (RD_PAGE - 1)];
 }
 
 static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
@@ -268,6 +291,22 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
                             : "sizes or flags out of range");
         return CAP_E_CORRUPT;
     }
+    /* A chunk that claims more bytes than the file holds is cut short:
+     * say so without allocating what its header claims (the file may have
+     * grown since it was opened, so look again before deciding). */
+    if (h->stored > r->size - r->off) {
+        struct stat sb;
+        if (fstat(fileno(r->f), &sb) == 0 && (uint64_t)sb.st_size > r->size)
+            r->size = (uint64_t)sb.st_size;
+        if (h->stored > r->size - r->off) {
+            set_detail(r, "file ends inside the chunk at offset %llu (%llu of "
+                          "%u payload bytes present)",
+                       (unsigned long long)*chunk_off,
+                       (unsigned long long)(r->size - r->off), h->stored);
+            r->off = r->size;
+            return CAP_E_TRUNCATED;
+        }
+    }
     if (h->stored > r->stored_cap) {
         uint8_t *p = realloc(r->stored, h->stored);
         if (!p)
@@ -288,8 +327,19 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
                    h->stored);
         return CAP_E_TRUNCATED;
     }
-    if (capf_crc32(r->stored, h->stored) != h->payload_crc) {
+    if (!capf_crc_matches(h->payload_crc, capf_crc32(r->stored, h->stored))) {
         set_detail(r, "chunk at offset %llu: payload checksum mismatch",
+                   (unsigned long long)*chunk_off);
+        return RD_SKIPPABLE;
+    }
+    /* A zstd frame states its decompressed size: one that disagrees with
+     * the chunk header is damage, found before allocating for it. */
+    if ((h->flags & CAPF_CHUNK_FLAG_ZSTD) &&
+        ZSTD_getFrameContentSize(r->stored, h->stored) != h->raw &&
+        ZSTD_getFrameContentSize(r->stored, h->stored) !=
+            ZSTD_CONTENTSIZE_UNKNOWN) {
+        set_detail(r, "chunk at offset %llu: zstd payload does not "
+                      "decode to its stated size",
                    (unsigned long long)*chunk_off);
         return RD_SKIPPABLE;
     }
@@ -310,7 +360,7 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
                        (unsigned long long)*chunk_off);
             return RD_SKIPPABLE;
         }
-    } else {
+    } else if (h->raw) { /* r->stored is still NULL after empty chunks */
         memcpy(r->raw, r->stored, h->raw);
     }
     *raw_len = h->raw;
@@ -383,7 +433,7 @@ cap_result cap_reader_open(cap_reader **out, const char *path, char *detail,
     }
     r->major = capf_get_u16(hb + 8);
     r->minor = capf_get_u16(hb + 10);
-    if (capf_get_u32(hb + 12) != capf_crc32(hb, 12)) {
+    if (!capf_crc_matches(capf_get_u32(hb + 12), capf_crc32(hb, 12))) {
         set_detail(r, "file header checksum mismatch");
         res = CAP_E_CORRUPT;
         goto fail;
@@ -445,11 +495,14 @@ void cap_reader_close(cap_reader *r)
     free(r->meta_k);
     free(r->meta_v);
     free(r->clock_source);
-    for (uint32_t i = 0; i < r->names_cap; i++) {
-        free(r->names[i].name);
-        free(r->names[i].file);
+    for (uint32_t pg = 0; pg < r->name_pages_n; pg++) {
+        for (uint32_t i = 0; r->name_pages[pg] && i < RD_PAGE; i++) {
+            free(r->name_pages[pg][i].name);
+            free(r->name_pages[pg][i].file);
+        }
+        free(r->name_pages[pg]);
     }
-    free(r->names);
+    free(r->name_pages);
     for (uint32_t i = 0; i < r->threads_cap; i++)
         free(r->threads[i]);
     free(r->threads);
@@ -922,9 +975,9 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
             if (tok != 0) {
                 if (tok > CAP_MAX_NAME_ID || r->depth >= CAP_MAX_DEPTH)
                     return CAP_E_CORRUPT;
-                if (tok > r->max_id || tok >= r->names_cap ||
-                    !r->names[tok].used) {
-                    rd_name *nm = name_slot(r, (uint32_t)tok);
+                rd_name *nm = name_peek(r, (uint32_t)tok);
+                if (!nm || !nm->used) {
+                    nm = name_slot(r, (uint32_t)tok);
                     if (!nm)
                         return CAP_E_NOMEM;
                     nm->used = 1;
@@ -1027,9 +1080,10 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
 static void finish(cap_reader *r)
 {
     uint64_t unnamed = 0;
-    for (uint32_t i = 1; i < r->names_cap; i++)
-        if (r->names[i].used && !r->names[i].name)
-            unnamed++;
+    for (uint32_t pg = 0; pg < r->name_pages_n; pg++)
+        for (uint32_t i = 0; r->name_pages[pg] && i < RD_PAGE; i++)
+            if (r->name_pages[pg][i].used && !r->name_pages[pg][i].name)
+                unnamed++;
     r->st.unnamed_ids = unnamed;
     r->finished = 1;
 }
@@ -1180,23 +1234,20 @@ const char *cap_reader_detail(const cap_reader *r)
 
 const char *cap_reader_name(const cap_reader *r, uint32_t id)
 {
-    if (!r || id == 0 || id >= r->names_cap)
-        return NULL;
-    return r->names[id].name;
+    const rd_name *nm = r ? name_peek(r, id) : NULL;
+    return nm ? nm->name : NULL;
 }
 
 const char *cap_reader_name_file(const cap_reader *r, uint32_t id)
 {
-    if (!r || id == 0 || id >= r->names_cap)
-        return NULL;
-    return r->names[id].file;
+    const rd_name *nm = r ? name_peek(r, id) : NULL;
+    return nm ? nm->file : NULL;
 }
 
 uint32_t cap_reader_name_line(const cap_reader *r, uint32_t id)
 {
-    if (!r || id == 0 || id >= r->names_cap)
-        return 0;
-    return r->names[id].line;
+    const rd_name *nm = r ? name_peek(r, id) : NULL;
+    return nm ? nm->line : 0;
 }
 
 uint32_t cap_reader_max_name_id(const cap_reader *r)

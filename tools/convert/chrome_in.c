@@ -909,7 +909,8 @@ static int nest(be_ctx *c, thread *th)
                       : th->last_ts > r->ts ? th->last_ts : r->ts;
         c->iv[c->niv++] = (ival){r->ts, end, r->seq, 0, 0, r->name, 0};
     }
-    cvt_sort(c->iv + nb, c->niv - nb, sizeof *c->iv, cmp_x);
+    if (c->niv > nb) /* c->iv is NULL when the thread has no interval */
+        cvt_sort(c->iv + nb, c->niv - nb, sizeof *c->iv, cmp_x);
     size_t *order = malloc((c->niv ? c->niv : 1) * sizeof *order);
     if (!order)
         return -1;

@@ -142,7 +142,7 @@ int capf_chunk_header_decode(const uint8_t in[CAPF_CHUNK_HEADER_LEN],
 {
     if (memcmp(in, CAPF_CHUNK_SYNC, 4) != 0)
         return -1;
-    if (capf_get_u32(in + 20) != capf_crc32(in, 20))
+    if (!capf_crc_matches(capf_get_u32(in + 20), capf_crc32(in, 20)))
         return -1;
     h->type = capf_get_u16(in + 4);
     h->flags = capf_get_u16(in + 6);

@@ -1,0 +1,141 @@
+/*
+ * test_fuzz_fixtures.c - inputs found by the fuzzers (fuzz/), kept as
+ * fixtures in fixtures/fuzz/ and named after what they do.
+ *
+ * Each fixture has a case with its exact expected outcome. A last case runs
+ * every file in fixtures/fuzz/ through the reader (and the Chrome importer
+ * for .json) the way the fuzz targets do, so a fixture added without its
+ * own case is still checked for crashes under the sanitizer builds.
+ * FUZZ_FIXTURES names the directory (set by meson).
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <capture/cap_reader.h>
+
+#include "capsum.h"
+#include "cvt.h"
+
+static const char *fixture(const char *name)
+{
+    static char path[1024];
+    const char *dir = getenv("FUZZ_FIXTURES");
+    snprintf(path, sizeof path, "%s/%s", dir ? dir : "fixtures/fuzz", name);
+    return path;
+}
+
+static void temp_path(char *buf, size_t n, const char *what)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, n, "%s/cap-fuzzfix-%s-%ld", dir && *dir ? dir : "/tmp",
+             what, (long)getpid());
+}
+
+/* A chunk with zero payload bytes: the reader copied zero bytes from a
+ * NULL buffer (undefined behaviour) before parsing the empty metadata. */
+static void reader_empty_metadata_chunk_is_corrupt(void **state)
+{
+    (void)state;
+    capsum s;
+    assert_int_equal(capsum_read(&s, fixture("reader-empty-metadata-chunk.cap")),
+                     -1);
+    assert_int_equal(s.open_result, CAP_E_CORRUPT);
+    assert_string_equal(s.open_detail, "metadata chunk is malformed");
+    capsum_free(&s);
+}
+
+/* A thread with no B/E or X event (here: only a sample): the importer
+ * offset a NULL interval array by zero (undefined behaviour). */
+static void chrome_thread_without_intervals_imports_as_an_empty_thread(
+    void **state)
+{
+    (void)state;
+    char out[256], diag_path[256];
+    temp_path(out, sizeof out, "chrome.cap");
+    temp_path(diag_path, sizeof diag_path, "chrome.diag");
+    FILE *diag = fopen(diag_path, "w+");
+    assert_non_null(diag);
+    cvt_options o = {.diag = diag};
+    const char *in = fixture("chrome-thread-without-intervals.json");
+    assert_int_equal(cvt_chrome_to_cap(in, out, &o), CVT_OK);
+    rewind(diag);
+    char line[1200], want[1200];
+    assert_non_null(fgets(line, sizeof line, diag));
+    snprintf(want, sizeof want,
+             "warning: %s: 1 event(s) of phase 'P' (sample) not imported\n",
+             in);
+    assert_string_equal(line, want);
+    assert_null(fgets(line, sizeof line, diag)); /* one line only */
+    fclose(diag);
+    unlink(diag_path);
+
+    capsum s;
+    assert_int_equal(capsum_read(&s, out), 0);
+    assert_true(s.stats.has_footer);
+    assert_int_equal(s.scopes, 0);
+    assert_int_equal(s.frames, 0);
+    assert_string_equal(s.threads[0].name, "idle");
+    capsum_free(&s);
+    unlink(out);
+}
+
+/* Every fixture, whatever its case: the reader returns only documented
+ * results, and the importer only its documented exit codes. */
+static void every_fuzz_fixture_reads_without_crashing(void **state)
+{
+    (void)state;
+    const char *dir = getenv("FUZZ_FIXTURES");
+    DIR *d = opendir(dir ? dir : "fixtures/fuzz");
+    assert_non_null(d);
+    struct dirent *e;
+    unsigned n = 0;
+    char out[256];
+    temp_path(out, sizeof out, "sweep.cap");
+    FILE *null_diag = fopen("/dev/null", "w");
+    assert_non_null(null_diag);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        const char *path = fixture(e->d_name);
+        size_t len = strlen(e->d_name);
+        capsum s;
+        capsum_read(&s, path);
+        if (s.open_result == CAP_OK)
+            assert_true(s.final_error == CAP_DONE ||
+                        s.final_error == CAP_E_LIMIT);
+        else
+            assert_true(s.open_result < 0 && s.open_result != CAP_E_MISUSE);
+        capsum_free(&s);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+            cvt_options o = {.diag = null_diag};
+            int rc = cvt_chrome_to_cap(path, out, &o);
+            assert_true(rc == CVT_OK || rc == CVT_EXIT_INPUT);
+        }
+        n++;
+    }
+    closedir(d);
+    fclose(null_diag);
+    unlink(out);
+    printf("%u fuzz fixtures read\n", n);
+    assert_true(n >= 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reader_empty_metadata_chunk_is_corrupt),
+        cmocka_unit_test(
+            chrome_thread_without_intervals_imports_as_an_empty_thread),
+        cmocka_unit_test(every_fuzz_fixture_reads_without_crashing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
