@@ -100,6 +100,62 @@ static void unwrap_extends_masked_ticks_next_to_the_reference(void **state)
                      UINT64_C(0x080000001));
 }
 
+static void prediction_extrapolates_the_calibration_both_ways(void **state)
+{
+    (void)state;
+    /* 1 ns ticks. */
+    assert_int_equal(cap__vk_predict_tick(5000, 1000, 1500, 1.0), 5500);
+    assert_int_equal(cap__vk_predict_tick(5000, 1000, 400, 1.0), 4400);
+    assert_int_equal(cap__vk_predict_tick(5000, 1000, 1000, 1.0), 5000);
+    /* 38.4 ns ticks: 3840 ns is 100 ticks, 1000 ns rounds to 26. */
+    assert_int_equal(cap__vk_predict_tick(5000, 1000, 4840, 38.4), 5100);
+    assert_int_equal(cap__vk_predict_tick(5000, 2000, 1000, 38.4), 4974);
+}
+
+static void unwrap_after_takes_the_first_tick_from_the_lower_bound(void **state)
+{
+    (void)state;
+    assert_int_equal(cap__vk_unwrap_after(UINT64_C(7), UINT64_C(1) << 50, 64),
+                     UINT64_C(7));
+    /* 26 bits: the lap of the bound, or the next one past it. */
+    const uint64_t lap = UINT64_C(1) << 26;
+    assert_int_equal(cap__vk_unwrap_after(100, 5 * lap + 50, 26),
+                     5 * lap + 100);
+    assert_int_equal(cap__vk_unwrap_after(40, 5 * lap + 50, 26),
+                     6 * lap + 40);
+    assert_int_equal(cap__vk_unwrap_after(50, 5 * lap + 50, 26),
+                     5 * lap + 50);
+    /* A whole wrap past the bound is out of reach: it lands a lap early. */
+    assert_int_equal(cap__vk_unwrap_after(60, 5 * lap + 50, 26),
+                     5 * lap + 60);
+}
+
+static void first_extension_starts_four_wraps_up(void **state)
+{
+    (void)state;
+    assert_int_equal(cap__vk_extend_first(UINT64_C(0xabcd00000010), 32),
+                     UINT64_C(0x400000010));
+    assert_int_equal(cap__vk_extend_first(5, 26), (UINT64_C(4) << 26) + 5);
+    assert_int_equal(cap__vk_extend_first(5, 60), (UINT64_C(4) << 60) + 5);
+    assert_int_equal(cap__vk_extend_first(5, 61), 5);
+    assert_int_equal(cap__vk_extend_first(5, 64), 5);
+}
+
+static void frame_low_bound_subtracts_deviation_and_drift(void **state)
+{
+    (void)state;
+    /* Calibrated at tick 10^9 = mono 5*10^9; frame began 2 ms later; 1 ns
+     * ticks; deviation 500 ns: 10^9 + 2000000 - 500 - 100000. */
+    assert_int_equal(cap__vk_frame_low(UINT64_C(1000000000),
+                                       UINT64_C(5000000000),
+                                       UINT64_C(5002000000), 1.0, 500),
+                     UINT64_C(1001899500));
+    /* 10 ns ticks, frame before the sample. */
+    assert_int_equal(cap__vk_frame_low(UINT64_C(1000000), UINT64_C(5000000),
+                                       UINT64_C(4000000), 10.0, 0),
+                     UINT64_C(1000000) - 100000 - 10000);
+}
+
 static void pair_duration_is_the_masked_difference(void **state)
 {
     (void)state;
@@ -193,9 +249,10 @@ static void build_keeps_declared_nesting_and_renumbers(void **state)
     };
     cap_gpu_span out[8];
     int32_t map[8];
-    uint64_t ref = 900;
+    uint64_t latest = 900;
     cap__vk_build_stats st;
-    size_t n = cap__vk_build_spans(sc, 8, res, 64, 1.0, &ref, map, out, &st);
+    size_t n =
+        cap__vk_build_spans(sc, 8, res, 64, 1.0, 0, &latest, map, out, &st);
     assert_int_equal(n, 7);
     assert_int_equal(st.measured, 5);
     assert_int_equal(st.unmeasured, 2);
@@ -220,8 +277,8 @@ static void build_keeps_declared_nesting_and_renumbers(void **state)
     }
     assert_int_equal(map[2], -1);
     assert_int_equal(map[3], 2);
-    /* The reference follows the latest measured end. */
-    assert_int_equal(ref, 3100);
+    /* The latest measured end. */
+    assert_int_equal(latest, 3100);
 }
 
 static void build_drops_an_invalid_root_and_promotes_its_children(void **state)
@@ -236,9 +293,10 @@ static void build_drops_an_invalid_root_and_promotes_its_children(void **state)
     };
     cap_gpu_span out[3];
     int32_t map[3];
-    uint64_t ref = 0;
+    uint64_t latest = 0;
     cap__vk_build_stats st;
-    size_t n = cap__vk_build_spans(sc, 3, res, 64, 1.0, &ref, map, out, &st);
+    size_t n =
+        cap__vk_build_spans(sc, 3, res, 64, 1.0, 0, &latest, map, out, &st);
     assert_int_equal(n, 2);
     assert_int_equal(st.invalid, 1);
     assert_int_equal(out[0].name, 2);
@@ -259,30 +317,33 @@ static void build_masks_and_unwraps_a_narrow_counter(void **state)
     };
     cap_gpu_span out[2];
     int32_t map[2];
-    uint64_t ref = UINT64_C(0x3ffffff00); /* lap 3, just before the wrap */
-    size_t n = cap__vk_build_spans(sc, 2, res, 32, 1.0, &ref, map, out, NULL);
+    /* The frame began in lap 3, shortly before the wrap. */
+    uint64_t low = UINT64_C(0x3ffff0000), latest = 0;
+    size_t n = cap__vk_build_spans(sc, 2, res, 32, 1.0, low, &latest, map,
+                                   out, NULL);
     assert_int_equal(n, 2);
     assert_int_equal(out[0].begin_tick, UINT64_C(0x3fffffff0));
     assert_int_equal(out[0].end_tick, UINT64_C(0x400000010));
     assert_int_equal(out[1].begin_tick, UINT64_C(0x400000020));
     assert_int_equal(out[1].end_tick, UINT64_C(0x400000040));
-    assert_int_equal(ref, UINT64_C(0x400000040));
+    assert_int_equal(latest, UINT64_C(0x400000040));
 }
 
-static void build_of_nothing_written_leaves_the_reference(void **state)
+static void build_of_nothing_written_leaves_the_latest_end(void **state)
 {
     (void)state;
     const cap__vk_scope_rec sc[1] = {{1, -1, 1}};
     const uint64_t res[4] = {Q(0, 0, 0, 0)};
     cap_gpu_span out[1];
     int32_t map[1];
-    uint64_t ref = 1234;
+    uint64_t latest = 1234;
     cap__vk_build_stats st;
-    size_t n = cap__vk_build_spans(sc, 1, res, 64, 1.0, &ref, map, out, &st);
+    size_t n =
+        cap__vk_build_spans(sc, 1, res, 64, 1.0, 0, &latest, map, out, &st);
     assert_int_equal(n, 1);
     assert_int_equal(out[0].measured, 0);
     assert_int_equal(st.unmeasured, 1);
-    assert_int_equal(ref, 1234);
+    assert_int_equal(latest, 1234);
 }
 
 static void best_sample_has_the_smallest_deviation(void **state)
@@ -721,7 +782,7 @@ static void read_capture(const char *path, read_back *rb)
  * depth, positive and shorter than the frame's CPU time, and (when
  * calibrated) inside its frame's window. */
 static void check_all_frames(const gpu *g, const read_back *rb,
-                             const cap_vk_ring_info *info)
+                             const cap_vk_ring_info *info, int calibrated)
 {
     assert_int_equal(rb->tracks, 1);
     assert_true(rb->period == (double)g->props.limits.timestampPeriod);
@@ -754,7 +815,13 @@ static void check_all_frames(const gpu *g, const read_back *rb,
                          "%lld ns",
                          f, scope_name[s], (long long)o->dur, (long long)cpu);
             assert_int_equal(o->end - o->begin, o->dur);
-            assert_int_equal(o->calibrated, g->calib != 0);
+            assert_int_equal(o->calibrated, calibrated);
+            /* Children inside their parent, on either axis. */
+            if (scope_parent[s] >= 0) {
+                const span_seen *p = &rb->span[f][scope_parent[s]];
+                assert_true(o->begin >= p->begin);
+                assert_true(o->end <= p->end);
+            }
             if (!o->calibrated)
                 continue;
             if (o->begin < rb->frame_begin[f] - slack ||
@@ -764,12 +831,6 @@ static void check_all_frames(const gpu *g, const read_back *rb,
                          f, scope_name[s], (long long)o->begin,
                          (long long)o->end, (long long)rb->frame_begin[f],
                          (long long)rb->frame_end[last], (long long)slack);
-            /* Children inside their parent. */
-            if (scope_parent[s] >= 0) {
-                const span_seen *p = &rb->span[f][scope_parent[s]];
-                assert_true(o->begin >= p->begin);
-                assert_true(o->end <= p->end);
-            }
         }
     }
 }
@@ -790,7 +851,7 @@ static void ring_times_every_scope_of_every_frame(void **state)
     read_back *rb = malloc(sizeof *rb);
     assert_non_null(rb);
     read_capture(g->path, rb);
-    check_all_frames(g, rb, &info);
+    check_all_frames(g, rb, &info, g->calib != 0);
     free(rb);
     unlink(g->path);
 }
@@ -816,9 +877,36 @@ static void ring_masks_a_narrow_counter_across_its_wraps(void **state)
     read_back *rb = malloc(sizeof *rb);
     assert_non_null(rb);
     read_capture(g->path, rb);
-    check_all_frames(g, rb, &info);
+    check_all_frames(g, rb, &info, g->calib != 0);
     free(rb);
     unlink(g->path);
+}
+
+static void ring_without_calibration_keeps_durations_and_nesting(void **state)
+{
+    gpu *g = *state;
+    NEED_GPU(g);
+    const uint32_t bits[2] = {0, 26}; /* the family's, then a narrow one */
+    for (int i = 0; i < 2; i++) {
+        open_capture(g);
+        cap_vk_ring_options o = ring_options(g);
+        o.calibration = CAP_VK_CALIBRATION_NONE;
+        if (bits[i]) {
+            o.flags = CAP_VK_PRETEND_VALID_BITS;
+            o.pretend_valid_bits = bits[i];
+        }
+        cap_vk_ring_info info;
+        run_ring(g, &o, &info);
+        assert_int_equal(cap_close(), CAP_OK);
+        assert_int_equal(info.calibrated, 0);
+        assert_int_equal(info.calibrations, 0);
+        read_back *rb = malloc(sizeof *rb);
+        assert_non_null(rb);
+        read_capture(g->path, rb);
+        check_all_frames(g, rb, &info, 0);
+        free(rb);
+        unlink(g->path);
+    }
 }
 
 static void ring_resets_from_the_host_when_asked(void **state)
@@ -838,7 +926,7 @@ static void ring_resets_from_the_host_when_asked(void **state)
     read_back *rb = malloc(sizeof *rb);
     assert_non_null(rb);
     read_capture(g->path, rb);
-    check_all_frames(g, rb, &info);
+    check_all_frames(g, rb, &info, g->calib != 0);
     free(rb);
     unlink(g->path);
 }
@@ -1158,13 +1246,17 @@ int main(void)
         cmocka_unit_test(mask_keeps_the_valid_low_bits),
         cmocka_unit_test(ring_is_inert_without_valid_bits_or_a_sane_period),
         cmocka_unit_test(unwrap_extends_masked_ticks_next_to_the_reference),
+        cmocka_unit_test(prediction_extrapolates_the_calibration_both_ways),
+        cmocka_unit_test(unwrap_after_takes_the_first_tick_from_the_lower_bound),
+        cmocka_unit_test(first_extension_starts_four_wraps_up),
+        cmocka_unit_test(frame_low_bound_subtracts_deviation_and_drift),
         cmocka_unit_test(pair_duration_is_the_masked_difference),
         cmocka_unit_test(pair_never_written_is_not_measured),
         cmocka_unit_test(pair_non_increasing_or_over_a_second_is_invalid),
         cmocka_unit_test(build_keeps_declared_nesting_and_renumbers),
         cmocka_unit_test(build_drops_an_invalid_root_and_promotes_its_children),
         cmocka_unit_test(build_masks_and_unwraps_a_narrow_counter),
-        cmocka_unit_test(build_of_nothing_written_leaves_the_reference),
+        cmocka_unit_test(build_of_nothing_written_leaves_the_latest_end),
         cmocka_unit_test(best_sample_has_the_smallest_deviation),
         cmocka_unit_test(recalibration_follows_drift_and_narrow_counters),
         cmocka_unit_test(null_ring_calls_do_nothing),
@@ -1172,6 +1264,7 @@ int main(void)
     const struct CMUnitTest ring[] = {
         cmocka_unit_test(ring_times_every_scope_of_every_frame),
         cmocka_unit_test(ring_masks_a_narrow_counter_across_its_wraps),
+        cmocka_unit_test(ring_without_calibration_keeps_durations_and_nesting),
         cmocka_unit_test(ring_resets_from_the_host_when_asked),
         cmocka_unit_test(frame_with_every_slot_in_flight_goes_untimed),
         cmocka_unit_test(scope_never_written_reads_not_measured),

@@ -12,8 +12,9 @@
  * (fills and copies of the same buffers), so the ring can be tried on every
  * family a device has, including narrow-timestamp ones.
  *
- * Exit codes: 0 success, 1 usage, 2 no Vulkan device or setup failure,
- * 3 --check found a problem in the capture.
+ * Exit codes: 0 success, 1 usage, 2 setup or a Vulkan call failed, 3 --check
+ * found a problem in the capture, 77 no Vulkan device (test harnesses read
+ * 77 as "skipped").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +34,7 @@
 #include "reduce.h"
 
 #define MAX_IN_FLIGHT 3
+#define EXIT_NO_DEVICE 77
 #define N_PASSES 5
 
 typedef struct options {
@@ -46,6 +48,7 @@ typedef struct options {
     int host_reset;
     int pretend_bits; /* -1: none */
     int check;
+    int transfer; /* transfer passes even on a compute family */
 } options;
 
 typedef struct app {
@@ -96,9 +99,11 @@ static void usage(FILE *f)
             "                        hostQueryReset; automatic on families\n"
             "                        without graphics or compute)\n"
             "  --pretend-valid-bits N  time as if the family had N valid bits\n"
+            "  --transfer            fill/copy passes instead of compute (the\n"
+            "                        default on families without compute)\n"
             "  --check               read the capture back and verify it\n"
-            "exit: 0 ok, 1 usage, 2 no device or setup failed, 3 check "
-            "failed\n");
+            "exit: 0 ok, 1 usage, 2 setup or Vulkan failure, 3 check "
+            "failed, 77 no Vulkan device\n");
 }
 
 static int parse_uint(const char *s, unsigned *out)
@@ -143,6 +148,10 @@ static int parse_args(int argc, char **argv, options *o)
         }
         if (strcmp(a, "--check") == 0) {
             o->check = 1;
+            continue;
+        }
+        if (strcmp(a, "--transfer") == 0) {
+            o->transfer = 1;
             continue;
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -205,7 +214,13 @@ static int create_instance(app *a)
         .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
         .pApplicationInfo = &ai,
     };
-    VKCHECK(vkCreateInstance(&ci, NULL, &a->instance));
+    VkResult r = vkCreateInstance(&ci, NULL, &a->instance);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED) {
+        a->instance = VK_NULL_HANDLE;
+        fprintf(stderr, "vk_passes: no Vulkan driver (VkResult %d)\n", (int)r);
+        return 1;
+    }
+    VKCHECK(r);
     return 0;
 }
 
@@ -216,7 +231,7 @@ static int pick_device(app *a, const options *o)
     if (n == 0 || o->device >= n) {
         fprintf(stderr, "vk_passes: no Vulkan device %u (%u found)\n",
                 o->device, n);
-        return -1;
+        return 1;
     }
     VkPhysicalDevice *all = calloc(n, sizeof *all);
     if (!all)
@@ -264,12 +279,13 @@ static int pick_device(app *a, const options *o)
     if (chosen < 0 || (uint32_t)chosen >= nf) {
         fprintf(stderr, "vk_passes: no usable queue family\n");
         free(fam);
-        return -1;
+        return 1;
     }
     a->family = (uint32_t)chosen;
     a->fam = fam[chosen];
     free(fam);
-    a->compute = (a->fam.queueFlags & VK_QUEUE_COMPUTE_BIT) != 0;
+    a->compute =
+        (a->fam.queueFlags & VK_QUEUE_COMPUTE_BIT) != 0 && !o->transfer;
     if (!a->compute && !(a->fam.queueFlags & (VK_QUEUE_TRANSFER_BIT |
                                               VK_QUEUE_GRAPHICS_BIT)))
         fprintf(stderr, "vk_passes: family %u reports neither compute nor "
@@ -676,8 +692,9 @@ typedef struct pass_stat {
     double sum_ns, min_ns, max_ns;
 } pass_stat;
 
-static int check_capture(const options *o, uint64_t deviation_ns)
+static int check_capture(const options *o, const cap_vk_ring_info *info)
 {
+    uint64_t deviation_ns = info->max_deviation_ns;
     char detail[256];
     cap_reader *r = NULL;
     cap_result res = cap_reader_open(&r, o->out, detail, sizeof detail);
@@ -785,6 +802,13 @@ static int check_capture(const options *o, uint64_t deviation_ns)
         if (s->begin >= win[s->frame].begin - tol &&
             s->end <= win[last].end + tol)
             in_window++;
+        else if (calibrated - in_window <= 5)
+            fprintf(stderr,
+                    "vk_passes: check: frame %" PRIu64 " %s at [%.3f, %.3f] ms,"
+                    " window [%.3f, %.3f] ms\n",
+                    s->frame, pass_name[s->pass], (double)s->begin / 1e6,
+                    (double)s->end / 1e6, (double)win[s->frame].begin / 1e6,
+                    (double)win[last].end / 1e6);
     }
     printf("passes (GPU time per frame):\n");
     for (int i = 0; i < N_PASSES; i++)
@@ -800,14 +824,23 @@ static int check_capture(const options *o, uint64_t deviation_ns)
            ", invalid %" PRIu64 ", untimed frames %" PRIu64 "\n",
            st->gpu_spans, st->gpu_unmeasured, st->gpu_invalid,
            st->gpu_untimed_frames);
-    for (int i = 0; i < N_PASSES; i++)
-        if (per_frame[i] + st->gpu_untimed_frames < o->frames) {
+    if (info->inert) {
+        /* An inert ring times nothing: the capture must say nothing. */
+        if (st->gpu_spans || st->gpu_unmeasured || st->gpu_untimed_frames) {
+            fprintf(stderr, "vk_passes: check: inert ring left GPU data\n");
+            problems++;
+        }
+    } else {
+        for (int i = 0; i < N_PASSES; i++) {
+            if (per_frame[i] + st->gpu_untimed_frames >= o->frames)
+                continue;
             fprintf(stderr,
                     "vk_passes: check: pass %s has %" PRIu64
                     " spans for %u frames\n",
                     pass_name[i], per_frame[i], o->frames);
             problems++;
         }
+    }
     if (calibrated && in_window != calibrated) {
         fprintf(stderr, "vk_passes: check: %" PRIu64
                         " calibrated spans outside their window\n",
@@ -852,17 +885,23 @@ static void destroy_app(app *a)
 
 int main(int argc, char **argv)
 {
-    options o = {100, "vk_passes.cap", 0, -1, 32768, 8, 2, 0, -1, 0};
+    options o = {100, "vk_passes.cap", 0, -1, 32768, 8, 2, 0, -1, 0, 0};
     if (parse_args(argc, argv, &o) != 0) {
         usage(stderr);
         return 1;
     }
     app a;
     memset(&a, 0, sizeof a);
-    if (create_instance(&a) != 0 || pick_device(&a, &o) != 0 ||
-        create_device(&a, &o) != 0 || create_resources(&a, &o) != 0) {
+    int r = create_instance(&a);
+    if (r == 0)
+        r = pick_device(&a, &o);
+    if (r == 0)
+        r = create_device(&a, &o);
+    if (r == 0)
+        r = create_resources(&a, &o);
+    if (r != 0) {
         destroy_app(&a);
-        return 2;
+        return r > 0 ? EXIT_NO_DEVICE : 2;
     }
     const cap_meta_kv meta[] = {{"program", "vk_passes"},
                                 {"gpu", a.props.deviceName},
@@ -924,7 +963,8 @@ int main(int argc, char **argv)
     printf("query reset: %s\n", a.host_reset ? "host" : "command buffer");
     printf("calibration: %s\n",
            info.calibrated ? a.calib_ext
-           : a.calib_ext   ? "extension present, domains missing: off"
+           : info.inert    ? "off (ring inert)"
+           : a.calib_ext   ? "extension present, time domains missing: off"
                            : "not available (spans uncalibrated)");
     if (info.calibrated)
         printf("calibration deviation: last %" PRIu64 " ns, min %" PRIu64
@@ -947,5 +987,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "vk_passes: capture: %s\n", cap_result_message(cr));
         return 2;
     }
-    return o.check ? check_capture(&o, info.max_deviation_ns) : 0;
+    return o.check ? check_capture(&o, &info) : 0;
 }

@@ -33,6 +33,42 @@ uint64_t cap__vk_unwrap(uint64_t masked, uint64_t ref, uint32_t valid_bits)
     return ref - (((ref - masked) & mask));
 }
 
+uint64_t cap__vk_extend_first(uint64_t masked, uint32_t valid_bits)
+{
+    if (valid_bits == 0 || valid_bits > 60)
+        return masked;
+    return (masked & cap__vk_mask(valid_bits)) + (UINT64_C(4) << valid_bits);
+}
+
+uint64_t cap__vk_unwrap_after(uint64_t masked, uint64_t low,
+                              uint32_t valid_bits)
+{
+    if (valid_bits == 0 || valid_bits >= 64)
+        return masked;
+    uint64_t mask = cap__vk_mask(valid_bits);
+    return low + ((masked - low) & mask);
+}
+
+uint64_t cap__vk_frame_low(uint64_t cal_tick, uint64_t cal_mono_ns,
+                           uint64_t begin_mono_ns, double period_ns,
+                           uint64_t deviation_ns)
+{
+    uint64_t at = cap__vk_predict_tick(cal_tick, cal_mono_ns, begin_mono_ns,
+                                       period_ns);
+    return at - (uint64_t)llround(((double)deviation_ns + CAP__VK_DRIFT_NS) /
+                                  period_ns);
+}
+
+uint64_t cap__vk_predict_tick(uint64_t cal_tick, uint64_t cal_mono_ns,
+                              uint64_t mono_ns, double period_ns)
+{
+    if (mono_ns >= cal_mono_ns)
+        return cal_tick +
+               (uint64_t)llround((double)(mono_ns - cal_mono_ns) / period_ns);
+    return cal_tick -
+           (uint64_t)llround((double)(cal_mono_ns - mono_ns) / period_ns);
+}
+
 cap__vk_pair cap__vk_check_pair(uint64_t begin, uint64_t begin_avail,
                                 uint64_t end, uint64_t end_avail,
                                 uint32_t valid_bits, double period_ns,
@@ -53,13 +89,13 @@ cap__vk_pair cap__vk_check_pair(uint64_t begin, uint64_t begin_avail,
 
 size_t cap__vk_build_spans(const cap__vk_scope_rec *scopes, size_t n,
                            const uint64_t *results, uint32_t valid_bits,
-                           double period_ns, uint64_t *ref, int32_t *map,
-                           cap_gpu_span *out, cap__vk_build_stats *stats)
+                           double period_ns, uint64_t low, uint64_t *latest,
+                           int32_t *map, cap_gpu_span *out,
+                           cap__vk_build_stats *stats)
 {
     cap__vk_build_stats st = {0, 0, 0};
     uint64_t mask = cap__vk_mask(valid_bits);
-    uint64_t anchor = *ref;
-    uint64_t latest = *ref;
+    uint64_t last = *latest;
     int any = 0;
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
@@ -93,10 +129,10 @@ size_t cap__vk_build_spans(const cap__vk_scope_rec *scopes, size_t n,
         o->begin_tick = 0;
         o->end_tick = 0;
         if (o->measured) {
-            o->begin_tick = cap__vk_unwrap(b[0] & mask, anchor, valid_bits);
+            o->begin_tick = cap__vk_unwrap_after(b[0] & mask, low, valid_bits);
             o->end_tick = o->begin_tick + d;
-            if (!any || o->end_tick > latest)
-                latest = o->end_tick;
+            if (!any || o->end_tick > last)
+                last = o->end_tick;
             any = 1;
             st.measured++;
         } else {
@@ -105,7 +141,7 @@ size_t cap__vk_build_spans(const cap__vk_scope_rec *scopes, size_t n,
         map[i] = (int32_t)kept++;
     }
     if (any)
-        *ref = latest;
+        *latest = last;
     if (stats)
         *stats = st;
     return kept;

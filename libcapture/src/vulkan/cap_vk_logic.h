@@ -30,6 +30,39 @@ int cap__vk_is_inert(uint32_t valid_bits, double period_ns);
  * counter's range. With 64 valid bits (or 0), returns masked unchanged. */
 uint64_t cap__vk_unwrap(uint64_t masked, uint64_t ref, uint32_t valid_bits);
 
+/* The 64-bit extension of the first masked tick a ring sees: on lap 4 of a
+ * counter of 60 valid bits or fewer, so that ticks up to four wraps earlier
+ * (bounds computed before it) neither go below 0 nor overflow 2^64 when a
+ * duration is added; unchanged for wider counters. */
+uint64_t cap__vk_extend_first(uint64_t masked, uint32_t valid_bits);
+
+/* The first 64-bit tick at or after `low` that is congruent to `masked`
+ * modulo 2^valid_bits: exact when the true tick lies in [low, low + 2^bits).
+ * With 64 valid bits (or 0), returns masked unchanged. */
+uint64_t cap__vk_unwrap_after(uint64_t masked, uint64_t low,
+                              uint32_t valid_bits);
+
+/* The device tick expected at CLOCK_MONOTONIC `mono_ns`, extrapolated from
+ * the calibration pair (cal_tick, cal_mono_ns) at period_ns (before or after
+ * the pair). */
+uint64_t cap__vk_predict_tick(uint64_t cal_tick, uint64_t cal_mono_ns,
+                              uint64_t mono_ns, double period_ns);
+
+/* Margin for the clocks' disagreement, in ns, when the ring bounds a frame's
+ * ticks from below: the calibration's stated deviation plus 100 us for
+ * drift between samples (100 ppm over the second between them). */
+#define CAP__VK_DRIFT_NS 100000.0
+
+/* A lower bound for every tick of a frame that began (on the CPU) at
+ * CLOCK_MONOTONIC `begin_mono_ns`: its work cannot run before it began.
+ * The tick predicted for that moment from the calibration, less
+ * deviation_ns + CAP__VK_DRIFT_NS. The ring extends the frame's masked ticks
+ * forward from it (cap__vk_unwrap_after), which is exact for a frame
+ * harvested less than one counter wrap after it began. */
+uint64_t cap__vk_frame_low(uint64_t cal_tick, uint64_t cal_mono_ns,
+                           uint64_t begin_mono_ns, double period_ns,
+                           uint64_t deviation_ns);
+
 /* Verdict on one begin/end pair. */
 typedef enum cap__vk_pair {
     CAP__VK_PAIR_OK = 0,      /* a span: *ticks holds its duration */
@@ -69,8 +102,9 @@ typedef struct cap__vk_build_stats {
  * writes them with VK_QUERY_RESULT_64_BIT |
  * VK_QUERY_RESULT_WITH_AVAILABILITY_BIT (stride 16 bytes). Values are
  * masked to valid_bits. Scope i becomes:
- *   - a measured span when its pair is OK: begin extended to 64 bits next
- *     to *ref (cap__vk_unwrap), end = begin + duration;
+ *   - a measured span when its pair is OK: begin extended to 64 bits as
+ *     the first tick at or after `low` (cap__vk_unwrap_after), end = begin
+ *     + duration;
  *   - a not-measured span (measured = 0, ticks 0) when it was never ended
  *     or a timestamp was never written;
  *   - nothing when the pair is invalid: it is counted and its children are
@@ -78,12 +112,14 @@ typedef struct cap__vk_build_stats {
  * A parent that is not an earlier scope makes the scope a root. Output
  * indices are renumbered so each parent precedes its children. `map` is
  * scratch for n entries (input index to output index, -1 when dropped);
- * `out` has room for n spans; returns how many were written. *ref becomes
- * the latest measured end (unchanged when none). stats may be NULL. */
+ * `out` has room for n spans; returns how many were written. *latest
+ * becomes the latest measured end (unchanged when none). stats may be
+ * NULL. */
 size_t cap__vk_build_spans(const cap__vk_scope_rec *scopes, size_t n,
                            const uint64_t *results, uint32_t valid_bits,
-                           double period_ns, uint64_t *ref, int32_t *map,
-                           cap_gpu_span *out, cap__vk_build_stats *stats);
+                           double period_ns, uint64_t low, uint64_t *latest,
+                           int32_t *map, cap_gpu_span *out,
+                           cap__vk_build_stats *stats);
 
 /* Of `count` calibration samples (device tick, CLOCK_MONOTONIC ns,
  * maxDeviation) the index of the one with the smallest deviation (the

@@ -38,7 +38,8 @@ typedef struct vk_slot {
     VkFence fence;
     enum slot_state state;
     uint64_t cpu_frame;
-    uint64_t seq; /* submission order of PENDING slots */
+    uint64_t begin_mono; /* CLOCK_MONOTONIC at frame_begin */
+    uint64_t seq;        /* submission order of PENDING slots */
     uint32_t count;
     int reset_recorded;
     cap__vk_scope_rec *scopes;
@@ -73,11 +74,14 @@ struct cap_vk_ring {
     int current;    /* RECORDING slot, or -1 */
     int frame_open; /* a frame was begun (timed or not) and not ended */
     uint64_t seq;
-    uint64_t ref; /* 64-bit tick anchoring the extension of masked ticks */
+    uint64_t ref; /* latest 64-bit tick seen: the anchor without calibration */
     int have_ref;
     int calibrated;
     uint64_t recal_ns;
-    uint64_t last_cal_mono;
+    uint64_t last_cal_mono; /* when calibration was last attempted */
+    int have_cal;           /* the latest sample kept: */
+    uint64_t cal_tick;      /* its device tick, extended to 64 bits */
+    uint64_t cal_mono;      /* its CLOCK_MONOTONIC ns */
     uint64_t *results; /* 2 * max_scopes queries x (value, availability) */
     int32_t *map;
     cap_gpu_span *spans;
@@ -192,12 +196,23 @@ static void calibrate(cap_vk_ring *ring)
     int best = cap__vk_best_sample(dev, n);
     if (best < 0)
         return;
+    /* Extend the masked tick next to where the previous sample says the
+     * counter is now (or the latest span without one). */
     uint64_t masked = gpu[best] & cap__vk_mask(ring->valid_bits);
-    uint64_t tick = ring->have_ref
-                        ? cap__vk_unwrap(masked, ring->ref, ring->valid_bits)
-                        : masked;
-    ring->ref = tick;
-    ring->have_ref = 1;
+    uint64_t tick;
+    if (ring->have_cal)
+        tick = cap__vk_unwrap(masked,
+                              cap__vk_predict_tick(ring->cal_tick,
+                                                   ring->cal_mono, cpu[best],
+                                                   ring->period_ns),
+                              ring->valid_bits);
+    else if (ring->have_ref)
+        tick = cap__vk_unwrap(masked, ring->ref, ring->valid_bits);
+    else
+        tick = cap__vk_extend_first(masked, ring->valid_bits);
+    ring->have_cal = 1;
+    ring->cal_tick = tick;
+    ring->cal_mono = cpu[best];
     cap_gpu_calibrate(ring->track, tick, cpu[best], dev[best]);
     cap_vk_ring_info *i = &ring->info;
     if (i->calibrations == 0 || dev[best] < i->min_deviation_ns)
@@ -233,20 +248,36 @@ static void record_slot(cap_vk_ring *ring, vk_slot *s)
         count_untimed(ring, 1);
         return;
     }
-    if (!ring->have_ref) {
-        /* No calibration yet: anchor on the first written begin. */
+    /* Extend the frame's masked ticks forward from a lower bound: the tick
+     * predicted for the moment the frame began when calibrated (exact
+     * however late the harvest, within one wrap), else half a wrap before
+     * the latest tick seen (nearest to it), else the first written begin
+     * (the scopes' begins come in recording order). */
+    uint64_t mask = cap__vk_mask(ring->valid_bits);
+    uint64_t half = mask >> 1;
+    uint64_t low = 0;
+    if (ring->have_cal) {
+        low = cap__vk_frame_low(ring->cal_tick, ring->cal_mono, s->begin_mono,
+                                ring->period_ns, ring->info.max_deviation_ns);
+    } else if (ring->have_ref) {
+        low = ring->ref - half;
+    } else {
         for (uint32_t i = 0; i < s->count; i++)
             if (ring->results[4 * i + 1]) {
-                ring->ref = ring->results[4 * i] &
-                            cap__vk_mask(ring->valid_bits);
-                ring->have_ref = 1;
+                low = cap__vk_extend_first(ring->results[4 * i],
+                                           ring->valid_bits);
                 break;
             }
     }
+    uint64_t latest = ring->ref;
     cap__vk_build_stats st;
     size_t n = cap__vk_build_spans(s->scopes, s->count, ring->results,
-                                   ring->valid_bits, ring->period_ns,
-                                   &ring->ref, ring->map, ring->spans, &st);
+                                   ring->valid_bits, ring->period_ns, low,
+                                   &latest, ring->map, ring->spans, &st);
+    if (st.measured) {
+        ring->ref = latest;
+        ring->have_ref = 1;
+    }
     if (n)
         cap_gpu_frame(ring->track, s->cpu_frame, ring->spans, n);
     if (st.invalid)
@@ -524,11 +555,11 @@ void cap_vk_ring_frame_begin(cap_vk_ring *ring)
         cap_vk_ring_frame_end(ring);
     if (!ring->active)
         return;
-    if (ring->calibrated && mono_ns() - ring->last_cal_mono >= ring->recal_ns)
-        calibrate(ring);
     harvest(ring);
     if (!ring->active)
         return;
+    if (ring->calibrated && mono_ns() - ring->last_cal_mono >= ring->recal_ns)
+        calibrate(ring);
     ring->frame_open = 1;
     for (unsigned i = 0; i < CAP_VK_RING_SLOTS; i++) {
         vk_slot *s = &ring->slots[i];
@@ -537,6 +568,7 @@ void cap_vk_ring_frame_begin(cap_vk_ring *ring)
         uint64_t f = cap_frame_current();
         s->state = SLOT_RECORDING;
         s->cpu_frame = f == UINT64_MAX ? 0 : f;
+        s->begin_mono = mono_ns();
         s->count = 0;
         s->reset_recorded = 0;
         ring->current = (int)i;
