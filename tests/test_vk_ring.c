@@ -1240,6 +1240,94 @@ static void null_ring_calls_do_nothing(void **state)
                                              VK_NULL_HANDLE, NULL));
 }
 
+/* The capture committed from the H200 (docs/GPU-H200.md) still reads as it
+ * was recorded: 1000 timed frames of five passes, nested as declared, every
+ * span calibrated and inside its frame's window (the example ran with two
+ * frames in flight and a drain frame, as run_ring does). Needs
+ * CAP_FIXTURES (set by meson test); skipped without it. */
+static void h200_fixture_reads_nested_and_calibrated(void **state)
+{
+    (void)state;
+    const char *dir = getenv("CAP_FIXTURES");
+    if (!dir) {
+        print_message("skipped: CAP_FIXTURES not set\n");
+        skip();
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/gpu/h200_vk_passes.cap", dir);
+    static const char *const pass[5] = {"simulate", "integrate", "collide",
+                                        "blur", "reduce"};
+    static const int parent[5] = {-1, 0, 0, -1, -1};
+    enum { NF = 1000 };
+    int64_t *fb = calloc(NF + 1, sizeof *fb), *fe = calloc(NF + 1, sizeof *fe);
+    uint8_t(*seen)[5] = calloc(NF, sizeof *seen);
+    int64_t(*span)[5][2] = calloc(NF, sizeof *span);
+    assert_non_null(fb);
+    assert_non_null(fe);
+    assert_non_null(seen);
+    assert_non_null(span);
+    cap_reader *r = NULL;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    assert_string_equal(cap_reader_meta_get(r, "gpu"), "NVIDIA H200");
+    cap_event ev;
+    cap_result res;
+    int tracks = 0;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind == CAP_EV_GPU_TRACK) {
+            tracks++;
+            assert_true(ev.u.gpu_track.period_ns == 1.0);
+        } else if (ev.kind == CAP_EV_FRAME && ev.u.frame.index <= NF) {
+            fb[ev.u.frame.index] = ev.u.frame.begin_ns;
+            fe[ev.u.frame.index] = ev.u.frame.end_ns;
+        } else if (ev.kind == CAP_EV_GPU_SPAN) {
+            const cap_ev_gpu_span *g = &ev.u.gpu_span;
+            const char *n = cap_reader_name(r, g->name);
+            int k = -1;
+            for (int i = 0; i < 5; i++)
+                if (n && strcmp(n, pass[i]) == 0)
+                    k = i;
+            assert_true(k >= 0);
+            assert_true(g->cpu_frame < NF);
+            assert_int_equal(g->measured, 1);
+            assert_int_equal(g->calibrated, 1);
+            assert_true(g->duration_ns > 0);
+            if (parent[k] < 0) {
+                assert_int_equal(g->depth, 0);
+            } else {
+                assert_int_equal(g->depth, 1);
+                assert_string_equal(cap_reader_name(r, g->parent_name),
+                                    pass[parent[k]]);
+            }
+            seen[g->cpu_frame][k]++;
+            span[g->cpu_frame][k][0] = g->begin_ns;
+            span[g->cpu_frame][k][1] = g->end_ns;
+        }
+    }
+    assert_int_equal(res, CAP_DONE);
+    const cap_reader_stats *st = cap_reader_get_stats(r);
+    assert_int_equal(tracks, 1);
+    assert_int_equal(st->gpu_spans, NF * 5);
+    assert_int_equal(st->gpu_unmeasured, 0);
+    assert_int_equal(st->gpu_invalid, 0);
+    assert_int_equal(st->gpu_untimed_frames, 0);
+    /* Window: the example's --check bound (deviation under 3 us there,
+     * plus 1 ms), frame f to frame f + 2 or the drain frame. */
+    const int64_t slack = 1003000;
+    for (int f = 0; f < NF; f++) {
+        int last = f + 2 < NF ? f + 2 : NF;
+        for (int k = 0; k < 5; k++) {
+            assert_int_equal(seen[f][k], 1);
+            assert_true(span[f][k][0] >= fb[f] - slack);
+            assert_true(span[f][k][1] <= fe[last] + slack);
+        }
+    }
+    cap_reader_close(r);
+    free(fb);
+    free(fe);
+    free(seen);
+    free(span);
+}
+
 int main(void)
 {
     const struct CMUnitTest logic[] = {
@@ -1260,6 +1348,7 @@ int main(void)
         cmocka_unit_test(best_sample_has_the_smallest_deviation),
         cmocka_unit_test(recalibration_follows_drift_and_narrow_counters),
         cmocka_unit_test(null_ring_calls_do_nothing),
+        cmocka_unit_test(h200_fixture_reads_nested_and_calibrated),
     };
     const struct CMUnitTest ring[] = {
         cmocka_unit_test(ring_times_every_scope_of_every_frame),
