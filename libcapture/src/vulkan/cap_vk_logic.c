@@ -49,14 +49,18 @@ uint64_t cap__vk_unwrap_after(uint64_t masked, uint64_t low,
     return low + ((masked - low) & mask);
 }
 
-uint64_t cap__vk_frame_low(uint64_t cal_tick, uint64_t cal_mono_ns,
+uint64_t cap__vk_frame_low(uint64_t ref_tick, uint64_t ref_mono_ns,
                            uint64_t begin_mono_ns, double period_ns,
                            uint64_t deviation_ns)
 {
-    uint64_t at = cap__vk_predict_tick(cal_tick, cal_mono_ns, begin_mono_ns,
+    uint64_t at = cap__vk_predict_tick(ref_tick, ref_mono_ns, begin_mono_ns,
                                        period_ns);
-    return at - (uint64_t)llround(((double)deviation_ns + CAP__VK_DRIFT_NS) /
-                                  period_ns);
+    double span = begin_mono_ns >= ref_mono_ns
+                      ? (double)(begin_mono_ns - ref_mono_ns)
+                      : (double)(ref_mono_ns - begin_mono_ns);
+    double margin = (double)deviation_ns + CAP__VK_DRIFT_NS +
+                    span * CAP__VK_DRIFT_PPM * 1e-6;
+    return at - (uint64_t)llround(margin / period_ns);
 }
 
 uint64_t cap__vk_predict_tick(uint64_t cal_tick, uint64_t cal_mono_ns,

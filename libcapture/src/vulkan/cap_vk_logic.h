@@ -48,18 +48,22 @@ uint64_t cap__vk_unwrap_after(uint64_t masked, uint64_t low,
 uint64_t cap__vk_predict_tick(uint64_t cal_tick, uint64_t cal_mono_ns,
                               uint64_t mono_ns, double period_ns);
 
-/* Margin for the clocks' disagreement, in ns, when the ring bounds a frame's
- * ticks from below: the calibration's stated deviation plus 100 us for
- * drift between samples (100 ppm over the second between them). */
+/* Margin for the clocks' disagreement when the ring bounds a frame's ticks
+ * from below: 100 us, plus 100 ppm of the time extrapolated over (drift of
+ * the GPU's tick rate from its stated period). */
 #define CAP__VK_DRIFT_NS 100000.0
+#define CAP__VK_DRIFT_PPM 100.0
 
 /* A lower bound for every tick of a frame that began (on the CPU) at
  * CLOCK_MONOTONIC `begin_mono_ns`: its work cannot run before it began.
- * The tick predicted for that moment from the calibration, less
- * deviation_ns + CAP__VK_DRIFT_NS. The ring extends the frame's masked ticks
- * forward from it (cap__vk_unwrap_after), which is exact for a frame
- * harvested less than one counter wrap after it began. */
-uint64_t cap__vk_frame_low(uint64_t cal_tick, uint64_t cal_mono_ns,
+ * The tick predicted for that moment from the pair (ref_tick, ref_mono_ns),
+ * less deviation_ns and the drift margin. The pair is a calibration sample
+ * (deviation_ns its maxDeviation), or, uncalibrated, the latest tick read
+ * with the time it was read (deviation 0: the GPU wrote it earlier, so the
+ * prediction can only be low). The ring extends the frame's masked ticks
+ * forward from the bound (cap__vk_unwrap_after), which is exact while less
+ * than one counter wrap passes between the pair and the frame's harvest. */
+uint64_t cap__vk_frame_low(uint64_t ref_tick, uint64_t ref_mono_ns,
                            uint64_t begin_mono_ns, double period_ns,
                            uint64_t deviation_ns);
 

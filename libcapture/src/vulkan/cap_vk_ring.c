@@ -74,7 +74,9 @@ struct cap_vk_ring {
     int current;    /* RECORDING slot, or -1 */
     int frame_open; /* a frame was begun (timed or not) and not ended */
     uint64_t seq;
-    uint64_t ref; /* latest 64-bit tick seen: the anchor without calibration */
+    uint64_t ref;      /* latest 64-bit tick read (anchor without
+                          calibration) */
+    uint64_t ref_mono; /* CLOCK_MONOTONIC when it was read */
     int have_ref;
     int calibrated;
     uint64_t recal_ns;
@@ -249,18 +251,16 @@ static void record_slot(cap_vk_ring *ring, vk_slot *s)
         return;
     }
     /* Extend the frame's masked ticks forward from a lower bound: the tick
-     * predicted for the moment the frame began when calibrated (exact
-     * however late the harvest, within one wrap), else half a wrap before
-     * the latest tick seen (nearest to it), else the first written begin
-     * (the scopes' begins come in recording order). */
-    uint64_t mask = cap__vk_mask(ring->valid_bits);
-    uint64_t half = mask >> 1;
+     * predicted for the moment the frame began, from the calibration, else
+     * from the latest tick read and when it was read, else the first
+     * written begin (the scopes' begins come in recording order). */
     uint64_t low = 0;
     if (ring->have_cal) {
         low = cap__vk_frame_low(ring->cal_tick, ring->cal_mono, s->begin_mono,
                                 ring->period_ns, ring->info.max_deviation_ns);
     } else if (ring->have_ref) {
-        low = ring->ref - half;
+        low = cap__vk_frame_low(ring->ref, ring->ref_mono, s->begin_mono,
+                                ring->period_ns, 0);
     } else {
         for (uint32_t i = 0; i < s->count; i++)
             if (ring->results[4 * i + 1]) {
@@ -276,6 +276,7 @@ static void record_slot(cap_vk_ring *ring, vk_slot *s)
                                    &latest, ring->map, ring->spans, &st);
     if (st.measured) {
         ring->ref = latest;
+        ring->ref_mono = mono_ns();
         ring->have_ref = 1;
     }
     if (n)
