@@ -61,10 +61,10 @@
  * timestampValidBits; a pair's duration is the masked difference, so a
  * counter that wraps inside a pair still gives the right duration. The
  * ring extends masked ticks to 64 bits so positions stay continuous across
- * wraps: forward from the tick the calibration predicts for the moment the
- * frame began (exact for a frame harvested within one wrap of its start:
- * 4.3 s for 32 bits at 1 ns), or, uncalibrated, nearest to the latest tick
- * seen (exact while frames are harvested within half a wrap of each other).
+ * wraps: forward from the tick predicted for the moment the frame began,
+ * by the calibration (exact for a frame harvested within one wrap of the
+ * latest sample: 4.3 s for 32 bits at 1 ns) or, uncalibrated, by the latest
+ * tick read and when it was read (exact within one wrap of that read).
  * A pair whose masked duration is 0 (non-increasing) or over one second is
  * dropped and counted, never clamped, and its children are re-parented to
  * its parent. A scope whose pair was never written (a command buffer that
