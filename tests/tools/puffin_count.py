@@ -10,11 +10,16 @@ It prints, per file:
 where `threads` counts distinct (start_time, name) thread keys, `scopes`
 every scope record in every stream, `ids` the distinct scope identities
 (PFD4: numeric ids; PFD1..3: (name, location) pairs), `named` those with a
-name somewhere in the file and `unnamed` the rest.
+name somewhere in the file, `unnamed` the rest and `unnamed_scopes` the
+scope records whose identity is unnamed. With -v it also prints each
+named identity with its location, and the first and last frame (index,
+begin, end in ns). With --skip-records N it counts the file as if its
+first N frame records were not there (puffin's lesson: names lost with the
+frame that carried them).
 
 zstd data is decompressed with the `zstandard` module when present, else
 with the `zstd` command; lz4 blocks with the small decoder below.
-Usage: puffin_count.py FILE...
+Usage: puffin_count.py [-v] [--skip-records N] FILE...
 """
 import struct
 import subprocess
@@ -131,12 +136,16 @@ def thread_streams(b):
     return out
 
 
+DEPTHS = {}  # scope records by nesting depth (0: top level), for -v
+
+
 def walk(stream, with_names, ids, names):
-    """Count scope records in one stream, recursively, via the size field."""
+    """Count scope records in one stream, recursively, via the size field.
+    `ids` maps each identity to its number of records."""
     count = 0
-    todo = [(0, len(stream))]
+    todo = [(0, len(stream), 0)]
     while todo:
-        pos, end = todo.pop()
+        pos, end, depth = todo.pop()
         while pos < end and stream[pos] == 0x28:  # '('
             pos += 1
             if with_names:  # PFD1..3: time, name, location, data
@@ -148,15 +157,16 @@ def walk(stream, with_names, ids, names):
                 loc = stream[pos + 1:pos + 1 + n]
                 pos += 1 + n
                 key = (name, loc)
-                names[key] = name
+                names[key] = (name.decode(), loc.decode())
             else:  # PFD4: id u32, time, data
                 (key,) = struct.unpack_from("<I", stream, pos)
                 pos += 4 + 8
-            ids.add(key)
+            ids[key] = ids.get(key, 0) + 1
+            DEPTHS[depth] = DEPTHS.get(depth, 0) + 1
             pos += 1 + stream[pos]  # data
             (size,) = struct.unpack_from("<Q", stream, pos)
             pos += 8
-            todo.append((pos, pos + size))
+            todo.append((pos, pos + size, depth + 1))
             pos += size
             assert stream[pos] == 0x29, "expected ')'"
             pos += 9
@@ -164,32 +174,37 @@ def walk(stream, with_names, ids, names):
     return count
 
 
-def count(path):
+def count(path, skip=0, verbose=False):
     data = open(path, "rb").read()
     assert data[:4] == b"PUF0", "not a .puffin file"
     p = 4
     frames = scopes = 0
-    threads, ids, names, versions = set(), set(), {}, set()
+    threads, ids, names, versions = set(), {}, {}, set()
+    DEPTHS.clear()
+    ranges = []
+    record = 0
     while p < len(data):
         tag = data[p:p + 4]
         p += 4
         if tag == b"\0\0\0\0":
             break
         versions.add(tag.decode())
-        meta = None
         details = None
         if tag == b"PFD1":
             (n,) = struct.unpack_from("<I", data, p)
             b = Bincode(unzstd(data[p + 4:p + 4 + n]))
             p += 4 + n
-            b.uvar()  # frame index
+            index = b.uvar()
             streams = thread_streams(b)
-            b.ivar(), b.ivar(), b.uvar(), b.uvar()
+            rng = (b.ivar(), b.ivar())
+            b.uvar(), b.uvar()
             assert b.done()
         else:
             (n,) = struct.unpack_from("<I", data, p)
-            meta = data[p + 4:p + 4 + n]
+            meta = Bincode(data[p + 4:p + 4 + n])
             p += 4 + n
+            index = meta.uvar()
+            rng = (meta.ivar(), meta.ivar())
             (n,) = struct.unpack_from("<I", data, p)
             p += 4
             kind = 2
@@ -204,7 +219,11 @@ def count(path):
                 (n,) = struct.unpack_from("<I", data, p)
                 details = Bincode(data[p + 4:p + 4 + n])
                 p += 4 + n
+        record += 1
+        if record <= skip:
+            continue
         frames += 1
+        ranges.append((index,) + rng)
         for key, stream in streams:
             threads.add(key)
             scopes += walk(stream, tag != b"PFD4", ids, names)
@@ -213,20 +232,37 @@ def count(path):
                 sid = details.option(details.uvar)
                 scope_name = details.option(details.string)
                 function_name = details.string()
-                details.string()  # file
-                details.uvar()  # line
-                if sid is not None:
-                    names[sid] = scope_name or function_name
+                if sid is not None and sid not in names:
+                    loc = details.string()
+                    names[sid] = (scope_name or function_name,
+                                  "%s:%d" % (loc, details.uvar()))
+                else:
+                    details.string()
+                    details.uvar()
     named = sum(1 for i in ids if i in names)
+    unnamed_scopes = sum(n for i, n in ids.items() if i not in names)
+    if verbose:
+        for i in sorted(ids, key=str):
+            print("  id %s: %d scopes, %s" % (i, ids[i], names.get(i)))
+        ranges.sort()
+        print("  first frame", ranges[0], "last frame", ranges[-1])
+        print("  scopes by depth", sorted(DEPTHS.items()))
     return (frames, len(threads), scopes, len(ids), named, len(ids) - named,
-            ",".join(sorted(versions)))
+            unnamed_scopes, ",".join(sorted(versions)))
 
 
 def main():
-    for path in sys.argv[1:]:
+    args = sys.argv[1:]
+    verbose = "-v" in args
+    args = [a for a in args if a != "-v"]
+    skip = 0
+    if args[:1] == ["--skip-records"]:
+        skip = int(args[1])
+        args = args[2:]
+    for path in args:
         print(path.rsplit("/", 1)[-1],
               "frames=%d threads=%d scopes=%d ids=%d named=%d unnamed=%d "
-              "versions=%s" % count(path))
+              "unnamed_scopes=%d versions=%s" % count(path, skip, verbose))
 
 
 if __name__ == "__main__":

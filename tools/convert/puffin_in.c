@@ -71,6 +71,7 @@
 #define PF_MIN_SCOPE_V3 29u     /* '(' i64 3 str8 u64 ')' i64 */
 #define PF_MIN_SCOPE_V4 31u     /* '(' u32 i64 str8 u64 ')' i64 */
 #define PF_MAX_WARN_IDS 8       /* ids listed in the unnamed warning */
+#define PF_ID_SLACK 65536u      /* unused ids tolerated to keep puffin's */
 
 /* ---- tables ------------------------------------------------------------ */
 
@@ -507,10 +508,6 @@ static int pf_name_by_id(pf_ctx *c, uint32_t id, size_t *out)
     int created;
     if (id == 0)
         return pf_fail(c, "scope id 0 (puffin ids start at 1)");
-    if (id > CAP_MAX_NAME_ID)
-        return pf_fail(c, "scope id %" PRIu32 " is larger than a libcapture "
-                          "name id can be (%u)",
-                       id, CAP_MAX_NAME_ID);
     if (pf_name_get(c, key, sizeof key, out, &created))
         return -1;
     if (created) {
@@ -821,7 +818,7 @@ static int pf_read(pf_ctx *c, uint8_t **buf, size_t *cap, size_t n,
                    const char *what)
 {
     if (n > c->size - c->pos)
-        return pf_fail(c, "truncated: %s needs %zu bytes, only %" PRIu64
+        return pf_fail(c, "truncated: %s: %zu bytes needed, %" PRIu64
                           " left in the file",
                        what, n, c->size - c->pos);
     if (pf_reserve(c, (void **)buf, cap, n ? n : 1, 1))
@@ -837,7 +834,7 @@ static int pf_read_u32(pf_ctx *c, uint32_t *v, const char *what)
 {
     uint8_t b[4];
     if (c->size - c->pos < 4)
-        return pf_fail(c, "truncated: %s needs 4 bytes, only %" PRIu64
+        return pf_fail(c, "truncated: %s: 4 bytes needed, %" PRIu64
                           " left in the file",
                        what, c->size - c->pos);
     if (fread(b, 1, 4, c->in) != 4)
@@ -977,8 +974,8 @@ static int pf_record(pf_ctx *c, uint32_t tag_len, pf_frame *f)
         return -1;
     if (c->version >= 3) {
         if (c->size - c->pos < 1)
-            return pf_fail(c, "truncated: the compression kind needs 1 byte, "
-                              "none left in the file");
+            return pf_fail(c, "truncated: the compression kind: 1 byte "
+                              "needed, 0 left in the file");
         if (fread(&kind, 1, 1, c->in) != 1)
             return pf_fail(c, "cannot read the compression kind");
         c->pos++;
@@ -1102,20 +1099,49 @@ static int pf_scan(pf_ctx *c)
     return 0;
 }
 
-/* Give every identity its libcapture id: PFD4 ids keep their number, names
- * of PFD1..3 streams are numbered after the largest PFD4 id. */
+static int pf_by_puffin_id(const void *a, const void *b)
+{
+    uint32_t x = (*(pf_name *const *)a)->puffin_id;
+    uint32_t y = (*(pf_name *const *)b)->puffin_id;
+    return (x > y) - (x < y);
+}
+
+/* Give every identity its libcapture id. PFD4 ids keep their number (what
+ * puffin's own viewer shows) unless that would leave a long run of unused
+ * ids: libcapture's tables are indexed by id, so a file must not make them
+ * large with one huge id; then they are renumbered 1.. in their order.
+ * Names of PFD1..3 streams are numbered after the PFD4 ids. */
 static int pf_assign_ids(pf_ctx *c)
 {
-    uint64_t next = (uint64_t)c->max_puffin_id + 1;
+    uint64_t next = 1;
+    size_t n_puffin = 0;
+    for (size_t i = 0; i < c->n_names; i++)
+        n_puffin += c->names[i].puffin_id != 0;
+    if (c->max_puffin_id <= n_puffin + PF_ID_SLACK) {
+        for (size_t i = 0; i < c->n_names; i++)
+            if (c->names[i].puffin_id)
+                c->names[i].id = c->names[i].puffin_id;
+        next = (uint64_t)c->max_puffin_id + 1;
+    } else {
+        pf_name **order = malloc(n_puffin * sizeof *order);
+        if (!order)
+            return pf_fail(c, "out of memory");
+        size_t k = 0;
+        for (size_t i = 0; i < c->n_names; i++)
+            if (c->names[i].puffin_id)
+                order[k++] = &c->names[i];
+        qsort(order, k, sizeof *order, pf_by_puffin_id);
+        for (size_t i = 0; i < k; i++)
+            order[i]->id = (uint32_t)next++;
+        free(order);
+    }
     for (size_t i = 0; i < c->n_names; i++) {
         pf_name *e = &c->names[i];
-        if (e->puffin_id) {
-            e->id = e->puffin_id;
-        } else {
-            if (next > CAP_MAX_NAME_ID)
-                return pf_fail(c, "too many distinct scope names");
-            e->id = (uint32_t)next++;
-        }
+        if (e->puffin_id)
+            continue;
+        if (next > CAP_MAX_NAME_ID)
+            return pf_fail(c, "too many distinct scope names");
+        e->id = (uint32_t)next++;
     }
     return 0;
 }
@@ -1323,7 +1349,8 @@ int cvt_puffin_to_cap(const char *in, const char *out, const cvt_options *o)
     }
     if (c.n_frames == 0)
         pf_warn(&c, "the file holds no frames");
-    qsort(c.frames, c.n_frames, sizeof *c.frames, pf_frame_order);
+    if (c.n_frames > 1)
+        qsort(c.frames, c.n_frames, sizeof *c.frames, pf_frame_order);
     pf_warn_unnamed(&c);
     c.err[0] = '\0';
     rc = pf_write(&c, out);
