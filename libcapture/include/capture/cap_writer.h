@@ -22,7 +22,10 @@
  * GPU timestamps are ticks of their track's own clock (cap_writer_gpu_track).
  *
  * Ids: name ids (scope, counter and GPU span names) are small positive
- * integers (1 .. CAP_MAX_NAME_ID) defined with cap_writer_name before use.
+ * integers (1 .. CAP_MAX_NAME_ID, dense: readers size tables by the largest
+ * id), normally defined with cap_writer_name. An id used without a name is
+ * written as such and every reader warns about it (a foreign trace with
+ * nameless events, or a deliberately damaged test file).
  * Thread ids and GPU track ids are small integers (0 .. CAP_MAX_THREADS-1,
  * 0 .. CAP_MAX_TRACKS-1) declared before use.
  */
@@ -39,7 +42,7 @@
 extern "C" {
 #endif
 
-#define CAP_MAX_NAME_ID 0x3fffffffu /* ids fit 30 bits */
+#define CAP_MAX_NAME_ID 0xffffffu /* ids fit 24 bits; keep them dense */
 #define CAP_MAX_THREADS 65536u
 #define CAP_MAX_TRACKS 256u
 #define CAP_MAX_DEPTH 1024u        /* deepest scope nesting per thread */
@@ -86,8 +89,7 @@ typedef struct cap_writer cap_writer;
 /* Create the file at path (truncating it) and write the file header and the
  * META chunk. On success *out owns the file until cap_writer_close.
  * Errors: CAP_E_MISUSE (NULL argument, invalid option), CAP_E_IO (open or
- * write failed; errno is kept, see cap_writer_error_detail of nothing: the
- * message is logged by the caller), CAP_E_NOMEM. On error *out is NULL. */
+ * write failed; errno tells why), CAP_E_NOMEM. On error *out is NULL. */
 CAP_API cap_result cap_writer_open_path(cap_writer **out, const char *path,
                                         const cap_writer_options *opt);
 
@@ -128,7 +130,7 @@ CAP_API cap_result cap_writer_gpu_calibration(cap_writer *w, uint32_t track,
 /* Open a scope named `name` on thread `tid` at `tick`. Ticks of one thread
  * must not decrease (a decrease is recorded as no time passing and counted
  * in the block's clock_backwards statistic).
- * Errors: CAP_E_MISUSE (undeclared thread or undefined name), CAP_E_LIMIT
+ * Errors: CAP_E_MISUSE (undeclared thread, name 0), CAP_E_LIMIT
  * (nesting deeper than CAP_MAX_DEPTH; the scope is dropped and counted),
  * CAP_E_IO / CAP_E_STOPPED (a block write failed earlier). */
 CAP_API cap_result cap_writer_scope_begin(cap_writer *w, uint32_t tid,
@@ -146,7 +148,7 @@ CAP_API cap_result cap_writer_frame(cap_writer *w, uint64_t index,
                                     uint64_t begin_tick, uint64_t end_tick);
 
 /* Record a sample of counter `name` (a name id) at `tick`.
- * Errors: CAP_E_MISUSE (undefined name). */
+ * Errors: CAP_E_MISUSE (name 0). */
 CAP_API cap_result cap_writer_counter(cap_writer *w, uint32_t name,
                                       uint64_t tick, double value);
 
@@ -154,16 +156,17 @@ CAP_API cap_result cap_writer_counter(cap_writer *w, uint32_t name,
  * given by index within the batch (a tree). Spans with measured != 0 and
  * end_tick <= begin_tick, or longer than one second, are dropped and
  * counted as invalid (never clamped); a dropped span's children are kept
- * and re-parented to its parent. `cpu_frame` is the index of the CPU frame
+ * and re-parented to its nearest kept ancestor. `cpu_frame` is the index of the CPU frame
  * that recorded the work.
- * Errors: CAP_E_MISUSE (undeclared track, undefined name, parent index not
- * lower than the span's own), CAP_E_LIMIT (n > CAP_MAX_GPU_SPANS). */
+ * Errors: CAP_E_MISUSE (undeclared track, name 0, parent index not lower
+ * than the span's own), CAP_E_LIMIT (n > CAP_MAX_GPU_SPANS). */
 CAP_API cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
                                         uint64_t cpu_frame,
                                         const cap_gpu_span *spans, size_t n);
 
 /* Count `scopes` scopes of thread `tid` that the producer had to drop (its
- * buffers were full). Recorded in the next block and summed in the footer. */
+ * buffers were full). Recorded in the next block's statistics; readers sum
+ * them over the file. */
 CAP_API cap_result cap_writer_dropped(cap_writer *w, uint32_t tid,
                                       uint64_t scopes);
 
@@ -174,7 +177,9 @@ CAP_API cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
                                           uint64_t invalid_spans);
 
 /* Record that CPU tick `tick` was read together with CLOCK_MONOTONIC
- * `mono_ns`: readers derive the tick period of later blocks from it. */
+ * `mono_ns`. The latest sample is written into every later block (and the
+ * footer); readers derive each block's tick period from it once it lies
+ * at least 100 ms after the origin. */
 CAP_API cap_result cap_writer_clock_sample(cap_writer *w, uint64_t tick,
                                            uint64_t mono_ns);
 

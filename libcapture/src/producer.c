@@ -1,0 +1,1293 @@
+/*
+ * producer.c - the live producer: per-thread buffers and a writer thread.
+ *
+ * Hot path (capture.h, inline): a thread appends 16-byte records to its
+ * current buffer and publishes the new end with a release store. No lock,
+ * no allocation.
+ *
+ * Slow path (cap__emit_slow): the buffer is full, the thread is not
+ * registered, or recording has stopped. A full buffer is retired to the
+ * writer and replaced from the thread's own pool (at most
+ * buffers_per_thread buffers, allocated on first need). With no buffer
+ * free the thread drops: begins are dropped and counted, their ends
+ * dropped with them; ends of scopes that were recorded go to a reserve at
+ * the tail of the buffer (CAP_MAX_DEPTH records), so nesting stays intact.
+ * Recording resumes once a buffer is free and every dropped scope has
+ * closed.
+ *
+ * The writer thread wakes every flush interval (or when a buffer is
+ * retired), copies what each thread published since last time into the
+ * cap_writer, writes a block, and returns drained buffers to their pools.
+ *
+ * The registry below is libcapture's only process-wide mutable state.
+ */
+#include "capture/capture.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#define RESERVE_RECORDS (CAP_MAX_DEPTH + 64)
+#define MISC_MAX 1000000u
+
+/* ---- types ------------------------------------------------------------- */
+
+typedef struct dbuf {
+    cap__rec *start;
+    cap__rec *limit;   /* end of the hot-path area */
+    cap__rec *cap_end; /* end including the reserve */
+    cap__rec *flushed; /* writer: records before this were encoded */
+    cap__rec *final;   /* set when retired: records end here */
+    struct dbuf *next;
+} dbuf;
+
+struct producer;
+
+typedef struct tstate {
+    cap__head head; /* must stay first: cap__tls points here */
+    struct producer *p;
+    uint32_t tid;
+    pthread_mutex_t lock; /* cur, retired, free, exited */
+    dbuf *cur;
+    dbuf *retired, *retired_tail;
+    dbuf *free;
+    unsigned free_count; /* atomic reads without the lock */
+    unsigned nbufs;
+    int dropping;        /* owner thread only */
+    uint32_t drop_depth; /* owner thread only */
+    uint64_t dropped;    /* atomic */
+    int exited;
+    int skip_depth; /* writer: open scopes ignored by the window */
+    struct tstate *next;
+} tstate;
+
+typedef enum misc_kind {
+    M_THREAD,
+    M_FRAME,
+    M_COUNTER,
+    M_TRACK,
+    M_CAL,
+    M_GPU,
+    M_UNTIMED
+} misc_kind;
+
+typedef struct misc {
+    misc_kind kind;
+    uint32_t id;
+    uint64_t tick; /* when it was recorded (window filtering) */
+    uint64_t a, b, c;
+    double v;
+    char *str;
+    cap_gpu_span *spans;
+} misc;
+
+typedef struct producer {
+    cap_writer *w;
+    pthread_t writer;
+    int writer_started;
+    pthread_mutex_t lock; /* threads list, misc queue, frames, flags */
+    pthread_cond_t cond;
+    int stop;
+    int closing;  /* atomic */
+    int failed;   /* atomic: recording stopped after an error */
+    int finished; /* atomic: the fixed window ended */
+    int status;   /* atomic cap_result */
+    tstate *threads;
+    uint32_t next_tid;
+    misc *q;
+    size_t q_n, q_cap;
+    uint64_t misc_dropped;
+    /* frames */
+    uint64_t frame_next;
+    int frame_open;
+    uint64_t frame_begin;
+    uint64_t current_frame; /* atomic */
+    uint32_t ntracks;
+    /* options */
+    size_t buffer_events;
+    unsigned buffers_per_thread;
+    unsigned flush_ms;
+    /* clock */
+    uint64_t origin_tick, origin_mono;
+    double period; /* ns per tick; guarded by lock after open */
+    uint64_t skip_tick, end_tick; /* window; end 0 = none */
+    /* writer thread only */
+    uint8_t *defined;
+    uint32_t defined_cap;
+    cap_producer_stats stats; /* written under lock */
+} producer;
+
+/* ---- the registry ------------------------------------------------------ */
+
+static struct {
+    pthread_mutex_t lock;
+    char **names; /* id - 1 */
+    uint32_t names_n, names_cap;
+    uint32_t *ht; /* open addressing: id or 0 */
+    uint32_t ht_cap;
+    producer *active; /* atomic */
+    tstate *graveyard; /* states of closed captures still owned by live
+                          threads */
+    void (*log_fn)(void *, const char *);
+    void *log_user;
+    cap_producer_stats last;
+    pthread_key_t key;
+    pthread_once_t once;
+} reg = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
+
+cap__head cap__null_head;
+__thread cap__head *cap__tls
+    __attribute__((tls_model("initial-exec"))) = &cap__null_head;
+int cap__clock_is_counter;
+
+static void logf_(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&reg.lock);
+    void (*fn)(void *, const char *) = reg.log_fn;
+    void *user = reg.log_user;
+    pthread_mutex_unlock(&reg.lock);
+    if (fn)
+        fn(user, line);
+    else
+        fprintf(stderr, "libcapture: %s\n", line);
+}
+
+void cap_set_log(void (*fn)(void *user, const char *line), void *user)
+{
+    pthread_mutex_lock(&reg.lock);
+    reg.log_fn = fn;
+    reg.log_user = user;
+    pthread_mutex_unlock(&reg.lock);
+}
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static int ht_insert(uint32_t *ht, uint32_t cap, char **names, uint32_t id)
+{
+    uint32_t i = hash_str(names[id - 1]) & (cap - 1);
+    while (ht[i])
+        i = (i + 1) & (cap - 1);
+    ht[i] = id;
+    return 0;
+}
+
+uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
+{
+    (void)file;
+    (void)line;
+    if (!name)
+        return 0;
+    size_t len = strlen(name);
+    if (len > CAP_MAX_NAME_LEN)
+        len = CAP_MAX_NAME_LEN;
+    pthread_mutex_lock(&reg.lock);
+    uint32_t id = 0;
+    if (reg.ht_cap) {
+        uint32_t i = hash_str(name) & (reg.ht_cap - 1);
+        while (reg.ht[i]) {
+            if (strncmp(reg.names[reg.ht[i] - 1], name, len) == 0 &&
+                reg.names[reg.ht[i] - 1][len] == 0) {
+                id = reg.ht[i];
+                goto out;
+            }
+            i = (i + 1) & (reg.ht_cap - 1);
+        }
+    }
+    if (reg.names_n >= CAP_MAX_NAME_ID)
+        goto out;
+    if (reg.names_n == reg.names_cap) {
+        uint32_t n = reg.names_cap ? reg.names_cap * 2 : 64;
+        char **p = realloc(reg.names, n * sizeof *p);
+        if (!p)
+            goto out;
+        reg.names = p;
+        reg.names_cap = n;
+    }
+    if ((reg.names_n + 1) * 2 > reg.ht_cap) {
+        uint32_t n = reg.ht_cap ? reg.ht_cap * 2 : 128;
+        uint32_t *ht = calloc(n, sizeof *ht);
+        if (!ht)
+            goto out;
+        for (uint32_t i = 1; i <= reg.names_n; i++)
+            ht_insert(ht, n, reg.names, i);
+        free(reg.ht);
+        reg.ht = ht;
+        reg.ht_cap = n;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        goto out;
+    memcpy(copy, name, len);
+    copy[len] = 0;
+    reg.names[reg.names_n++] = copy;
+    id = reg.names_n;
+    ht_insert(reg.ht, reg.ht_cap, reg.names, id);
+out:
+    pthread_mutex_unlock(&reg.lock);
+    return id;
+}
+
+uint32_t cap__site_register(uint32_t *site, const char *name, const char *file,
+                            uint32_t line)
+{
+    uint32_t id = cap_name_register(name, file, line);
+    if (id)
+        __atomic_store_n(site, id, __ATOMIC_RELAXED);
+    return id;
+}
+
+/* ---- clock ------------------------------------------------------------- */
+
+uint64_t cap__now_monotonic(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int have_invariant_counter(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+        return 0;
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    return (d >> 8) & 1;
+#elif defined(__aarch64__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* A (tick, monotonic ns) pair read as close together as we can. */
+static void clock_pair(uint64_t *tick, uint64_t *mono)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t m0 = cap__now_monotonic();
+        uint64_t t = cap__now();
+        uint64_t m1 = cap__now_monotonic();
+        if (m1 - m0 < best) {
+            best = m1 - m0;
+            *tick = t;
+            *mono = m0 + (m1 - m0) / 2;
+        }
+    }
+}
+
+uint64_t cap_now(void)
+{
+    return cap__now();
+}
+
+uint64_t cap_tick_from_mono_ns(uint64_t mono_ns)
+{
+    producer *p = __atomic_load_n(&reg.active, __ATOMIC_ACQUIRE);
+    if (!p)
+        return 0;
+    pthread_mutex_lock(&p->lock);
+    double per = p->period;
+    uint64_t ot = p->origin_tick, om = p->origin_mono;
+    pthread_mutex_unlock(&p->lock);
+    double d = ((double)(int64_t)(mono_ns - om)) / per;
+    return ot + (uint64_t)(int64_t)llround(d);
+}
+
+/* ---- misc queue -------------------------------------------------------- */
+
+/* Caller holds p->lock. Takes ownership of m->str and m->spans. */
+static void misc_push(producer *p, misc m)
+{
+    if (p->q_n == p->q_cap) {
+        size_t n = p->q_cap ? p->q_cap * 2 : 256;
+        misc *q = n <= MISC_MAX ? realloc(p->q, n * sizeof *q) : NULL;
+        if (!q) {
+            p->misc_dropped++;
+            free(m.str);
+            free(m.spans);
+            return;
+        }
+        p->q = q;
+        p->q_cap = n;
+    }
+    p->q[p->q_n++] = m;
+}
+
+static producer *active_producer(void)
+{
+    producer *p = __atomic_load_n(&reg.active, __ATOMIC_ACQUIRE);
+    if (!p || __atomic_load_n(&p->closing, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&p->failed, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&p->finished, __ATOMIC_RELAXED))
+        return NULL;
+    return p;
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+static dbuf *dbuf_new(producer *p)
+{
+    dbuf *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    size_t n = p->buffer_events + RESERVE_RECORDS;
+    d->start = malloc(n * sizeof *d->start);
+    if (!d->start) {
+        free(d);
+        return NULL;
+    }
+    d->limit = d->start + p->buffer_events;
+    d->cap_end = d->start + n;
+    d->flushed = d->start;
+    return d;
+}
+
+static void dbuf_free_list(dbuf *d)
+{
+    while (d) {
+        dbuf *n = d->next;
+        free(d->start);
+        free(d);
+        d = n;
+    }
+}
+
+static void tstate_free(tstate *t)
+{
+    if (t->cur) {
+        free(t->cur->start);
+        free(t->cur);
+    }
+    dbuf_free_list(t->retired);
+    dbuf_free_list(t->free);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+static void tls_destructor(void *arg);
+
+static void make_key(void)
+{
+    pthread_key_create(&reg.key, tls_destructor);
+}
+
+static void thread_name_default(char *buf, size_t n)
+{
+    snprintf(buf, n, "thread %ld", (long)gettid());
+}
+
+/* Give the calling thread a state in capture p. */
+static tstate *thread_attach(producer *p, const char *name)
+{
+    tstate *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    pthread_mutex_init(&t->lock, NULL);
+    t->p = p;
+    t->cur = dbuf_new(p);
+    if (!t->cur) {
+        tstate_free(t);
+        return NULL;
+    }
+    t->nbufs = 1;
+    t->head.pos = t->cur->start;
+    t->head.end = t->cur->limit;
+    char auto_name[48];
+    if (!name) {
+        thread_name_default(auto_name, sizeof auto_name);
+        name = auto_name;
+    }
+    char *copy = strdup(name);
+    pthread_mutex_lock(&p->lock);
+    t->tid = p->next_tid++;
+    t->next = p->threads;
+    p->threads = t;
+    misc_push(p, (misc){.kind = M_THREAD, .id = t->tid, .str = copy});
+    pthread_mutex_unlock(&p->lock);
+    pthread_once(&reg.once, make_key);
+    pthread_setspecific(reg.key, t);
+    cap__tls = &t->head;
+    return t;
+}
+
+cap_result cap_thread_register(const char *name)
+{
+    producer *p = active_producer();
+    if (!p)
+        return CAP_E_MISUSE;
+    cap__head *h = cap__tls;
+    if (h != &cap__null_head && ((tstate *)h)->p == p) {
+        tstate *t = (tstate *)h;
+        char *copy = strdup(name ? name : "");
+        pthread_mutex_lock(&p->lock);
+        misc_push(p, (misc){.kind = M_THREAD, .id = t->tid, .str = copy});
+        pthread_mutex_unlock(&p->lock);
+        return copy ? CAP_OK : CAP_E_NOMEM;
+    }
+    return thread_attach(p, name) ? CAP_OK : CAP_E_NOMEM;
+}
+
+/* Detach state t from its thread: its buffer goes to the writer. */
+static void thread_detach(tstate *t)
+{
+    producer *p = t->p;
+    pthread_mutex_lock(&reg.lock);
+    int in_graveyard = 0;
+    for (tstate **pp = &reg.graveyard; *pp; pp = &(*pp)->next)
+        if (*pp == t) {
+            *pp = t->next;
+            in_graveyard = 1;
+            break;
+        }
+    pthread_mutex_unlock(&reg.lock);
+    if (in_graveyard) {
+        tstate_free(t);
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    if (t->cur) {
+        t->cur->final = __atomic_load_n(&t->head.pos, __ATOMIC_RELAXED);
+        t->cur->next = NULL;
+        if (t->retired_tail)
+            t->retired_tail->next = t->cur;
+        else
+            t->retired = t->cur;
+        t->retired_tail = t->cur;
+        t->cur = NULL;
+    }
+    __atomic_store_n(&t->head.end, NULL, __ATOMIC_RELAXED);
+    t->exited = 1;
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_lock(&p->lock);
+    pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void tls_destructor(void *arg)
+{
+    tstate *t = arg;
+    if (cap__tls == &t->head)
+        cap__tls = &cap__null_head;
+    thread_detach(t);
+}
+
+void cap_thread_unregister(void)
+{
+    cap__head *h = cap__tls;
+    if (h == &cap__null_head)
+        return;
+    tstate *t = (tstate *)h;
+    cap__tls = &cap__null_head;
+    if (reg.once == PTHREAD_ONCE_INIT)
+        return;
+    pthread_setspecific(reg.key, NULL);
+    thread_detach(t);
+}
+
+/* ---- the slow path ----------------------------------------------------- */
+
+static void wake_writer(producer *p)
+{
+    pthread_mutex_lock(&p->lock);
+    pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Try to switch t to a fresh buffer; 1 on success. */
+static int swap_buffer(tstate *t)
+{
+    producer *p = t->p;
+    dbuf *d = NULL;
+    pthread_mutex_lock(&t->lock);
+    if (t->free) {
+        d = t->free;
+        t->free = d->next;
+        __atomic_store_n(&t->free_count, t->free_count - 1, __ATOMIC_RELAXED);
+    } else if (t->nbufs < p->buffers_per_thread) {
+        d = dbuf_new(p);
+        if (d)
+            t->nbufs++;
+    }
+    if (!d) {
+        pthread_mutex_unlock(&t->lock);
+        return 0;
+    }
+    d->next = NULL;
+    d->flushed = d->start;
+    d->final = NULL;
+    dbuf *old = t->cur;
+    old->final = __atomic_load_n(&t->head.pos, __ATOMIC_RELAXED);
+    old->next = NULL;
+    if (t->retired_tail)
+        t->retired_tail->next = old;
+    else
+        t->retired = old;
+    t->retired_tail = old;
+    t->cur = d;
+    __atomic_store_n(&t->head.pos, d->start, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->head.end, d->limit, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&t->lock);
+    wake_writer(p);
+    return 1;
+}
+
+static void put_record(tstate *t, uint32_t word, uint64_t tick)
+{
+    cap__rec *r = __atomic_load_n(&t->head.pos, __ATOMIC_RELAXED);
+    r->tick = tick;
+    r->word = word;
+    r->aux = 0;
+    __atomic_store_n(&t->head.pos, r + 1, __ATOMIC_RELEASE);
+}
+
+void cap__emit_slow(uint32_t word, uint64_t tick)
+{
+    cap__head *h = cap__tls;
+    producer *p = active_producer();
+    if (!p)
+        return;
+    tstate *t = (tstate *)h;
+    if (h == &cap__null_head || t->p != p) {
+        if (h != &cap__null_head)
+            cap__tls = &cap__null_head; /* stale state of a closed capture */
+        t = thread_attach(p, NULL);
+        if (!t)
+            return;
+        put_record(t, word, tick);
+        return;
+    }
+    if (t->exited)
+        return;
+    uint32_t kind = word >> CAP__KIND_SHIFT;
+    if (!t->dropping) {
+        if (swap_buffer(t)) {
+            put_record(t, word, tick);
+            return;
+        }
+        t->dropping = 1;
+        t->drop_depth = 0;
+        __atomic_store_n(&t->head.end, NULL, __ATOMIC_RELAXED);
+    }
+    /* dropping */
+    if (t->drop_depth == 0 && kind == CAP__KIND_BEGIN &&
+        __atomic_load_n(&t->free_count, __ATOMIC_RELAXED) > 0 &&
+        swap_buffer(t)) {
+        t->dropping = 0;
+        put_record(t, word, tick);
+        return;
+    }
+    if (kind == CAP__KIND_BEGIN) {
+        t->drop_depth++;
+        __atomic_fetch_add(&t->dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (t->drop_depth > 0) {
+        t->drop_depth--;
+        return;
+    }
+    /* the end of a recorded scope: keep nesting intact via the reserve */
+    cap__rec *r = __atomic_load_n(&t->head.pos, __ATOMIC_RELAXED);
+    if (r < t->cur->cap_end)
+        put_record(t, word, tick);
+}
+
+/* ---- the writer thread ------------------------------------------------- */
+
+static void set_failed(producer *p, cap_result r, const char *what)
+{
+    if (__atomic_exchange_n(&p->failed, 1, __ATOMIC_ACQ_REL))
+        return;
+    __atomic_store_n(&p->status, (int)r, __ATOMIC_RELEASE);
+    int e = cap_writer_errno(p->w);
+    logf_("%s failed: %s%s%s; recording stopped, the file keeps every block "
+          "written before",
+          what, cap_result_message(r), e ? ": " : "", e ? strerror(e) : "");
+}
+
+static void define_name(producer *p, uint32_t id)
+{
+    if (id == 0)
+        return;
+    if (id >= p->defined_cap) {
+        uint32_t n = p->defined_cap ? p->defined_cap : 256;
+        while (n <= id)
+            n *= 2;
+        uint8_t *d = realloc(p->defined, n);
+        if (!d)
+            return;
+        memset(d + p->defined_cap, 0, n - p->defined_cap);
+        p->defined = d;
+        p->defined_cap = n;
+    }
+    if (p->defined[id])
+        return;
+    pthread_mutex_lock(&reg.lock);
+    char *name = id <= reg.names_n ? strdup(reg.names[id - 1]) : NULL;
+    pthread_mutex_unlock(&reg.lock);
+    if (name) {
+        (void)cap_writer_name(p->w, id, name, NULL, 0);
+        free(name);
+    }
+    p->defined[id] = 1;
+}
+
+static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
+{
+    cap_writer *w = p->w;
+    uint64_t events = 0;
+    for (cap__rec *r = from; r < to; r++) {
+        uint32_t kind = r->word >> CAP__KIND_SHIFT;
+        uint32_t id = r->word & ((1u << CAP__KIND_SHIFT) - 1);
+        if (r->tick < p->skip_tick || (p->end_tick && r->tick > p->end_tick)) {
+            if (kind == CAP__KIND_BEGIN)
+                t->skip_depth++;
+            else if (t->skip_depth > 0)
+                t->skip_depth--;
+            else
+                (void)cap_writer_scope_end(w, t->tid, r->tick);
+            continue;
+        }
+        if (kind == CAP__KIND_BEGIN) {
+            if (t->skip_depth > 0) {
+                t->skip_depth++;
+                continue;
+            }
+            if (id > CAP_MAX_NAME_ID || id == 0)
+                continue;
+            define_name(p, id);
+            (void)cap_writer_scope_begin(w, t->tid, id, r->tick);
+        } else {
+            if (t->skip_depth > 0) {
+                t->skip_depth--;
+                continue;
+            }
+            (void)cap_writer_scope_end(w, t->tid, r->tick);
+        }
+        events++;
+    }
+    p->stats.events += events;
+}
+
+static void process_misc(producer *p, misc *q, size_t n)
+{
+    cap_writer *w = p->w;
+    for (size_t i = 0; i < n; i++) {
+        misc *m = &q[i];
+        int in_window = m->tick >= p->skip_tick &&
+                        (!p->end_tick || m->tick <= p->end_tick);
+        switch (m->kind) {
+        case M_THREAD:
+            (void)cap_writer_thread(w, m->id, m->str);
+            break;
+        case M_FRAME:
+            /* a: begin tick, b: end tick, c: index */
+            if (m->a >= p->skip_tick && (!p->end_tick || m->b <= p->end_tick)) {
+                (void)cap_writer_frame(w, m->c, m->a, m->b);
+                p->stats.frames++;
+            }
+            break;
+        case M_COUNTER:
+            if (in_window) {
+                define_name(p, m->id);
+                (void)cap_writer_counter(w, m->id, m->a, m->v);
+            }
+            break;
+        case M_TRACK:
+            (void)cap_writer_gpu_track(w, m->id, m->str, m->v);
+            break;
+        case M_CAL:
+            (void)cap_writer_gpu_calibration(w, m->id, m->a, m->b, m->c);
+            break;
+        case M_GPU:
+            if (!in_window)
+                break;
+            for (uint64_t k = 0; k < m->b; k++)
+                define_name(p, m->spans[k].name);
+            (void)cap_writer_gpu_frame(w, m->id, m->a, m->spans, m->b);
+            break;
+        case M_UNTIMED:
+            (void)cap_writer_gpu_dropped(w, m->id, m->a, m->b);
+            break;
+        }
+        free(m->str);
+        free(m->spans);
+    }
+}
+
+/* Copy what thread t published since the last drain into the writer. */
+static void drain_thread(producer *p, tstate *t)
+{
+    pthread_mutex_lock(&t->lock);
+    dbuf *ret = t->retired;
+    t->retired = t->retired_tail = NULL;
+    dbuf *cur = t->cur;
+    cap__rec *pos = cur ? __atomic_load_n(&t->head.pos, __ATOMIC_ACQUIRE) : NULL;
+    pthread_mutex_unlock(&t->lock);
+    int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+    while (ret) {
+        dbuf *next = ret->next;
+        if (live)
+            encode_range(p, t, ret->flushed, ret->final);
+        ret->flushed = ret->start;
+        ret->final = NULL;
+        pthread_mutex_lock(&t->lock);
+        ret->next = t->free;
+        t->free = ret;
+        __atomic_store_n(&t->free_count, t->free_count + 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&t->lock);
+        ret = next;
+    }
+    if (cur && pos > cur->flushed) {
+        if (live)
+            encode_range(p, t, cur->flushed, pos);
+        cur->flushed = pos;
+    }
+    uint64_t dropped = __atomic_exchange_n(&t->dropped, 0, __ATOMIC_RELAXED);
+    if (dropped) {
+        p->stats.dropped_scopes += dropped;
+        if (live)
+            (void)cap_writer_dropped(p->w, t->tid, dropped);
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    producer *p = arg;
+    uint64_t last_flush = cap__now_monotonic();
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        if (!p->stop) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)p->flush_ms * 1000000u;
+            ts.tv_sec += (time_t)(ns / 1000000000u);
+            ts.tv_nsec = (long)(ns % 1000000000u);
+            pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+        }
+        int stopping = p->stop;
+        misc *q = p->q;
+        size_t qn = p->q_n;
+        p->q = NULL;
+        p->q_n = p->q_cap = 0;
+        tstate *head = p->threads;
+        pthread_mutex_unlock(&p->lock);
+
+        int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+        if (live)
+            process_misc(p, q, qn);
+        else
+            for (size_t i = 0; i < qn; i++) {
+                free(q[i].str);
+                free(q[i].spans);
+            }
+        free(q);
+        for (tstate *t = head; t; t = t->next)
+            drain_thread(p, t);
+
+        uint64_t tick, mono;
+        clock_pair(&tick, &mono);
+        if (live) {
+            (void)cap_writer_clock_sample(p->w, tick, mono);
+            if (mono - p->origin_mono >= 100000000u && tick > p->origin_tick) {
+                pthread_mutex_lock(&p->lock);
+                p->period = (double)(mono - p->origin_mono) /
+                            (double)(tick - p->origin_tick);
+                pthread_mutex_unlock(&p->lock);
+            }
+            uint64_t now = cap__now_monotonic();
+            if (stopping || now - last_flush >= (uint64_t)p->flush_ms * 1000000u) {
+                cap_result r = cap_writer_flush(p->w);
+                last_flush = now;
+                if (r != CAP_OK)
+                    set_failed(p, r, "writing the capture");
+            } else if (cap_writer_bytes_written(p->w) == 0) {
+                /* unreachable: the header is written at open */
+            }
+            if (p->end_tick && tick > p->end_tick &&
+                !__atomic_load_n(&p->finished, __ATOMIC_RELAXED)) {
+                /* the fixed window is over: finish the file now */
+                cap_result r = cap_writer_close(p->w);
+                p->w = NULL;
+                __atomic_store_n(&p->finished, 1, __ATOMIC_RELEASE);
+                if (r != CAP_OK)
+                    set_failed(p, r, "closing the capture");
+                else
+                    logf_("recording window of the capture is over; file "
+                          "closed");
+            }
+        }
+        pthread_mutex_lock(&p->lock);
+        p->stats.bytes = p->w ? cap_writer_bytes_written(p->w) : p->stats.bytes;
+        /* free the states of threads that exited and are fully drained */
+        for (tstate **pp = &p->threads; *pp;) {
+            tstate *t = *pp;
+            pthread_mutex_lock(&t->lock);
+            int gone = t->exited && !t->retired && !t->cur;
+            pthread_mutex_unlock(&t->lock);
+            if (gone) {
+                *pp = t->next;
+                tstate_free(t);
+            } else {
+                pp = &t->next;
+            }
+        }
+        if (stopping)
+            break;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* ---- open / close ------------------------------------------------------ */
+
+static double env_seconds(const char *name, double fallback)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return fallback;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !isfinite(v) || v < 0) {
+        logf_("ignoring %s=%s: not a number of seconds", name, s);
+        return fallback;
+    }
+    return v;
+}
+
+static void fill_default_meta(cap_meta_kv *kv, size_t *n, char *buf,
+                              size_t bufsz, const cap_capture_options *o,
+                              const char *clock)
+{
+    /* buf holds program, machine and start time strings */
+    size_t used = 0;
+    int have_program = 0, have_machine = 0, have_start = 0, have_clock = 0;
+    for (size_t i = 0; o && i < o->meta_count; i++) {
+        if (!o->meta[i].key)
+            continue;
+        have_program |= strcmp(o->meta[i].key, "program") == 0;
+        have_machine |= strcmp(o->meta[i].key, "machine") == 0;
+        have_start |= strcmp(o->meta[i].key, "start_time") == 0;
+        have_clock |= strcmp(o->meta[i].key, "clock_source") == 0;
+    }
+    if (!have_program) {
+        char exe[256];
+        ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        const char *name = "unknown";
+        if (k > 0) {
+            exe[k] = 0;
+            const char *slash = strrchr(exe, '/');
+            name = slash ? slash + 1 : exe;
+        }
+        int w = snprintf(buf + used, bufsz - used, "%s", name);
+        kv[(*n)++] = (cap_meta_kv){"program", buf + used};
+        used += (size_t)w + 1;
+    }
+    if (!have_machine) {
+        char host[128] = "unknown";
+        gethostname(host, sizeof host - 1);
+        host[sizeof host - 1] = 0;
+        char cpu[160] = "";
+        FILE *f = fopen("/proc/cpuinfo", "r");
+        if (f) {
+            char line[256];
+            while (fgets(line, sizeof line, f)) {
+                if (strncmp(line, "model name", 10) == 0) {
+                    const char *c = strchr(line, ':');
+                    if (c) {
+                        snprintf(cpu, sizeof cpu, "%s", c + 2);
+                        cpu[strcspn(cpu, "\n")] = 0;
+                    }
+                    break;
+                }
+            }
+            fclose(f);
+        }
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        int w = snprintf(buf + used, bufsz - used, "%s (%s, %ld CPUs)", host,
+                         cpu[0] ? cpu : "unknown CPU", ncpu);
+        kv[(*n)++] = (cap_meta_kv){"machine", buf + used};
+        used += (size_t)w + 1;
+    }
+    if (!have_start) {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        size_t w = strftime(buf + used, bufsz - used, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        kv[(*n)++] = (cap_meta_kv){"start_time", buf + used};
+        used += w + 1;
+    }
+    if (!have_clock)
+        kv[(*n)++] = (cap_meta_kv){"clock_source", clock};
+    kv[(*n)++] = (cap_meta_kv){"libcapture", "0.1.0"};
+    for (size_t i = 0; o && i < o->meta_count; i++)
+        kv[(*n)++] = o->meta[i];
+}
+
+static cap_result open_common(int fd, const char *path,
+                              const cap_capture_options *o)
+{
+    pthread_mutex_lock(&reg.lock);
+    int busy = reg.active != NULL;
+    pthread_mutex_unlock(&reg.lock);
+    if (busy)
+        return CAP_E_MISUSE;
+    if (o && o->meta_count && !o->meta)
+        return CAP_E_MISUSE;
+    producer *p = calloc(1, sizeof *p);
+    if (!p)
+        return CAP_E_NOMEM;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->cond, NULL);
+    p->buffer_events = o && o->buffer_events ? o->buffer_events : 16384;
+    if (p->buffer_events < 64)
+        p->buffer_events = 64;
+    p->buffers_per_thread = o && o->buffers_per_thread ? o->buffers_per_thread : 8;
+    if (p->buffers_per_thread < 2)
+        p->buffers_per_thread = 2;
+    p->flush_ms = o && o->flush_interval_ms ? o->flush_interval_ms : 100;
+    p->current_frame = UINT64_MAX;
+
+    int counter = !(o && o->force_monotonic) && have_invariant_counter();
+    __atomic_store_n(&cap__clock_is_counter, counter, __ATOMIC_RELAXED);
+    const char *clock =
+#if defined(__aarch64__)
+        counter ? "cntvct" : "monotonic";
+#else
+        counter ? "tsc" : "monotonic";
+#endif
+    /* Calibrate the counter against CLOCK_MONOTONIC over ~2 ms. */
+    uint64_t t0, m0, t1, m1;
+    clock_pair(&t0, &m0);
+    if (counter) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+        clock_pair(&t1, &m1);
+        p->period = t1 > t0 ? (double)(m1 - m0) / (double)(t1 - t0) : 1.0;
+    } else {
+        p->period = 1.0;
+    }
+    p->origin_tick = t0;
+    p->origin_mono = m0;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+
+    double skip = env_seconds("CAP_SKIP_SECONDS", o ? o->skip_seconds : 0);
+    double rec = env_seconds("CAP_RECORD_SECONDS", o ? o->record_seconds : 0);
+    p->skip_tick = t0 + (uint64_t)(skip * 1e9 / p->period);
+    p->end_tick = rec > 0 ? p->skip_tick + (uint64_t)(rec * 1e9 / p->period) : 0;
+
+    size_t extra = o ? o->meta_count : 0;
+    cap_meta_kv *kv = calloc(extra + 8, sizeof *kv);
+    char strs[1024];
+    if (!kv) {
+        free(p);
+        return CAP_E_NOMEM;
+    }
+    size_t kvn = 0;
+    fill_default_meta(kv, &kvn, strs, sizeof strs, o, clock);
+    char window[96];
+    if (skip > 0 || rec > 0) {
+        snprintf(window, sizeof window, "skip %.3f s, record %.3f s", skip, rec);
+        kv[kvn++] = (cap_meta_kv){"window", window};
+    }
+    cap_writer_options wo = {
+        .meta = kv,
+        .meta_count = kvn,
+        .clock_source = clock,
+        .tick_period_ns = p->period,
+        .origin_tick = t0,
+        .origin_mono_ns = m0,
+        .origin_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec,
+        .zstd_level = o ? o->zstd_level : 0,
+        .block_bytes = o && o->flush_bytes ? o->flush_bytes : 0,
+    };
+    cap_result r = path ? cap_writer_open_path(&p->w, path, &wo)
+                        : cap_writer_open_fd(&p->w, fd, &wo);
+    free(kv);
+    if (r != CAP_OK) {
+        int e = errno;
+        logf_("cannot open capture '%s': %s%s%s", path ? path : "(fd)",
+              cap_result_message(r), r == CAP_E_IO ? ": " : "",
+              r == CAP_E_IO ? strerror(e) : "");
+        pthread_cond_destroy(&p->cond);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return r;
+    }
+    if (pthread_create(&p->writer, NULL, writer_main, p) != 0) {
+        cap_writer_abandon(p->w);
+        pthread_cond_destroy(&p->cond);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return CAP_E_NOMEM;
+    }
+    p->writer_started = 1;
+    pthread_mutex_lock(&reg.lock);
+    if (reg.active) { /* lost a race with another cap_open */
+        pthread_mutex_unlock(&reg.lock);
+        pthread_mutex_lock(&p->lock);
+        p->stop = 1;
+        __atomic_store_n(&p->failed, 1, __ATOMIC_RELEASE);
+        pthread_cond_signal(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+        pthread_join(p->writer, NULL);
+        cap_writer_abandon(p->w);
+        free(p);
+        return CAP_E_MISUSE;
+    }
+    memset(&reg.last, 0, sizeof reg.last);
+    __atomic_store_n(&reg.active, p, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&reg.lock);
+    return CAP_OK;
+}
+
+cap_result cap_open(const char *path, const cap_capture_options *opt)
+{
+    if (!path)
+        return CAP_E_MISUSE;
+    return open_common(-1, path, opt);
+}
+
+cap_result cap_open_fd(int fd, const cap_capture_options *opt)
+{
+    if (fd < 0)
+        return CAP_E_MISUSE;
+    return open_common(fd, NULL, opt);
+}
+
+cap_result cap_close(void)
+{
+    pthread_mutex_lock(&reg.lock);
+    producer *p = reg.active;
+    if (!p) {
+        pthread_mutex_unlock(&reg.lock);
+        return CAP_E_MISUSE;
+    }
+    __atomic_store_n(&p->closing, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&reg.lock);
+
+    /* The caller's own thread: its open frame ends now. */
+    pthread_mutex_lock(&p->lock);
+    if (p->frame_open) {
+        uint64_t now = cap__now();
+        misc_push(p, (misc){.kind = M_FRAME, .tick = p->frame_begin,
+                            .a = p->frame_begin, .b = now,
+                            .c = p->frame_next - 1});
+        p->frame_open = 0;
+    }
+    for (tstate *t = p->threads; t; t = t->next)
+        __atomic_store_n(&t->head.end, NULL, __ATOMIC_RELAXED);
+    p->stop = 1;
+    pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->writer, NULL);
+
+    cap_result r = (cap_result)__atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
+    if (p->w) {
+        cap_result c = __atomic_load_n(&p->failed, __ATOMIC_RELAXED)
+                           ? (cap_writer_abandon(p->w), CAP_OK)
+                           : cap_writer_close(p->w);
+        p->w = NULL;
+        if (c != CAP_OK && r == CAP_OK) {
+            r = c;
+            logf_("closing the capture failed: %s", cap_result_message(c));
+        }
+    }
+    pthread_mutex_lock(&reg.lock);
+    p->stats.bytes = p->stats.bytes;
+    reg.last = p->stats;
+    /* Threads still alive keep their state (their TLS points at it) in the
+     * graveyard until they exit or record again. */
+    for (tstate *t = p->threads, *next; t; t = next) {
+        next = t->next;
+        if (t->exited) {
+            tstate_free(t);
+            continue;
+        }
+        dbuf_free_list(t->retired);
+        t->retired = t->retired_tail = NULL;
+        t->p = NULL;
+        t->next = reg.graveyard;
+        reg.graveyard = t;
+    }
+    __atomic_store_n(&reg.active, NULL, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&reg.lock);
+    for (size_t i = 0; i < p->q_n; i++) {
+        free(p->q[i].str);
+        free(p->q[i].spans);
+    }
+    free(p->q);
+    free(p->defined);
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    return r;
+}
+
+cap_result cap_status(void)
+{
+    producer *p = __atomic_load_n(&reg.active, __ATOMIC_ACQUIRE);
+    if (!p)
+        return CAP_E_MISUSE;
+    return (cap_result)__atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
+}
+
+void cap_get_stats(cap_producer_stats *out)
+{
+    if (!out)
+        return;
+    pthread_mutex_lock(&reg.lock);
+    producer *p = reg.active;
+    if (p) {
+        pthread_mutex_lock(&p->lock);
+        *out = p->stats;
+        pthread_mutex_unlock(&p->lock);
+        uint64_t pending = 0;
+        for (tstate *t = p->threads; t; t = t->next)
+            pending += __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+        out->dropped_scopes += pending;
+    } else {
+        *out = reg.last;
+    }
+    pthread_mutex_unlock(&reg.lock);
+}
+
+/* ---- frames, counters, GPU -------------------------------------------- */
+
+static void frame_boundary(int begin, int end)
+{
+    producer *p = active_producer();
+    if (!p)
+        return;
+    uint64_t now = cap__now();
+    pthread_mutex_lock(&p->lock);
+    if (end && p->frame_open) {
+        misc_push(p, (misc){.kind = M_FRAME, .tick = p->frame_begin,
+                            .a = p->frame_begin, .b = now,
+                            .c = p->frame_next - 1});
+        p->frame_open = 0;
+    }
+    if (begin) {
+        p->frame_open = 1;
+        p->frame_begin = now;
+        __atomic_store_n(&p->current_frame, p->frame_next, __ATOMIC_RELAXED);
+        p->frame_next++;
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void cap_frame_mark(void) { frame_boundary(1, 1); }
+void cap_frame_begin(void) { frame_boundary(1, 1); }
+void cap_frame_end(void) { frame_boundary(0, 1); }
+
+uint64_t cap_frame_current(void)
+{
+    producer *p = __atomic_load_n(&reg.active, __ATOMIC_ACQUIRE);
+    return p ? __atomic_load_n(&p->current_frame, __ATOMIC_RELAXED)
+             : UINT64_MAX;
+}
+
+void cap_counter(uint32_t name, double value)
+{
+    producer *p = active_producer();
+    if (!p || name == 0)
+        return;
+    uint64_t now = cap__now();
+    pthread_mutex_lock(&p->lock);
+    misc_push(p, (misc){.kind = M_COUNTER, .id = name, .tick = now, .a = now,
+                        .v = value});
+    pthread_mutex_unlock(&p->lock);
+}
+
+uint32_t cap_gpu_track(const char *name, double period_ns)
+{
+    producer *p = active_producer();
+    if (!p || !isfinite(period_ns) || period_ns <= 0)
+        return UINT32_MAX;
+    char *copy = strdup(name ? name : "gpu");
+    if (!copy)
+        return UINT32_MAX;
+    uint64_t now = cap__now();
+    pthread_mutex_lock(&p->lock);
+    uint32_t id = UINT32_MAX;
+    if (p->ntracks < CAP_MAX_TRACKS) {
+        id = p->ntracks++;
+        misc_push(p, (misc){.kind = M_TRACK, .id = id, .tick = now,
+                            .str = copy, .v = period_ns});
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&p->lock);
+    free(copy);
+    return id;
+}
+
+void cap_gpu_calibrate(uint32_t track, uint64_t gpu_tick, uint64_t mono_ns,
+                       uint64_t deviation_ns)
+{
+    producer *p = active_producer();
+    if (!p)
+        return;
+    uint64_t cpu = cap_tick_from_mono_ns(mono_ns);
+    uint64_t now = cap__now();
+    pthread_mutex_lock(&p->lock);
+    if (track < p->ntracks)
+        misc_push(p, (misc){.kind = M_CAL, .id = track, .tick = now,
+                            .a = gpu_tick, .b = cpu, .c = deviation_ns});
+    pthread_mutex_unlock(&p->lock);
+}
+
+void cap_gpu_frame(uint32_t track, uint64_t cpu_frame, const cap_gpu_span *spans,
+                   size_t n)
+{
+    producer *p = active_producer();
+    if (!p || !spans || n == 0 || n > CAP_MAX_GPU_SPANS)
+        return;
+    cap_gpu_span *copy = malloc(n * sizeof *copy);
+    if (!copy)
+        return;
+    memcpy(copy, spans, n * sizeof *copy);
+    uint64_t now = cap__now();
+    pthread_mutex_lock(&p->lock);
+    if (track < p->ntracks) {
+        misc_push(p, (misc){.kind = M_GPU, .id = track, .tick = now,
+                            .a = cpu_frame, .b = n, .spans = copy});
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&p->lock);
+    free(copy);
+}
+
+void cap_gpu_untimed(uint32_t track, uint64_t untimed_frames,
+                     uint64_t invalid_spans)
+{
+    producer *p = active_producer();
+    if (!p)
+        return;
+    uint64_t now = cap__now();
+    pthread_mutex_lock(&p->lock);
+    if (track < p->ntracks)
+        misc_push(p, (misc){.kind = M_UNTIMED, .id = track, .tick = now,
+                            .a = untimed_frames, .b = invalid_spans});
+    pthread_mutex_unlock(&p->lock);
+}

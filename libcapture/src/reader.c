@@ -1,0 +1,1283 @@
+/*
+ * reader.c - stream a capture file, one chunk in memory at a time.
+ *
+ * The reader is a small state machine: it holds the decompressed payload of
+ * the current chunk and a cursor over its sections; cap_reader_next decodes
+ * just enough of the current section to produce one event. See
+ * format/format.h for the layout summary and format-spec/ for the spec.
+ */
+#include "capture/cap_reader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include "capture/cap_writer.h"
+#include "format/format.h"
+
+/* read_chunk: a damaged chunk whose size is trustworthy (skip it whole). */
+#define RD_SKIPPABLE ((cap_result)98)
+
+typedef struct rd_name {
+    char *name;
+    char *file;
+    uint32_t line;
+    int used;
+} rd_name;
+
+typedef struct rd_track {
+    char *name;
+    double period;
+    int declared;
+    int calibrated;
+    uint64_t cal_gpu, cal_cpu;
+} rd_track;
+
+typedef struct rd_span {
+    uint32_t name;
+    int32_t parent;
+    int measured;
+    uint32_t depth;
+    uint64_t begin, dur; /* GPU ticks */
+    uint64_t self;
+} rd_span;
+
+typedef enum sec_state {
+    ST_NONE,
+    ST_DECLS,
+    ST_FRAMES,
+    ST_SCOPES,
+    ST_COUNTERS,
+    ST_GPU
+} sec_state;
+
+struct cap_reader {
+    FILE *f;
+    char *path;
+    uint64_t size, off;
+    unsigned major, minor;
+    char detail[320];
+
+    char **meta_k, **meta_v;
+    size_t meta_n;
+    char *clock_source;
+    double meta_period;
+    uint64_t origin_tick, origin_mono;
+    int64_t origin_unix;
+    int have_meta;
+
+    rd_name *names;
+    uint32_t names_cap, max_id;
+    char **threads;
+    uint32_t threads_cap;
+    rd_track tracks[CAP_MAX_TRACKS];
+
+    ZSTD_DCtx *dc;
+    uint8_t *stored;
+    size_t stored_cap;
+    uint8_t *raw;
+    size_t raw_cap;
+    capf_cur sec;     /* remaining sections of the current payload */
+    capf_cur body;    /* the section being decoded */
+    sec_state state;
+    double period;    /* ns per CPU tick for the current block */
+    int in_footer;
+    int finished;     /* CAP_DONE from now on */
+    unsigned filter; /* 1u << kind: sections to step over */
+    int owe_truncated; /* report CAP_E_TRUNCATED on the next call */
+    uint64_t footer_off;
+
+    /* declarations to yield: (kind, id) */
+    struct {
+        cap_event_kind kind;
+        uint32_t id;
+    } *decls;
+    size_t decls_n, decls_cap, decls_pos;
+
+    /* FRAMES */
+    uint64_t left, prev_index, prev_begin;
+    /* SCOPES */
+    uint32_t tid;
+    uint64_t tick;
+    capf_cur deltas;
+    uint32_t depth;
+    uint32_t stk_name[CAP_MAX_DEPTH];
+    uint64_t stk_begin[CAP_MAX_DEPTH];
+    uint64_t stk_children[CAP_MAX_DEPTH];
+    /* COUNTERS */
+    uint64_t prev_tick;
+    /* GPU */
+    rd_span *spans;
+    size_t spans_n, spans_cap, span_pos;
+    uint32_t *span_stack;
+    int32_t *order; /* scratch for self-time */
+    uint32_t gpu_track;
+    uint64_t gpu_frame;
+
+    cap_reader_stats st;
+};
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static void set_detail(cap_reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->detail, sizeof r->detail, fmt, ap);
+    va_end(ap);
+}
+
+static char *dup_n(const uint8_t *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (!d)
+        return NULL;
+    if (n)
+        memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+static rd_name *name_slot(cap_reader *r, uint32_t id)
+{
+    if (id == 0 || id > CAP_MAX_NAME_ID)
+        return NULL;
+    if (id >= r->names_cap) {
+        uint32_t n = r->names_cap ? r->names_cap : 256;
+        while (n <= id)
+            n *= 2;
+        rd_name *p = realloc(r->names, (size_t)n * sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + r->names_cap, 0, (size_t)(n - r->names_cap) * sizeof *p);
+        r->names = p;
+        r->names_cap = n;
+    }
+    if (id > r->max_id)
+        r->max_id = id;
+    return &r->names[id];
+}
+
+static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
+{
+    int64_t d = (int64_t)(tick - r->origin_tick);
+    if (r->period == 1.0)
+        return d;
+    return (int64_t)llround((double)d * r->period);
+}
+
+/* ---- open -------------------------------------------------------------- */
+
+static int read_exact(cap_reader *r, void *buf, size_t n, size_t *got)
+{
+    size_t k = fread(buf, 1, n, r->f);
+    *got = k;
+    r->off += k;
+    if (k == n)
+        return 0;
+    return ferror(r->f) ? -2 : -1;
+}
+
+static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
+{
+    capf_cur c = {p, p + n, 0};
+    while (c.p < c.end && !c.bad) {
+        uint8_t kind = capf_cur_u8(&c);
+        uint64_t len = capf_cur_varint(&c);
+        if (c.bad || len > (uint64_t)(c.end - c.p))
+            return CAP_E_CORRUPT;
+        capf_cur b = {c.p, c.p + len, 0};
+        c.p += len;
+        if (kind == CAPF_SEC_META_KV) {
+            uint64_t cnt = capf_cur_varint_max(&b, len);
+            if (b.bad || r->meta_k)
+                return CAP_E_CORRUPT; /* malformed, or a second list */
+            r->meta_k = calloc(cnt ? cnt : 1, sizeof *r->meta_k);
+            r->meta_v = calloc(cnt ? cnt : 1, sizeof *r->meta_v);
+            if (!r->meta_k || !r->meta_v)
+                return CAP_E_NOMEM;
+            for (uint64_t i = 0; i < cnt; i++) {
+                const uint8_t *ks, *vs;
+                size_t kl, vl;
+                capf_cur_str(&b, &ks, &kl);
+                capf_cur_str(&b, &vs, &vl);
+                if (b.bad)
+                    return CAP_E_CORRUPT;
+                r->meta_k[i] = dup_n(ks, kl);
+                r->meta_v[i] = dup_n(vs, vl);
+                r->meta_n = (size_t)i + 1;
+                if (!r->meta_k[i] || !r->meta_v[i])
+                    return CAP_E_NOMEM;
+            }
+        } else if (kind == CAPF_SEC_ORIGIN) {
+            const uint8_t *s;
+            size_t sl;
+            capf_cur_str(&b, &s, &sl);
+            double per = capf_cur_f64(&b);
+            r->origin_tick = capf_cur_varint(&b);
+            r->origin_mono = capf_cur_varint(&b);
+            r->origin_unix = capf_unzigzag(capf_cur_varint(&b));
+            if (b.bad || !isfinite(per) || per <= 0)
+                return CAP_E_CORRUPT;
+            free(r->clock_source);
+            r->clock_source = dup_n(s, sl);
+            if (!r->clock_source)
+                return CAP_E_NOMEM;
+            r->meta_period = per;
+            r->have_meta = 1;
+        }
+    }
+    if (c.bad || !r->have_meta)
+        return CAP_E_CORRUPT;
+    return CAP_OK;
+}
+
+/* Read one chunk's header and payload into r->raw. Returns CAP_OK,
+ * CAP_DONE (clean end of file at a chunk boundary), CAP_E_TRUNCATED,
+ * CAP_E_CORRUPT (with *skip set when the chunk can be skipped by size), or
+ * CAP_E_IO / CAP_E_NOMEM. */
+static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
+                             size_t *raw_len, uint64_t *chunk_off)
+{
+    uint8_t hb[CAPF_CHUNK_HEADER_LEN];
+    size_t got;
+    *chunk_off = r->off;
+    int e = read_exact(r, hb, sizeof hb, &got);
+    if (e == -2) {
+        set_detail(r, "read error at offset %llu: %s",
+                   (unsigned long long)*chunk_off, strerror(errno));
+        return CAP_E_IO;
+    }
+    if (e == -1) {
+        if (got == 0)
+            return CAP_DONE;
+        set_detail(r, "file ends inside a chunk header at offset %llu",
+                   (unsigned long long)*chunk_off);
+        return CAP_E_TRUNCATED;
+    }
+    int hd = capf_chunk_header_decode(hb, h);
+    if (hd != 0) {
+        set_detail(r, "chunk header at offset %llu is damaged (%s)",
+                   (unsigned long long)*chunk_off,
+                   hd == -1 ? "sync or checksum mismatch"
+                            : "sizes or flags out of range");
+        return CAP_E_CORRUPT;
+    }
+    if (h->stored > r->stored_cap) {
+        uint8_t *p = realloc(r->stored, h->stored);
+        if (!p)
+            return CAP_E_NOMEM;
+        r->stored = p;
+        r->stored_cap = h->stored;
+    }
+    e = read_exact(r, r->stored, h->stored, &got);
+    if (e == -2) {
+        set_detail(r, "read error at offset %llu: %s",
+                   (unsigned long long)*chunk_off, strerror(errno));
+        return CAP_E_IO;
+    }
+    if (e == -1) {
+        set_detail(r, "file ends inside the chunk at offset %llu (%llu of "
+                      "%u payload bytes present)",
+                   (unsigned long long)*chunk_off, (unsigned long long)got,
+                   h->stored);
+        return CAP_E_TRUNCATED;
+    }
+    if (capf_crc32(r->stored, h->stored) != h->payload_crc) {
+        set_detail(r, "chunk at offset %llu: payload checksum mismatch",
+                   (unsigned long long)*chunk_off);
+        return RD_SKIPPABLE;
+    }
+    if (h->raw + 1 > r->raw_cap) {
+        size_t n = (size_t)h->raw + 1;
+        uint8_t *p = realloc(r->raw, n);
+        if (!p)
+            return CAP_E_NOMEM;
+        r->raw = p;
+        r->raw_cap = n;
+    }
+    if (h->flags & CAPF_CHUNK_FLAG_ZSTD) {
+        size_t n = ZSTD_decompressDCtx(r->dc, r->raw, h->raw, r->stored,
+                                       h->stored);
+        if (ZSTD_isError(n) || n != h->raw) {
+            set_detail(r, "chunk at offset %llu: zstd payload does not "
+                          "decode to its stated size",
+                       (unsigned long long)*chunk_off);
+            return RD_SKIPPABLE;
+        }
+    } else {
+        memcpy(r->raw, r->stored, h->raw);
+    }
+    *raw_len = h->raw;
+    return CAP_OK;
+}
+
+cap_result cap_reader_open(cap_reader **out, const char *path, char *detail,
+                           size_t detail_size)
+{
+    if (detail && detail_size)
+        detail[0] = 0;
+    if (!out || !path)
+        return CAP_E_MISUSE;
+    *out = NULL;
+    cap_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return CAP_E_NOMEM;
+    cap_result res = CAP_OK;
+    r->path = strdup(path);
+    r->dc = ZSTD_createDCtx();
+    if (!r->path || !r->dc) {
+        res = CAP_E_NOMEM;
+        goto fail;
+    }
+    r->f = fopen(path, "rb");
+    if (!r->f) {
+        set_detail(r, "cannot open: %s", strerror(errno));
+        res = CAP_E_IO;
+        goto fail;
+    }
+    struct stat sb;
+    if (fstat(fileno(r->f), &sb) != 0) {
+        set_detail(r, "cannot stat: %s", strerror(errno));
+        res = CAP_E_IO;
+        goto fail;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        set_detail(r, "is a directory");
+        res = CAP_E_IO;
+        goto fail;
+    }
+    r->size = (uint64_t)sb.st_size;
+    setvbuf(r->f, NULL, _IOFBF, 1 << 20);
+    uint8_t hb[CAPF_HEADER_LEN];
+    size_t got;
+    int e = read_exact(r, hb, sizeof hb, &got);
+    if (e == -2) {
+        set_detail(r, "read error: %s", strerror(errno));
+        res = CAP_E_IO;
+        goto fail;
+    }
+    if (got < CAPF_MAGIC_LEN || memcmp(hb, CAPF_MAGIC, CAPF_MAGIC_LEN) != 0) {
+        if (got == 0)
+            set_detail(r, "empty file, not a capture");
+        else if (got < CAPF_MAGIC_LEN &&
+                 memcmp(hb, CAPF_MAGIC, got) == 0)
+            set_detail(r, "file ends inside the header (%zu bytes)", got);
+        else
+            set_detail(r, "not a capture file (no libcapture magic at "
+                          "offset 0)");
+        res = (got && got < CAPF_MAGIC_LEN && memcmp(hb, CAPF_MAGIC, got) == 0)
+                  ? CAP_E_TRUNCATED
+                  : CAP_E_NOT_CAPTURE;
+        goto fail;
+    }
+    if (e == -1) {
+        set_detail(r, "file ends inside the header (%zu bytes)", got);
+        res = CAP_E_TRUNCATED;
+        goto fail;
+    }
+    r->major = capf_get_u16(hb + 8);
+    r->minor = capf_get_u16(hb + 10);
+    if (capf_get_u32(hb + 12) != capf_crc32(hb, 12)) {
+        set_detail(r, "file header checksum mismatch");
+        res = CAP_E_CORRUPT;
+        goto fail;
+    }
+    if (r->major != CAPF_VERSION_MAJOR) {
+        set_detail(r, "format version %u.%u; this reader reads major "
+                      "version %u only (upgrade libcapture)",
+                   r->major, r->minor, CAPF_VERSION_MAJOR);
+        res = CAP_E_VERSION;
+        goto fail;
+    }
+    capf_chunk_header h;
+    size_t raw_len;
+    uint64_t coff;
+    res = read_chunk(r, &h, &raw_len, &coff);
+    if (res == CAP_DONE) {
+        set_detail(r, "file ends after the header: no metadata chunk");
+        res = CAP_E_TRUNCATED;
+        goto fail;
+    }
+    if (res == RD_SKIPPABLE)
+        res = CAP_E_CORRUPT;
+    if (res != CAP_OK)
+        goto fail;
+    if (h.type != CAPF_CHUNK_META) {
+        set_detail(r, "first chunk is of type %u, not metadata", h.type);
+        res = CAP_E_CORRUPT;
+        goto fail;
+    }
+    res = parse_meta(r, r->raw, raw_len);
+    if (res != CAP_OK) {
+        if (res == CAP_E_CORRUPT)
+            set_detail(r, "metadata chunk is malformed");
+        goto fail;
+    }
+    r->period = r->meta_period;
+    r->st.chunks = 1;
+    *out = r;
+    return CAP_OK;
+fail:
+    if (detail && detail_size)
+        snprintf(detail, detail_size, "%s",
+                 r->detail[0] ? r->detail : cap_result_message(res));
+    cap_reader_close(r);
+    return res;
+}
+
+void cap_reader_close(cap_reader *r)
+{
+    if (!r)
+        return;
+    if (r->f)
+        fclose(r->f);
+    free(r->path);
+    for (size_t i = 0; i < r->meta_n; i++) {
+        free(r->meta_k[i]);
+        free(r->meta_v[i]);
+    }
+    free(r->meta_k);
+    free(r->meta_v);
+    free(r->clock_source);
+    for (uint32_t i = 0; i < r->names_cap; i++) {
+        free(r->names[i].name);
+        free(r->names[i].file);
+    }
+    free(r->names);
+    for (uint32_t i = 0; i < r->threads_cap; i++)
+        free(r->threads[i]);
+    free(r->threads);
+    for (uint32_t i = 0; i < CAP_MAX_TRACKS; i++)
+        free(r->tracks[i].name);
+    ZSTD_freeDCtx(r->dc);
+    free(r->stored);
+    free(r->raw);
+    free(r->decls);
+    free(r->spans);
+    free(r->span_stack);
+    free(r->order);
+    free(r);
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static int push_decl(cap_reader *r, cap_event_kind kind, uint32_t id)
+{
+    if (r->decls_n == r->decls_cap) {
+        size_t n = r->decls_cap ? r->decls_cap * 2 : 16;
+        void *p = realloc(r->decls, n * sizeof *r->decls);
+        if (!p)
+            return -1;
+        r->decls = p;
+        r->decls_cap = n;
+    }
+    r->decls[r->decls_n].kind = kind;
+    r->decls[r->decls_n].id = id;
+    r->decls_n++;
+    return 0;
+}
+
+static int same_str(const char *a, const uint8_t *b, size_t bl)
+{
+    if (!a)
+        return 0;
+    return strlen(a) == bl && memcmp(a, b, bl) == 0;
+}
+
+static cap_result sec_names(cap_reader *r, capf_cur *b)
+{
+    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    for (uint64_t i = 0; i < n && !b->bad; i++) {
+        uint64_t id = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
+        const uint8_t *s, *fs;
+        size_t sl, fl;
+        capf_cur_str(b, &s, &sl);
+        capf_cur_str(b, &fs, &fl);
+        uint64_t line = capf_cur_varint_max(b, UINT32_MAX);
+        if (b->bad || id == 0)
+            return CAP_E_CORRUPT;
+        rd_name *nm = name_slot(r, (uint32_t)id);
+        if (!nm)
+            return CAP_E_NOMEM;
+        if (nm->name)
+            continue; /* first definition wins; ids are stable */
+        nm->name = dup_n(s, sl);
+        nm->file = fl ? dup_n(fs, fl) : NULL;
+        nm->line = (uint32_t)line;
+        if (!nm->name || (fl && !nm->file))
+            return CAP_E_NOMEM;
+    }
+    return b->bad ? CAP_E_CORRUPT : CAP_OK;
+}
+
+static cap_result sec_threads(cap_reader *r, capf_cur *b, int announce)
+{
+    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    for (uint64_t i = 0; i < n && !b->bad; i++) {
+        uint64_t tid = capf_cur_varint_max(b, CAP_MAX_THREADS - 1);
+        const uint8_t *s;
+        size_t sl;
+        capf_cur_str(b, &s, &sl);
+        if (b->bad)
+            return CAP_E_CORRUPT;
+        if (tid >= r->threads_cap) {
+            uint32_t cap = r->threads_cap ? r->threads_cap : 16;
+            while (cap <= tid)
+                cap *= 2;
+            char **p = realloc(r->threads, cap * sizeof *p);
+            if (!p)
+                return CAP_E_NOMEM;
+            memset(p + r->threads_cap, 0,
+                   (cap - r->threads_cap) * sizeof *p);
+            r->threads = p;
+            r->threads_cap = cap;
+        }
+        if (r->threads[tid] && same_str(r->threads[tid], s, sl))
+            continue;
+        char *nm = dup_n(s, sl);
+        if (!nm)
+            return CAP_E_NOMEM;
+        free(r->threads[tid]);
+        r->threads[tid] = nm;
+        if (announce && push_decl(r, CAP_EV_THREAD, (uint32_t)tid) != 0)
+            return CAP_E_NOMEM;
+    }
+    return b->bad ? CAP_E_CORRUPT : CAP_OK;
+}
+
+static cap_result sec_tracks(cap_reader *r, capf_cur *b, int announce)
+{
+    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    for (uint64_t i = 0; i < n && !b->bad; i++) {
+        uint64_t id = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
+        const uint8_t *s;
+        size_t sl;
+        capf_cur_str(b, &s, &sl);
+        double per = capf_cur_f64(b);
+        if (b->bad || !isfinite(per) || per <= 0)
+            return CAP_E_CORRUPT;
+        rd_track *k = &r->tracks[id];
+        if (k->declared && k->period == per && same_str(k->name, s, sl))
+            continue;
+        char *nm = dup_n(s, sl);
+        if (!nm)
+            return CAP_E_NOMEM;
+        free(k->name);
+        k->name = nm;
+        k->period = per;
+        k->declared = 1;
+        if (announce && push_decl(r, CAP_EV_GPU_TRACK, (uint32_t)id) != 0)
+            return CAP_E_NOMEM;
+    }
+    return b->bad ? CAP_E_CORRUPT : CAP_OK;
+}
+
+static cap_result sec_stats(cap_reader *r, capf_cur *b)
+{
+    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    for (uint64_t i = 0; i < n && !b->bad; i++) {
+        uint64_t kind = capf_cur_varint(b);
+        (void)capf_cur_varint(b);
+        uint64_t v = capf_cur_varint(b);
+        switch (kind) {
+        case CAPF_STAT_DROPPED_SCOPES: r->st.dropped_scopes += v; break;
+        case CAPF_STAT_GPU_UNTIMED: r->st.gpu_untimed_frames += v; break;
+        case CAPF_STAT_GPU_INVALID: r->st.gpu_invalid += v; break;
+        case CAPF_STAT_CLOSED_AT_END: r->st.closed_at_end += v; break;
+        case CAPF_STAT_CLOCK_BACKWARDS: r->st.clock_backwards += v; break;
+        default: break; /* unknown statistics are ignored */
+        }
+    }
+    return b->bad ? CAP_E_CORRUPT : CAP_OK;
+}
+
+/* Self time of each GPU span: its duration minus the union of its measured
+ * children's intervals, clipped to the span. */
+static void gpu_self_times(cap_reader *r)
+{
+    size_t n = r->spans_n;
+    /* order: span indices sorted by (parent, begin) via insertion into
+     * per-parent runs; n is small per frame, but stay O(n log n). */
+    for (size_t i = 0; i < n; i++)
+        r->order[i] = (int32_t)i;
+    /* counting sort by parent (+1), stable */
+    size_t *cnt = calloc(n + 2, sizeof *cnt);
+    int32_t *tmp = malloc((n + 1) * sizeof *tmp);
+    if (!cnt || !tmp) {
+        free(cnt);
+        free(tmp);
+        for (size_t i = 0; i < n; i++)
+            r->spans[i].self = r->spans[i].dur;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        cnt[(size_t)(r->spans[i].parent + 1) + 1]++;
+    for (size_t i = 1; i < n + 2; i++)
+        cnt[i] += cnt[i - 1];
+    for (size_t i = 0; i < n; i++)
+        tmp[cnt[(size_t)(r->spans[i].parent + 1)]++] = (int32_t)i;
+    size_t start = 0;
+    for (size_t p = 0; p <= n; p++) {
+        size_t end = start;
+        while (end < n && (size_t)(r->spans[tmp[end]].parent + 1) == p)
+            end++;
+        /* children of span p-1 are tmp[start..end) in index order; sort by
+         * begin (insertion sort: runs are short and nearly sorted) */
+        for (size_t i = start + 1; i < end; i++) {
+            int32_t v = tmp[i];
+            size_t j = i;
+            while (j > start && r->spans[tmp[j - 1]].begin > r->spans[v].begin) {
+                tmp[j] = tmp[j - 1];
+                j--;
+            }
+            tmp[j] = v;
+        }
+        if (p > 0) {
+            rd_span *par = &r->spans[p - 1];
+            uint64_t covered = 0, cur_b = 0, cur_e = 0;
+            int open = 0;
+            uint64_t pb = par->begin, pe = par->begin + par->dur;
+            for (size_t i = start; i < end; i++) {
+                rd_span *c = &r->spans[tmp[i]];
+                if (!c->measured || !par->measured)
+                    continue;
+                uint64_t b = c->begin < pb ? pb : c->begin;
+                uint64_t e = c->begin + c->dur > pe ? pe : c->begin + c->dur;
+                if (e <= b)
+                    continue;
+                if (open && b <= cur_e) {
+                    if (e > cur_e)
+                        cur_e = e;
+                } else {
+                    if (open)
+                        covered += cur_e - cur_b;
+                    cur_b = b;
+                    cur_e = e;
+                    open = 1;
+                }
+            }
+            if (open)
+                covered += cur_e - cur_b;
+            par->self = par->measured ? par->dur - covered : 0;
+        }
+        start = end;
+    }
+    free(cnt);
+    free(tmp);
+}
+
+static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
+{
+    uint64_t track = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
+    uint64_t frame = capf_cur_varint(b);
+    uint64_t base = capf_cur_varint(b);
+    uint64_t n = capf_cur_varint_max(b, CAP_MAX_GPU_SPANS);
+    if (b->bad || n > (uint64_t)(b->end - b->p))
+        return CAP_E_CORRUPT;
+    if (!r->tracks[track].declared)
+        return CAP_E_CORRUPT;
+    if (n > r->spans_cap) {
+        rd_span *s = realloc(r->spans, n * sizeof *s);
+        uint32_t *st = realloc(r->span_stack, n * sizeof *st);
+        if (st)
+            r->span_stack = st;
+        int32_t *o = realloc(r->order, n * sizeof *o);
+        if (o)
+            r->order = o;
+        if (s)
+            r->spans = s;
+        if (!s || !st || !o)
+            return CAP_E_NOMEM;
+        r->spans_cap = n;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        rd_span *s = &r->spans[i];
+        uint64_t name = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
+        uint64_t parent = capf_cur_varint_max(b, i);
+        uint8_t flags = capf_cur_u8(b);
+        s->name = (uint32_t)name;
+        s->parent = (int32_t)parent - 1;
+        s->measured = flags & 1;
+        s->begin = s->dur = 0;
+        if (s->measured) {
+            s->begin = base + capf_cur_varint(b);
+            s->dur = capf_cur_varint(b);
+        }
+        if (b->bad || name == 0)
+            return CAP_E_CORRUPT;
+        s->depth = s->parent >= 0 ? r->spans[s->parent].depth + 1 : 0;
+        rd_name *nm = name_slot(r, s->name);
+        if (!nm)
+            return CAP_E_NOMEM;
+        nm->used = 1;
+    }
+    r->spans_n = (size_t)n;
+    r->span_pos = 0;
+    r->gpu_track = (uint32_t)track;
+    r->gpu_frame = frame;
+    gpu_self_times(r);
+    return CAP_OK;
+}
+
+static cap_result sec_gpu_cal(cap_reader *r, capf_cur *b)
+{
+    uint64_t track = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
+    uint64_t g = capf_cur_varint(b);
+    uint64_t c = capf_cur_varint(b);
+    (void)capf_cur_varint(b);
+    if (b->bad || !r->tracks[track].declared)
+        return CAP_E_CORRUPT;
+    r->tracks[track].calibrated = 1;
+    r->tracks[track].cal_gpu = g;
+    r->tracks[track].cal_cpu = c;
+    return CAP_OK;
+}
+
+static cap_result sec_scopes_start(cap_reader *r, capf_cur *b)
+{
+    uint64_t tid = capf_cur_varint_max(b, CAP_MAX_THREADS - 1);
+    uint64_t base = capf_cur_varint(b);
+    uint64_t depth = capf_cur_varint_max(b, CAP_MAX_DEPTH);
+    if (b->bad)
+        return CAP_E_CORRUPT;
+    for (uint64_t i = 0; i < depth; i++) {
+        uint64_t name = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
+        uint64_t back = capf_cur_varint(b);
+        uint64_t ch = capf_cur_varint(b);
+        if (b->bad || name == 0)
+            return CAP_E_CORRUPT;
+        rd_name *nm = name_slot(r, (uint32_t)name);
+        if (!nm)
+            return CAP_E_NOMEM;
+        nm->used = 1;
+        r->stk_name[i] = (uint32_t)name;
+        r->stk_begin[i] = base - back;
+        r->stk_children[i] = ch;
+    }
+    uint64_t n = capf_cur_varint(b);
+    uint64_t tlen = capf_cur_varint(b);
+    if (b->bad || tlen > (uint64_t)(b->end - b->p) || n > tlen)
+        return CAP_E_CORRUPT;
+    r->tid = (uint32_t)tid;
+    r->depth = (uint32_t)depth;
+    r->tick = base;
+    r->left = n;
+    r->deltas = (capf_cur){b->p + tlen, b->end, 0};
+    b->end = b->p + tlen; /* b now walks the tokens */
+    return CAP_OK;
+}
+
+/* Enter the next section of the current payload. Returns CAP_OK with
+ * r->state set (ST_NONE when the section produced no events), CAP_DONE
+ * when the payload is exhausted, or an error. */
+static cap_result next_section(cap_reader *r)
+{
+    capf_cur *c = &r->sec;
+    if (c->p >= c->end)
+        return CAP_DONE;
+    uint8_t kind = capf_cur_u8(c);
+    uint64_t len = capf_cur_varint(c);
+    if (c->bad || len > (uint64_t)(c->end - c->p))
+        return CAP_E_CORRUPT;
+    r->body = (capf_cur){c->p, c->p + len, 0};
+    c->p += len;
+    capf_cur *b = &r->body;
+    r->state = ST_NONE;
+    switch (kind) {
+    case CAPF_SEC_CLOCK: {
+        uint64_t t = capf_cur_varint(b);
+        uint64_t m = capf_cur_varint(b);
+        if (b->bad)
+            return CAP_E_CORRUPT;
+        if (r->origin_mono && m >= r->origin_mono + CAPF_CLOCK_MIN_SPAN_NS &&
+            t > r->origin_tick)
+            r->period = (double)(m - r->origin_mono) /
+                        (double)(t - r->origin_tick);
+        return CAP_OK;
+    }
+    case CAPF_SEC_NAMES:
+        return sec_names(r, b);
+    case CAPF_SEC_THREADS: {
+        cap_result res = sec_threads(r, b, !r->in_footer);
+        if (res == CAP_OK && r->decls_pos < r->decls_n)
+            r->state = ST_DECLS;
+        return res;
+    }
+    case CAPF_SEC_TRACKS: {
+        cap_result res = sec_tracks(r, b, !r->in_footer);
+        if (res == CAP_OK && r->decls_pos < r->decls_n)
+            r->state = ST_DECLS;
+        return res;
+    }
+    case CAPF_SEC_STATS:
+        return r->in_footer ? CAP_OK : sec_stats(r, b);
+    case CAPF_SEC_INDEX:
+        return CAP_OK; /* the streaming reader does not need it */
+    default:
+        break;
+    }
+    if (r->in_footer)
+        return CAP_OK;
+    if ((kind == CAPF_SEC_FRAMES && (r->filter & (1u << CAP_EV_FRAME))) ||
+        (kind == CAPF_SEC_SCOPES && (r->filter & (1u << CAP_EV_SCOPE))) ||
+        (kind == CAPF_SEC_COUNTERS && (r->filter & (1u << CAP_EV_COUNTER))) ||
+        (kind == CAPF_SEC_GPU_FRAME && (r->filter & (1u << CAP_EV_GPU_SPAN))))
+        return CAP_OK;
+    switch (kind) {
+    case CAPF_SEC_FRAMES:
+        r->left = capf_cur_varint_max(b, len);
+        if (b->bad)
+            return CAP_E_CORRUPT;
+        r->prev_index = r->prev_begin = 0;
+        r->state = ST_FRAMES;
+        return CAP_OK;
+    case CAPF_SEC_SCOPES: {
+        cap_result res = sec_scopes_start(r, b);
+        if (res == CAP_OK)
+            r->state = ST_SCOPES;
+        return res;
+    }
+    case CAPF_SEC_COUNTERS:
+        r->left = capf_cur_varint_max(b, len);
+        if (b->bad)
+            return CAP_E_CORRUPT;
+        r->prev_tick = 0;
+        r->state = ST_COUNTERS;
+        return CAP_OK;
+    case CAPF_SEC_GPU_FRAME: {
+        cap_result res = sec_gpu_frame(r, b);
+        if (res == CAP_OK)
+            r->state = ST_GPU;
+        return res;
+    }
+    case CAPF_SEC_GPU_CAL:
+        return sec_gpu_cal(r, b);
+    default:
+        return CAP_OK; /* unknown section: skipped by length */
+    }
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+/* Decode the next event of the current section into ev. CAP_OK: filled;
+ * CAP_DONE: section exhausted; CAP_E_CORRUPT: malformed. */
+static cap_result section_event(cap_reader *r, cap_event *ev)
+{
+    capf_cur *b = &r->body;
+    switch (r->state) {
+    case ST_NONE:
+        return CAP_DONE;
+    case ST_DECLS:
+        if (r->decls_pos >= r->decls_n) {
+            r->decls_n = r->decls_pos = 0;
+            return CAP_DONE;
+        }
+        {
+            uint32_t id = r->decls[r->decls_pos].id;
+            ev->kind = r->decls[r->decls_pos].kind;
+            r->decls_pos++;
+            if (ev->kind == CAP_EV_THREAD) {
+                ev->u.thread.tid = id;
+                ev->u.thread.name = r->threads[id];
+            } else {
+                ev->u.gpu_track.track = id;
+                ev->u.gpu_track.name = r->tracks[id].name;
+                ev->u.gpu_track.period_ns = r->tracks[id].period;
+            }
+        }
+        return CAP_OK;
+    case ST_FRAMES:
+        if (r->left == 0)
+            return CAP_DONE;
+        {
+            uint64_t di = capf_cur_varint(b);
+            int64_t db = capf_unzigzag(capf_cur_varint(b));
+            uint64_t dur = capf_cur_varint(b);
+            if (b->bad)
+                return CAP_E_CORRUPT;
+            r->prev_index += di;
+            r->prev_begin += (uint64_t)db;
+            r->left--;
+            ev->kind = CAP_EV_FRAME;
+            ev->u.frame.index = r->prev_index;
+            ev->u.frame.begin_ns = to_ns(r, r->prev_begin);
+            ev->u.frame.end_ns = to_ns(r, r->prev_begin + dur);
+            r->st.frames++;
+        }
+        return CAP_OK;
+    case ST_SCOPES:
+        while (r->left > 0) {
+            uint64_t tok = capf_cur_varint(b);
+            uint64_t d = capf_cur_varint(&r->deltas);
+            if (b->bad || r->deltas.bad)
+                return CAP_E_CORRUPT;
+            r->left--;
+            r->tick += d;
+            if (tok != 0) {
+                if (tok > CAP_MAX_NAME_ID || r->depth >= CAP_MAX_DEPTH)
+                    return CAP_E_CORRUPT;
+                if (tok > r->max_id || tok >= r->names_cap ||
+                    !r->names[tok].used) {
+                    rd_name *nm = name_slot(r, (uint32_t)tok);
+                    if (!nm)
+                        return CAP_E_NOMEM;
+                    nm->used = 1;
+                }
+                r->stk_name[r->depth] = (uint32_t)tok;
+                r->stk_begin[r->depth] = r->tick;
+                r->stk_children[r->depth] = 0;
+                r->depth++;
+                continue;
+            }
+            if (r->depth == 0)
+                return CAP_E_CORRUPT;
+            uint32_t dpt = --r->depth;
+            uint64_t dur = r->tick - r->stk_begin[dpt];
+            ev->kind = CAP_EV_SCOPE;
+            ev->u.scope.tid = r->tid;
+            ev->u.scope.name = r->stk_name[dpt];
+            ev->u.scope.depth = dpt;
+            ev->u.scope.begin_ns = to_ns(r, r->stk_begin[dpt]);
+            ev->u.scope.end_ns = to_ns(r, r->tick);
+            ev->u.scope.children_ns =
+                r->period == 1.0
+                    ? (int64_t)r->stk_children[dpt]
+                    : (int64_t)llround((double)r->stk_children[dpt] * r->period);
+            ev->u.scope.stack = r->stk_name;
+            if (dpt)
+                r->stk_children[dpt - 1] += dur;
+            r->st.scopes++;
+            return CAP_OK;
+        }
+        return CAP_DONE;
+    case ST_COUNTERS:
+        if (r->left == 0)
+            return CAP_DONE;
+        {
+            uint64_t name = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
+            int64_t dt = capf_unzigzag(capf_cur_varint(b));
+            double v = capf_cur_f64(b);
+            if (b->bad || name == 0)
+                return CAP_E_CORRUPT;
+            rd_name *nm = name_slot(r, (uint32_t)name);
+            if (!nm)
+                return CAP_E_NOMEM;
+            nm->used = 1;
+            r->prev_tick += (uint64_t)dt;
+            r->left--;
+            ev->kind = CAP_EV_COUNTER;
+            ev->u.counter.name = (uint32_t)name;
+            ev->u.counter.time_ns = to_ns(r, r->prev_tick);
+            ev->u.counter.value = v;
+        }
+        return CAP_OK;
+    case ST_GPU:
+        if (r->span_pos >= r->spans_n)
+            return CAP_DONE;
+        {
+            size_t i = r->span_pos++;
+            rd_span *s = &r->spans[i];
+            rd_track *k = &r->tracks[r->gpu_track];
+            cap_ev_gpu_span *g = &ev->u.gpu_span;
+            ev->kind = CAP_EV_GPU_SPAN;
+            g->track = r->gpu_track;
+            g->name = s->name;
+            g->depth = s->depth;
+            g->parent_name = s->parent >= 0 ? r->spans[s->parent].name : 0;
+            g->cpu_frame = r->gpu_frame;
+            g->measured = s->measured;
+            /* ancestors, root first */
+            int32_t p = s->parent;
+            for (uint32_t d = s->depth; d > 0 && p >= 0; d--) {
+                r->span_stack[d - 1] = r->spans[p].name;
+                p = r->spans[p].parent;
+            }
+            g->stack = r->span_stack;
+            if (s->measured) {
+                g->duration_ns = (int64_t)llround((double)s->dur * k->period);
+                g->self_ns = (int64_t)llround((double)s->self * k->period);
+                if (k->calibrated) {
+                    g->calibrated = 1;
+                    int64_t c0 = to_ns(r, k->cal_cpu);
+                    int64_t off = (int64_t)(s->begin - k->cal_gpu);
+                    g->begin_ns = c0 + (int64_t)llround((double)off * k->period);
+                } else {
+                    g->calibrated = 0;
+                    g->begin_ns = (int64_t)llround((double)s->begin * k->period);
+                }
+                g->end_ns = g->begin_ns + g->duration_ns;
+                r->st.gpu_spans++;
+            } else {
+                g->calibrated = k->calibrated;
+                g->duration_ns = g->self_ns = g->begin_ns = g->end_ns = 0;
+                r->st.gpu_unmeasured++;
+            }
+        }
+        return CAP_OK;
+    }
+    return CAP_DONE;
+}
+
+static void finish(cap_reader *r)
+{
+    uint64_t unnamed = 0;
+    for (uint32_t i = 1; i < r->names_cap; i++)
+        if (r->names[i].used && !r->names[i].name)
+            unnamed++;
+    r->st.unnamed_ids = unnamed;
+    r->finished = 1;
+}
+
+/* Skip forward to the next plausible chunk header after a damaged one. */
+static cap_result resync(cap_reader *r, uint64_t from)
+{
+    uint8_t buf[65536 + CAPF_CHUNK_HEADER_LEN];
+    uint64_t pos = from;
+    for (;;) {
+        if (fseeko(r->f, (off_t)pos, SEEK_SET) != 0)
+            return CAP_E_IO;
+        size_t n = fread(buf, 1, sizeof buf, r->f);
+        if (n < CAPF_CHUNK_HEADER_LEN) {
+            if (ferror(r->f))
+                return CAP_E_IO;
+            r->off = pos + n;
+            return CAP_DONE;
+        }
+        for (size_t i = 0; i + CAPF_CHUNK_HEADER_LEN <= n; i++) {
+            if (buf[i] != 'C' || memcmp(buf + i, CAPF_CHUNK_SYNC, 4) != 0)
+                continue;
+            capf_chunk_header h;
+            if (capf_chunk_header_decode(buf + i, &h) == 0) {
+                r->off = pos + i;
+                if (fseeko(r->f, (off_t)r->off, SEEK_SET) != 0)
+                    return CAP_E_IO;
+                return CAP_OK;
+            }
+        }
+        pos += n - CAPF_CHUNK_HEADER_LEN + 1;
+    }
+}
+
+cap_result cap_reader_next(cap_reader *r, cap_event *ev)
+{
+    if (!r || !ev)
+        return CAP_E_MISUSE;
+    for (;;) {
+        if (r->owe_truncated) {
+            r->owe_truncated = 0;
+            set_detail(r, "file ends at offset %llu inside damaged data, "
+                          "without a footer",
+                       (unsigned long long)r->off);
+            return CAP_E_TRUNCATED;
+        }
+        if (r->finished)
+            return CAP_DONE;
+        cap_result res = section_event(r, ev);
+        if (res == CAP_OK)
+            return CAP_OK;
+        if (res != CAP_DONE) {
+            set_detail(r, "malformed events in the block before offset %llu",
+                       (unsigned long long)r->off);
+            r->st.corrupt_chunks++;
+            r->state = ST_NONE;
+            r->sec.p = r->sec.end;
+            return res;
+        }
+        r->state = ST_NONE;
+        if (r->decls_pos < r->decls_n) {
+            r->state = ST_DECLS;
+            continue;
+        }
+        res = next_section(r);
+        if (res == CAP_OK)
+            continue;
+        if (res != CAP_DONE) {
+            if (res == CAP_E_CORRUPT) {
+                set_detail(r, "malformed section in the block before offset "
+                              "%llu",
+                           (unsigned long long)r->off);
+                r->st.corrupt_chunks++;
+            }
+            r->state = ST_NONE;
+            r->sec.p = r->sec.end;
+            r->decls_n = r->decls_pos = 0;
+            return res;
+        }
+        /* payload exhausted: the next chunk */
+        if (r->in_footer) {
+            uint8_t tr[CAPF_TRAILER_LEN];
+            size_t got;
+            int e = read_exact(r, tr, sizeof tr, &got);
+            r->st.has_footer = 1;
+            finish(r);
+            if (e != 0 || capf_get_u64(tr) != r->footer_off ||
+                memcmp(tr + 8, CAPF_TRAILER_MAGIC, 8) != 0) {
+                set_detail(r, "the trailer after the footer at offset %llu "
+                              "is missing or damaged",
+                           (unsigned long long)r->footer_off);
+                r->st.corrupt_chunks++;
+                return CAP_E_CORRUPT;
+            }
+            return CAP_DONE;
+        }
+        r->period = r->meta_period;
+        capf_chunk_header h;
+        size_t raw_len;
+        uint64_t coff;
+        res = read_chunk(r, &h, &raw_len, &coff);
+        if (res == CAP_DONE || res == CAP_E_TRUNCATED) {
+            if (res == CAP_DONE)
+                set_detail(r, "file ends at offset %llu without a footer",
+                           (unsigned long long)coff);
+            r->st.truncated = 1;
+            finish(r);
+            return CAP_E_TRUNCATED;
+        }
+        if (res == RD_SKIPPABLE) {
+            r->st.corrupt_chunks++;
+            return CAP_E_CORRUPT; /* skipped by its stated size */
+        }
+        if (res == CAP_E_CORRUPT) {
+            r->st.corrupt_chunks++;
+            cap_result s = resync(r, coff + 1);
+            if (s == CAP_E_IO) {
+                set_detail(r, "seek failed while skipping damage");
+                return CAP_E_IO;
+            }
+            if (s == CAP_DONE) {
+                r->st.truncated = 1;
+                r->owe_truncated = 1;
+                finish(r);
+            }
+            return CAP_E_CORRUPT;
+        }
+        if (res != CAP_OK)
+            return res;
+        if (h.type != CAPF_CHUNK_BLOCK && h.type != CAPF_CHUNK_FOOTER) {
+            r->st.unknown_chunks++;
+            continue;
+        }
+        r->st.chunks++;
+        r->in_footer = h.type == CAPF_CHUNK_FOOTER;
+        if (r->in_footer)
+            r->footer_off = coff;
+        r->sec = (capf_cur){r->raw, r->raw + raw_len, 0};
+    }
+}
+
+/* ---- accessors --------------------------------------------------------- */
+
+const char *cap_reader_detail(const cap_reader *r)
+{
+    return r ? r->detail : "";
+}
+
+const char *cap_reader_name(const cap_reader *r, uint32_t id)
+{
+    if (!r || id == 0 || id >= r->names_cap)
+        return NULL;
+    return r->names[id].name;
+}
+
+const char *cap_reader_name_file(const cap_reader *r, uint32_t id)
+{
+    if (!r || id == 0 || id >= r->names_cap)
+        return NULL;
+    return r->names[id].file;
+}
+
+uint32_t cap_reader_name_line(const cap_reader *r, uint32_t id)
+{
+    if (!r || id == 0 || id >= r->names_cap)
+        return 0;
+    return r->names[id].line;
+}
+
+uint32_t cap_reader_max_name_id(const cap_reader *r)
+{
+    return r ? r->max_id : 0;
+}
+
+const char *cap_reader_thread_name(const cap_reader *r, uint32_t tid)
+{
+    if (!r || tid >= r->threads_cap)
+        return NULL;
+    return r->threads[tid];
+}
+
+const char *cap_reader_track_name(const cap_reader *r, uint32_t track)
+{
+    if (!r || track >= CAP_MAX_TRACKS || !r->tracks[track].declared)
+        return NULL;
+    return r->tracks[track].name;
+}
+
+size_t cap_reader_meta_count(const cap_reader *r)
+{
+    return r ? r->meta_n : 0;
+}
+
+const char *cap_reader_meta_key(const cap_reader *r, size_t i)
+{
+    return r && i < r->meta_n ? r->meta_k[i] : NULL;
+}
+
+const char *cap_reader_meta_value(const cap_reader *r, size_t i)
+{
+    return r && i < r->meta_n ? r->meta_v[i] : NULL;
+}
+
+const char *cap_reader_meta_get(const cap_reader *r, const char *key)
+{
+    if (!r || !key)
+        return NULL;
+    for (size_t i = 0; i < r->meta_n; i++)
+        if (strcmp(r->meta_k[i], key) == 0)
+            return r->meta_v[i];
+    return NULL;
+}
+
+void cap_reader_version(const cap_reader *r, unsigned *major, unsigned *minor)
+{
+    if (major)
+        *major = r ? r->major : 0;
+    if (minor)
+        *minor = r ? r->minor : 0;
+}
+
+int64_t cap_reader_origin_unix_ns(const cap_reader *r)
+{
+    return r ? r->origin_unix : 0;
+}
+
+const char *cap_reader_clock_source(const cap_reader *r)
+{
+    return r && r->clock_source ? r->clock_source : "";
+}
+
+void cap_reader_set_filter(cap_reader *r, unsigned mask)
+{
+    if (r)
+        r->filter = mask;
+}
+
+const cap_reader_stats *cap_reader_get_stats(const cap_reader *r)
+{
+    return r ? &r->st : NULL;
+}
+
+uint64_t cap_reader_offset(const cap_reader *r)
+{
+    return r ? r->off : 0;
+}
+
+uint64_t cap_reader_file_size(const cap_reader *r)
+{
+    return r ? r->size : 0;
+}

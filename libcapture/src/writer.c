@@ -1,0 +1,1152 @@
+/*
+ * writer.c - encode explicit events into self-contained, compressed blocks.
+ *
+ * Each thread keeps its open-scope stack across blocks; when a thread's
+ * first event lands in a new block, the stack is copied into the block's
+ * SCOPES section, so every block can be decoded on its own. Every name,
+ * thread and track a block references is (re)declared in that block.
+ */
+#include "capture/cap_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "format/format.h"
+
+typedef struct wr_open {
+    uint32_t name;
+    uint64_t begin;
+    uint64_t children;
+} wr_open;
+
+typedef struct wr_name {
+    char *name; /* NULL: id used but never named */
+    char *file;
+    uint32_t line;
+    uint64_t block_mark; /* block sequence that already lists it */
+} wr_name;
+
+typedef struct wr_thread {
+    char *name;
+    int declared;
+    uint64_t block_mark; /* listed in THREADS of this block */
+    wr_open *stack;
+    uint32_t depth, stack_cap;
+    uint32_t overflow; /* open scopes past CAP_MAX_DEPTH (dropped) */
+    uint64_t last_tick;
+    uint64_t events_mark; /* block sequence holding its events */
+    uint64_t base, prev;
+    uint64_t n_events;
+    capf_buf open, tokens, deltas;
+    uint64_t dropped, closed_at_end, backwards; /* pending for this block */
+} wr_thread;
+
+typedef struct wr_track {
+    char *name;
+    double period;
+    int declared;
+    uint64_t block_mark;
+    int has_cal;              /* the latest calibration, repeated in each */
+    uint64_t cal_gpu, cal_cpu, cal_dev; /* block with this track's spans */
+    uint64_t cal_mark;        /* block sequence that already carries it */
+    uint64_t untimed, invalid; /* pending */
+} wr_track;
+
+typedef struct wr_index {
+    uint64_t offset;
+    uint64_t first_frame;
+    uint64_t frames;
+} wr_index;
+
+struct cap_writer {
+    int fd;
+    int own_fd;
+    cap_result err;
+    int saved_errno;
+    uint64_t pos; /* bytes written from the file header on */
+    size_t block_bytes;
+    int level;
+    ZSTD_CCtx *zc;
+
+    wr_name *names;
+    uint32_t names_cap; /* entries allocated (ids 0..cap-1) */
+    wr_thread **threads;
+    uint32_t threads_cap;
+    wr_track *tracks;
+    uint32_t tracks_cap;
+
+    uint64_t seq; /* current block sequence, from 1 */
+    size_t approx_raw;
+    uint32_t *blk_names;
+    size_t blk_names_n, blk_names_cap;
+    uint32_t *blk_threads; /* threads with events in the block */
+    size_t blk_threads_n, blk_threads_cap;
+    uint32_t *blk_decl_threads; /* threads listed in THREADS */
+    size_t blk_decl_threads_n, blk_decl_threads_cap;
+    uint32_t *blk_tracks;
+    size_t blk_tracks_n, blk_tracks_cap;
+
+    capf_buf frames;
+    uint64_t frames_n, frame_prev_index, frame_prev_begin;
+    uint64_t blk_first_frame;
+    int have_last_frame;
+    uint64_t last_frame_index;
+    capf_buf counters;
+    uint64_t counters_n, counter_prev_tick;
+    capf_buf gpu; /* complete GPU_FRAME and GPU_CAL sections */
+    int have_clock; /* the latest sample goes into every block */
+    uint64_t clock_tick, clock_mono;
+
+    capf_buf payload, tmp, out;
+    wr_index *index;
+    size_t index_n, index_cap;
+};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static char *dup_str(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    if (d)
+        memcpy(d, s, n + 1);
+    return d;
+}
+
+static int grow_u32(uint32_t **arr, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    uint32_t *p = realloc(*arr, n * sizeof **arr);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+static cap_result fail(cap_writer *w, cap_result r)
+{
+    if (w->err == CAP_OK)
+        w->err = r;
+    return r;
+}
+
+static cap_result check(const cap_writer *w)
+{
+    if (!w)
+        return CAP_E_MISUSE;
+    if (w->err != CAP_OK)
+        return CAP_E_STOPPED;
+    return CAP_OK;
+}
+
+static int write_all(cap_writer *w, const uint8_t *a, size_t an,
+                     const uint8_t *b, size_t bn)
+{
+    struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
+    int cnt = bn ? 2 : 1;
+    struct iovec *v = iov;
+    while (cnt > 0) {
+        ssize_t n = writev(w->fd, v, cnt);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            w->saved_errno = errno;
+            return -1;
+        }
+        if (n == 0) {
+            w->saved_errno = EIO;
+            return -1;
+        }
+        w->pos += (uint64_t)n;
+        size_t left = (size_t)n;
+        while (cnt > 0 && left >= v->iov_len) {
+            left -= v->iov_len;
+            v++;
+            cnt--;
+        }
+        if (cnt > 0) {
+            v->iov_base = (uint8_t *)v->iov_base + left;
+            v->iov_len -= left;
+        }
+    }
+    return 0;
+}
+
+/* Compress `raw` and append it as one chunk. */
+static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
+{
+    if (raw->failed)
+        return fail(w, CAP_E_NOMEM);
+    if (raw->len > CAPF_MAX_CHUNK_RAW)
+        return fail(w, CAP_E_LIMIT);
+    size_t bound = ZSTD_compressBound(raw->len);
+    w->out.len = 0;
+    if (capf_buf_reserve(&w->out, bound) != 0)
+        return fail(w, CAP_E_NOMEM);
+    size_t n = ZSTD_compressCCtx(w->zc, w->out.data, bound, raw->data,
+                                 raw->len, w->level);
+    capf_chunk_header h = {.type = type, .raw = (uint32_t)raw->len};
+    const uint8_t *body;
+    if (!ZSTD_isError(n) && n < raw->len) {
+        h.flags = CAPF_CHUNK_FLAG_ZSTD;
+        h.stored = (uint32_t)n;
+        body = w->out.data;
+    } else {
+        h.stored = (uint32_t)raw->len;
+        body = raw->data;
+    }
+    h.payload_crc = capf_crc32(body, h.stored);
+    uint8_t hdr[CAPF_CHUNK_HEADER_LEN];
+    capf_chunk_header_encode(hdr, &h);
+    if (write_all(w, hdr, sizeof hdr, body, h.stored) != 0)
+        return fail(w, CAP_E_IO);
+    return CAP_OK;
+}
+
+/* ---- tables ------------------------------------------------------------ */
+
+static wr_name *name_slot(cap_writer *w, uint32_t id)
+{
+    if (id >= w->names_cap) {
+        uint32_t n = w->names_cap ? w->names_cap : 64;
+        while (n <= id)
+            n = n > CAP_MAX_NAME_ID / 2 ? CAP_MAX_NAME_ID + 1 : n * 2;
+        wr_name *p = realloc(w->names, (size_t)n * sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + w->names_cap, 0, (size_t)(n - w->names_cap) * sizeof *p);
+        w->names = p;
+        w->names_cap = n;
+    }
+    return &w->names[id];
+}
+
+static int ref_name(cap_writer *w, uint32_t id)
+{
+    wr_name *n = name_slot(w, id);
+    if (!n)
+        return -1;
+    if (n->block_mark == w->seq)
+        return 0;
+    if (grow_u32(&w->blk_names, &w->blk_names_cap, w->blk_names_n + 1) != 0)
+        return -1;
+    n->block_mark = w->seq;
+    w->blk_names[w->blk_names_n++] = id;
+    return 0;
+}
+
+static wr_thread *thread_get(cap_writer *w, uint32_t tid)
+{
+    if (tid >= w->threads_cap)
+        return NULL;
+    wr_thread *t = w->threads[tid];
+    return t && t->declared ? t : NULL;
+}
+
+static int ref_thread_decl(cap_writer *w, uint32_t tid, wr_thread *t)
+{
+    if (t->block_mark == w->seq)
+        return 0;
+    if (grow_u32(&w->blk_decl_threads, &w->blk_decl_threads_cap,
+                 w->blk_decl_threads_n + 1) != 0)
+        return -1;
+    t->block_mark = w->seq;
+    w->blk_decl_threads[w->blk_decl_threads_n++] = tid;
+    return 0;
+}
+
+static int ref_track(cap_writer *w, uint32_t track)
+{
+    wr_track *k = &w->tracks[track];
+    if (k->block_mark == w->seq)
+        return 0;
+    if (grow_u32(&w->blk_tracks, &w->blk_tracks_cap, w->blk_tracks_n + 1) != 0)
+        return -1;
+    k->block_mark = w->seq;
+    w->blk_tracks[w->blk_tracks_n++] = track;
+    return 0;
+}
+
+/* ---- open / names / threads / tracks ----------------------------------- */
+
+static cap_result write_meta(cap_writer *w, const cap_writer_options *o)
+{
+    capf_buf *p = &w->payload, *t = &w->tmp;
+    p->len = 0;
+    t->len = 0;
+    capf_buf_varint(t, o ? o->meta_count : 0);
+    for (size_t i = 0; o && i < o->meta_count; i++) {
+        capf_buf_str(t, o->meta[i].key);
+        capf_buf_str(t, o->meta[i].value);
+    }
+    capf_buf_section(p, CAPF_SEC_META_KV, t);
+    t->len = 0;
+    capf_buf_str(t, o && o->clock_source ? o->clock_source : "imported");
+    capf_buf_f64(t, o && o->tick_period_ns > 0 ? o->tick_period_ns : 1.0);
+    capf_buf_varint(t, o ? o->origin_tick : 0);
+    capf_buf_varint(t, o ? o->origin_mono_ns : 0);
+    capf_buf_varint(t, capf_zigzag(o ? o->origin_unix_ns : 0));
+    capf_buf_section(p, CAPF_SEC_ORIGIN, t);
+    if (t->failed)
+        p->failed = 1;
+    return put_chunk(w, CAPF_CHUNK_META, p);
+}
+
+static cap_result writer_start(cap_writer **out, int fd, int own,
+                               const cap_writer_options *o)
+{
+    if (o) {
+        if (o->tick_period_ns != 0 &&
+            !(isfinite(o->tick_period_ns) && o->tick_period_ns > 0))
+            return CAP_E_MISUSE;
+        if (o->meta_count && !o->meta)
+            return CAP_E_MISUSE;
+        for (size_t i = 0; i < (o->meta_count); i++)
+            if (!o->meta[i].key || !o->meta[i].value ||
+                strlen(o->meta[i].key) > CAP_MAX_NAME_LEN ||
+                strlen(o->meta[i].value) > CAP_MAX_NAME_LEN)
+                return CAP_E_MISUSE;
+    }
+    cap_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return CAP_E_NOMEM;
+    w->fd = fd;
+    w->own_fd = own;
+    w->seq = 1;
+    w->level = o && o->zstd_level ? o->zstd_level : 3;
+    size_t bb = o && o->block_bytes ? o->block_bytes : (1u << 20);
+    if (bb < 4096)
+        bb = 4096;
+    if (bb > (16u << 20))
+        bb = 16u << 20;
+    w->block_bytes = bb;
+    w->zc = ZSTD_createCCtx();
+    if (!w->zc) {
+        free(w);
+        return CAP_E_NOMEM;
+    }
+    uint8_t hdr[CAPF_HEADER_LEN];
+    capf_header_encode(hdr, CAPF_VERSION_MAJOR, CAPF_VERSION_MINOR);
+    cap_result r = CAP_OK;
+    if (write_all(w, hdr, sizeof hdr, NULL, 0) != 0)
+        r = CAP_E_IO;
+    if (r == CAP_OK)
+        r = write_meta(w, o);
+    if (r != CAP_OK) {
+        int e = w->saved_errno;
+        w->own_fd = 0; /* the caller closes or unlinks on failure */
+        cap_writer_abandon(w);
+        errno = e;
+        return r;
+    }
+    *out = w;
+    return CAP_OK;
+}
+
+cap_result cap_writer_open_path(cap_writer **out, const char *path,
+                                const cap_writer_options *opt)
+{
+    if (!out || !path)
+        return CAP_E_MISUSE;
+    *out = NULL;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return CAP_E_IO;
+    cap_result r = writer_start(out, fd, 1, opt);
+    if (r != CAP_OK) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return r;
+}
+
+cap_result cap_writer_open_fd(cap_writer **out, int fd,
+                              const cap_writer_options *opt)
+{
+    if (!out || fd < 0)
+        return CAP_E_MISUSE;
+    *out = NULL;
+    return writer_start(out, fd, 0, opt);
+}
+
+cap_result cap_writer_name(cap_writer *w, uint32_t id, const char *name,
+                           const char *file, uint32_t line)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    if (id == 0 || id > CAP_MAX_NAME_ID || !name ||
+        strlen(name) > CAP_MAX_NAME_LEN ||
+        (file && strlen(file) > CAP_MAX_NAME_LEN))
+        return CAP_E_MISUSE;
+    wr_name *n = name_slot(w, id);
+    if (!n)
+        return fail(w, CAP_E_NOMEM);
+    if (n->name)
+        return strcmp(n->name, name) == 0 ? CAP_OK : CAP_E_MISUSE;
+    n->name = dup_str(name);
+    n->file = dup_str(file);
+    n->line = line;
+    if (!n->name || (file && !n->file))
+        return fail(w, CAP_E_NOMEM);
+    return CAP_OK;
+}
+
+cap_result cap_writer_thread(cap_writer *w, uint32_t tid, const char *name)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    if (tid >= CAP_MAX_THREADS || (name && strlen(name) > CAP_MAX_NAME_LEN))
+        return CAP_E_MISUSE;
+    if (tid >= w->threads_cap) {
+        uint32_t n = w->threads_cap ? w->threads_cap : 16;
+        while (n <= tid)
+            n *= 2;
+        wr_thread **p = realloc(w->threads, (size_t)n * sizeof *p);
+        if (!p)
+            return fail(w, CAP_E_NOMEM);
+        memset(p + w->threads_cap, 0, (size_t)(n - w->threads_cap) * sizeof *p);
+        w->threads = p;
+        w->threads_cap = n;
+    }
+    wr_thread *t = w->threads[tid];
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            return fail(w, CAP_E_NOMEM);
+        w->threads[tid] = t;
+    }
+    char *copy = dup_str(name);
+    if (name && !copy)
+        return fail(w, CAP_E_NOMEM);
+    free(t->name);
+    t->name = copy;
+    t->declared = 1;
+    t->block_mark = 0; /* (re)declare in this block */
+    if (ref_thread_decl(w, tid, t) != 0)
+        return fail(w, CAP_E_NOMEM);
+    return CAP_OK;
+}
+
+cap_result cap_writer_gpu_track(cap_writer *w, uint32_t track, const char *name,
+                                double period_ns)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    if (track >= CAP_MAX_TRACKS || !isfinite(period_ns) || period_ns <= 0 ||
+        (name && strlen(name) > CAP_MAX_NAME_LEN))
+        return CAP_E_MISUSE;
+    if (!w->tracks) {
+        w->tracks = calloc(CAP_MAX_TRACKS, sizeof *w->tracks);
+        if (!w->tracks)
+            return fail(w, CAP_E_NOMEM);
+        w->tracks_cap = CAP_MAX_TRACKS;
+    }
+    wr_track *k = &w->tracks[track];
+    char *copy = dup_str(name);
+    if (name && !copy)
+        return fail(w, CAP_E_NOMEM);
+    free(k->name);
+    k->name = copy;
+    k->period = period_ns;
+    k->declared = 1;
+    k->block_mark = 0;
+    if (ref_track(w, track) != 0)
+        return fail(w, CAP_E_NOMEM);
+    return CAP_OK;
+}
+
+static wr_track *track_get(cap_writer *w, uint32_t track)
+{
+    if (!w->tracks || track >= CAP_MAX_TRACKS || !w->tracks[track].declared)
+        return NULL;
+    return &w->tracks[track];
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static void maybe_flush(cap_writer *w)
+{
+    if (w->approx_raw >= w->block_bytes)
+        (void)cap_writer_flush(w);
+}
+
+/* First event of thread t in this block: snapshot its open stack. */
+static int thread_enter_block(cap_writer *w, uint32_t tid, wr_thread *t,
+                              uint64_t tick)
+{
+    if (grow_u32(&w->blk_threads, &w->blk_threads_cap, w->blk_threads_n + 1))
+        return -1;
+    if (ref_thread_decl(w, tid, t) != 0)
+        return -1;
+    w->blk_threads[w->blk_threads_n++] = tid;
+    t->events_mark = w->seq;
+    t->base = t->prev = tick;
+    t->n_events = 0;
+    t->open.len = t->tokens.len = t->deltas.len = 0;
+    capf_buf_varint(&t->open, t->depth);
+    for (uint32_t i = 0; i < t->depth; i++) {
+        if (ref_name(w, t->stack[i].name) != 0)
+            return -1;
+        capf_buf_varint(&t->open, t->stack[i].name);
+        capf_buf_varint(&t->open, tick - t->stack[i].begin);
+        capf_buf_varint(&t->open, t->stack[i].children);
+    }
+    w->approx_raw += 8 + (size_t)t->depth * 6;
+    return t->open.failed ? -1 : 0;
+}
+
+static inline uint64_t thread_tick(wr_thread *t, uint64_t tick)
+{
+    if (tick < t->last_tick) {
+        t->backwards++;
+        tick = t->last_tick;
+    }
+    t->last_tick = tick;
+    return tick;
+}
+
+static inline void put_event(cap_writer *w, wr_thread *t, uint32_t token,
+                             uint64_t tick)
+{
+    capf_buf_varint(&t->tokens, token);
+    capf_buf_varint(&t->deltas, tick - t->prev);
+    t->prev = tick;
+    t->n_events++;
+    w->approx_raw += 3;
+}
+
+cap_result cap_writer_scope_begin(cap_writer *w, uint32_t tid, uint32_t name,
+                                  uint64_t tick)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t || name == 0 || name > CAP_MAX_NAME_ID)
+        return CAP_E_MISUSE;
+    tick = thread_tick(t, tick);
+    if (t->depth >= CAP_MAX_DEPTH) {
+        t->overflow++;
+        t->dropped++;
+        if (ref_thread_decl(w, tid, t) != 0)
+            return fail(w, CAP_E_NOMEM);
+        return CAP_E_LIMIT;
+    }
+    if (t->events_mark != w->seq && thread_enter_block(w, tid, t, tick) != 0)
+        return fail(w, CAP_E_NOMEM);
+    if (ref_name(w, name) != 0)
+        return fail(w, CAP_E_NOMEM);
+    if (t->depth == t->stack_cap) {
+        uint32_t n = t->stack_cap ? t->stack_cap * 2 : 16;
+        wr_open *s = realloc(t->stack, n * sizeof *s);
+        if (!s)
+            return fail(w, CAP_E_NOMEM);
+        t->stack = s;
+        t->stack_cap = n;
+    }
+    t->stack[t->depth++] = (wr_open){name, tick, 0};
+    put_event(w, t, name, tick);
+    maybe_flush(w);
+    return w->err == CAP_OK ? CAP_OK : w->err;
+}
+
+cap_result cap_writer_scope_end(cap_writer *w, uint32_t tid, uint64_t tick)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t)
+        return CAP_E_MISUSE;
+    if (t->overflow) {
+        t->overflow--;
+        return CAP_OK;
+    }
+    if (t->depth == 0)
+        return CAP_E_MISUSE;
+    tick = thread_tick(t, tick);
+    if (t->events_mark != w->seq && thread_enter_block(w, tid, t, tick) != 0)
+        return fail(w, CAP_E_NOMEM);
+    wr_open *o = &t->stack[--t->depth];
+    uint64_t dur = tick - o->begin;
+    if (t->depth)
+        t->stack[t->depth - 1].children += dur;
+    put_event(w, t, 0, tick);
+    maybe_flush(w);
+    return w->err == CAP_OK ? CAP_OK : w->err;
+}
+
+cap_result cap_writer_frame(cap_writer *w, uint64_t index, uint64_t begin_tick,
+                            uint64_t end_tick)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    if (end_tick < begin_tick ||
+        (w->have_last_frame && index <= w->last_frame_index))
+        return CAP_E_MISUSE;
+    if (w->frames_n == 0) {
+        w->frame_prev_index = 0;
+        w->frame_prev_begin = 0;
+        w->blk_first_frame = index;
+    }
+    capf_buf_varint(&w->frames, index - w->frame_prev_index);
+    capf_buf_varint(&w->frames, capf_zigzag((int64_t)(begin_tick -
+                                                      w->frame_prev_begin)));
+    capf_buf_varint(&w->frames, end_tick - begin_tick);
+    w->frame_prev_index = index;
+    w->frame_prev_begin = begin_tick;
+    w->frames_n++;
+    w->have_last_frame = 1;
+    w->last_frame_index = index;
+    w->approx_raw += 8;
+    maybe_flush(w);
+    return w->err == CAP_OK ? CAP_OK : w->err;
+}
+
+cap_result cap_writer_counter(cap_writer *w, uint32_t name, uint64_t tick,
+                              double value)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    if (name == 0 || name > CAP_MAX_NAME_ID)
+        return CAP_E_MISUSE;
+    if (ref_name(w, name) != 0)
+        return fail(w, CAP_E_NOMEM);
+    if (w->counters_n == 0)
+        w->counter_prev_tick = 0;
+    capf_buf_varint(&w->counters, name);
+    capf_buf_varint(&w->counters,
+                    capf_zigzag((int64_t)(tick - w->counter_prev_tick)));
+    capf_buf_f64(&w->counters, value);
+    w->counter_prev_tick = tick;
+    w->counters_n++;
+    w->approx_raw += 14;
+    maybe_flush(w);
+    return w->err == CAP_OK ? CAP_OK : w->err;
+}
+
+/* Append track k's latest calibration to this block's GPU sections. */
+static void put_calibration(cap_writer *w, uint32_t track, wr_track *k)
+{
+    capf_buf *t = &w->tmp;
+    t->len = 0;
+    capf_buf_varint(t, track);
+    capf_buf_varint(t, k->cal_gpu);
+    capf_buf_varint(t, k->cal_cpu);
+    capf_buf_varint(t, k->cal_dev);
+    capf_buf_section(&w->gpu, CAPF_SEC_GPU_CAL, t);
+    w->approx_raw += t->len + 2;
+    k->cal_mark = w->seq;
+}
+
+#define ONE_SECOND_NS 1e9
+
+cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
+                                uint64_t cpu_frame, const cap_gpu_span *spans,
+                                size_t n)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_track *k = track_get(w, track);
+    if (!k || (n && !spans))
+        return CAP_E_MISUSE;
+    if (n > CAP_MAX_GPU_SPANS)
+        return CAP_E_LIMIT;
+    for (size_t i = 0; i < n; i++)
+        if (spans[i].name == 0 || spans[i].name > CAP_MAX_NAME_ID ||
+            spans[i].parent >= (int32_t)i || spans[i].parent < -1)
+            return CAP_E_MISUSE;
+    if (n == 0)
+        return CAP_OK;
+    /* Drop invalid pairs; re-parent their children to the nearest kept
+     * ancestor. map[i] is span i's index among the kept spans, or -1. */
+    int32_t *map = malloc(n * sizeof *map);
+    if (!map)
+        return fail(w, CAP_E_NOMEM);
+    size_t kept = 0;
+    uint64_t base = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const cap_gpu_span *s = &spans[i];
+        int ok = 1;
+        if (s->measured) {
+            if (s->end_tick <= s->begin_tick ||
+                (double)(s->end_tick - s->begin_tick) * k->period >
+                    ONE_SECOND_NS)
+                ok = 0;
+            else if (s->begin_tick < base)
+                base = s->begin_tick;
+        }
+        map[i] = ok ? (int32_t)kept++ : -1;
+        if (!ok)
+            k->invalid++;
+    }
+    if (base == UINT64_MAX)
+        base = 0;
+    if (ref_track(w, track) != 0) {
+        free(map);
+        return fail(w, CAP_E_NOMEM);
+    }
+    if (k->has_cal && k->cal_mark != w->seq)
+        put_calibration(w, track, k);
+    capf_buf *t = &w->tmp;
+    t->len = 0;
+    capf_buf_varint(t, track);
+    capf_buf_varint(t, cpu_frame);
+    capf_buf_varint(t, base);
+    capf_buf_varint(t, kept);
+    for (size_t i = 0; i < n; i++) {
+        if (map[i] < 0)
+            continue;
+        const cap_gpu_span *s = &spans[i];
+        int32_t p = s->parent;
+        while (p >= 0 && map[p] < 0)
+            p = spans[p].parent;
+        if (ref_name(w, s->name) != 0) {
+            free(map);
+            return fail(w, CAP_E_NOMEM);
+        }
+        capf_buf_varint(t, s->name);
+        capf_buf_varint(t, p >= 0 ? (uint64_t)map[p] + 1 : 0);
+        capf_buf_u8(t, s->measured ? 1 : 0);
+        if (s->measured) {
+            capf_buf_varint(t, s->begin_tick - base);
+            capf_buf_varint(t, s->end_tick - s->begin_tick);
+        }
+    }
+    free(map);
+    capf_buf_section(&w->gpu, CAPF_SEC_GPU_FRAME, t);
+    w->approx_raw += t->len + 4;
+    if (t->failed || w->gpu.failed)
+        return fail(w, CAP_E_NOMEM);
+    maybe_flush(w);
+    return w->err == CAP_OK ? CAP_OK : w->err;
+}
+
+cap_result cap_writer_gpu_calibration(cap_writer *w, uint32_t track,
+                                      uint64_t gpu_tick, uint64_t cpu_tick,
+                                      uint64_t deviation_ns)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_track *k = track_get(w, track);
+    if (!k)
+        return CAP_E_MISUSE;
+    if (ref_track(w, track) != 0)
+        return fail(w, CAP_E_NOMEM);
+    k->has_cal = 1;
+    k->cal_gpu = gpu_tick;
+    k->cal_cpu = cpu_tick;
+    k->cal_dev = deviation_ns;
+    put_calibration(w, track, k);
+    return w->gpu.failed ? fail(w, CAP_E_NOMEM) : CAP_OK;
+}
+
+cap_result cap_writer_dropped(cap_writer *w, uint32_t tid, uint64_t scopes)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t)
+        return CAP_E_MISUSE;
+    t->dropped += scopes;
+    if (ref_thread_decl(w, tid, t) != 0)
+        return fail(w, CAP_E_NOMEM);
+    return CAP_OK;
+}
+
+cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
+                                  uint64_t untimed_frames,
+                                  uint64_t invalid_spans)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_track *k = track_get(w, track);
+    if (!k)
+        return CAP_E_MISUSE;
+    k->untimed += untimed_frames;
+    k->invalid += invalid_spans;
+    if (ref_track(w, track) != 0)
+        return fail(w, CAP_E_NOMEM);
+    return CAP_OK;
+}
+
+cap_result cap_writer_clock_sample(cap_writer *w, uint64_t tick,
+                                   uint64_t mono_ns)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    w->have_clock = 1;
+    w->clock_tick = tick;
+    w->clock_mono = mono_ns;
+    return CAP_OK;
+}
+
+/* ---- blocks ------------------------------------------------------------ */
+
+static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
+                      size_t n)
+{
+    capf_buf *t = &w->tmp;
+    t->len = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < w->names_cap && w->names[ids[i]].name)
+            count++;
+    if (!count)
+        return;
+    capf_buf_varint(t, count);
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] >= w->names_cap || !w->names[ids[i]].name)
+            continue;
+        const wr_name *nm = &w->names[ids[i]];
+        capf_buf_varint(t, ids[i]);
+        capf_buf_str(t, nm->name);
+        capf_buf_str(t, nm->file);
+        capf_buf_varint(t, nm->line);
+    }
+    capf_buf_section(p, CAPF_SEC_NAMES, t);
+}
+
+static void put_threads(cap_writer *w, capf_buf *p, const uint32_t *ids,
+                        size_t n)
+{
+    if (!n)
+        return;
+    capf_buf *t = &w->tmp;
+    t->len = 0;
+    capf_buf_varint(t, n);
+    for (size_t i = 0; i < n; i++) {
+        capf_buf_varint(t, ids[i]);
+        capf_buf_str(t, w->threads[ids[i]]->name);
+    }
+    capf_buf_section(p, CAPF_SEC_THREADS, t);
+}
+
+static void put_tracks(cap_writer *w, capf_buf *p, const uint32_t *ids,
+                       size_t n)
+{
+    if (!n)
+        return;
+    capf_buf *t = &w->tmp;
+    t->len = 0;
+    capf_buf_varint(t, n);
+    for (size_t i = 0; i < n; i++) {
+        capf_buf_varint(t, ids[i]);
+        capf_buf_str(t, w->tracks[ids[i]].name);
+        capf_buf_f64(t, w->tracks[ids[i]].period);
+    }
+    capf_buf_section(p, CAPF_SEC_TRACKS, t);
+}
+
+static void put_stats(cap_writer *w, capf_buf *p)
+{
+    capf_buf *t = &w->tmp;
+    t->len = 0;
+    size_t n = 0;
+    capf_buf body = {0};
+#define STAT(kind, subj, val)                                                  \
+    do {                                                                       \
+        if (val) {                                                             \
+            capf_buf_varint(&body, kind);                                      \
+            capf_buf_varint(&body, subj);                                      \
+            capf_buf_varint(&body, val);                                       \
+            n++;                                                               \
+            val = 0;                                                           \
+        }                                                                      \
+    } while (0)
+    for (size_t i = 0; i < w->blk_decl_threads_n; i++) {
+        wr_thread *th = w->threads[w->blk_decl_threads[i]];
+        STAT(CAPF_STAT_DROPPED_SCOPES, w->blk_decl_threads[i], th->dropped);
+        STAT(CAPF_STAT_CLOSED_AT_END, w->blk_decl_threads[i], th->closed_at_end);
+        STAT(CAPF_STAT_CLOCK_BACKWARDS, w->blk_decl_threads[i], th->backwards);
+    }
+    for (size_t i = 0; i < w->blk_tracks_n; i++) {
+        wr_track *k = &w->tracks[w->blk_tracks[i]];
+        STAT(CAPF_STAT_GPU_UNTIMED, w->blk_tracks[i], k->untimed);
+        STAT(CAPF_STAT_GPU_INVALID, w->blk_tracks[i], k->invalid);
+    }
+#undef STAT
+    if (n) {
+        capf_buf_varint(t, n);
+        capf_buf_bytes(t, body.data, body.len);
+        if (body.failed)
+            t->failed = 1;
+        capf_buf_section(p, CAPF_SEC_STATS, t);
+    }
+    capf_buf_free(&body);
+}
+
+static int block_empty(const cap_writer *w)
+{
+    return w->blk_threads_n == 0 && w->frames_n == 0 && w->counters_n == 0 &&
+           w->gpu.len == 0 && w->blk_decl_threads_n == 0 &&
+           w->blk_tracks_n == 0 && w->blk_names_n == 0;
+}
+
+static void block_reset(cap_writer *w)
+{
+    w->seq++;
+    w->approx_raw = 0;
+    w->blk_names_n = w->blk_threads_n = w->blk_decl_threads_n = 0;
+    w->blk_tracks_n = 0;
+    w->frames.len = 0;
+    w->frames_n = 0;
+    w->counters.len = 0;
+    w->counters_n = 0;
+    w->gpu.len = 0;
+}
+
+cap_result cap_writer_flush(cap_writer *w)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    if (block_empty(w))
+        return CAP_OK;
+    capf_buf *p = &w->payload, *t = &w->tmp;
+    p->len = 0;
+    if (w->have_clock) {
+        t->len = 0;
+        capf_buf_varint(t, w->clock_tick);
+        capf_buf_varint(t, w->clock_mono);
+        capf_buf_section(p, CAPF_SEC_CLOCK, t);
+    }
+    put_names(w, p, w->blk_names, w->blk_names_n);
+    put_threads(w, p, w->blk_decl_threads, w->blk_decl_threads_n);
+    put_tracks(w, p, w->blk_tracks, w->blk_tracks_n);
+    if (w->frames_n) {
+        t->len = 0;
+        capf_buf_varint(t, w->frames_n);
+        capf_buf_bytes(t, w->frames.data, w->frames.len);
+        capf_buf_section(p, CAPF_SEC_FRAMES, t);
+    }
+    for (size_t i = 0; i < w->blk_threads_n; i++) {
+        uint32_t tid = w->blk_threads[i];
+        wr_thread *th = w->threads[tid];
+        t->len = 0;
+        capf_buf_varint(t, tid);
+        capf_buf_varint(t, th->base);
+        capf_buf_bytes(t, th->open.data, th->open.len);
+        capf_buf_varint(t, th->n_events);
+        capf_buf_varint(t, th->tokens.len);
+        capf_buf_bytes(t, th->tokens.data, th->tokens.len);
+        capf_buf_bytes(t, th->deltas.data, th->deltas.len);
+        if (th->open.failed || th->tokens.failed || th->deltas.failed)
+            t->failed = 1;
+        capf_buf_section(p, CAPF_SEC_SCOPES, t);
+        th->events_mark = 0;
+    }
+    if (w->counters_n) {
+        t->len = 0;
+        capf_buf_varint(t, w->counters_n);
+        capf_buf_bytes(t, w->counters.data, w->counters.len);
+        capf_buf_section(p, CAPF_SEC_COUNTERS, t);
+    }
+    if (w->gpu.len)
+        capf_buf_bytes(p, w->gpu.data, w->gpu.len);
+    put_stats(w, p);
+    if (t->failed || w->frames.failed || w->counters.failed || w->gpu.failed)
+        p->failed = 1;
+
+    if (w->index_n == w->index_cap) {
+        size_t n = w->index_cap ? w->index_cap * 2 : 64;
+        wr_index *x = realloc(w->index, n * sizeof *x);
+        if (!x)
+            return fail(w, CAP_E_NOMEM);
+        w->index = x;
+        w->index_cap = n;
+    }
+    wr_index ix = {w->pos, w->frames_n ? w->blk_first_frame : 0, w->frames_n};
+    r = put_chunk(w, CAPF_CHUNK_BLOCK, p);
+    if (r != CAP_OK)
+        return r;
+    w->index[w->index_n++] = ix;
+    block_reset(w);
+    /* Shrink buffers that grew for one large block. */
+    if (p->cap > (w->block_bytes * 4))
+        capf_buf_free(p);
+    return CAP_OK;
+}
+
+static cap_result write_footer(cap_writer *w)
+{
+    /* Footer: every name, thread and track, the last clock sample and the
+     * block index. */
+    capf_buf *p = &w->payload, *t = &w->tmp;
+    p->len = 0;
+    if (w->have_clock) {
+        t->len = 0;
+        capf_buf_varint(t, w->clock_tick);
+        capf_buf_varint(t, w->clock_mono);
+        capf_buf_section(p, CAPF_SEC_CLOCK, t);
+    }
+    uint32_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t i = 1; i < w->names_cap; i++)
+        if (w->names[i].name) {
+            if (grow_u32(&ids, &cap, n + 1) != 0) {
+                free(ids);
+                return fail(w, CAP_E_NOMEM);
+            }
+            ids[n++] = i;
+        }
+    put_names(w, p, ids, n);
+    n = 0;
+    for (uint32_t i = 0; i < w->threads_cap; i++)
+        if (w->threads[i] && w->threads[i]->declared) {
+            if (grow_u32(&ids, &cap, n + 1) != 0) {
+                free(ids);
+                return fail(w, CAP_E_NOMEM);
+            }
+            ids[n++] = i;
+        }
+    put_threads(w, p, ids, n);
+    n = 0;
+    for (uint32_t i = 0; i < w->tracks_cap; i++)
+        if (w->tracks[i].declared) {
+            if (grow_u32(&ids, &cap, n + 1) != 0) {
+                free(ids);
+                return fail(w, CAP_E_NOMEM);
+            }
+            ids[n++] = i;
+        }
+    put_tracks(w, p, ids, n);
+    free(ids);
+    t->len = 0;
+    capf_buf_varint(t, w->index_n);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < w->index_n; i++) {
+        capf_buf_varint(t, w->index[i].offset - prev);
+        capf_buf_varint(t, w->index[i].first_frame);
+        capf_buf_varint(t, w->index[i].frames);
+        prev = w->index[i].offset;
+    }
+    capf_buf_section(p, CAPF_SEC_INDEX, t);
+    if (t->failed)
+        p->failed = 1;
+    uint64_t off = w->pos;
+    cap_result r = put_chunk(w, CAPF_CHUNK_FOOTER, p);
+    if (r != CAP_OK)
+        return r;
+    uint8_t tr[CAPF_TRAILER_LEN];
+    capf_trailer_encode(tr, off);
+    if (write_all(w, tr, sizeof tr, NULL, 0) != 0)
+        return fail(w, CAP_E_IO);
+    return CAP_OK;
+}
+
+static void writer_free(cap_writer *w)
+{
+    if (w->own_fd && w->fd >= 0)
+        close(w->fd);
+    ZSTD_freeCCtx(w->zc);
+    for (uint32_t i = 0; i < w->names_cap; i++) {
+        free(w->names[i].name);
+        free(w->names[i].file);
+    }
+    free(w->names);
+    for (uint32_t i = 0; i < w->threads_cap; i++) {
+        wr_thread *t = w->threads[i];
+        if (!t)
+            continue;
+        free(t->name);
+        free(t->stack);
+        capf_buf_free(&t->open);
+        capf_buf_free(&t->tokens);
+        capf_buf_free(&t->deltas);
+        free(t);
+    }
+    free(w->threads);
+    for (uint32_t i = 0; i < w->tracks_cap; i++)
+        free(w->tracks[i].name);
+    free(w->tracks);
+    free(w->blk_names);
+    free(w->blk_threads);
+    free(w->blk_decl_threads);
+    free(w->blk_tracks);
+    capf_buf_free(&w->frames);
+    capf_buf_free(&w->counters);
+    capf_buf_free(&w->gpu);
+    capf_buf_free(&w->payload);
+    capf_buf_free(&w->tmp);
+    capf_buf_free(&w->out);
+    free(w->index);
+    free(w);
+}
+
+cap_result cap_writer_close(cap_writer *w)
+{
+    if (!w)
+        return CAP_OK;
+    if (w->err == CAP_OK) {
+        for (uint32_t i = 0; i < w->threads_cap; i++) {
+            wr_thread *t = w->threads[i];
+            if (!t || !t->declared)
+                continue;
+            t->overflow = 0;
+            uint64_t closed = 0;
+            while (t->depth > 0 && w->err == CAP_OK) {
+                (void)cap_writer_scope_end(w, i, t->last_tick);
+                closed++;
+            }
+            if (closed) {
+                t->closed_at_end += closed;
+                (void)ref_thread_decl(w, i, t);
+            }
+        }
+        (void)cap_writer_flush(w);
+        if (w->err == CAP_OK)
+            (void)write_footer(w);
+        if (w->err == CAP_OK && w->own_fd && close(w->fd) != 0) {
+            w->saved_errno = errno;
+            fail(w, CAP_E_IO);
+        }
+        w->own_fd = w->own_fd && w->err != CAP_OK;
+    }
+    cap_result r = w->err;
+    int e = w->saved_errno;
+    writer_free(w);
+    if (e)
+        errno = e;
+    return r;
+}
+
+void cap_writer_abandon(cap_writer *w)
+{
+    if (w)
+        writer_free(w);
+}
+
+uint64_t cap_writer_bytes_written(const cap_writer *w)
+{
+    return w ? w->pos : 0;
+}
+
+int cap_writer_errno(const cap_writer *w)
+{
+    return w ? w->saved_errno : 0;
+}
