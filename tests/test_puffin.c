@@ -235,7 +235,7 @@ static void put_frame(buf *f, int v, int kind, uint64_t index, int64_t begin,
         }
         free(body.p);
     } else {
-        char tag[5];
+        char tag[16];
         snprintf(tag, sizeof tag, "PFD%d", v);
         put(f, tag, 4);
         put_meta(f, index, begin, end);
@@ -480,10 +480,10 @@ static void assert_name(const summary *s, const char *text, uint64_t scopes,
  * is absent. */
 static const char *corpus(const char *name, char *path, size_t size)
 {
-    const char *dir = getenv("CAP_CORPUS_DIR");
-#ifdef CAP_CORPUS_DIR
+    const char *dir = getenv("CVT_CORPUS");
+#ifdef CVT_CORPUS_DIR
     if (!dir)
-        dir = CAP_CORPUS_DIR;
+        dir = CVT_CORPUS_DIR;
 #endif
     if (dir)
         snprintf(path, size, "%s/puffin/%s", dir, name);

@@ -20,7 +20,10 @@ frame that carried them).
 zstd data is decompressed with the `zstandard` module when present, else
 with the `zstd` command; lz4 blocks with the small decoder below.
 Usage: puffin_count.py [-v] [--skip-records N] FILE...
+       puffin_count.py --check DIR    compare DIR's capture_PFD*.puffin
+                                      with EXPECTED (exit 77: skipped)
 """
+import os
 import struct
 import subprocess
 import sys
@@ -251,8 +254,41 @@ def count(path, skip=0, verbose=False):
             unnamed_scopes, ",".join(sorted(versions)))
 
 
+# What tests/test_puffin.c expects of the corpus; keep the two in step.
+# (file, skip records) -> (frames, threads, scopes, ids, named, unnamed,
+#                          unnamed_scopes, versions)
+EXPECTED = {
+    ("capture_PFD1.puffin", 0): (50, 1, 100, 2, 2, 0, 0, "PFD1"),
+    ("capture_PFD2.puffin", 0): (51, 1, 101, 3, 3, 0, 0, "PFD2"),
+    ("capture_PFD3.puffin", 0): (51, 1, 101, 3, 3, 0, 0, "PFD3"),
+    ("capture_PFD4.puffin", 0): (33, 2, 98, 3, 3, 0, 0, "PFD4"),
+    ("capture_PFD4.puffin", 1): (32, 2, 96, 3, 1, 2, 64, "PFD4"),
+}
+
+
+def check(folder):
+    if not os.path.isdir(folder):
+        print("skipped: %s is absent" % folder)
+        return 77
+    bad = 0
+    for (name, skip), want in sorted(EXPECTED.items()):
+        try:
+            got = count(os.path.join(folder, name), skip)
+        except (FileNotFoundError, subprocess.CalledProcessError) as e:
+            print("skipped: %s" % e)
+            return 77
+        print("%s%s: %s" % (name, " minus %d" % skip if skip else "",
+                            "ok" if got == want else
+                            "got %s, expected %s" % (got, want)))
+        bad += got != want
+    print("%d passed, %d failed" % (len(EXPECTED) - bad, bad))
+    return 1 if bad else 0
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--check"]:
+        sys.exit(check(args[1]))
     verbose = "-v" in args
     args = [a for a in args if a != "-v"]
     skip = 0

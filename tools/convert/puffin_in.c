@@ -384,7 +384,7 @@ static int pf_take(pf_cur *k, size_t n, const uint8_t **out)
 
 static int pf_u8(pf_cur *k, uint8_t *v)
 {
-    const uint8_t *p;
+    const uint8_t *p = NULL;
     if (pf_take(k, 1, &p))
         return -1;
     *v = *p;
@@ -393,8 +393,8 @@ static int pf_u8(pf_cur *k, uint8_t *v)
 
 static int pf_uvar(pf_cur *k, uint64_t *v)
 {
-    uint8_t tag;
-    const uint8_t *p;
+    uint8_t tag = 0;
+    const uint8_t *p = NULL;
     if (pf_u8(k, &tag))
         return -1;
     if (tag < 251) {
@@ -750,7 +750,7 @@ static int pf_streams(pf_ctx *c, pf_cur *k, int walk)
             pf_ivar(k, &r0) || pf_ivar(k, &r1))
             return -1;
         if (walk) {
-            uint32_t tid;
+            uint32_t tid = 0;
             if (pf_thread_get(c, has_start, start, name, nn, &tid) ||
                 pf_walk(c, stream, ns, tid))
                 return -1;
@@ -772,7 +772,7 @@ static int pf_details(pf_ctx *c, const uint8_t *p, size_t n)
                        count, n - k.at);
     for (uint64_t i = 0; i < count; i++) {
         int has_id, has_name;
-        uint32_t id = 0, line;
+        uint32_t id = 0, line = 0;
         const uint8_t *sname = NULL, *fname, *file;
         size_t nsn = 0, nfn, nf;
         if (pf_option(&k, &has_id) || (has_id && pf_u32var(&k, &id)) ||
