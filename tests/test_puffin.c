@@ -578,8 +578,8 @@ static void corpus_PFD2_gives_51_frames_of_named_scopes(void **state)
     assert_name(&s, "sleep", 50, "main.rs", 0);
     assert_int_equal(s.first_index, 0);
     assert_int_equal(s.last_index, 50);
-    assert_int_equal(s.first_end,
-                     INT64_C(1755098629759846652) - INT64_C(1755098624759427447));
+    assert_int_equal(s.first_end, INT64_C(1755098629759846652) -
+                                      INT64_C(1755098624759427447));
 }
 
 static void corpus_PFD3_gives_51_frames_with_file_and_line(void **state)
@@ -712,6 +712,21 @@ static void a_file_with_the_wrong_magic_is_refused(void **state)
              f->in);
     assert_string_equal(f->diag, want);
     assert_false(exists(f->out));
+    free(b.p);
+}
+
+static void a_binary_file_is_refused_showing_its_first_bytes(void **state)
+{
+    fx *f = *state;
+    buf b = {0};
+    put(&b, "\x89PNG\r\n", 6);
+    assert_int_equal(import_buf(f, &b), CVT_EXIT_INPUT);
+    char want[256];
+    snprintf(want, sizeof want,
+             "error: %s: not a puffin capture: begins with '\\x89PNG', "
+             "expected 'PUF0'\n",
+             f->in);
+    assert_string_equal(f->diag, want);
     free(b.p);
 }
 
@@ -1336,6 +1351,34 @@ static void an_unwritable_output_is_an_output_error(void **state)
     free(b.p);
 }
 
+static void a_full_disk_is_an_output_error_and_the_device_stays(
+    void **state)
+{
+    fx *f = *state;
+    char path[512];
+    if (!exists("/dev/full")) {
+        skip();
+        return;
+    }
+    if (!corpus("capture_PFD4.puffin", path, sizeof path)) {
+        skip();
+        return;
+    }
+    free(f->diag);
+    f->diag = NULL;
+    FILE *diag = open_memstream(&f->diag, &f->diag_len);
+    cvt_options o;
+    memset(&o, 0, sizeof o);
+    o.diag = diag;
+    assert_int_equal(cvt_puffin_to_cap(path, "/dev/full", &o),
+                     CVT_EXIT_OUTPUT);
+    fclose(diag);
+    assert_int_equal(count_lines(f->diag, ""), 1);
+    assert_non_null(strstr(f->diag, "error: /dev/full: "));
+    assert_non_null(strstr(f->diag, "No space left on device"));
+    assert_true(exists("/dev/full"));
+}
+
 static void the_input_as_output_is_refused(void **state)
 {
     fx *f = *state;
@@ -1386,6 +1429,7 @@ int main(void)
         T(every_cut_of_a_corpus_file_imports_whole_frames_or_fails_cleanly),
         T(an_empty_file_is_refused),
         T(a_file_with_the_wrong_magic_is_refused),
+        T(a_binary_file_is_refused_showing_its_first_bytes),
         T(a_file_shorter_than_the_magic_is_refused),
         T(a_missing_file_is_an_input_error),
         T(a_file_cut_inside_a_record_is_refused_naming_it),
@@ -1416,6 +1460,7 @@ int main(void)
         T(scopes_deeper_than_the_limit_are_left_out_with_a_warning),
         T(threads_are_told_apart_by_name_and_start_time),
         T(an_unwritable_output_is_an_output_error),
+        T(a_full_disk_is_an_output_error_and_the_device_stays),
         T(the_input_as_output_is_refused),
         T(frame_scope_is_ignored_with_a_warning),
     };

@@ -555,9 +555,10 @@ static int pf_name_by_text(pf_ctx *c, const uint8_t *name, size_t nn,
     if (created) {
         pf_name *e = &c->names[*out];
         e->named = 1;
+        static const char empty[] = "(empty name)";
         nn = pf_utf8_prefix(name, nn);
-        e->text = nn ? pf_strdup(c, name, nn) : pf_strdup(c,
-                                                          (const uint8_t *)"(empty name)", 12);
+        e->text = nn ? pf_strdup(c, name, nn)
+                     : pf_strdup(c, (const uint8_t *)empty, sizeof empty - 1);
         if (!e->text)
             return -1;
         if (pf_set_location(c, e, loc, pf_utf8_prefix(loc, nl)))
@@ -616,9 +617,10 @@ static void pf_saw_time(pf_ctx *c, int64_t ns)
 
 static int pf_writer_failed(pf_ctx *c, cap_result r)
 {
+    int e = r == CAP_E_IO ? cap_writer_errno(c->w) : 0;
     c->wres = r;
-    return pf_fail(c, "the writer refused an event: %s",
-                   cap_result_message(r));
+    return pf_fail(c, "cannot write the capture: %s%s%s",
+                   cap_result_message(r), e ? ": " : "", e ? strerror(e) : "");
 }
 
 /* Walk one thread's stream: in pass 1 validate it and collect its scope
@@ -646,7 +648,8 @@ static int pf_walk(pf_ctx *c, const uint8_t *s, size_t n, uint32_t tid)
                                tid, pos, stop, o->start_ns);
             pos += 9;
             if (c->w && o->emitted) {
-                cap_result r = cap_writer_scope_end(c->w, tid, pf_tick(c, stop));
+                cap_result r =
+                    cap_writer_scope_end(c->w, tid, pf_tick(c, stop));
                 if (r != CAP_OK)
                     return pf_writer_failed(c, r);
             }
@@ -1062,11 +1065,14 @@ static int pf_scan(pf_ctx *c)
     if (memcmp(magic, "PUF0", 4) != 0) {
         char shown[20];
         size_t o = 0;
-        for (int i = 0; i < 4; i++)
-            o += (size_t)snprintf(shown + o, sizeof shown - o,
-                                  magic[i] >= 0x20 && magic[i] < 0x7f ? "%c"
-                                                                      : "\\x%02x",
-                                  magic[i]);
+        for (int i = 0; i < 4; i++) {
+            if (magic[i] >= 0x20 && magic[i] < 0x7f && magic[i] != '\\')
+                shown[o++] = (char)magic[i];
+            else
+                o += (size_t)snprintf(shown + o, sizeof shown - o, "\\x%02x",
+                                      magic[i]);
+        }
+        shown[o] = '\0';
         return pf_fail(c, "not a puffin capture: begins with '%s', expected "
                           "'PUF0'",
                        shown);
@@ -1175,6 +1181,15 @@ static const char *pf_basename(const char *p)
     return s ? s + 1 : p;
 }
 
+/* Remove a partly written output, if it is a plain file (never a device
+ * such as /dev/full, nor a pipe). */
+static void pf_remove_output(const char *out)
+{
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
+        remove(out);
+}
+
 /* Pass 2: write the capture. Returns CVT_OK or an exit code. */
 static int pf_write(pf_ctx *c, const char *out)
 {
@@ -1254,7 +1269,7 @@ static int pf_write(pf_ctx *c, const char *out)
     if (r != CAP_OK) {
         fprintf(c->diag, "error: %s: cannot write the capture: %s\n", out,
                 cap_result_message(r));
-        remove(out);
+        pf_remove_output(out);
         return CVT_EXIT_OUTPUT;
     }
     if (duplicates)
@@ -1272,7 +1287,7 @@ static int pf_write(pf_ctx *c, const char *out)
 fail:
     cap_writer_abandon(c->w);
     c->w = NULL;
-    remove(out);
+    pf_remove_output(out);
     if (c->wres != CAP_OK) {
         fprintf(c->diag, "error: %s: %s\n", out, c->err);
         return CVT_EXIT_OUTPUT;
