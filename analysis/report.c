@@ -560,6 +560,17 @@ int rep_split(FILE *out, const an_capture *m, rep_style st,
             return -2;
     }
     size_t q = n / 4;
+    if (q == 0) {
+        if (st.csv)
+            fputs("population,kind,track,name,frames,mean_ms,median_ms,"
+                  "p95_ms\n",
+                  out);
+        else
+            fprintf(out, "\nSplit: needs at least 4 frames (a quarter each "
+                         "side); the capture has %zu\n",
+                    n);
+        return 0;
+    }
     ord *o = malloc((n ? n : 1) * sizeof *o);
     double *dense = malloc((n ? n : 1) * sizeof *dense);
     double *tmp = malloc((n ? n : 1) * sizeof *tmp);
