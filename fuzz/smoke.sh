@@ -23,6 +23,7 @@ shared=$src/../shared/corpus
 if [ ! -f "$dir/build.ninja" ]; then
     CC=clang meson setup "$dir" "$src" -Dfuzz=true >/dev/null
 fi
+ninja -C "$dir" build.ninja >/dev/null # regenerate if meson files changed
 targets=$(ninja -C "$dir" -t targets all |
           sed -n 's/^\(fuzz\/fuzz_[a-z_]*\): .*/\1/p' | sort -u)
 [ -n "$targets" ] || { echo "smoke.sh: no fuzz targets in $dir" >&2; exit 1; }
@@ -41,6 +42,8 @@ seed() {
     done
 }
 
+# FUZZ_KEEP=DIR keeps each target's final corpus and log in DIR/<target>
+# (to measure coverage after a long run, see docs/FUZZING.md).
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$dir/fuzz-artifacts"
@@ -74,5 +77,11 @@ for t in $targets; do
     fi
     grep -E '^stat::(number_of_executed_units|peak_rss_mb)|cov: ' \
         "$scratch/$name.log" | tail -n 3
+    if [ -n "${FUZZ_KEEP:-}" ]; then
+        mkdir -p "$FUZZ_KEEP"
+        rm -rf "${FUZZ_KEEP:?}/$name"
+        cp -r "$scratch/$name" "$FUZZ_KEEP/$name"
+        cp "$scratch/$name.log" "$FUZZ_KEEP/$name.log"
+    fi
 done
 exit $status
