@@ -826,8 +826,8 @@ static void *writer_main(void *arg)
     for (;;) {
         if (!p->stop) {
             /* Wake by the next flush deadline, counted from the last flush:
-             * an early wake-up (a retired buffer) must not push it back. */
-            /* The condition variable waits on CLOCK_MONOTONIC, so a step
+             * an early wake-up (a retired buffer) must not push it back.
+             * The condition variable waits on CLOCK_MONOTONIC, so a step
              * of the wall clock cannot stall flushing either. */
             uint64_t due = last_flush + (uint64_t)p->flush_ms * 1000000u;
             if (due > cap__now_monotonic()) {
