@@ -35,7 +35,7 @@ static void touch_event(const cap_reader *r, const cap_event *ev)
         touch_str(cap_reader_track_name(r, ev->u.gpu_track.track));
         break;
     case CAP_EV_FRAME:
-        sink += (size_t)(ev->u.frame.end_ns - ev->u.frame.begin_ns);
+        sink += (size_t)ev->u.frame.end_ns - (size_t)ev->u.frame.begin_ns;
         break;
     case CAP_EV_SCOPE:
         touch_str(cap_reader_name(r, ev->u.scope.name));

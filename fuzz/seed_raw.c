@@ -1,14 +1,20 @@
 /*
- * seed_raw - rewrite a capture with every chunk stored uncompressed.
+ * seed_raw - rewrite a capture's chunks for fuzzing and for fixtures.
  *
- *   seed_raw IN OUT
+ *   seed_raw IN OUT            every chunk stored uncompressed
+ *   seed_raw --fix-crc IN OUT  every checksum recomputed, bytes unchanged
  *
  * The fuzzer's mutations of a zstd payload almost never decompress, so
  * seeds made of compressed chunks keep it out of the section decoders.
  * The same capture stored raw (flags 0, stored == raw, checksums
  * recomputed: a valid file for any reader) lets each mutation land in a
- * section. The trailer's footer offset is recomputed too. Exit status 0, or
- * 1 with a message when IN is not a capture this tool understands.
+ * section. The trailer's footer offset is recomputed too.
+ *
+ * The fuzz build ignores checksums, so an input it finds usually has wrong
+ * ones and a normal build would skip the damaged chunk before reaching the
+ * bug. --fix-crc recomputes the file header's and every chunk's checksums
+ * (walking chunks by their stated sizes), so the input becomes a fixture
+ * that reproduces in every build. Exit status 0, or 1 with a message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +29,34 @@ static int fail(const char *in, const char *why)
     return 1;
 }
 
+/* Recompute every checksum of in[0..size) in place. */
+static void fix_crc(uint8_t *in, size_t size)
+{
+    if (size >= CAPF_HEADER_LEN)
+        capf_put_u32(in + 12, capf_crc32(in, 12));
+    size_t pos = CAPF_HEADER_LEN;
+    while (pos + CAPF_CHUNK_HEADER_LEN <= size &&
+           memcmp(in + pos, CAPF_CHUNK_SYNC, 4) == 0) {
+        uint8_t *h = in + pos;
+        uint32_t stored = capf_get_u32(h + 8);
+        size_t body = size - pos - CAPF_CHUNK_HEADER_LEN;
+        size_t n = stored < body ? stored : body;
+        capf_put_u32(h + 16, capf_crc32(h + CAPF_CHUNK_HEADER_LEN, n));
+        capf_put_u32(h + 20, capf_crc32(h, 20));
+        pos += CAPF_CHUNK_HEADER_LEN + n;
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: seed_raw IN OUT\n");
+    int fix = argc == 4 && strcmp(argv[1], "--fix-crc") == 0;
+    if (argc != 3 && !fix) {
+        fprintf(stderr, "usage: seed_raw [--fix-crc] IN OUT\n");
         return 2;
+    }
+    if (fix) {
+        argv++;
+        argc--;
     }
     FILE *f = fopen(argv[1], "rb");
     if (!f)
@@ -41,6 +70,15 @@ int main(int argc, char **argv)
     fclose(f);
     if (size < CAPF_HEADER_LEN || memcmp(in, CAPF_MAGIC, CAPF_MAGIC_LEN) != 0)
         return fail(argv[1], "not a capture");
+    if (fix) {
+        fix_crc(in, (size_t)size);
+        FILE *o = fopen(argv[2], "wb");
+        if (!o || fwrite(in, 1, (size_t)size, o) != (size_t)size ||
+            fclose(o) != 0)
+            return fail(argv[2], "cannot write");
+        free(in);
+        return 0;
+    }
     FILE *o = fopen(argv[2], "wb");
     if (!o)
         return fail(argv[2], "cannot create");

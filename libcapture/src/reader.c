@@ -186,6 +186,13 @@ static rd_name *name_slot(cap_reader *r, uint32_t id)
     return &r->name_pages[pg][id & (RD_PAGE - 1)];
 }
 
+/* a + b, wrapping instead of overflowing: a damaged file may hold any
+ * value, and what the reader yields for it must be defined. */
+static inline int64_t add_ns(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
 {
     int64_t d = (int64_t)(tick - r->origin_tick);
@@ -1059,12 +1066,13 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
                     g->calibrated = 1;
                     int64_t c0 = to_ns(r, k->cal_cpu);
                     int64_t off = (int64_t)(s->begin - k->cal_gpu);
-                    g->begin_ns = c0 + (int64_t)llround((double)off * k->period);
+                    g->begin_ns =
+                        add_ns(c0, (int64_t)llround((double)off * k->period));
                 } else {
                     g->calibrated = 0;
                     g->begin_ns = (int64_t)llround((double)s->begin * k->period);
                 }
-                g->end_ns = g->begin_ns + g->duration_ns;
+                g->end_ns = add_ns(g->begin_ns, g->duration_ns);
                 r->st.gpu_spans++;
             } else {
                 g->calibrated = k->calibrated;
