@@ -25,7 +25,15 @@
  *
  * Errors never stop the host program: a failing write stops the recording
  * cleanly, is logged once on stderr (or to cap_set_log's callback) and is
- * reported by cap_status() and cap_close().
+ * reported by cap_status() and cap_close(). SIGPIPE and SIGXFSZ raised by
+ * a write are turned into that error, and a pipe or socket that takes no
+ * byte for stall_timeout_ms fails it too, so nothing blocks forever.
+ *
+ * A program that dies (a crash, SIGKILL, abort) leaves a file that reads
+ * as truncated and holds everything recorded more than one flush interval
+ * before: frames that had ended, scopes that had closed. So does a
+ * program that exits without cap_close(): no atexit handler is installed.
+ * docs/RELIABILITY.md says how each of these promises is tested.
  *
  * Compile with -DCAP_DISABLE and every CAP_ macro expands to nothing: a
  * shipped build carries no instrumentation.
