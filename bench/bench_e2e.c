@@ -1,0 +1,288 @@
+/*
+ * bench_e2e.c - recording end to end: compression and file writing on.
+ *
+ * Workload (issue 7, item 2): the recording workload (scopes nested four
+ * deep, a frame every 1,000 scopes) recorded with the producer's default
+ * options (16 Ki-event buffers, 8 per thread, zstd level 3, 100 ms flush)
+ * into a file, so the writer thread must encode and compress as fast as the
+ * program records.
+ *
+ * 1. Paced runs: the producing thread records at a fixed rate (it spins
+ *    until each frame's start time, like a program with work between
+ *    scopes) for --seconds, at rising rates. The sustained rate is the
+ *    highest rate at which the thread kept its pace and nothing was
+ *    dropped (e2e_scopes_per_s; target 20 million/s per producing thread).
+ *    The same with two producing threads (e2e_2t_scopes_per_s, per thread).
+ * 2. Flat out: the thread records as fast as it can, above what the writer
+ *    sustains. Scopes are dropped; the figures check that the drops are
+ *    counted, that the file records them (its statistics, read back with
+ *    cap_reader, equal the producer's count, and recorded + dropped scopes
+ *    equal the scopes the program opened) and that recording never stalled
+ *    the program for longer than a frame: the longest frame not explained
+ *    by the scheduler taking the core away (an involuntary context switch
+ *    during that frame) against the median frame, and the number of times
+ *    the thread blocked (voluntary context switches, which a lock wait or a
+ *    sleep in the producer would cause).
+ *
+ * Usage: bench_e2e [--seconds S] [--rates M,M,...] [--keep]
+ */
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <capture/cap_reader.h>
+
+#include "bench_common.h"
+
+typedef struct run_result {
+    uint64_t scopes;      /* scopes opened by the producing threads */
+    double rate;          /* achieved scopes/s per thread (slowest) */
+    uint64_t dropped;     /* producer's count */
+    uint64_t bytes;
+    double max_frame_ns;  /* thread 0 */
+    double max_clean_frame_ns; /* without an involuntary switch */
+    double median_frame_ns;
+    long nvcsw, nivcsw;   /* thread 0 during recording */
+    uint64_t slow_frames; /* clean frames longer than twice the median */
+} run_result;
+
+typedef struct prod {
+    pthread_t th;
+    int index;
+    double rate; /* scopes/s; 0: flat out */
+    uint64_t frames;
+    pthread_barrier_t *bar;
+    double *frame_ns;
+    unsigned char *preempted;
+    double achieved;
+    long nvcsw, nivcsw;
+} prod;
+
+static void thread_switches(long *vol, long *invol)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    *vol = ru.ru_nvcsw;
+    *invol = ru.ru_nivcsw;
+}
+
+static void *prod_main(void *arg)
+{
+    prod *p = arg;
+    char name[32];
+    snprintf(name, sizeof name, "producer %d", p->index);
+    CAP_THREAD(name);
+    pthread_barrier_wait(p->bar);
+    long v0, i0;
+    thread_switches(&v0, &i0);
+    long inv = i0;
+    double typical = 0; /* moving average of frames that were not slow */
+    uint64_t t0 = bench_mono_ns(), prev = t0;
+    double ns_per_frame = p->rate > 0 ? 1e9 * BENCH_SCOPES_PER_FRAME / p->rate
+                                      : 0;
+    for (uint64_t f = 0; f < p->frames; f++) {
+        if (ns_per_frame > 0) {
+            uint64_t due = t0 + (uint64_t)(ns_per_frame * (double)f);
+            while (bench_mono_ns() < due)
+                ;
+        }
+        bench_record_frames(1, p->index == 0);
+        uint64_t now = bench_mono_ns();
+        p->frame_ns[f] = (double)(now - prev);
+        prev = now;
+        /* attribute a long frame to the scheduler when it switched us out */
+        if (ns_per_frame == 0) {
+            double d = p->frame_ns[f];
+            if (typical == 0 || d <= 2 * typical) {
+                typical = typical == 0 ? d : typical + (d - typical) / 16;
+            } else {
+                long v, i;
+                thread_switches(&v, &i);
+                p->preempted[f] = i != inv;
+                inv = i;
+            }
+        }
+    }
+    uint64_t t1 = bench_mono_ns();
+    long v1, i1;
+    thread_switches(&v1, &i1);
+    p->nvcsw = v1 - v0;
+    p->nivcsw = i1 - i0;
+    p->achieved = (double)p->frames * BENCH_SCOPES_PER_FRAME /
+                  ((double)(t1 - t0) / 1e9);
+    cap_thread_unregister();
+    return NULL;
+}
+
+/* Read the capture back: scopes recorded and dropped according to the file. */
+static void file_counts(const char *path, uint64_t *scopes, uint64_t *dropped,
+                        int *complete)
+{
+    cap_reader *r;
+    char detail[256];
+    if (cap_reader_open(&r, path, detail, sizeof detail) != CAP_OK)
+        BENCH_DIE("cannot read back %s: %s", path, detail);
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE)
+        if (res != CAP_OK)
+            BENCH_DIE("reading %s: %s", path, cap_reader_detail(r));
+    const cap_reader_stats *st = cap_reader_get_stats(r);
+    *scopes = st->scopes;
+    *dropped = st->dropped_scopes;
+    *complete = st->has_footer && !st->corrupt_chunks;
+    cap_reader_close(r);
+}
+
+static run_result run(const char *path, int threads, double rate,
+                      double seconds, double flat_scopes)
+{
+    run_result out = {0};
+    uint64_t frames = rate > 0 ? (uint64_t)(rate * seconds /
+                                            BENCH_SCOPES_PER_FRAME)
+                               : (uint64_t)(flat_scopes /
+                                            BENCH_SCOPES_PER_FRAME);
+    if (frames < 2)
+        frames = 2;
+    if (cap_open(path, NULL) != CAP_OK)
+        BENCH_DIE("cannot open %s", path);
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)threads);
+    prod p[2];
+    for (int i = 0; i < threads; i++) {
+        p[i] = (prod){.index = i, .rate = rate, .frames = frames, .bar = &bar};
+        p[i].frame_ns = calloc(frames, sizeof(double));
+        p[i].preempted = calloc(frames, 1);
+        if (!p[i].frame_ns || !p[i].preempted)
+            BENCH_DIE("out of memory");
+        if (pthread_create(&p[i].th, NULL, prod_main, &p[i]) != 0)
+            BENCH_DIE("pthread_create failed");
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(p[i].th, NULL);
+    if (cap_close() != CAP_OK)
+        BENCH_DIE("cap_close failed");
+    cap_producer_stats st;
+    cap_get_stats(&st);
+    out.scopes = frames * BENCH_SCOPES_PER_FRAME * (uint64_t)threads;
+    out.dropped = st.dropped_scopes;
+    out.bytes = st.bytes;
+    out.rate = p[0].achieved;
+    for (int i = 1; i < threads; i++)
+        if (p[i].achieved < out.rate)
+            out.rate = p[i].achieved;
+    /* frame times of thread 0 (the one marking frames); skip frame 0 */
+    double *clean = malloc(frames * sizeof *clean);
+    if (!clean)
+        BENCH_DIE("out of memory");
+    size_t nc = 0;
+    for (uint64_t f = 1; f < frames; f++) {
+        double d = p[0].frame_ns[f];
+        if (d > out.max_frame_ns)
+            out.max_frame_ns = d;
+        if (!p[0].preempted[f]) {
+            clean[nc++] = d;
+            if (d > out.max_clean_frame_ns)
+                out.max_clean_frame_ns = d;
+        }
+    }
+    out.median_frame_ns = nc ? bench_median(clean, nc) : 0;
+    for (size_t i = 0; i < nc; i++)
+        if (clean[i] > 2 * out.median_frame_ns)
+            out.slow_frames++;
+    out.nvcsw = p[0].nvcsw;
+    out.nivcsw = p[0].nivcsw;
+    free(clean);
+    for (int i = 0; i < threads; i++) {
+        free(p[i].frame_ns);
+        free(p[i].preempted);
+    }
+    pthread_barrier_destroy(&bar);
+    return out;
+}
+
+/* Paced runs at rising rates; returns the highest rate (per thread) kept
+ * with nothing dropped, and prints each step. */
+static double sustained(const char *path, int threads, const double *rates,
+                        int nrates, double seconds)
+{
+    double best = 0;
+    for (int i = 0; i < nrates; i++) {
+        double rate = rates[i] * 1e6;
+        run_result r = run(path, threads, rate, seconds, 0);
+        int kept = r.rate >= 0.97 * rate;
+        fprintf(stderr,
+                "bench_e2e: %d thread(s) at %.0f M scopes/s: achieved %.2f M/s, "
+                "dropped %llu, %.3f bytes/scope\n",
+                threads, rates[i], r.rate / 1e6, (unsigned long long)r.dropped,
+                (double)r.bytes / (double)r.scopes);
+        if (!kept || r.dropped)
+            break;
+        best = rate;
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    double seconds = 2.0;
+    double rates[32] = {5, 10, 15, 20, 25, 30, 35, 40, 50};
+    int nrates = 9, keep = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
+            seconds = atof(argv[++i]);
+        } else if (strcmp(argv[i], "--rates") == 0 && i + 1 < argc) {
+            nrates = 0;
+            for (char *s = argv[++i]; *s && nrates < 32;) {
+                rates[nrates++] = strtod(s, &s);
+                if (*s == ',')
+                    s++;
+                else
+                    break;
+            }
+        } else if (strcmp(argv[i], "--keep") == 0) {
+            keep = 1;
+        } else {
+            BENCH_DIE("usage: bench_e2e [--seconds S] [--rates M,M,...] "
+                      "[--keep]");
+        }
+    }
+    if (seconds <= 0 || nrates < 1)
+        BENCH_DIE("bad --seconds or --rates");
+    const char *path = "bench-e2e.cap";
+    bench_put_machine();
+
+    double one = sustained(path, 1, rates, nrates, seconds);
+    bench_put("e2e_scopes_per_s", one);
+    bench_put("e2e_scopes_per_s_target", 20e6);
+    bench_put("e2e_ratio_to_target", one / 20e6);
+    double two = sustained(path, 2, rates, nrates, seconds);
+    bench_put("e2e_2t_scopes_per_s", two);
+
+    /* flat out, one thread: 60 million scopes, more than the writer takes */
+    run_result r = run(path, 1, 0, 0, 60e6);
+    uint64_t f_scopes, f_dropped;
+    int complete;
+    file_counts(path, &f_scopes, &f_dropped, &complete);
+    bench_put("flat_scopes_per_s", r.rate);
+    bench_put("flat_scopes", (double)r.scopes);
+    bench_put("dropped_scopes", (double)f_dropped);
+    bench_put("dropped_scopes_producer", (double)r.dropped);
+    bench_put("flat_file_scopes", (double)f_scopes);
+    bench_put("flat_drops_recorded",
+              complete && f_dropped == r.dropped &&
+                      f_scopes + f_dropped == r.scopes
+                  ? 1
+                  : 0);
+    bench_put("flat_frame_median_ns", r.median_frame_ns);
+    bench_put("flat_frame_max_ns", r.max_frame_ns);
+    bench_put("flat_frame_max_unpreempted_ns", r.max_clean_frame_ns);
+    bench_put("flat_stall_ratio", r.max_clean_frame_ns / r.median_frame_ns);
+    bench_put("flat_stall_ratio_target", 2.0);
+    bench_put("flat_slow_frames", (double)r.slow_frames);
+    bench_put("flat_voluntary_switches", (double)r.nvcsw);
+    bench_put("flat_involuntary_switches", (double)r.nivcsw);
+    if (!keep)
+        unlink(path);
+    return 0;
+}
