@@ -22,6 +22,7 @@
  * The registry below is libcapture's only process-wide mutable state.
  */
 #include "capture/capture.h"
+#include "writer_records.h"
 
 #include <errno.h>
 #include <math.h>
@@ -656,7 +657,19 @@ static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
 {
     cap_writer *w = p->w;
     uint64_t events = 0;
+    uint64_t lo = p->skip_tick, hi = p->end_tick ? p->end_tick : UINT64_MAX;
     for (cap__rec *r = from; r < to; r++) {
+        if (t->skip_depth == 0) {
+            /* the bulk path; it stops at what needs the code below (a name
+             * the writer has not seen, a record outside the window) */
+            uint64_t skipped;
+            size_t k = cap__writer_records(w, t->tid, r, (size_t)(to - r), lo,
+                                           hi, &skipped);
+            events += k - skipped;
+            r += k;
+            if (r == to)
+                break;
+        }
         uint32_t kind = r->word >> CAP__KIND_SHIFT;
         uint32_t id = r->word & ((1u << CAP__KIND_SHIFT) - 1);
         if (r->tick < p->skip_tick || (p->end_tick && r->tick > p->end_tick)) {

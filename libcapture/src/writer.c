@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "format/format.h"
+#include "writer_records.h"
 
 typedef struct wr_open {
     uint32_t name;
@@ -588,6 +589,135 @@ cap_result cap_writer_scope_end(cap_writer *w, uint32_t tid, uint64_t tick)
     put_event(w, t, 0, tick);
     maybe_flush(w);
     return w->err == CAP_OK ? CAP_OK : w->err;
+}
+
+/* A varint into a buffer the caller has already sized. */
+static inline uint8_t *put_varint_unchecked(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Records encoded between two capacity checks: each takes at most 4 token
+ * bytes (ids fit 24 bits) and 10 delta bytes. */
+#define RECORDS_CHUNK 1024u
+
+size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
+                           size_t n, uint64_t lo, uint64_t hi,
+                           uint64_t *skipped)
+{
+    *skipped = 0;
+    if (check(w) != CAP_OK)
+        return n;
+    wr_thread *t = thread_get(w, tid);
+    if (!t)
+        return n;
+    const uint32_t id_mask = (1u << CAP__KIND_SHIFT) - 1;
+    size_t i = 0;
+    uint8_t *tp, *dp;
+    uint64_t prev, last;
+    /* The loop keeps the thread's encoding state in locals; SYNC stores it
+     * back before anything else reads it, LOAD picks it up again. */
+#define SYNC()                                                                 \
+    do {                                                                       \
+        t->tokens.len = (size_t)(tp - t->tokens.data);                         \
+        t->deltas.len = (size_t)(dp - t->deltas.data);                         \
+        t->prev = prev;                                                        \
+        t->last_tick = last;                                                   \
+    } while (0)
+#define LOAD()                                                                 \
+    do {                                                                       \
+        tp = t->tokens.data + t->tokens.len;                                   \
+        dp = t->deltas.data + t->deltas.len;                                   \
+        prev = t->prev;                                                        \
+        last = t->last_tick;                                                   \
+    } while (0)
+    while (i < n) {
+        size_t chunk = n - i < RECORDS_CHUNK ? n - i : RECORDS_CHUNK;
+        if (capf_buf_reserve(&t->tokens, chunk * 4) != 0 ||
+            capf_buf_reserve(&t->deltas, chunk * 10) != 0) {
+            fail(w, CAP_E_NOMEM);
+            return n;
+        }
+        LOAD();
+        for (size_t end = i + chunk; i < end; i++) {
+            uint64_t tick = rec[i].tick;
+            uint32_t word = rec[i].word;
+            uint32_t id = word & id_mask;
+            int begin = (word >> CAP__KIND_SHIFT) == CAP__KIND_BEGIN;
+            if (tick < lo || tick > hi) {
+                SYNC();
+                return i;
+            }
+            int fast;
+            if (begin) {
+                if (id == 0 || id > CAP_MAX_NAME_ID) {
+                    ++*skipped;
+                    continue;
+                }
+                if (id >= w->names_cap || !w->names[id].name) {
+                    SYNC();
+                    return i;
+                }
+                fast = t->events_mark == w->seq && t->depth < t->stack_cap &&
+                       w->names[id].block_mark == w->seq;
+                if (fast) {
+                    if (tick < last) {
+                        t->backwards++;
+                        tick = last;
+                    }
+                    last = tick;
+                    t->stack[t->depth++] = (wr_open){id, tick, 0};
+                }
+            } else {
+                fast = t->events_mark == w->seq && !t->overflow && t->depth;
+                if (fast) {
+                    if (tick < last) {
+                        t->backwards++;
+                        tick = last;
+                    }
+                    last = tick;
+                    wr_open *o = &t->stack[--t->depth];
+                    if (t->depth)
+                        t->stack[t->depth - 1].children += tick - o->begin;
+                    id = 0;
+                }
+            }
+            if (!fast) {
+                /* first event in a block, a new name in the block, a deeper
+                 * stack, or a misuse: the per-event path knows them all */
+                SYNC();
+                if (begin)
+                    (void)cap_writer_scope_begin(w, tid, id, tick);
+                else
+                    (void)cap_writer_scope_end(w, tid, tick);
+                if (w->err != CAP_OK)
+                    return n;
+                LOAD();
+                continue;
+            }
+            tp = put_varint_unchecked(tp, id);
+            dp = put_varint_unchecked(dp, tick - prev);
+            prev = tick;
+            t->n_events++;
+            w->approx_raw += 3;
+            if (w->approx_raw >= w->block_bytes) {
+                SYNC();
+                (void)cap_writer_flush(w);
+                if (w->err != CAP_OK)
+                    return n;
+                LOAD();
+            }
+        }
+        SYNC();
+    }
+#undef SYNC
+#undef LOAD
+    return n;
 }
 
 cap_result cap_writer_frame(cap_writer *w, uint64_t index, uint64_t begin_tick,
