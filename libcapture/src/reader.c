@@ -88,7 +88,7 @@ struct cap_reader {
     double period;    /* ns per CPU tick for the current block */
     int in_footer;
     int finished;     /* CAP_DONE from now on */
-    int truncation_reported;
+    unsigned filter; /* 1u << kind: sections to step over */
 
     /* declarations to yield: (kind, id) */
     struct {
@@ -822,6 +822,11 @@ static cap_result next_section(cap_reader *r)
     }
     if (r->in_footer)
         return CAP_OK;
+    if ((kind == CAPF_SEC_FRAMES && (r->filter & (1u << CAP_EV_FRAME))) ||
+        (kind == CAPF_SEC_SCOPES && (r->filter & (1u << CAP_EV_SCOPE))) ||
+        (kind == CAPF_SEC_COUNTERS && (r->filter & (1u << CAP_EV_COUNTER))) ||
+        (kind == CAPF_SEC_GPU_FRAME && (r->filter & (1u << CAP_EV_GPU_SPAN))))
+        return CAP_OK;
     switch (kind) {
     case CAPF_SEC_FRAMES:
         r->left = capf_cur_varint_max(b, len);
@@ -1234,6 +1239,12 @@ int64_t cap_reader_origin_unix_ns(const cap_reader *r)
 const char *cap_reader_clock_source(const cap_reader *r)
 {
     return r && r->clock_source ? r->clock_source : "";
+}
+
+void cap_reader_set_filter(cap_reader *r, unsigned mask)
+{
+    if (r)
+        r->filter = mask;
 }
 
 const cap_reader_stats *cap_reader_get_stats(const cap_reader *r)

@@ -190,6 +190,12 @@ CAP_API int64_t cap_reader_origin_unix_ns(const cap_reader *r);
 /* The clock source recorded by the producer ("tsc", "monotonic", ...). */
 CAP_API const char *cap_reader_clock_source(const cap_reader *r);
 
+/* Skip events of the kinds in `mask` (bits 1u << CAP_EV_FRAME, ...) without
+ * decoding them: their sections are stepped over by length. Declarations,
+ * names and statistics are still read. For a fast first pass (frames only)
+ * before a full one. Call before the first cap_reader_next. */
+CAP_API void cap_reader_set_filter(cap_reader *r, unsigned mask);
+
 /* Statistics so far; final once cap_reader_next returned CAP_DONE. */
 CAP_API const cap_reader_stats *cap_reader_get_stats(const cap_reader *r);
 

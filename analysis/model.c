@@ -1,0 +1,863 @@
+/* model.c - reduce a capture to frames, scope rows, a call tree, counters. */
+#include "model.h"
+
+#include "capture/cap_writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NONE UINT32_MAX
+
+typedef struct path_cache {
+    int used;
+    uint32_t root;
+    uint32_t depth;
+    uint32_t name[CAP_MAX_DEPTH];
+    uint32_t node[CAP_MAX_DEPTH];
+    size_t frame_hint;
+} path_cache;
+
+typedef struct loader {
+    an_capture *m;
+    const an_options *o;
+    cap_reader *r;
+    path_cache **threads; /* by tid */
+    size_t threads_cap;
+    path_cache **tracks;  /* by track */
+    size_t tracks_cap;
+    uint32_t *counter_of; /* name id -> counter index + 1 */
+    size_t counter_of_cap;
+    int64_t cutoff_ns;
+    int have_cutoff;
+} loader;
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return k;
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+static int frame_cmp(const void *a, const void *b)
+{
+    const an_frame *x = a, *y = b;
+    if (x->begin_ns != y->begin_ns)
+        return x->begin_ns < y->begin_ns ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Position of the frame containing t, or -1. */
+static long frame_at(const an_capture *m, int64_t t, size_t *hint)
+{
+    size_t n = m->nframes;
+    if (!n)
+        return -1;
+    size_t h = *hint < n ? *hint : 0;
+    const an_frame *f = m->frames;
+    if (f[h].begin_ns <= t && t < f[h].end_ns)
+        return (long)h;
+    if (h + 1 < n && f[h + 1].begin_ns <= t && t < f[h + 1].end_ns) {
+        *hint = h + 1;
+        return (long)h + 1;
+    }
+    size_t lo = 0, hi = n; /* first frame with begin > t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f[mid].begin_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    size_t k = lo - 1;
+    if (t >= f[k].end_ns && !(f[k].end_ns == f[k].begin_ns && t == f[k].begin_ns))
+        return -1;
+    *hint = k;
+    return (long)k;
+}
+
+static long frame_by_index(const an_capture *m, uint64_t index)
+{
+    size_t lo = 0, hi = m->nframes;
+    /* frames are sorted by begin, and indices grow with begin */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->frames[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < m->nframes && m->frames[lo].index == index)
+        return (long)lo;
+    return -1;
+}
+
+/* ---- nodes and scope rows --------------------------------------------- */
+
+static int ht_grow(uint32_t **ht, size_t *cap, size_t used)
+{
+    if ((used + 1) * 2 <= *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 1024;
+    uint32_t *t = calloc(n, sizeof *t);
+    if (!t)
+        return -1;
+    free(*ht);
+    *ht = t;
+    *cap = n;
+    return 1; /* caller re-inserts */
+}
+
+static uint64_t node_key(uint32_t parent, an_kind kind, uint32_t name)
+{
+    return ((uint64_t)parent << 32) ^ ((uint64_t)kind << 31) ^ name;
+}
+
+static void node_ht_insert(an_capture *m, uint32_t idx)
+{
+    an_node *n = &m->nodes[idx];
+    size_t mask = m->node_ht_cap - 1;
+    size_t i = mix(node_key(n->parent, n->kind, n->name_id)) & mask;
+    while (m->node_ht[i])
+        i = (i + 1) & mask;
+    m->node_ht[i] = idx + 1;
+}
+
+static uint32_t node_new(an_capture *m, uint32_t parent, an_kind kind,
+                         uint32_t name_id, const char *root_name)
+{
+    if ((m->nnodes & (m->nnodes - 1)) == 0 || m->nnodes == 0) {
+        size_t cap = m->nnodes ? m->nnodes * 2 : 64;
+        an_node *p = realloc(m->nodes, cap * sizeof *p);
+        if (!p)
+            return NONE;
+        m->nodes = p;
+    }
+    uint32_t idx = (uint32_t)m->nnodes;
+    an_node *n = &m->nodes[idx];
+    memset(n, 0, sizeof *n);
+    n->parent = parent;
+    n->kind = kind;
+    n->name_id = name_id;
+    n->is_root = parent == NONE;
+    n->depth = parent == NONE ? 0 : m->nodes[parent].depth + 1;
+    n->first_child = n->next_sibling = NONE;
+    if (root_name) {
+        n->name = xstrdup(root_name);
+        if (!n->name)
+            return NONE;
+    }
+    m->nnodes++;
+    if (parent != NONE) {
+        int g = ht_grow(&m->node_ht, &m->node_ht_cap, m->nnodes);
+        if (g < 0)
+            return NONE;
+        if (g > 0) {
+            for (uint32_t i = 0; i < m->nnodes; i++)
+                if (m->nodes[i].parent != NONE)
+                    node_ht_insert(m, i);
+        } else {
+            node_ht_insert(m, idx);
+        }
+    }
+    return idx;
+}
+
+static uint32_t node_get(an_capture *m, uint32_t parent, an_kind kind,
+                         uint32_t name)
+{
+    if (m->node_ht_cap) {
+        size_t mask = m->node_ht_cap - 1;
+        size_t i = mix(node_key(parent, kind, name)) & mask;
+        while (m->node_ht[i]) {
+            an_node *n = &m->nodes[m->node_ht[i] - 1];
+            if (n->parent == parent && n->name_id == name && n->kind == kind)
+                return m->node_ht[i] - 1;
+            i = (i + 1) & mask;
+        }
+    }
+    return node_new(m, parent, kind, name, NULL);
+}
+
+static uint32_t root_get(an_capture *m, an_kind kind, const char *name)
+{
+    for (uint32_t i = 0; i < m->nnodes; i++)
+        if (m->nodes[i].is_root && m->nodes[i].kind == kind &&
+            strcmp(m->nodes[i].name, name) == 0)
+            return i;
+    return node_new(m, NONE, kind, 0, name);
+}
+
+static uint64_t scope_key(an_kind kind, uint32_t id)
+{
+    return ((uint64_t)kind << 40) | id;
+}
+
+static long scope_get(an_capture *m, an_kind kind, uint32_t id)
+{
+    uint64_t key = scope_key(kind, id);
+    if (m->scope_ht_cap) {
+        size_t mask = m->scope_ht_cap - 1;
+        size_t i = mix(key) & mask;
+        while (m->scope_ht[i]) {
+            an_scope *s = &m->scopes[m->scope_ht[i] - 1];
+            if (scope_key(s->kind, s->name_id) == key)
+                return (long)m->scope_ht[i] - 1;
+            i = (i + 1) & mask;
+        }
+    }
+    if ((m->nscopes & (m->nscopes - 1)) == 0 || m->nscopes == 0) {
+        size_t cap = m->nscopes ? m->nscopes * 2 : 32;
+        an_scope *p = realloc(m->scopes, cap * sizeof *p);
+        if (!p)
+            return -1;
+        m->scopes = p;
+    }
+    an_scope *s = &m->scopes[m->nscopes];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->name_id = id; /* a node index when by_path */
+    s->pf_sorted = 1;
+    m->nscopes++;
+    int g = ht_grow(&m->scope_ht, &m->scope_ht_cap, m->nscopes);
+    if (g < 0)
+        return -1;
+    size_t mask = m->scope_ht_cap - 1;
+    for (size_t k = g > 0 ? 0 : m->nscopes - 1; k < m->nscopes; k++) {
+        size_t i = mix(scope_key(m->scopes[k].kind, m->scopes[k].name_id)) &
+                   mask;
+        while (m->scope_ht[i])
+            i = (i + 1) & mask;
+        m->scope_ht[i] = (uint32_t)k + 1;
+    }
+    return (long)m->nscopes - 1;
+}
+
+static int pf_add(an_scope *s, long frame, int64_t self)
+{
+    if (frame < 0)
+        return 0;
+    uint32_t f = (uint32_t)frame;
+    if (s->pf_n && s->pf_frame[s->pf_n - 1] == f) {
+        s->pf_self[s->pf_n - 1] += self;
+        return 0;
+    }
+    if (s->pf_n == s->pf_cap) {
+        size_t n = s->pf_cap ? s->pf_cap * 2 : 16;
+        uint32_t *a = realloc(s->pf_frame, n * sizeof *a);
+        if (!a)
+            return -1;
+        s->pf_frame = a;
+        int64_t *b = realloc(s->pf_self, n * sizeof *b);
+        if (!b)
+            return -1;
+        s->pf_self = b;
+        s->pf_cap = n;
+    }
+    if (s->pf_n && s->pf_frame[s->pf_n - 1] > f)
+        s->pf_sorted = 0;
+    s->pf_frame[s->pf_n] = f;
+    s->pf_self[s->pf_n] = self;
+    s->pf_n++;
+    return 0;
+}
+
+/* ---- per-thread / per-track path caches -------------------------------- */
+
+static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
+{
+    if (id >= *cap) {
+        size_t n = *cap ? *cap : 16;
+        while (n <= id)
+            n *= 2;
+        path_cache **p = realloc(*arr, n * sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + *cap, 0, (n - *cap) * sizeof *p);
+        *arr = p;
+        *cap = n;
+    }
+    if (!(*arr)[id]) {
+        (*arr)[id] = calloc(1, sizeof(path_cache));
+        if (!(*arr)[id])
+            return NULL;
+        (*arr)[id]->root = NONE;
+    }
+    return (*arr)[id];
+}
+
+/* Node of the parent of an event with ancestors stack[0..depth). */
+static uint32_t parent_node(an_capture *m, path_cache *c, an_kind kind,
+                            const uint32_t *stack, uint32_t depth)
+{
+    uint32_t k = 0;
+    while (k < c->depth && k < depth && c->name[k] == stack[k])
+        k++;
+    uint32_t parent = k == 0 ? c->root : c->node[k - 1];
+    for (uint32_t j = k; j < depth; j++) {
+        parent = node_get(m, parent, kind, stack[j]);
+        if (parent == NONE)
+            return NONE;
+        c->name[j] = stack[j];
+        c->node[j] = parent;
+    }
+    c->depth = depth;
+    return parent;
+}
+
+static int in_stack(const uint32_t *stack, uint32_t depth, uint32_t name)
+{
+    for (uint32_t i = 0; i < depth; i++)
+        if (stack[i] == name)
+            return 1;
+    return 0;
+}
+
+static int add_name(char ***arr, size_t *n, const char *name)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*arr)[i], name) == 0)
+            return 0;
+    char **p = realloc(*arr, (*n + 1) * sizeof *p);
+    if (!p)
+        return -1;
+    *arr = p;
+    p[*n] = xstrdup(name);
+    if (!p[*n])
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static int on_scope(loader *L, const cap_ev_scope *e)
+{
+    an_capture *m = L->m;
+    if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
+        return 0;
+    path_cache *c = cache_for(&L->threads, &L->threads_cap, e->tid);
+    if (!c)
+        return -1;
+    if (c->root == NONE) {
+        const char *tn = cap_reader_thread_name(L->r, e->tid);
+        char buf[32];
+        if (!tn || !*tn) {
+            snprintf(buf, sizeof buf, "thread %u", e->tid);
+            tn = buf;
+        }
+        c->root = root_get(m, AN_CPU, tn);
+        if (c->root == NONE || add_name(&m->threads, &m->nthreads, tn) != 0)
+            return -1;
+    }
+    uint32_t parent = parent_node(m, c, AN_CPU, e->stack, e->depth);
+    if (parent == NONE)
+        return -1;
+    uint32_t node = node_get(m, parent, AN_CPU, e->name);
+    if (node == NONE)
+        return -1;
+    int64_t dur = e->end_ns - e->begin_ns;
+    int64_t self = dur - e->children_ns;
+    if (self < 0)
+        self = 0;
+    an_node *n = &m->nodes[node];
+    n->calls++;
+    n->total_ns += dur;
+    n->self_ns += self;
+    long si = scope_get(m, AN_CPU, L->o->by_path ? node : e->name);
+    if (si < 0)
+        return -1;
+    an_scope *s = &m->scopes[si];
+    s->calls++;
+    s->self_ns += self;
+    if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
+        s->total_ns += dur;
+    if (pf_add(s, frame_at(m, e->begin_ns, &c->frame_hint), self) != 0)
+        return -1;
+    if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
+        m->first_ns = e->begin_ns;
+    if (e->end_ns > m->last_ns)
+        m->last_ns = e->end_ns;
+    m->cpu_events++;
+    return 0;
+}
+
+static int on_gpu(loader *L, const cap_ev_gpu_span *e)
+{
+    an_capture *m = L->m;
+    long f = frame_by_index(m, e->cpu_frame);
+    if (L->have_cutoff && f < 0)
+        return 0;
+    path_cache *c = cache_for(&L->tracks, &L->tracks_cap, e->track);
+    if (!c)
+        return -1;
+    if (c->root == NONE) {
+        const char *tn = cap_reader_track_name(L->r, e->track);
+        char buf[32];
+        if (!tn || !*tn) {
+            snprintf(buf, sizeof buf, "gpu %u", e->track);
+            tn = buf;
+        }
+        c->root = root_get(m, AN_GPU, tn);
+        if (c->root == NONE || add_name(&m->tracks, &m->ntracks, tn) != 0)
+            return -1;
+    }
+    uint32_t parent = parent_node(m, c, AN_GPU, e->stack, e->depth);
+    if (parent == NONE)
+        return -1;
+    uint32_t node = node_get(m, parent, AN_GPU, e->name);
+    if (node == NONE)
+        return -1;
+    long si = scope_get(m, AN_GPU, L->o->by_path ? node : e->name);
+    if (si < 0)
+        return -1;
+    an_scope *s = &m->scopes[si];
+    an_node *n = &m->nodes[node];
+    m->gpu_events++;
+    if (!e->measured)
+        return 0;
+    n->calls++;
+    n->total_ns += e->duration_ns;
+    n->self_ns += e->self_ns;
+    s->calls++;
+    s->self_ns += e->self_ns;
+    if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
+        s->total_ns += e->duration_ns;
+    if (f >= 0) {
+        m->frames[f].gpu_ns += e->self_ns;
+        m->frames[f].has_gpu = 1;
+    }
+    return pf_add(s, f, e->self_ns);
+}
+
+static int on_counter(loader *L, const cap_ev_counter *e)
+{
+    an_capture *m = L->m;
+    if (L->have_cutoff && e->time_ns < L->cutoff_ns)
+        return 0;
+    if (e->name >= L->counter_of_cap) {
+        size_t n = L->counter_of_cap ? L->counter_of_cap : 64;
+        while (n <= e->name)
+            n *= 2;
+        uint32_t *p = realloc(L->counter_of, n * sizeof *p);
+        if (!p)
+            return -1;
+        memset(p + L->counter_of_cap, 0, (n - L->counter_of_cap) * sizeof *p);
+        L->counter_of = p;
+        L->counter_of_cap = n;
+    }
+    if (!L->counter_of[e->name]) {
+        an_counter *p = realloc(m->counters, (m->ncounters + 1) * sizeof *p);
+        if (!p)
+            return -1;
+        m->counters = p;
+        memset(&p[m->ncounters], 0, sizeof *p);
+        /* name resolved at the end */
+        p[m->ncounters].name = NULL;
+        m->ncounters++;
+        L->counter_of[e->name] = (uint32_t)m->ncounters;
+    }
+    an_counter *c = &m->counters[L->counter_of[e->name] - 1];
+    if (c->n == c->cap) {
+        size_t n = c->cap ? c->cap * 2 : 64;
+        an_sample *p = realloc(c->s, n * sizeof *p);
+        if (!p)
+            return -1;
+        c->s = p;
+        c->cap = n;
+    }
+    c->s[c->n++] = (an_sample){e->time_ns, e->value};
+    return 0;
+}
+
+static void note_damage(an_capture *m, cap_reader *r, cap_result res)
+{
+    if (res == CAP_E_CORRUPT)
+        m->corrupt_seen = 1;
+    if (!m->damage_detail[0])
+        snprintf(m->damage_detail, sizeof m->damage_detail, "%s",
+                 cap_reader_detail(r));
+}
+
+static void progress(const loader *L, const char *what, int force_end)
+{
+    if (!L->o->progress)
+        return;
+    if (force_end) {
+        fprintf(L->o->progress, "\r%-60s\r", "");
+        fflush(L->o->progress);
+        return;
+    }
+    uint64_t size = cap_reader_file_size(L->r);
+    double pct = size ? 100.0 * (double)cap_reader_offset(L->r) / (double)size
+                      : 0;
+    fprintf(L->o->progress, "\r%s %s: %3.0f%%", what, L->m->path, pct);
+    fflush(L->o->progress);
+}
+
+static cap_result pass_frames(loader *L, char *detail, size_t dsz)
+{
+    an_capture *m = L->m;
+    cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
+    if (res != CAP_OK)
+        return res;
+    cap_reader_set_filter(L->r, (1u << CAP_EV_SCOPE) | (1u << CAP_EV_GPU_SPAN) |
+                                    (1u << CAP_EV_COUNTER));
+    size_t cap = 0;
+    cap_event ev;
+    uint64_t seen = 0;
+    for (;;) {
+        res = cap_reader_next(L->r, &ev);
+        if (res == CAP_DONE)
+            break;
+        if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED)
+            continue;
+        if (res != CAP_OK) {
+            snprintf(detail, dsz, "%s", cap_reader_detail(L->r));
+            return res;
+        }
+        if ((++seen & 0xffff) == 0)
+            progress(L, "scanning", 0);
+        if (ev.kind != CAP_EV_FRAME)
+            continue;
+        if (m->nframes == cap) {
+            cap = cap ? cap * 2 : 1024;
+            an_frame *p = realloc(m->frames, cap * sizeof *p);
+            if (!p)
+                return CAP_E_NOMEM;
+            m->frames = p;
+        }
+        m->frames[m->nframes++] = (an_frame){ev.u.frame.index,
+                                             ev.u.frame.begin_ns,
+                                             ev.u.frame.end_ns, 0, 0};
+    }
+    cap_reader_close(L->r);
+    L->r = NULL;
+    qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
+    if (L->o->skip_seconds > 0 && m->nframes) {
+        L->cutoff_ns = m->frames[0].begin_ns +
+                       (int64_t)(L->o->skip_seconds * 1e9);
+        L->have_cutoff = 1;
+        size_t k = 0;
+        while (k < m->nframes && m->frames[k].begin_ns < L->cutoff_ns)
+            k++;
+        memmove(m->frames, m->frames + k, (m->nframes - k) * sizeof *m->frames);
+        m->nframes -= k;
+    }
+    return CAP_OK;
+}
+
+static cap_result pass_all(loader *L, char *detail, size_t dsz)
+{
+    an_capture *m = L->m;
+    cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
+    if (res != CAP_OK)
+        return res;
+    cap_reader_set_filter(L->r, 1u << CAP_EV_FRAME);
+    cap_event ev;
+    uint64_t seen = 0;
+    for (;;) {
+        res = cap_reader_next(L->r, &ev);
+        if (res == CAP_DONE)
+            break;
+        if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED) {
+            note_damage(m, L->r, res);
+            continue;
+        }
+        if (res != CAP_OK) {
+            snprintf(detail, dsz, "%s", cap_reader_detail(L->r));
+            return res;
+        }
+        if ((++seen & 0xfffff) == 0)
+            progress(L, "reading", 0);
+        int rc = 0;
+        switch (ev.kind) {
+        case CAP_EV_SCOPE:
+            rc = on_scope(L, &ev.u.scope);
+            break;
+        case CAP_EV_GPU_SPAN:
+            rc = on_gpu(L, &ev.u.gpu_span);
+            break;
+        case CAP_EV_COUNTER:
+            rc = on_counter(L, &ev.u.counter);
+            break;
+        default:
+            break;
+        }
+        if (rc != 0)
+            return CAP_E_NOMEM;
+    }
+    progress(L, "", 1);
+    return CAP_OK;
+}
+
+static int resolve_names(loader *L)
+{
+    an_capture *m = L->m;
+    cap_reader *r = L->r;
+    for (size_t i = 0; i < m->nnodes; i++) {
+        an_node *n = &m->nodes[i];
+        if (n->is_root)
+            continue;
+        const char *nm = cap_reader_name(r, n->name_id);
+        char buf[48];
+        if (!nm) {
+            snprintf(buf, sizeof buf, "<unnamed #%u>", n->name_id);
+            nm = buf;
+        }
+        n->name = xstrdup(nm);
+        if (!n->name)
+            return -1;
+    }
+    for (size_t i = 0; i < m->nscopes; i++) {
+        an_scope *s = &m->scopes[i];
+        uint32_t id = L->o->by_path ? m->nodes[s->name_id].name_id : s->name_id;
+        const char *nm = cap_reader_name(r, id);
+        char buf[48];
+        if (!nm) {
+            snprintf(buf, sizeof buf, "<unnamed #%u>", id);
+            nm = buf;
+            s->unnamed = 1;
+            int dup = 0;
+            for (size_t k = 0; k < m->unnamed_n; k++)
+                dup |= m->unnamed_ids[k] == id;
+            if (!dup && m->unnamed_n < 8)
+                m->unnamed_ids[m->unnamed_n++] = id;
+        }
+        s->name = xstrdup(nm);
+        if (!s->name)
+            return -1;
+        if (L->o->by_path) {
+            /* path: root;...;name */
+            size_t len = 0;
+            for (uint32_t k = s->name_id; k != NONE; k = m->nodes[k].parent)
+                len += strlen(m->nodes[k].name) + 1;
+            s->path = malloc(len + 1);
+            if (!s->path)
+                return -1;
+            size_t pos = len;
+            s->path[len] = 0;
+            for (uint32_t k = s->name_id; k != NONE; k = m->nodes[k].parent) {
+                size_t l = strlen(m->nodes[k].name);
+                pos -= l;
+                memcpy(s->path + pos, m->nodes[k].name, l);
+                if (pos > 0)
+                    s->path[--pos] = ';';
+            }
+            memmove(s->path, s->path + pos, len - pos + 1);
+        }
+    }
+    for (size_t i = 0; i < L->counter_of_cap; i++) {
+        if (!L->counter_of[i])
+            continue;
+        an_counter *c = &m->counters[L->counter_of[i] - 1];
+        const char *nm = cap_reader_name(r, (uint32_t)i);
+        char buf[48];
+        if (!nm) {
+            snprintf(buf, sizeof buf, "<unnamed #%zu>", i);
+            nm = buf;
+        }
+        c->name = xstrdup(nm);
+        if (!c->name)
+            return -1;
+    }
+    /* children lists, in order of first appearance */
+    for (size_t i = m->nnodes; i-- > 0;) {
+        an_node *n = &m->nodes[i];
+        if (n->parent != NONE) {
+            n->next_sibling = m->nodes[n->parent].first_child;
+            m->nodes[n->parent].first_child = (uint32_t)i;
+        }
+    }
+    return 0;
+}
+
+typedef struct pf_pair {
+    uint32_t f;
+    int64_t v;
+} pf_pair;
+
+static int pf_cmp(const void *a, const void *b)
+{
+    const pf_pair *x = a, *y = b;
+    return x->f < y->f ? -1 : x->f > y->f;
+}
+
+static int sort_pf(an_scope *s)
+{
+    if (s->pf_sorted)
+        return 0;
+    pf_pair *t = malloc(s->pf_n * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < s->pf_n; i++)
+        t[i] = (pf_pair){s->pf_frame[i], s->pf_self[i]};
+    qsort(t, s->pf_n, sizeof *t, pf_cmp); /* stable enough: equal keys sum */
+    size_t w = 0;
+    for (size_t i = 0; i < s->pf_n; i++) {
+        if (w && s->pf_frame[w - 1] == t[i].f) {
+            s->pf_self[w - 1] += t[i].v;
+        } else {
+            s->pf_frame[w] = t[i].f;
+            s->pf_self[w] = t[i].v;
+            w++;
+        }
+    }
+    free(t);
+    s->pf_n = w;
+    s->pf_sorted = 1;
+    return 0;
+}
+
+cap_result an_load(an_capture **out, const char *path, const an_options *opt,
+                   char *detail, size_t detail_size)
+{
+    static const an_options defaults;
+    *out = NULL;
+    an_capture *m = calloc(1, sizeof *m);
+    if (!m)
+        return CAP_E_NOMEM;
+    m->path = xstrdup(path);
+    if (!m->path) {
+        free(m);
+        return CAP_E_NOMEM;
+    }
+    loader L = {.m = m, .o = opt ? opt : &defaults};
+    cap_result res = pass_frames(&L, detail, detail_size);
+    if (res == CAP_OK)
+        res = pass_all(&L, detail, detail_size);
+    if (res == CAP_OK) {
+        m->st = *cap_reader_get_stats(L.r);
+        cap_reader_version(L.r, &m->major, &m->minor);
+        m->origin_unix_ns = cap_reader_origin_unix_ns(L.r);
+        m->clock_source = xstrdup(cap_reader_clock_source(L.r));
+        m->meta_n = cap_reader_meta_count(L.r);
+        m->meta_k = calloc(m->meta_n + 1, sizeof *m->meta_k);
+        m->meta_v = calloc(m->meta_n + 1, sizeof *m->meta_v);
+        if (!m->clock_source || !m->meta_k || !m->meta_v)
+            res = CAP_E_NOMEM;
+        for (size_t i = 0; res == CAP_OK && i < m->meta_n; i++) {
+            m->meta_k[i] = xstrdup(cap_reader_meta_key(L.r, i));
+            m->meta_v[i] = xstrdup(cap_reader_meta_value(L.r, i));
+            if (!m->meta_k[i] || !m->meta_v[i])
+                res = CAP_E_NOMEM;
+        }
+        if (res == CAP_OK && resolve_names(&L) != 0)
+            res = CAP_E_NOMEM;
+        for (size_t i = 0; res == CAP_OK && i < m->nscopes; i++)
+            if (sort_pf(&m->scopes[i]) != 0)
+                res = CAP_E_NOMEM;
+        if (m->nframes) {
+            if (m->cpu_events == 0 || m->frames[0].begin_ns < m->first_ns)
+                m->first_ns = m->frames[0].begin_ns;
+            if (m->frames[m->nframes - 1].end_ns > m->last_ns)
+                m->last_ns = m->frames[m->nframes - 1].end_ns;
+        }
+    }
+    cap_reader_close(L.r);
+    for (size_t i = 0; i < L.threads_cap; i++)
+        free(L.threads[i]);
+    free(L.threads);
+    for (size_t i = 0; i < L.tracks_cap; i++)
+        free(L.tracks[i]);
+    free(L.tracks);
+    free(L.counter_of);
+    if (res != CAP_OK) {
+        if (res == CAP_E_NOMEM && detail && detail_size)
+            snprintf(detail, detail_size, "out of memory");
+        an_free(m);
+        return res;
+    }
+    *out = m;
+    return CAP_OK;
+}
+
+void an_free(an_capture *m)
+{
+    if (!m)
+        return;
+    free(m->path);
+    for (size_t i = 0; i < m->meta_n; i++) {
+        if (m->meta_k)
+            free(m->meta_k[i]);
+        if (m->meta_v)
+            free(m->meta_v[i]);
+    }
+    free(m->meta_k);
+    free(m->meta_v);
+    free(m->clock_source);
+    free(m->frames);
+    for (size_t i = 0; i < m->nscopes; i++) {
+        free(m->scopes[i].name);
+        free(m->scopes[i].path);
+        free(m->scopes[i].pf_frame);
+        free(m->scopes[i].pf_self);
+    }
+    free(m->scopes);
+    for (size_t i = 0; i < m->nnodes; i++)
+        free(m->nodes[i].name);
+    free(m->nodes);
+    for (size_t i = 0; i < m->ncounters; i++) {
+        free(m->counters[i].name);
+        free(m->counters[i].s);
+    }
+    free(m->counters);
+    for (size_t i = 0; i < m->nthreads; i++)
+        free(m->threads[i]);
+    free(m->threads);
+    for (size_t i = 0; i < m->ntracks; i++)
+        free(m->tracks[i]);
+    free(m->tracks);
+    free(m->scope_ht);
+    free(m->node_ht);
+    free(m);
+}
+
+void an_scope_dense(const an_capture *m, const an_scope *s, double *dense_ns)
+{
+    for (size_t i = 0; i < m->nframes; i++)
+        dense_ns[i] = 0;
+    for (size_t i = 0; i < s->pf_n; i++)
+        if (s->pf_frame[i] < m->nframes)
+            dense_ns[s->pf_frame[i]] += (double)s->pf_self[i];
+}
+
+const char *an_meta(const an_capture *m, const char *key)
+{
+    for (size_t i = 0; i < m->meta_n; i++)
+        if (strcmp(m->meta_k[i], key) == 0)
+            return m->meta_v[i];
+    return NULL;
+}
+
+long an_find_scope(const an_capture *m, an_kind kind, const char *name)
+{
+    for (size_t i = 0; i < m->nscopes; i++)
+        if (m->scopes[i].kind == kind && strcmp(m->scopes[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+int64_t an_total_frame_ns(const an_capture *m)
+{
+    int64_t t = 0;
+    for (size_t i = 0; i < m->nframes; i++)
+        t += an_frame_ns(&m->frames[i]);
+    return t;
+}

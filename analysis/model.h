@@ -1,0 +1,156 @@
+/*
+ * model.h - one capture, reduced to what every report needs.
+ *
+ * an_load streams a capture twice through the reader (first its frames,
+ * then everything) and keeps, in memory proportional to frames x distinct
+ * scopes (never to the number of scope events):
+ *   - the frames (begin, end, GPU time attributed to each),
+ *   - one row per scope (track kind + name, or call path): calls, total
+ *     time (recursion not double-counted), self time, and its self time in
+ *     each frame (sparse),
+ *   - the call tree merged by path (roots are thread and GPU track names),
+ *   - counter samples, metadata and the reader's damage statistics.
+ *
+ * Attribution rules (documented in the README and tested):
+ *   - a CPU scope belongs to the frame whose [begin, end) contains the
+ *     scope's begin; a scope that spans a frame boundary is charged whole
+ *     to the frame it began in; scopes outside every frame count in the
+ *     totals but in no frame;
+ *   - a GPU span belongs to the CPU frame that recorded it;
+ *   - a frame's GPU time is the sum of the self times of its measured GPU
+ *     spans (nested spans are not counted twice).
+ *
+ * The analysis layer never parses command lines and never prints on its
+ * own: reports take the FILE * to write to.
+ */
+#ifndef AN_MODEL_H
+#define AN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "capture/cap_reader.h"
+
+typedef enum an_kind { AN_CPU = 0, AN_GPU = 1 } an_kind;
+
+typedef struct an_frame {
+    uint64_t index;
+    int64_t begin_ns, end_ns;
+    int64_t gpu_ns;   /* sum of GPU self time recorded by this frame */
+    int has_gpu;      /* at least one measured GPU span */
+} an_frame;
+
+typedef struct an_scope {
+    an_kind kind;
+    uint32_t name_id;
+    char *name;       /* display name; "<unnamed #id>" when unnamed */
+    char *path;       /* call path "thread;a;b" when by_path, else NULL */
+    int unnamed;
+    uint64_t calls;
+    int64_t total_ns; /* recursion-free: nested repeats of the same name
+                         under themselves are not added again */
+    int64_t self_ns;
+    /* self time per frame, sparse, sorted by frame position */
+    uint32_t *pf_frame;
+    int64_t *pf_self;
+    size_t pf_n, pf_cap;
+    int pf_sorted;
+} an_scope;
+
+typedef struct an_node {
+    uint32_t parent;  /* UINT32_MAX for a root */
+    an_kind kind;
+    int is_root;      /* a thread or GPU track, not a scope */
+    char *name;
+    uint32_t name_id;
+    uint32_t depth;   /* roots 0 */
+    uint64_t calls;
+    int64_t total_ns, self_ns;
+    uint32_t first_child, next_sibling; /* UINT32_MAX: none */
+} an_node;
+
+typedef struct an_sample {
+    int64_t time_ns;
+    double value;
+} an_sample;
+
+typedef struct an_counter {
+    char *name;
+    an_sample *s;
+    size_t n, cap;
+} an_counter;
+
+typedef struct an_options {
+    double skip_seconds; /* ignore everything before the first frame's
+                            begin + skip_seconds */
+    int by_path;         /* scope rows keyed by call path, not by name */
+    FILE *progress;      /* progress lines (a terminal), or NULL */
+} an_options;
+
+typedef struct an_capture {
+    char *path;
+    char **meta_k, **meta_v;
+    size_t meta_n;
+    char *clock_source;
+    unsigned major, minor;
+    int64_t origin_unix_ns;
+
+    an_frame *frames;
+    size_t nframes;
+    an_scope *scopes;
+    size_t nscopes;
+    an_node *nodes;
+    size_t nnodes;
+    an_counter *counters;
+    size_t ncounters;
+    char **threads; /* names of CPU threads seen */
+    size_t nthreads;
+    char **tracks;  /* names of GPU tracks seen */
+    size_t ntracks;
+
+    int64_t first_ns, last_ns; /* extent of frames and events */
+    uint64_t cpu_events, gpu_events;
+
+    cap_reader_stats st;        /* damage and drop statistics */
+    int corrupt_seen;           /* at least one CAP_E_CORRUPT */
+    char damage_detail[320];    /* the reader's first damage message */
+    uint32_t unnamed_ids[8];    /* the first few unnamed ids */
+    size_t unnamed_n;
+
+    /* private: hash tables */
+    uint32_t *scope_ht, *node_ht;
+    size_t scope_ht_cap, node_ht_cap;
+} an_capture;
+
+/* Load the capture at path. Returns CAP_OK (also for a truncated or
+ * partly corrupt file: the model then holds what could be recovered and
+ * `st`/corrupt_seen say what was lost) or the reader's error for a file
+ * that cannot be read at all (CAP_E_IO, CAP_E_NOT_CAPTURE, CAP_E_VERSION,
+ * CAP_E_CORRUPT header, CAP_E_NOMEM); then `detail` holds one line. The
+ * model is freed with an_free. */
+cap_result an_load(an_capture **out, const char *path, const an_options *opt,
+                   char *detail, size_t detail_size);
+
+void an_free(an_capture *m);
+
+/* Frame duration in ns. */
+static inline int64_t an_frame_ns(const an_frame *f)
+{
+    return f->end_ns - f->begin_ns;
+}
+
+/* Fill dense[0..nframes) with scope s's self time (ns) in each frame,
+ * zeros where it did not run. */
+void an_scope_dense(const an_capture *m, const an_scope *s, double *dense_ns);
+
+/* Value of metadata key, or NULL. Borrowed from m. */
+const char *an_meta(const an_capture *m, const char *key);
+
+/* Index of the scope row of kind with display name `name`, or -1. */
+long an_find_scope(const an_capture *m, an_kind kind, const char *name);
+
+/* Sum of frame durations (ns). */
+int64_t an_total_frame_ns(const an_capture *m);
+
+#endif

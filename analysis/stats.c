@@ -1,0 +1,585 @@
+/*
+ * stats.c - the statistics toolbox behind capture_diff (see stats.h).
+ *
+ * Summary of the methods (docs/STATISTICS.md has the long form):
+ *   rng        xoshiro256**, seeded by splitmix64
+ *   select     three-way quickselect, median-of-three pivot, sort fallback
+ *   quantile   type 7 (R's default): interpolate between order statistics
+ *   U test     mid-ranks; exact null counts by DP without ties, else normal
+ *              approximation with tie and continuity corrections
+ *   bootstrap  independent resampling of both samples, percentile interval
+ *   Holm       step-down, running maximum, capped at 1
+ */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- pseudo-random numbers ------------------------------------------ */
+
+uint64_t cap_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+void cap_rng_seed(cap_rng *rng, uint64_t seed)
+{
+    uint64_t sm = seed;
+    for (int i = 0; i < 4; i++)
+        rng->s[i] = cap_splitmix64(&sm);
+}
+
+static uint64_t rotl64(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t cap_rng_next(cap_rng *rng)
+{
+    uint64_t *s = rng->s;
+    uint64_t out = rotl64(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl64(s[3], 45);
+    return out;
+}
+
+uint64_t cap_rng_below(cap_rng *rng, uint64_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n <= UINT32_MAX) {
+        /* Lemire: the high half of a 32x32-bit product is uniform in
+         * [0, n) once products whose low half falls below 2^32 mod n are
+         * rejected. The division only runs in the rare suspect case. */
+        uint32_t n32 = (uint32_t)n;
+        uint64_t m = (cap_rng_next(rng) >> 32) * n32;
+        if ((uint32_t)m < n32) {
+            uint32_t reject_below = (uint32_t)(0u - n32) % n32;
+            while ((uint32_t)m < reject_below)
+                m = (cap_rng_next(rng) >> 32) * n32;
+        }
+        return m >> 32;
+    }
+    /* Reject the top partial copy of [0, n) in [0, 2^64). */
+    uint64_t reject_below = (0 - n) % n;
+    uint64_t r;
+    do {
+        r = cap_rng_next(rng);
+    } while (r < reject_below);
+    return r % n;
+}
+
+double cap_rng_uniform(cap_rng *rng)
+{
+    return (double)(cap_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
+double cap_rng_normal(cap_rng *rng)
+{
+    const double two_pi = 6.283185307179586476925286766559;
+    double u1 = 1.0 - cap_rng_uniform(rng); /* (0, 1]: log is finite */
+    double u2 = cap_rng_uniform(rng);
+    return sqrt(-2.0 * log(u1)) * cos(two_pi * u2);
+}
+
+/* ---- sorting and selection ------------------------------------------ */
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    if (a < b)
+        return -1;
+    if (a > b)
+        return 1;
+    /* Equal, or unordered: order NaN after every number. */
+    return (isnan(a) != 0) - (isnan(b) != 0);
+}
+
+void cap_stats_sort(double *x, size_t n)
+{
+    if (n > 1)
+        qsort(x, n, sizeof *x, cmp_double);
+}
+
+static void swap_d(double *x, size_t i, size_t j)
+{
+    double t = x[i];
+    x[i] = x[j];
+    x[j] = t;
+}
+
+static void insertion_sort(double *x, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        double v = x[i];
+        size_t j = i;
+        while (j > 0 && x[j - 1] > v) {
+            x[j] = x[j - 1];
+            j--;
+        }
+        x[j] = v;
+    }
+}
+
+static double median_of_three(double a, double b, double c)
+{
+    if (a < b) {
+        if (b < c)
+            return b;
+        return a < c ? c : a;
+    }
+    if (a < c)
+        return a;
+    return b < c ? c : b;
+}
+
+double cap_stats_select(double *x, size_t n, size_t k)
+{
+    if (k >= n)
+        return NAN;
+    /* Rounds allowed before the sort fallback: twice the bits of n, plus
+     * slack; a well-behaved run shrinks the range by a constant factor per
+     * round and never gets near it. */
+    unsigned budget = 8;
+    for (size_t m = n; m > 0; m >>= 1)
+        budget += 2;
+
+    size_t lo = 0, hi = n; /* k lies in [lo, hi) */
+    while (hi - lo > 1) {
+        if (hi - lo <= 16) {
+            insertion_sort(x + lo, hi - lo);
+            break;
+        }
+        if (budget-- == 0) {
+            cap_stats_sort(x + lo, hi - lo);
+            break;
+        }
+        double pivot =
+            median_of_three(x[lo], x[lo + (hi - lo) / 2], x[hi - 1]);
+        /* Three-way partition: [lo, lt) < pivot, [lt, gt) == pivot,
+         * [gt, hi) > pivot. The pivot is one of the values, so the middle
+         * part is never empty (NaN compares neither way and stays there):
+         * every round makes progress. */
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (x[i] < pivot)
+                swap_d(x, lt++, i++);
+            else if (x[i] > pivot)
+                swap_d(x, i, --gt);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            break;
+    }
+    return x[k];
+}
+
+/* ---- descriptive statistics ----------------------------------------- */
+
+/* Linear interpolation a + f (b - a) for a <= b, f in [0, 1), defined
+ * with infinite ends (the infinite end wins once f > 0). */
+static double interpolate(double a, double b, double f)
+{
+    if (f == 0.0 || a == b)
+        return a;
+    if (isinf(a))
+        return a;
+    if (isinf(b))
+        return b;
+    return a + f * (b - a);
+}
+
+/* Split h = (n - 1) p into its integer part j and fraction; false when the
+ * quantile is undefined. */
+static int quantile_position(size_t n, double p, size_t *j, double *frac)
+{
+    if (n == 0 || !(p >= 0.0 && p <= 1.0))
+        return 0;
+    double h = (double)(n - 1) * p;
+    double fl = floor(h);
+    *j = (size_t)fl;
+    *frac = h - fl;
+    if (*j >= n - 1) { /* p == 1 */
+        *j = n - 1;
+        *frac = 0.0;
+    }
+    return 1;
+}
+
+double cap_stats_quantile_sorted(const double *sorted, size_t n, double p)
+{
+    size_t j;
+    double f;
+    if (!quantile_position(n, p, &j, &f))
+        return NAN;
+    if (f == 0.0)
+        return sorted[j];
+    return interpolate(sorted[j], sorted[j + 1], f);
+}
+
+double cap_stats_quantile_select(double *x, size_t n, double p)
+{
+    size_t j;
+    double f;
+    if (!quantile_position(n, p, &j, &f))
+        return NAN;
+    double a = cap_stats_select(x, n, j);
+    if (f == 0.0)
+        return a;
+    /* After selection everything past j is >= x[j]: the next order
+     * statistic is their minimum. */
+    double b = x[j + 1];
+    for (size_t i = j + 2; i < n; i++)
+        if (x[i] < b)
+            b = x[i];
+    return interpolate(a, b, f);
+}
+
+double cap_stats_median_sorted(const double *sorted, size_t n)
+{
+    return cap_stats_quantile_sorted(sorted, n, 0.5);
+}
+
+double cap_stats_median_select(double *x, size_t n)
+{
+    return cap_stats_quantile_select(x, n, 0.5);
+}
+
+double cap_stats_mean(const double *x, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    double m = sum / (double)n;
+    if (!isfinite(m))
+        return m;
+    /* Second pass: the residuals' sum corrects the first pass's rounding. */
+    double r = 0.0;
+    for (size_t i = 0; i < n; i++)
+        r += x[i] - m;
+    return m + r / (double)n;
+}
+
+double cap_stats_geomean(const double *x, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(x[i] > 0.0))
+            return NAN;
+        sum += log(x[i]);
+    }
+    return exp(sum / (double)n);
+}
+
+/* ---- Mann-Whitney U -------------------------------------------------- */
+
+typedef struct mw_item {
+    double v;
+    int from_x;
+} mw_item;
+
+static int cmp_mw_item(const void *pa, const void *pb)
+{
+    const mw_item *a = pa, *b = pb;
+    return cmp_double(&a->v, &b->v);
+}
+
+/* P(U' <= c) under the null hypothesis without ties, for samples of m and
+ * n values: count the arrangements of the pooled order (positions 0..N-1)
+ * whose U is u, for u <= c only. dp[k][u] counts the ways to place k
+ * x-values among the positions seen so far with U = u; an x-value placed
+ * at position i after k others beats the i - k y-values before it. */
+static cap_result mw_exact_cdf(double *out, size_t m, size_t n, size_t c)
+{
+    if (n < m) { /* the count is symmetric in m and n: keep rows few */
+        size_t t = m;
+        m = n;
+        n = t;
+    }
+    size_t width = c + 1;
+    double *dp = calloc((m + 1) * width, sizeof *dp);
+    if (!dp)
+        return CAP_E_NOMEM;
+    dp[0] = 1.0;
+    size_t total_n = m + n;
+    for (size_t i = 0; i < total_n; i++) {
+        size_t kmax = i < m ? i : m - 1;
+        for (size_t k = kmax + 1; k-- > 0;) {
+            if (i - k > n)
+                break; /* more y-values than there are: no valid state */
+            size_t shift = i - k;
+            if (shift > c)
+                break; /* smaller k only shifts further */
+            const double *src = dp + k * width;
+            double *dst = dp + (k + 1) * width;
+            for (size_t u = 0; u + shift <= c; u++)
+                dst[u + shift] += src[u];
+        }
+    }
+    double below = 0.0;
+    for (size_t u = 0; u <= c; u++)
+        below += dp[m * width + u];
+    /* C(m + n, m) as a running product: each partial product is itself a
+     * binomial coefficient, so the value stays well rounded. */
+    double total = 1.0;
+    for (size_t i = 1; i <= m; i++)
+        total = total * (double)(n + i) / (double)i;
+    free(dp);
+    *out = below / total;
+    return CAP_OK;
+}
+
+cap_result cap_stats_mann_whitney(cap_mw_result *out, const double *x,
+                                  size_t nx, const double *y, size_t ny,
+                                  cap_mw_method method)
+{
+    if (!out || !x || !y || nx == 0 || ny == 0)
+        return CAP_E_MISUSE;
+    if (method != CAP_MW_AUTO && method != CAP_MW_EXACT &&
+        method != CAP_MW_NORMAL)
+        return CAP_E_MISUSE;
+    size_t total_n = nx + ny;
+    if (total_n < nx || total_n > SIZE_MAX / sizeof(mw_item))
+        return CAP_E_MISUSE;
+    for (size_t i = 0; i < nx; i++)
+        if (isnan(x[i]))
+            return CAP_E_MISUSE;
+    for (size_t i = 0; i < ny; i++)
+        if (isnan(y[i]))
+            return CAP_E_MISUSE;
+
+    mw_item *items = malloc(total_n * sizeof *items);
+    if (!items)
+        return CAP_E_NOMEM;
+    for (size_t i = 0; i < nx; i++)
+        items[i] = (mw_item){x[i], 1};
+    for (size_t i = 0; i < ny; i++)
+        items[nx + i] = (mw_item){y[i], 0};
+    qsort(items, total_n, sizeof *items, cmp_mw_item);
+
+    /* Mid-ranks: a group of t equal values at 0-based positions [i, j)
+     * share the rank (i + 1 + j) / 2. */
+    double rank_sum_x = 0.0, tie_sum = 0.0;
+    size_t ties = 0;
+    for (size_t i = 0; i < total_n;) {
+        size_t j = i + 1;
+        while (j < total_n && items[j].v == items[i].v)
+            j++;
+        double rank = (double)(i + 1 + j) / 2.0;
+        size_t in_x = 0;
+        for (size_t k = i; k < j; k++)
+            in_x += (size_t)items[k].from_x;
+        rank_sum_x += rank * (double)in_x;
+        size_t t = j - i;
+        if (t > 1) {
+            ties += t;
+            tie_sum += ((double)t * (double)t - 1.0) * (double)t;
+        }
+        i = j;
+    }
+    free(items);
+
+    double dnx = (double)nx, dny = (double)ny, dn = (double)total_n;
+    double mn = dnx * dny;
+    double u = rank_sum_x - dnx * (dnx + 1.0) / 2.0;
+
+    int exact_ok = ties == 0 && nx <= CAP_MW_EXACT_MAX && ny <= CAP_MW_EXACT_MAX;
+    if (method == CAP_MW_EXACT && !exact_ok)
+        return CAP_E_MISUSE;
+    cap_mw_method used =
+        (method == CAP_MW_NORMAL || !exact_ok) ? CAP_MW_NORMAL : CAP_MW_EXACT;
+
+    double z = 0.0, p;
+    if (used == CAP_MW_EXACT) {
+        /* Without ties U is an integer; the null law is symmetric about
+         * mn / 2, so the two-sided p is twice the lower tail at the
+         * smaller of U and mn - U. */
+        size_t ui = (size_t)u;
+        size_t mn_i = nx * ny;
+        size_t c = ui <= mn_i - ui ? ui : mn_i - ui;
+        double cdf;
+        cap_result rc = mw_exact_cdf(&cdf, nx, ny, c);
+        if (rc != CAP_OK)
+            return rc;
+        p = 2.0 * cdf;
+    } else {
+        double var = mn / 12.0 * ((dn + 1.0) - tie_sum / (dn * (dn - 1.0)));
+        double d = u - mn / 2.0;
+        if (var > 0.0) {
+            double corr = d > 0.0 ? 0.5 : (d < 0.0 ? -0.5 : 0.0);
+            z = (d - corr) / sqrt(var);
+            /* 2 (1 - Phi(|z|)) = erfc(|z| / sqrt 2), accurate in the tail */
+            p = erfc(fabs(z) / 1.4142135623730950488016887242097);
+        } else {
+            p = 1.0; /* every value equal: no evidence of a difference */
+        }
+    }
+    out->u = u;
+    out->z = z;
+    out->p_value = p > 1.0 ? 1.0 : p;
+    out->method = used;
+    out->ties = ties;
+    return CAP_OK;
+}
+
+/* ---- bootstrap -------------------------------------------------------- */
+
+double cap_stats_rel_change_pct(double base_median, double new_median)
+{
+    if (isnan(base_median) || isnan(new_median))
+        return NAN;
+    if (base_median == 0.0) {
+        if (new_median == 0.0)
+            return 0.0;
+        return new_median > 0.0 ? INFINITY : -INFINITY;
+    }
+    return (new_median / base_median - 1.0) * 100.0;
+}
+
+static int durations_ok(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(x[i] >= 0.0 && x[i] < INFINITY))
+            return 0;
+    return 1;
+}
+
+/* Median of n draws with replacement from sorted[0..n), with counts[0..n)
+ * as scratch. As sorted is ascending, the resample's r-th smallest value is
+ * sorted[j] for the r-th smallest drawn index j: counting how often each
+ * index is drawn and scanning the counts (a counting sort of the indices)
+ * finds the resample's median exactly, in O(n), without moving values. It
+ * equals quickselect on the drawn values, about five times faster. */
+static double resample_median(size_t *counts, const double *sorted, size_t n,
+                              cap_rng *rng)
+{
+    memset(counts, 0, n * sizeof *counts);
+    for (size_t i = 0; i < n; i++)
+        counts[cap_rng_below(rng, n)]++;
+    /* 0-based ranks of the middle value(s): equal when n is odd. */
+    size_t lo_rank = (n - 1) / 2, hi_rank = n / 2;
+    size_t seen = 0, j = 0;
+    while (seen + counts[j] <= lo_rank)
+        seen += counts[j++];
+    double lo = sorted[j];
+    while (seen + counts[j] <= hi_rank)
+        seen += counts[j++];
+    return interpolate(lo, sorted[j], lo_rank == hi_rank ? 0.0 : 0.5);
+}
+
+cap_result cap_stats_bootstrap_median_change(cap_boot_ci *out,
+                                             const double *base,
+                                             size_t base_n,
+                                             const double *new_ms,
+                                             size_t new_n, size_t resamples,
+                                             double alpha, uint64_t seed)
+{
+    if (!out || !base || !new_ms || base_n == 0 || new_n == 0 ||
+        resamples == 0 || !(alpha > 0.0 && alpha < 1.0))
+        return CAP_E_MISUSE;
+    if (!durations_ok(base, base_n) || !durations_ok(new_ms, new_n))
+        return CAP_E_MISUSE;
+    size_t count_n = base_n > new_n ? base_n : new_n;
+    size_t cells = base_n + new_n;
+    if (cells < base_n || cells > SIZE_MAX - resamples ||
+        cells + resamples > SIZE_MAX / sizeof(double) ||
+        count_n > SIZE_MAX / sizeof(size_t))
+        return CAP_E_MISUSE;
+    cells += resamples;
+
+    double *mem = malloc(cells * sizeof *mem);
+    size_t *counts = malloc(count_n * sizeof *counts);
+    if (!mem || !counts) {
+        free(mem);
+        free(counts);
+        return CAP_E_NOMEM;
+    }
+    double *sb = mem, *sn = sb + base_n, *reps = sn + new_n;
+    memcpy(sb, base, base_n * sizeof *sb);
+    memcpy(sn, new_ms, new_n * sizeof *sn);
+    cap_stats_sort(sb, base_n);
+    cap_stats_sort(sn, new_n);
+
+    double estimate = cap_stats_rel_change_pct(
+        cap_stats_median_sorted(sb, base_n), cap_stats_median_sorted(sn, new_n));
+
+    cap_rng rng;
+    cap_rng_seed(&rng, seed);
+    for (size_t r = 0; r < resamples; r++) {
+        double mb = resample_median(counts, sb, base_n, &rng);
+        double mn = resample_median(counts, sn, new_n, &rng);
+        reps[r] = cap_stats_rel_change_pct(mb, mn);
+    }
+    cap_stats_sort(reps, resamples);
+    out->estimate_pct = estimate;
+    out->low_pct = cap_stats_quantile_sorted(reps, resamples, alpha / 2.0);
+    out->high_pct =
+        cap_stats_quantile_sorted(reps, resamples, 1.0 - alpha / 2.0);
+    free(counts);
+    free(mem);
+    return CAP_OK;
+}
+
+/* ---- Holm-Bonferroni ------------------------------------------------- */
+
+typedef struct holm_item {
+    double p;
+    size_t idx;
+} holm_item;
+
+static int cmp_holm_item(const void *pa, const void *pb)
+{
+    const holm_item *a = pa, *b = pb;
+    if (a->p < b->p)
+        return -1;
+    if (a->p > b->p)
+        return 1;
+    return (a->idx > b->idx) - (a->idx < b->idx); /* deterministic */
+}
+
+cap_result cap_stats_holm(double *adjusted, const double *p, size_t n)
+{
+    if (n == 0)
+        return CAP_OK;
+    if (!adjusted || !p || n > SIZE_MAX / sizeof(holm_item))
+        return CAP_E_MISUSE;
+    for (size_t i = 0; i < n; i++)
+        if (!(p[i] >= 0.0 && p[i] <= 1.0))
+            return CAP_E_MISUSE;
+    holm_item *items = malloc(n * sizeof *items);
+    if (!items)
+        return CAP_E_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        items[i] = (holm_item){p[i], i};
+    qsort(items, n, sizeof *items, cmp_holm_item);
+    /* Copies of p are in items, so adjusted may alias p. */
+    double running = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double v = (double)(n - i) * items[i].p;
+        if (v > 1.0)
+            v = 1.0;
+        if (v > running)
+            running = v;
+        adjusted[items[i].idx] = running;
+    }
+    free(items);
+    return CAP_OK;
+}

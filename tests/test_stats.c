@@ -1,0 +1,849 @@
+/*
+ * test_stats.c - analysis/stats.c: generator, selection, quantiles, the
+ * Mann-Whitney test, the bootstrap interval and Holm's adjustment.
+ *
+ * Reference values: the generators' published known-answer outputs; hand
+ * computation for quantiles and small tests; R 4.2.2 (quantile, wilcox.test,
+ * p.adjust) for the rest, with the R commands and outputs recorded in
+ * docs/STATISTICS.md; brute-force enumeration for the exact U law.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stats.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Fail unless |actual - expected| <= tol, printing both values in full.
+ * Equal infinities pass; NaN never does (use assert_nan). */
+#define assert_close(actual, expected, tol)                                    \
+    assert_close_at((actual), (expected), (tol), __FILE__, __LINE__)
+static void assert_close_at(double a, double e, double tol, const char *file,
+                            int line)
+{
+    if (a == e || fabs(a - e) <= tol)
+        return;
+    print_error("got %.17g, expected %.17g (tolerance %g)\n", a, e, tol);
+    _fail(file, line);
+}
+
+#define assert_nan(v) assert_true(isnan(v))
+
+/* ---- generator ---------------------------------------------------------- */
+
+static void splitmix64_from_zero_gives_the_published_outputs(void **state)
+{
+    (void)state;
+    uint64_t s = 0;
+    assert_int_equal(cap_splitmix64(&s), UINT64_C(0xE220A8397B1DCDAF));
+    assert_int_equal(cap_splitmix64(&s), UINT64_C(0x6E789E6AA1B965F4));
+    assert_int_equal(cap_splitmix64(&s), UINT64_C(0x06C45D188009454F));
+    assert_int_equal(cap_splitmix64(&s), UINT64_C(0xF88BB8A8724C81EC));
+}
+
+static void xoshiro_from_state_1234_gives_the_published_outputs(void **state)
+{
+    (void)state;
+    cap_rng rng = {{1, 2, 3, 4}};
+    const uint64_t want[] = {UINT64_C(11520), UINT64_C(0),
+                             UINT64_C(1509978240),
+                             UINT64_C(1215971899390074240),
+                             UINT64_C(1216172134540287360),
+                             UINT64_C(607988272756665600)};
+    for (size_t i = 0; i < ARRAY_LEN(want); i++)
+        assert_int_equal(cap_rng_next(&rng), want[i]);
+}
+
+static void seeding_fills_the_state_with_splitmix64_outputs(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 0);
+    assert_int_equal(rng.s[0], UINT64_C(0xE220A8397B1DCDAF));
+    assert_int_equal(rng.s[1], UINT64_C(0x6E789E6AA1B965F4));
+    assert_int_equal(rng.s[2], UINT64_C(0x06C45D188009454F));
+    assert_int_equal(rng.s[3], UINT64_C(0xF88BB8A8724C81EC));
+}
+
+static void the_same_seed_repeats_the_sequence_and_another_does_not(void **state)
+{
+    (void)state;
+    cap_rng a, b, c;
+    cap_rng_seed(&a, 42);
+    cap_rng_seed(&b, 42);
+    cap_rng_seed(&c, 43);
+    int differs = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t va = cap_rng_next(&a);
+        assert_int_equal(va, cap_rng_next(&b));
+        differs += va != cap_rng_next(&c);
+    }
+    assert_int_equal(differs, 1000);
+}
+
+static void below_stays_in_range_and_is_uniform(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 7);
+    assert_int_equal(cap_rng_below(&rng, 0), 0);
+    assert_int_equal(cap_rng_below(&rng, 1), 0);
+
+    /* 60000 draws over 6 faces: each count has sd 91; 6 sd of slack. */
+    unsigned counts[6] = {0};
+    for (int i = 0; i < 60000; i++) {
+        uint64_t v = cap_rng_below(&rng, 6);
+        assert_true(v < 6);
+        counts[v]++;
+    }
+    for (int f = 0; f < 6; f++)
+        assert_in_range(counts[f], 10000 - 550, 10000 + 550);
+
+    /* Above 2^32 the rejection path: in range, and both halves of the
+     * range are reached about equally. */
+    const uint64_t big = UINT64_C(3) << 40;
+    unsigned upper = 0;
+    for (int i = 0; i < 10000; i++) {
+        uint64_t v = cap_rng_below(&rng, big);
+        assert_true(v < big);
+        upper += v >= big / 2;
+    }
+    assert_in_range(upper, 5000 - 300, 5000 + 300);
+}
+
+static void uniform_and_normal_have_the_right_moments(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 11);
+    const int n = 100000;
+    double su = 0, sz = 0, szz = 0;
+    for (int i = 0; i < n; i++) {
+        double u = cap_rng_uniform(&rng);
+        assert_true(u >= 0.0 && u < 1.0);
+        su += u;
+        double z = cap_rng_normal(&rng);
+        sz += z;
+        szz += z * z;
+    }
+    /* Standard errors: 0.0009 for the uniform's mean, 0.0032 for the
+     * normal's mean, 0.0045 for its variance; 5 of them as slack. */
+    assert_close(su / n, 0.5, 0.0046);
+    assert_close(sz / n, 0.0, 0.016);
+    assert_close(szz / n - (sz / n) * (sz / n), 1.0, 0.023);
+}
+
+/* ---- sorting and selection ---------------------------------------------- */
+
+static void sort_orders_values_and_puts_nan_last(void **state)
+{
+    (void)state;
+    double x[] = {3, NAN, -1, 2, 2, -INFINITY, 0};
+    cap_stats_sort(x, ARRAY_LEN(x));
+    const double want[] = {-INFINITY, -1, 0, 2, 2, 3};
+    for (size_t i = 0; i < ARRAY_LEN(want); i++)
+        assert_true(x[i] == want[i]);
+    assert_nan(x[6]);
+}
+
+/* Check that x[k] is the k-th order statistic and x is partitioned
+ * around it. */
+static void check_selected(const double *x, const double *sorted, size_t n,
+                           size_t k)
+{
+    assert_true(x[k] == sorted[k]);
+    for (size_t i = 0; i < k; i++)
+        assert_true(x[i] <= x[k]);
+    for (size_t i = k + 1; i < n; i++)
+        assert_true(x[i] >= x[k]);
+}
+
+static void select_finds_every_order_statistic(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 3);
+    enum { MAXN = 300 };
+    double src[MAXN], sorted[MAXN], x[MAXN];
+    const size_t sizes[] = {1, 2, 3, 16, 17, 100, 300};
+    /* Three kinds of data: distinct values, few distinct values (many
+     * ties), and already sorted / reversed. */
+    for (int kind = 0; kind < 4; kind++) {
+        for (size_t si = 0; si < ARRAY_LEN(sizes); si++) {
+            size_t n = sizes[si];
+            for (size_t i = 0; i < n; i++) {
+                if (kind == 0)
+                    src[i] = cap_rng_uniform(&rng);
+                else if (kind == 1)
+                    src[i] = (double)cap_rng_below(&rng, 3);
+                else if (kind == 2)
+                    src[i] = (double)i;
+                else
+                    src[i] = (double)(n - i);
+            }
+            memcpy(sorted, src, n * sizeof *src);
+            cap_stats_sort(sorted, n);
+            for (size_t k = 0; k < n; k++) {
+                memcpy(x, src, n * sizeof *src);
+                double v = cap_stats_select(x, n, k);
+                assert_true(v == sorted[k]);
+                check_selected(x, sorted, n, k);
+            }
+        }
+    }
+}
+
+static void select_out_of_range_returns_nan_and_leaves_x_alone(void **state)
+{
+    (void)state;
+    double x[] = {3, 1, 2};
+    assert_nan(cap_stats_select(x, 3, 3));
+    assert_true(x[0] == 3 && x[1] == 1 && x[2] == 2);
+    assert_nan(cap_stats_select(NULL, 0, 0));
+}
+
+/* ---- quantiles and moments ----------------------------------------------- */
+
+static void quantile_type7_matches_hand_computation(void **state)
+{
+    (void)state;
+    /* h = 3p: p = .25 -> between 1 and 2 at 0.75; p = .5 -> 2.5. */
+    const double x[] = {1, 2, 3, 4};
+    assert_close(cap_stats_quantile_sorted(x, 4, 0.0), 1.0, 0);
+    assert_close(cap_stats_quantile_sorted(x, 4, 0.25), 1.75, 0);
+    assert_close(cap_stats_quantile_sorted(x, 4, 0.5), 2.5, 0);
+    assert_close(cap_stats_quantile_sorted(x, 4, 1.0 / 3.0), 2.0, 1e-15);
+    assert_close(cap_stats_quantile_sorted(x, 4, 0.9), 3.7, 1e-15);
+    assert_close(cap_stats_quantile_sorted(x, 4, 1.0), 4.0, 0);
+    /* One value: every quantile is that value. */
+    const double one[] = {7.5};
+    assert_close(cap_stats_quantile_sorted(one, 1, 0.0), 7.5, 0);
+    assert_close(cap_stats_quantile_sorted(one, 1, 0.37), 7.5, 0);
+    assert_close(cap_stats_quantile_sorted(one, 1, 1.0), 7.5, 0);
+}
+
+static void quantile_matches_r_quantile(void **state)
+{
+    (void)state;
+    /* R: quantile(c(3.1, -1, 4, 1.5, 9, 2.6), c(0, .1, .25, .5, .9, 1))
+     *    -1.000 0.250 1.775 2.850 6.500 9.000
+     * R: quantile(1:10, 0.95) -> 9.5499999999999989 */
+    double x[] = {3.1, -1, 4, 1.5, 9, 2.6};
+    const double p[] = {0, 0.1, 0.25, 0.5, 0.9, 1};
+    const double want[] = {-1.0, 0.25, 1.775, 2.85, 6.5, 9.0};
+    double sorted[6];
+    memcpy(sorted, x, sizeof x);
+    cap_stats_sort(sorted, 6);
+    for (size_t i = 0; i < ARRAY_LEN(p); i++) {
+        assert_close(cap_stats_quantile_sorted(sorted, 6, p[i]), want[i],
+                     1e-14);
+        double y[6];
+        memcpy(y, x, sizeof x);
+        assert_close(cap_stats_quantile_select(y, 6, p[i]), want[i], 1e-14);
+    }
+    double ten[10];
+    for (int i = 0; i < 10; i++)
+        ten[i] = 10 - i; /* reversed, for the select version */
+    assert_close(cap_stats_quantile_select(ten, 10, 0.95), 9.55, 1e-14);
+}
+
+static void quantile_is_undefined_for_no_data_or_a_bad_p(void **state)
+{
+    (void)state;
+    double x[] = {2, 1};
+    assert_nan(cap_stats_quantile_sorted(x, 0, 0.5));
+    assert_nan(cap_stats_quantile_sorted(x, 2, -0.01));
+    assert_nan(cap_stats_quantile_sorted(x, 2, 1.01));
+    assert_nan(cap_stats_quantile_sorted(x, 2, NAN));
+    assert_nan(cap_stats_quantile_select(x, 2, 2.0));
+    assert_true(x[0] == 2 && x[1] == 1); /* untouched */
+    assert_nan(cap_stats_median_select(x, 0));
+}
+
+static void quantile_next_to_an_infinity_is_that_infinity(void **state)
+{
+    (void)state;
+    const double x[] = {-INFINITY, 1, 2, INFINITY};
+    assert_true(cap_stats_quantile_sorted(x, 4, 0.1) == -INFINITY);
+    assert_close(cap_stats_quantile_sorted(x, 4, 0.5), 1.5, 0);
+    assert_true(cap_stats_quantile_sorted(x, 4, 0.9) == INFINITY);
+    const double inf2[] = {1, INFINITY, INFINITY};
+    assert_true(cap_stats_quantile_sorted(inf2, 3, 0.75) == INFINITY);
+}
+
+static void median_of_odd_and_even_counts(void **state)
+{
+    (void)state;
+    double odd[] = {5, 1, 4, 2, 3};
+    double even[] = {8, 1, 4, 2, 3, 100};
+    assert_close(cap_stats_median_select(odd, 5), 3.0, 0);
+    assert_close(cap_stats_median_select(even, 6), 3.5, 0);
+    const double sorted[] = {1, 2, 3, 4, 8, 100};
+    assert_close(cap_stats_median_sorted(sorted, 6), 3.5, 0);
+}
+
+static void mean_is_exact_on_simple_data_and_accurate_on_offsets(void **state)
+{
+    (void)state;
+    const double x[] = {1, 2, 3, 4};
+    assert_close(cap_stats_mean(x, 4), 2.5, 0);
+    /* 1e9 + {0.1, 0.2, 0.3}: mean 1e9 + 0.2 to within the spacing of
+     * doubles there (1.2e-7). */
+    const double off[] = {1e9 + 0.1, 1e9 + 0.2, 1e9 + 0.3};
+    assert_close(cap_stats_mean(off, 3), 1e9 + 0.2, 2.5e-7);
+    assert_nan(cap_stats_mean(x, 0));
+}
+
+static void geomean_is_the_exponential_of_the_mean_log(void **state)
+{
+    (void)state;
+    const double a[] = {1, 4, 16};
+    assert_close(cap_stats_geomean(a, 3), 4.0, 1e-14);
+    const double b[] = {2, 8};
+    assert_close(cap_stats_geomean(b, 2), 4.0, 1e-14);
+    const double r[] = {1.1, 1.0 / 1.1};
+    assert_close(cap_stats_geomean(r, 2), 1.0, 1e-15);
+    const double zero[] = {2, 0};
+    assert_nan(cap_stats_geomean(zero, 2));
+    const double neg[] = {2, -1};
+    assert_nan(cap_stats_geomean(neg, 2));
+    assert_nan(cap_stats_geomean(a, 0));
+}
+
+/* ---- Mann-Whitney ---------------------------------------------------------- */
+
+/* x4..x8, y4..y8 of docs/STATISTICS.md: distinct values from modular
+ * sequences, rebuilt here with the same arithmetic as the R script. */
+static void modular_x(double *x, int n)
+{
+    for (int i = 1; i <= n; i++)
+        x[i - 1] = (double)((i * 37) % 101) / 10.0;
+}
+static void modular_y(double *y, int n, double offset)
+{
+    for (int j = 1; j <= n; j++)
+        y[j - 1] = (double)((j * 53) % 103) / 10.0 + 0.05 + offset;
+}
+
+static void mw_matches_r_on_small_samples_without_ties(void **state)
+{
+    (void)state;
+    cap_mw_result r;
+    const double x1[] = {1, 2, 3}, y1[] = {4, 5, 6};
+    assert_int_equal(cap_stats_mann_whitney(&r, x1, 3, y1, 3, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_EXACT);
+    assert_close(r.u, 0.0, 0);
+    assert_close(r.p_value, 0.1, 1e-15); /* 2 / C(6, 3) */
+    assert_int_equal(r.ties, 0);
+
+    const double x2[] = {1.1, 2.3, 0.7, 4.5, 3.3, 5.9, 2.8};
+    const double y2[] = {6.1, 3.9, 7.2, 5.0, 8.8, 4.4};
+    assert_int_equal(cap_stats_mann_whitney(&r, x2, 7, y2, 6, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_EXACT);
+    assert_close(r.u, 5.0, 0);
+    assert_close(r.p_value, 0.022144522144522144, 1e-14); /* 38 / 1716 */
+
+    assert_int_equal(cap_stats_mann_whitney(&r, x2, 7, y2, 6, CAP_MW_NORMAL),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_NORMAL);
+    assert_close(r.u, 5.0, 0);
+    assert_close(r.p_value, 0.026809130715595857, 1e-14);
+    /* z = (5 - 21 + 0.5) / sqrt(42 * 14 / 12) = -15.5 / 7 */
+    assert_close(r.z, -15.5 / 7.0, 1e-14);
+
+    const double x7[] = {5}, y7[] = {1, 2, 3};
+    assert_int_equal(cap_stats_mann_whitney(&r, x7, 1, y7, 3, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_close(r.u, 3.0, 0);
+    assert_close(r.p_value, 0.5, 1e-15); /* 2 P(U <= 0) = 2 / 4 */
+}
+
+static void mw_matches_r_with_ties(void **state)
+{
+    (void)state;
+    cap_mw_result r;
+    const double x3[] = {1, 2, 2, 3, 3, 3, 4}, y3[] = {3, 4, 4, 5, 5, 6};
+    assert_int_equal(cap_stats_mann_whitney(&r, x3, 7, y3, 6, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_NORMAL);
+    assert_close(r.u, 3.5, 0);
+    assert_int_equal(r.ties, 2 + 4 + 3 + 2); /* 2s, 3s, 4s, 5s */
+    assert_close(r.p_value, 0.012999854364387303, 1e-14);
+
+    const double x9[] = {1, 2, 2}, y9[] = {2, 3};
+    assert_int_equal(cap_stats_mann_whitney(&r, x9, 3, y9, 2, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_close(r.u, 1.0, 0);
+    assert_close(r.p_value, 0.33292160806556598, 1e-14);
+
+    /* Exact counting assumes no ties: asking for it is a misuse. */
+    assert_int_equal(cap_stats_mann_whitney(&r, x3, 7, y3, 6, CAP_MW_EXACT),
+                     CAP_E_MISUSE);
+}
+
+static void mw_matches_r_on_larger_samples(void **state)
+{
+    (void)state;
+    cap_mw_result r;
+    double x[60], y[55];
+
+    /* 30 and 40: exact, by default. */
+    modular_x(x, 30);
+    modular_y(y, 40, 1.0);
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 30, y, 40, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_EXACT);
+    assert_close(r.u, 515.0, 0);
+    assert_close(r.p_value, 0.3181059691434665, 1e-13);
+
+    /* 49 and 49: the largest exact by default. */
+    modular_x(x, 49);
+    modular_y(y, 49, 0.5);
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 49, y, 49, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_EXACT);
+    assert_close(r.u, 1170.0, 0);
+    assert_close(r.p_value, 0.83196111564280117, 1e-13);
+
+    /* 50 and 49: one past the limit, normal; exact asked for: misuse. */
+    modular_x(x, 50);
+    modular_y(y, 49, 0.5);
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 50, y, 49, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_NORMAL);
+    assert_close(r.u, 1186.0, 0);
+    assert_close(r.p_value, 0.78758812928389366, 1e-13);
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 50, y, 49, CAP_MW_EXACT),
+                     CAP_E_MISUSE);
+
+    /* 60 and 55: normal. */
+    modular_x(x, 60);
+    modular_y(y, 55, 1.0);
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 60, y, 55, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_NORMAL);
+    assert_close(r.u, 1436.0, 0);
+    assert_close(r.p_value, 0.23194230190286441, 1e-13);
+}
+
+/* The exact law by brute force: every way of choosing which m of the
+ * N = m + n pooled positions hold x, U counted pair by pair. Compare the
+ * p-value of every attainable U with the library's dynamic programming. */
+static void mw_exact_p_agrees_with_brute_force_enumeration(void **state)
+{
+    (void)state;
+    const size_t sizes[][2] = {{1, 1}, {2, 5}, {6, 7}, {7, 6}, {4, 12}};
+    for (size_t s = 0; s < ARRAY_LEN(sizes); s++) {
+        size_t m = sizes[s][0], n = sizes[s][1], big_n = m + n;
+        size_t mn = m * n;
+        double count[64 + 1] = {0}, total = 0;
+        for (uint32_t mask = 0; mask < (1u << big_n); mask++) {
+            if ((size_t)__builtin_popcount(mask) != m)
+                continue;
+            size_t u = 0, ys_below = 0;
+            for (size_t pos = 0; pos < big_n; pos++) {
+                if (mask & (1u << pos))
+                    u += ys_below;
+                else
+                    ys_below++;
+            }
+            count[u]++;
+            total++;
+        }
+        for (size_t u = 0; u <= mn; u++) {
+            /* Samples whose U is u: x takes the values at the positions of
+             * some mask with that U; build one directly. */
+            double x[16], y[16];
+            size_t nx = 0, ny = 0, need = u;
+            /* Place x-values greedily: each x beats as many y as needed. */
+            size_t beats[16] = {0};
+            for (size_t i = m; i-- > 0;) {
+                size_t b = need < n ? need : n;
+                beats[i] = b;
+                need -= b;
+            }
+            /* x[i] sits just above the beats[i]-th y (y's are 1..n). */
+            for (size_t j = 0; j < n; j++)
+                y[ny++] = (double)(j + 1);
+            for (size_t i = 0; i < m; i++)
+                x[nx++] = (double)beats[i] + 0.5 + 0.001 * (double)i;
+            double lower = 0, upper = 0;
+            for (size_t v = 0; v <= u; v++)
+                lower += count[v];
+            for (size_t v = u; v <= mn; v++)
+                upper += count[v];
+            double want = 2.0 * (lower < upper ? lower : upper) / total;
+            if (want > 1.0)
+                want = 1.0;
+            cap_mw_result r;
+            assert_int_equal(
+                cap_stats_mann_whitney(&r, x, m, y, n, CAP_MW_EXACT), CAP_OK);
+            assert_close(r.u, (double)u, 0);
+            assert_close(r.p_value, want, 1e-14);
+        }
+    }
+}
+
+static void mw_swapping_the_samples_mirrors_u_and_keeps_p(void **state)
+{
+    (void)state;
+    double x[30], y[40];
+    modular_x(x, 30);
+    modular_y(y, 40, 1.0);
+    for (int method = CAP_MW_EXACT; method <= CAP_MW_NORMAL; method++) {
+        cap_mw_result a, b;
+        assert_int_equal(cap_stats_mann_whitney(&a, x, 30, y, 40,
+                                                (cap_mw_method)method),
+                         CAP_OK);
+        assert_int_equal(cap_stats_mann_whitney(&b, y, 40, x, 30,
+                                                (cap_mw_method)method),
+                         CAP_OK);
+        assert_close(a.u + b.u, 1200.0, 0);
+        assert_close(a.p_value, b.p_value, 1e-14);
+    }
+}
+
+static void mw_all_values_equal_gives_p_of_one(void **state)
+{
+    (void)state;
+    const double x[] = {2, 2, 2}, y[] = {2, 2};
+    cap_mw_result r;
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 3, y, 2, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_NORMAL);
+    assert_close(r.u, 3.0, 0);
+    assert_close(r.p_value, 1.0, 0);
+    assert_int_equal(r.ties, 5);
+}
+
+static void mw_rejects_bad_arguments(void **state)
+{
+    (void)state;
+    const double x[] = {1, 2}, y[] = {3, NAN};
+    cap_mw_result r = {.u = -1};
+    assert_int_equal(cap_stats_mann_whitney(NULL, x, 2, x, 2, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_mann_whitney(&r, NULL, 2, x, 2, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 0, x, 2, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 2, x, 0, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 2, y, 2, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_mann_whitney(&r, x, 2, x, 2, (cap_mw_method)7),
+        CAP_E_MISUSE);
+    assert_close(r.u, -1.0, 0); /* untouched */
+}
+
+/* ---- bootstrap ------------------------------------------------------------ */
+
+/* n lognormal values with median `median` and log-sd `sigma`. */
+static void lognormal(double *x, size_t n, double median, double sigma,
+                      cap_rng *rng)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = median * exp(sigma * cap_rng_normal(rng));
+}
+
+static void rel_change_guards_a_zero_base(void **state)
+{
+    (void)state;
+    assert_close(cap_stats_rel_change_pct(4.0, 5.0), 25.0, 1e-13);
+    assert_close(cap_stats_rel_change_pct(4.0, 3.0), -25.0, 1e-13);
+    assert_close(cap_stats_rel_change_pct(0.0, 0.0), 0.0, 0);
+    assert_true(cap_stats_rel_change_pct(0.0, 1.0) == INFINITY);
+    assert_nan(cap_stats_rel_change_pct(NAN, 1.0));
+}
+
+static void bootstrap_is_reproducible_for_a_seed(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 100);
+    double b[200], n[150];
+    lognormal(b, 200, 10.0, 0.3, &rng);
+    lognormal(n, 150, 11.0, 0.3, &rng);
+    cap_boot_ci c1, c2, c3;
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c1, b, 200, n, 150, 2000, 0.05, 9),
+        CAP_OK);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c2, b, 200, n, 150, 2000, 0.05, 9),
+        CAP_OK);
+    assert_true(c1.estimate_pct == c2.estimate_pct);
+    assert_true(c1.low_pct == c2.low_pct);
+    assert_true(c1.high_pct == c2.high_pct);
+    /* Another seed moves the bounds (a little). */
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c3, b, 200, n, 150, 2000, 0.05, 10),
+        CAP_OK);
+    assert_true(c3.estimate_pct == c1.estimate_pct);
+    assert_true(c3.low_pct != c1.low_pct || c3.high_pct != c1.high_pct);
+    assert_close(c3.low_pct, c1.low_pct, 2.0);
+    assert_close(c3.high_pct, c1.high_pct, 2.0);
+}
+
+/* The documented procedure, spelt out naively: sorted copies, indices drawn
+ * with cap_rng_below (base then new, per replicate), medians by quickselect
+ * on the drawn values, type-7 quantiles of the sorted replicates. The
+ * library must give the same bits: this pins the reproducibility contract. */
+static void bootstrap_follows_the_documented_procedure_bit_for_bit(void **state)
+{
+    (void)state;
+    enum { NB = 37, NN = 24, B = 301 };
+    cap_rng rng;
+    cap_rng_seed(&rng, 8);
+    double b[NB], n[NN];
+    lognormal(b, NB, 2.0, 0.5, &rng);
+    lognormal(n, NN, 2.2, 0.5, &rng);
+    b[3] = b[4]; /* a tie, for good measure */
+
+    double sb[NB], sn[NN], wb[NB], wn[NN], reps[B];
+    memcpy(sb, b, sizeof b);
+    memcpy(sn, n, sizeof n);
+    cap_stats_sort(sb, NB);
+    cap_stats_sort(sn, NN);
+    cap_rng_seed(&rng, 99);
+    for (int r = 0; r < B; r++) {
+        for (int i = 0; i < NB; i++)
+            wb[i] = sb[cap_rng_below(&rng, NB)];
+        for (int i = 0; i < NN; i++)
+            wn[i] = sn[cap_rng_below(&rng, NN)];
+        reps[r] = cap_stats_rel_change_pct(cap_stats_median_select(wb, NB),
+                                           cap_stats_median_select(wn, NN));
+    }
+    cap_stats_sort(reps, B);
+
+    cap_boot_ci c;
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, b, NB, n, NN, B, 0.2, 99),
+        CAP_OK);
+    assert_true(c.estimate_pct ==
+                cap_stats_rel_change_pct(cap_stats_median_sorted(sb, NB),
+                                         cap_stats_median_sorted(sn, NN)));
+    assert_true(c.low_pct == cap_stats_quantile_sorted(reps, B, 0.1));
+    assert_true(c.high_pct == cap_stats_quantile_sorted(reps, B, 0.9));
+}
+
+static void bootstrap_does_not_depend_on_the_order_of_frames(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 5);
+    double b[101], n[80], rb[101], rn[80];
+    lognormal(b, 101, 3.0, 0.4, &rng);
+    lognormal(n, 80, 3.0, 0.4, &rng);
+    for (size_t i = 0; i < 101; i++)
+        rb[i] = b[100 - i];
+    for (size_t i = 0; i < 80; i++)
+        rn[i] = n[79 - i];
+    cap_boot_ci c1, c2;
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c1, b, 101, n, 80, 500, 0.1, 1),
+        CAP_OK);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c2, rb, 101, rn, 80, 500, 0.1, 1),
+        CAP_OK);
+    assert_true(c1.low_pct == c2.low_pct && c1.high_pct == c2.high_pct);
+}
+
+static void bootstrap_ci_contains_the_true_change_of_a_clear_shift(void **state)
+{
+    (void)state;
+    /* Independent samples from medians 10 and 12: the true change is +20%. */
+    cap_rng rng;
+    cap_rng_seed(&rng, 2024);
+    double b[400], n[400];
+    lognormal(b, 400, 10.0, 0.25, &rng);
+    lognormal(n, 400, 12.0, 0.25, &rng);
+    cap_boot_ci c;
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, b, 400, n, 400, 2000, 0.05, 1),
+        CAP_OK);
+    assert_true(c.low_pct < 20.0 && 20.0 < c.high_pct);
+    assert_true(c.low_pct <= c.estimate_pct && c.estimate_pct <= c.high_pct);
+    /* Median sd about 1.25 * 0.25 / sqrt(400) = 1.6% per side: the 95%
+     * interval is near 2 * 1.96 * 2.2% = 9 points wide, clear of 0. */
+    assert_true(c.low_pct > 10.0);
+    assert_true(c.high_pct - c.low_pct > 4.0 && c.high_pct - c.low_pct < 16.0);
+}
+
+static void bootstrap_interval_covers_at_about_its_level(void **state)
+{
+    (void)state;
+    /* 200 repetitions, 90% intervals: coverage has sd 2.1 points; accept
+     * 80% .. 97%. */
+    cap_rng rng;
+    cap_rng_seed(&rng, 77);
+    double b[100], n[100];
+    int covered = 0;
+    for (int rep = 0; rep < 200; rep++) {
+        lognormal(b, 100, 5.0, 0.3, &rng);
+        lognormal(n, 100, 5.5, 0.3, &rng);
+        cap_boot_ci c;
+        assert_int_equal(cap_stats_bootstrap_median_change(
+                             &c, b, 100, n, 100, 400, 0.10, (uint64_t)rep),
+                         CAP_OK);
+        covered += c.low_pct <= 10.0 && 10.0 <= c.high_pct;
+    }
+    assert_in_range(covered, 160, 194);
+}
+
+static void bootstrap_with_a_zero_median_base(void **state)
+{
+    (void)state;
+    const double zeros[] = {0, 0, 0, 0, 0};
+    const double pos[] = {1, 2, 3, 4, 5};
+    cap_boot_ci c;
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, zeros, 5, zeros, 5, 100, 0.05, 1),
+        CAP_OK);
+    assert_close(c.estimate_pct, 0.0, 0);
+    assert_close(c.low_pct, 0.0, 0);
+    assert_close(c.high_pct, 0.0, 0);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, zeros, 5, pos, 5, 100, 0.05, 1),
+        CAP_OK);
+    assert_true(c.estimate_pct == INFINITY);
+    assert_true(c.low_pct == INFINITY && c.high_pct == INFINITY);
+}
+
+static void bootstrap_rejects_bad_arguments(void **state)
+{
+    (void)state;
+    const double ok[] = {1, 2, 3};
+    const double neg[] = {1, -2, 3}, nan[] = {1, NAN, 3};
+    const double inf[] = {1, INFINITY, 3};
+    cap_boot_ci c = {.low_pct = 123};
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(NULL, ok, 3, ok, 3, 10, 0.05, 1),
+        CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, ok, 0, ok, 3, 10, 0.05, 1),
+        CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, ok, 3, NULL, 3, 10, 0.05, 1),
+        CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, ok, 3, ok, 3, 0, 0.05, 1),
+        CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, ok, 3, ok, 3, 10, 0.0, 1),
+        CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, ok, 3, ok, 3, 10, 1.0, 1),
+        CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, neg, 3, ok, 3, 10, 0.05, 1),
+        CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, ok, 3, nan, 3, 10, 0.05, 1),
+        CAP_E_MISUSE);
+    assert_int_equal(
+        cap_stats_bootstrap_median_change(&c, inf, 3, ok, 3, 10, 0.05, 1),
+        CAP_E_MISUSE);
+    assert_close(c.low_pct, 123.0, 0); /* untouched */
+}
+
+/* ---- Holm ----------------------------------------------------------------- */
+
+static void holm_matches_the_worked_example(void **state)
+{
+    (void)state;
+    /* Sorted: .005 * 4 = .02; .01 * 3 = .03; .03 * 2 = .06; .04 * 1 = .04,
+     * raised to the running maximum .06. R's p.adjust agrees. */
+    const double p[] = {0.01, 0.04, 0.03, 0.005};
+    double adj[4];
+    assert_int_equal(cap_stats_holm(adj, p, 4), CAP_OK);
+    assert_close(adj[0], 0.03, 1e-15);
+    assert_close(adj[1], 0.06, 1e-15);
+    assert_close(adj[2], 0.06, 1e-15);
+    assert_close(adj[3], 0.02, 1e-15);
+}
+
+static void holm_caps_at_one_handles_ties_and_may_work_in_place(void **state)
+{
+    (void)state;
+    /* R: p.adjust(c(0.2, 0.5, 0.01, 0.6, 0.02, 0.01), "holm")
+     *    0.6 1.0 0.06 1.0 0.08 0.06 */
+    double p[] = {0.2, 0.5, 0.01, 0.6, 0.02, 0.01};
+    const double want[] = {0.6, 1.0, 0.06, 1.0, 0.08, 0.06};
+    assert_int_equal(cap_stats_holm(p, p, 6), CAP_OK);
+    for (size_t i = 0; i < 6; i++)
+        assert_close(p[i], want[i], 1e-15);
+    /* 2 * 0.6 = 1.2 is capped at 1; 0.9 then rises to the running 1. */
+    double big[] = {0.9, 0.6};
+    assert_int_equal(cap_stats_holm(big, big, 2), CAP_OK);
+    assert_close(big[0], 1.0, 0);
+    assert_close(big[1], 1.0, 0);
+    /* One value: unchanged. */
+    double one = 0.3;
+    assert_int_equal(cap_stats_holm(&one, &one, 1), CAP_OK);
+    assert_close(one, 0.3, 0);
+    assert_int_equal(cap_stats_holm(NULL, NULL, 0), CAP_OK);
+}
+
+static void holm_rejects_values_outside_zero_one(void **state)
+{
+    (void)state;
+    const double bad[] = {0.1, 1.5};
+    const double nan[] = {0.1, NAN};
+    double adj[2] = {-1, -1};
+    assert_int_equal(cap_stats_holm(adj, bad, 2), CAP_E_MISUSE);
+    assert_int_equal(cap_stats_holm(adj, nan, 2), CAP_E_MISUSE);
+    assert_int_equal(cap_stats_holm(NULL, bad, 2), CAP_E_MISUSE);
+    assert_close(adj[0], -1.0, 0);
+    assert_close(adj[1], -1.0, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(splitmix64_from_zero_gives_the_published_outputs),
+        cmocka_unit_test(xoshiro_from_state_1234_gives_the_published_outputs),
+        cmocka_unit_test(seeding_fills_the_state_with_splitmix64_outputs),
+        cmocka_unit_test(the_same_seed_repeats_the_sequence_and_another_does_not),
+        cmocka_unit_test(below_stays_in_range_and_is_uniform),
+        cmocka_unit_test(uniform_and_normal_have_the_right_moments),
+        cmocka_unit_test(sort_orders_values_and_puts_nan_last),
+        cmocka_unit_test(select_finds_every_order_statistic),
+        cmocka_unit_test(select_out_of_range_returns_nan_and_leaves_x_alone),
+        cmocka_unit_test(quantile_type7_matches_hand_computation),
+        cmocka_unit_test(quantile_matches_r_quantile),
+        cmocka_unit_test(quantile_is_undefined_for_no_data_or_a_bad_p),
+        cmocka_unit_test(quantile_next_to_an_infinity_is_that_infinity),
+        cmocka_unit_test(median_of_odd_and_even_counts),
+        cmocka_unit_test(mean_is_exact_on_simple_data_and_accurate_on_offsets),
+        cmocka_unit_test(geomean_is_the_exponential_of_the_mean_log),
+        cmocka_unit_test(mw_matches_r_on_small_samples_without_ties),
+        cmocka_unit_test(mw_matches_r_with_ties),
+        cmocka_unit_test(mw_matches_r_on_larger_samples),
+        cmocka_unit_test(mw_exact_p_agrees_with_brute_force_enumeration),
+        cmocka_unit_test(mw_swapping_the_samples_mirrors_u_and_keeps_p),
+        cmocka_unit_test(mw_all_values_equal_gives_p_of_one),
+        cmocka_unit_test(mw_rejects_bad_arguments),
+        cmocka_unit_test(rel_change_guards_a_zero_base),
+        cmocka_unit_test(bootstrap_is_reproducible_for_a_seed),
+        cmocka_unit_test(bootstrap_follows_the_documented_procedure_bit_for_bit),
+        cmocka_unit_test(bootstrap_does_not_depend_on_the_order_of_frames),
+        cmocka_unit_test(bootstrap_ci_contains_the_true_change_of_a_clear_shift),
+        cmocka_unit_test(bootstrap_interval_covers_at_about_its_level),
+        cmocka_unit_test(bootstrap_with_a_zero_median_base),
+        cmocka_unit_test(bootstrap_rejects_bad_arguments),
+        cmocka_unit_test(holm_matches_the_worked_example),
+        cmocka_unit_test(holm_caps_at_one_handles_ties_and_may_work_in_place),
+        cmocka_unit_test(holm_rejects_values_outside_zero_one),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
