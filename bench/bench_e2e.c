@@ -24,7 +24,8 @@
  *    the thread blocked (voluntary context switches, which a lock wait or a
  *    sleep in the producer would cause).
  *
- * Usage: bench_e2e [--seconds S] [--rates M,M,...] [--keep]
+ * Usage: bench_e2e [--seconds S] [--rates M,M,...] [--buffers N] [--keep]
+ *   --buffers N: buffers_per_thread (default: the producer's default)
  */
 #include <pthread.h>
 #include <sys/resource.h>
@@ -43,12 +44,17 @@ typedef struct run_result {
     double max_clean_frame_ns; /* without an involuntary switch */
     double median_frame_ns;
     long nvcsw, nivcsw;   /* thread 0 during recording */
+    long faults;          /* page faults of thread 0 during recording */
+    uint64_t fault_frames; /* slow frames with a page fault */
     uint64_t slow_frames; /* clean frames longer than twice the median */
+    double writer_cpu_ns; /* CPU time of the rest of the process (the
+                             writer thread) per scope recorded */
 } run_result;
 
 typedef struct prod {
     pthread_t th;
     int index;
+    int raw;     /* baseline: the raw-read loop instead of recording */
     double rate; /* scopes/s; 0: flat out */
     uint64_t frames;
     pthread_barrier_t *bar;
@@ -56,15 +62,20 @@ typedef struct prod {
     unsigned char *preempted;
     double achieved;
     long nvcsw, nivcsw;
+    uint64_t cpu_ns; /* the thread's CPU time */
+    long faults;     /* page faults while recording */
 } prod;
 
-static void thread_switches(long *vol, long *invol)
+static void thread_switches(long *vol, long *invol, long *faults)
 {
     struct rusage ru;
     getrusage(RUSAGE_THREAD, &ru);
     *vol = ru.ru_nvcsw;
     *invol = ru.ru_nivcsw;
+    *faults = ru.ru_minflt + ru.ru_majflt;
 }
+
+static volatile uint64_t g_sink;
 
 static void *prod_main(void *arg)
 {
@@ -73,9 +84,9 @@ static void *prod_main(void *arg)
     snprintf(name, sizeof name, "producer %d", p->index);
     CAP_THREAD(name);
     pthread_barrier_wait(p->bar);
-    long v0, i0;
-    thread_switches(&v0, &i0);
-    long inv = i0;
+    long v0, i0, f0;
+    thread_switches(&v0, &i0, &f0);
+    long inv = i0, flt = f0;
     double typical = 0; /* moving average of frames that were not slow */
     uint64_t t0 = bench_mono_ns(), prev = t0;
     double ns_per_frame = p->rate > 0 ? 1e9 * BENCH_SCOPES_PER_FRAME / p->rate
@@ -86,7 +97,10 @@ static void *prod_main(void *arg)
             while (bench_mono_ns() < due)
                 ;
         }
-        bench_record_frames(1, p->index == 0);
+        if (p->raw)
+            g_sink += bench_raw_frames(1);
+        else
+            bench_record_frames(1, p->index == 0);
         uint64_t now = bench_mono_ns();
         p->frame_ns[f] = (double)(now - prev);
         prev = now;
@@ -96,21 +110,24 @@ static void *prod_main(void *arg)
             if (typical == 0 || d <= 2 * typical) {
                 typical = typical == 0 ? d : typical + (d - typical) / 16;
             } else {
-                long v, i;
-                thread_switches(&v, &i);
-                p->preempted[f] = i != inv;
+                long v, i, fl;
+                thread_switches(&v, &i, &fl);
+                p->preempted[f] = (unsigned char)((i != inv) | (fl != flt) << 1);
                 inv = i;
+                flt = fl;
             }
         }
     }
     uint64_t t1 = bench_mono_ns();
-    long v1, i1;
-    thread_switches(&v1, &i1);
+    long v1, i1, f1;
+    thread_switches(&v1, &i1, &f1);
+    p->faults = f1 - f0;
     p->nvcsw = v1 - v0;
     p->nivcsw = i1 - i0;
     p->achieved = (double)p->frames * BENCH_SCOPES_PER_FRAME /
                   ((double)(t1 - t0) / 1e9);
     cap_thread_unregister();
+    p->cpu_ns = bench_thread_cpu_ns();
     return NULL;
 }
 
@@ -134,23 +151,36 @@ static void file_counts(const char *path, uint64_t *scopes, uint64_t *dropped,
     cap_reader_close(r);
 }
 
+static uint64_t process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned g_buffers; /* --buffers: buffers_per_thread, 0: default */
+
 static run_result run(const char *path, int threads, double rate,
-                      double seconds, double flat_scopes)
+                      double seconds, double flat_scopes, int raw)
 {
     run_result out = {0};
+    uint64_t cpu0 = process_cpu_ns();
     uint64_t frames = rate > 0 ? (uint64_t)(rate * seconds /
                                             BENCH_SCOPES_PER_FRAME)
                                : (uint64_t)(flat_scopes /
                                             BENCH_SCOPES_PER_FRAME);
     if (frames < 2)
         frames = 2;
-    if (cap_open(path, NULL) != CAP_OK)
+    cap_capture_options o = {0};
+    o.buffers_per_thread = g_buffers;
+    if (!raw && cap_open(path, &o) != CAP_OK)
         BENCH_DIE("cannot open %s", path);
     pthread_barrier_t bar;
     pthread_barrier_init(&bar, NULL, (unsigned)threads);
     prod p[2];
     for (int i = 0; i < threads; i++) {
-        p[i] = (prod){.index = i, .rate = rate, .frames = frames, .bar = &bar};
+        p[i] = (prod){.index = i, .rate = rate, .frames = frames, .bar = &bar,
+                      .raw = raw};
         p[i].frame_ns = calloc(frames, sizeof(double));
         p[i].preempted = calloc(frames, 1);
         if (!p[i].frame_ns || !p[i].preempted)
@@ -160,13 +190,18 @@ static run_result run(const char *path, int threads, double rate,
     }
     for (int i = 0; i < threads; i++)
         pthread_join(p[i].th, NULL);
-    if (cap_close() != CAP_OK)
+    if (!raw && cap_close() != CAP_OK)
         BENCH_DIE("cap_close failed");
-    cap_producer_stats st;
-    cap_get_stats(&st);
+    cap_producer_stats st = {0};
+    if (!raw)
+        cap_get_stats(&st);
     out.scopes = frames * BENCH_SCOPES_PER_FRAME * (uint64_t)threads;
     out.dropped = st.dropped_scopes;
     out.bytes = st.bytes;
+    double other = (double)(process_cpu_ns() - cpu0);
+    for (int i = 0; i < threads; i++)
+        other -= (double)p[i].cpu_ns;
+    out.writer_cpu_ns = other / (double)(out.scopes - out.dropped);
     out.rate = p[0].achieved;
     for (int i = 1; i < threads; i++)
         if (p[i].achieved < out.rate)
@@ -180,7 +215,9 @@ static run_result run(const char *path, int threads, double rate,
         double d = p[0].frame_ns[f];
         if (d > out.max_frame_ns)
             out.max_frame_ns = d;
-        if (!p[0].preempted[f]) {
+        if (p[0].preempted[f] & 2)
+            out.fault_frames++;
+        if (!(p[0].preempted[f] & 1)) {
             clean[nc++] = d;
             if (d > out.max_clean_frame_ns)
                 out.max_clean_frame_ns = d;
@@ -192,6 +229,7 @@ static run_result run(const char *path, int threads, double rate,
             out.slow_frames++;
     out.nvcsw = p[0].nvcsw;
     out.nivcsw = p[0].nivcsw;
+    out.faults = p[0].faults;
     free(clean);
     for (int i = 0; i < threads; i++) {
         free(p[i].frame_ns);
@@ -209,13 +247,13 @@ static double sustained(const char *path, int threads, const double *rates,
     double best = 0;
     for (int i = 0; i < nrates; i++) {
         double rate = rates[i] * 1e6;
-        run_result r = run(path, threads, rate, seconds, 0);
+        run_result r = run(path, threads, rate, seconds, 0, 0);
         int kept = r.rate >= 0.97 * rate;
         fprintf(stderr,
                 "bench_e2e: %d thread(s) at %.0f M scopes/s: achieved %.2f M/s, "
-                "dropped %llu, %.3f bytes/scope\n",
+                "dropped %llu, %.3f bytes/scope, writer %.1f ns/scope\n",
                 threads, rates[i], r.rate / 1e6, (unsigned long long)r.dropped,
-                (double)r.bytes / (double)r.scopes);
+                (double)r.bytes / (double)r.scopes, r.writer_cpu_ns);
         if (!kept || r.dropped)
             break;
         best = rate;
@@ -240,11 +278,13 @@ int main(int argc, char **argv)
                 else
                     break;
             }
+        } else if (strcmp(argv[i], "--buffers") == 0 && i + 1 < argc) {
+            g_buffers = (unsigned)atoi(argv[++i]);
         } else if (strcmp(argv[i], "--keep") == 0) {
             keep = 1;
         } else {
             BENCH_DIE("usage: bench_e2e [--seconds S] [--rates M,M,...] "
-                      "[--keep]");
+                      "[--buffers N] [--keep]");
         }
     }
     if (seconds <= 0 || nrates < 1)
@@ -260,11 +300,12 @@ int main(int argc, char **argv)
     bench_put("e2e_2t_scopes_per_s", two);
 
     /* flat out, one thread: 60 million scopes, more than the writer takes */
-    run_result r = run(path, 1, 0, 0, 60e6);
+    run_result r = run(path, 1, 0, 0, 60e6, 0);
     uint64_t f_scopes, f_dropped;
     int complete;
     file_counts(path, &f_scopes, &f_dropped, &complete);
     bench_put("flat_scopes_per_s", r.rate);
+    bench_put("flat_writer_cpu_ns_per_scope", r.writer_cpu_ns);
     bench_put("flat_scopes", (double)r.scopes);
     bench_put("dropped_scopes", (double)f_dropped);
     bench_put("dropped_scopes_producer", (double)r.dropped);
@@ -277,11 +318,23 @@ int main(int argc, char **argv)
     bench_put("flat_frame_median_ns", r.median_frame_ns);
     bench_put("flat_frame_max_ns", r.max_frame_ns);
     bench_put("flat_frame_max_unpreempted_ns", r.max_clean_frame_ns);
-    bench_put("flat_stall_ratio", r.max_clean_frame_ns / r.median_frame_ns);
-    bench_put("flat_stall_ratio_target", 2.0);
+    /* the same loop shape with two raw reads per scope and no capture: how
+     * long frames get on this machine without any recording */
+    run_result n = run(path, 1, 0, 0, 60e6, 1);
+    double stall = r.max_clean_frame_ns - r.median_frame_ns;
+    double noise = n.max_clean_frame_ns - n.median_frame_ns;
+    bench_put("flat_stall_ns", stall);
+    bench_put("flat_stall_frames", stall / r.median_frame_ns);
+    bench_put("flat_stall_frames_target", 1.0);
+    bench_put("baseline_frame_median_ns", n.median_frame_ns);
+    bench_put("baseline_stall_ns", noise);
+    bench_put("baseline_slow_frames", (double)n.slow_frames);
+    bench_put("flat_stall_ratio_to_baseline", noise > 0 ? stall / noise : 0);
     bench_put("flat_slow_frames", (double)r.slow_frames);
     bench_put("flat_voluntary_switches", (double)r.nvcsw);
     bench_put("flat_involuntary_switches", (double)r.nivcsw);
+    bench_put("flat_page_faults", (double)r.faults);
+    bench_put("flat_slow_frames_with_faults", (double)r.fault_frames);
     if (!keep)
         unlink(path);
     return 0;

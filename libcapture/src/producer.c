@@ -65,7 +65,10 @@ typedef struct tstate {
     unsigned nbufs;
     int dropping;        /* owner thread only */
     uint32_t drop_depth; /* owner thread only */
-    uint64_t dropped;    /* atomic */
+    uint64_t dropped;    /* scopes dropped so far: written by the owner
+                            thread only (no locked instruction on the drop
+                            path), read atomically by others */
+    uint64_t dropped_seen; /* writer: the part of dropped already counted */
     int exited;
     int skip_depth; /* writer: open scopes ignored by the window */
     struct tstate *next;
@@ -98,6 +101,9 @@ typedef struct producer {
     pthread_mutex_t lock; /* threads list, misc queue, frames, flags */
     pthread_cond_t cond;
     int stop;
+    int wake;     /* work arrived since the writer last looked (a retired
+                     buffer, an exited thread); a signal sent while the
+                     writer was busy is not lost */
     int closing;  /* atomic */
     int failed;   /* atomic: recording stopped after an error */
     int finished; /* atomic: the fixed window ended */
@@ -481,6 +487,7 @@ static void thread_detach(tstate *t)
     t->exited = 1;
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_lock(&p->lock);
+    p->wake = 1;
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
 }
@@ -511,6 +518,7 @@ void cap_thread_unregister(void)
 static void wake_writer(producer *p)
 {
     pthread_mutex_lock(&p->lock);
+    p->wake = 1;
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
 }
@@ -600,7 +608,9 @@ void cap__emit_slow(uint32_t word, uint64_t tick)
     }
     if (kind == CAP__KIND_BEGIN) {
         t->drop_depth++;
-        __atomic_fetch_add(&t->dropped, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->dropped,
+                         __atomic_load_n(&t->dropped, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
         return;
     }
     if (t->drop_depth > 0) {
@@ -776,7 +786,9 @@ static void drain_thread(producer *p, tstate *t)
             encode_range(p, t, cur->flushed, pos);
         cur->flushed = pos;
     }
-    uint64_t dropped = __atomic_exchange_n(&t->dropped, 0, __ATOMIC_RELAXED);
+    uint64_t total = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+    uint64_t dropped = total - t->dropped_seen;
+    __atomic_store_n(&t->dropped_seen, total, __ATOMIC_RELAXED);
     if (dropped) {
         p->stats.dropped_scopes += dropped;
         if (live)
@@ -790,7 +802,7 @@ static void *writer_main(void *arg)
     uint64_t last_flush = cap__now_monotonic();
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        if (!p->stop) {
+        if (!p->stop && !p->wake) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)p->flush_ms * 1000000u;
@@ -798,6 +810,7 @@ static void *writer_main(void *arg)
             ts.tv_nsec = (long)(ns % 1000000000u);
             pthread_cond_timedwait(&p->cond, &p->lock, &ts);
         }
+        p->wake = 0;
         int stopping = p->stop;
         misc *q = p->q;
         size_t qn = p->q_n;
@@ -1178,7 +1191,8 @@ void cap_get_stats(cap_producer_stats *out)
         pthread_mutex_unlock(&p->lock);
         uint64_t pending = 0;
         for (tstate *t = p->threads; t; t = t->next)
-            pending += __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+            pending += __atomic_load_n(&t->dropped, __ATOMIC_RELAXED) -
+                       __atomic_load_n(&t->dropped_seen, __ATOMIC_RELAXED);
         out->dropped_scopes += pending;
     } else {
         *out = reg.last;

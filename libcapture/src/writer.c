@@ -605,6 +605,9 @@ static inline uint8_t *put_varint_unchecked(uint8_t *p, uint64_t v)
 /* Records encoded between two capacity checks: each takes at most 4 token
  * bytes (ids fit 24 bits) and 10 delta bytes. */
 #define RECORDS_CHUNK 1024u
+/* How far ahead to prefetch the records: the recording thread has just
+ * written them, on another core. */
+#define RECORDS_PREFETCH 32u
 
 size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
                            size_t n, uint64_t lo, uint64_t hi,
@@ -617,24 +620,26 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
     if (!t)
         return n;
     const uint32_t id_mask = (1u << CAP__KIND_SHIFT) - 1;
+    const size_t block_bytes = w->block_bytes;
     size_t i = 0;
+    uint64_t skip = 0;
+    /* The loop keeps all the state it touches in locals (its byte stores
+     * may alias anything, so fields would be reloaded after each one);
+     * SYNC stores the state back before any other code runs. */
     uint8_t *tp, *dp;
-    uint64_t prev, last;
-    /* The loop keeps the thread's encoding state in locals; SYNC stores it
-     * back before anything else reads it, LOAD picks it up again. */
+    uint64_t prev, last, n_events, approx, backwards;
+    uint32_t depth;
 #define SYNC()                                                                 \
     do {                                                                       \
         t->tokens.len = (size_t)(tp - t->tokens.data);                         \
         t->deltas.len = (size_t)(dp - t->deltas.data);                         \
         t->prev = prev;                                                        \
         t->last_tick = last;                                                   \
-    } while (0)
-#define LOAD()                                                                 \
-    do {                                                                       \
-        tp = t->tokens.data + t->tokens.len;                                   \
-        dp = t->deltas.data + t->deltas.len;                                   \
-        prev = t->prev;                                                        \
-        last = t->last_tick;                                                   \
+        t->n_events = n_events;                                                \
+        t->backwards = backwards;                                              \
+        t->depth = depth;                                                      \
+        w->approx_raw = approx;                                                \
+        *skipped = skip;                                                       \
     } while (0)
     while (i < n) {
         size_t chunk = n - i < RECORDS_CHUNK ? n - i : RECORDS_CHUNK;
@@ -643,8 +648,25 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
             fail(w, CAP_E_NOMEM);
             return n;
         }
-        LOAD();
+        tp = t->tokens.data + t->tokens.len;
+        dp = t->deltas.data + t->deltas.len;
+        prev = t->prev;
+        last = t->last_tick;
+        n_events = t->n_events;
+        backwards = t->backwards;
+        depth = t->depth;
+        approx = w->approx_raw;
+        wr_open *const stack = t->stack;
+        const uint32_t stack_cap = t->stack_cap;
+        const wr_name *const names = w->names;
+        const uint32_t names_cap = w->names_cap;
+        const uint64_t seq = w->seq;
+        /* not in the block yet: the first event goes the per-event way */
+        const int in_block = t->events_mark == seq && !t->overflow;
+        int resume = 0; /* left early: state synced, start over */
         for (size_t end = i + chunk; i < end; i++) {
+            if (i + RECORDS_PREFETCH < n)
+                __builtin_prefetch(&rec[i + RECORDS_PREFETCH]);
             uint64_t tick = rec[i].tick;
             uint32_t word = rec[i].word;
             uint32_t id = word & id_mask;
@@ -653,70 +675,71 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
                 SYNC();
                 return i;
             }
-            int fast;
+            int fast = in_block;
             if (begin) {
                 if (id == 0 || id > CAP_MAX_NAME_ID) {
-                    ++*skipped;
+                    skip++;
                     continue;
                 }
-                if (id >= w->names_cap || !w->names[id].name) {
+                if (id >= names_cap || !names[id].name) {
                     SYNC();
                     return i;
                 }
-                fast = t->events_mark == w->seq && t->depth < t->stack_cap &&
-                       w->names[id].block_mark == w->seq;
+                fast = fast && depth < stack_cap && names[id].block_mark == seq;
                 if (fast) {
                     if (tick < last) {
-                        t->backwards++;
+                        backwards++;
                         tick = last;
                     }
                     last = tick;
-                    t->stack[t->depth++] = (wr_open){id, tick, 0};
+                    stack[depth++] = (wr_open){id, tick, 0};
                 }
             } else {
-                fast = t->events_mark == w->seq && !t->overflow && t->depth;
+                fast = fast && depth;
                 if (fast) {
                     if (tick < last) {
-                        t->backwards++;
+                        backwards++;
                         tick = last;
                     }
                     last = tick;
-                    wr_open *o = &t->stack[--t->depth];
-                    if (t->depth)
-                        t->stack[t->depth - 1].children += tick - o->begin;
+                    --depth;
+                    if (depth)
+                        stack[depth - 1].children += tick - stack[depth].begin;
                     id = 0;
                 }
             }
             if (!fast) {
-                /* first event in a block, a new name in the block, a deeper
-                 * stack, or a misuse: the per-event path knows them all */
+                /* first event in a block, a name new to the block, a
+                 * deeper stack, or a misuse: the per-event path knows them
+                 * all */
                 SYNC();
                 if (begin)
                     (void)cap_writer_scope_begin(w, tid, id, tick);
                 else
                     (void)cap_writer_scope_end(w, tid, tick);
-                if (w->err != CAP_OK)
-                    return n;
-                LOAD();
-                continue;
+                resume = 1;
+                i++;
+                break;
             }
             tp = put_varint_unchecked(tp, id);
             dp = put_varint_unchecked(dp, tick - prev);
             prev = tick;
-            t->n_events++;
-            w->approx_raw += 3;
-            if (w->approx_raw >= w->block_bytes) {
+            n_events++;
+            approx += 3;
+            if (approx >= block_bytes) {
                 SYNC();
                 (void)cap_writer_flush(w);
-                if (w->err != CAP_OK)
-                    return n;
-                LOAD();
+                resume = 1;
+                i++;
+                break;
             }
         }
-        SYNC();
+        if (!resume)
+            SYNC();
+        else if (w->err != CAP_OK)
+            return n;
     }
 #undef SYNC
-#undef LOAD
     return n;
 }
 
