@@ -549,7 +549,8 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     }
     cap_reader_close(L->r);
     L->r = NULL;
-    qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
+    if (m->nframes)
+        qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
     if (L->o->skip_seconds > 0 && m->nframes) {
         L->cutoff_ns = m->frames[0].begin_ns +
                        (int64_t)(L->o->skip_seconds * 1e9);
@@ -648,6 +649,7 @@ static int resolve_names(loader *L)
             size_t len = 0;
             for (uint32_t k = s->name_id; k != NONE; k = m->nodes[k].parent)
                 len += strlen(m->nodes[k].name) + 1;
+            len--; /* k names, k - 1 separators */
             s->path = malloc(len + 1);
             if (!s->path)
                 return -1;

@@ -560,6 +560,17 @@ int rep_split(FILE *out, const an_capture *m, rep_style st,
             return -2;
     }
     size_t q = n / 4;
+    if (q == 0) {
+        if (st.csv)
+            fputs("population,kind,track,name,frames,mean_ms,median_ms,"
+                  "p95_ms\n",
+                  out);
+        else
+            fprintf(out, "\nSplit: needs at least 4 frames (a quarter each "
+                         "side); the capture has %zu\n",
+                    n);
+        return 0;
+    }
     ord *o = malloc((n ? n : 1) * sizeof *o);
     double *dense = malloc((n ? n : 1) * sizeof *dense);
     double *tmp = malloc((n ? n : 1) * sizeof *tmp);
@@ -952,8 +963,10 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
             fprintf(out, " %8s\n", "growth");
             for (size_t c = 0; c < nc; c++) {
                 fprintf(out, "  %-28.28s", m->counters[c].name);
-                for (int b = 0; b < bins; b++)
-                    fprintf(out, " %8.3g", cm[c * (size_t)bins + (size_t)b]);
+                for (int b = 0; b < bins; b++) {
+                    double v = cm[c * (size_t)bins + (size_t)b];
+                    fprintf(out, fabs(v) < 1e6 ? " %8.1f" : " %8.3g", v);
+                }
                 fprintf(out, " %7.2fx\n",
                         GROWTH(cm[c * (size_t)bins + (size_t)bins - 1],
                                cm[c * (size_t)bins + (size_t)ref]));
@@ -969,10 +982,12 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
         if (last > ref && top_n >= 2 && fg >= 1.10) {
             double lo = INFINITY, hi = 0, sum = 0;
             size_t k = 0;
+            int64_t ft = an_total_frame_ns(m);
             for (size_t j = 0; j < top_n; j++) {
                 double g = GROWTH(sm[j * (size_t)bins + (size_t)last][0],
                                   sm[j * (size_t)bins + (size_t)ref][0]);
-                if (isnan(g))
+                /* scopes under 2 % of the frame time are noise here */
+                if (isnan(g) || (double)m->scopes[top[j]].self_ns < 0.02 * (double)ft)
                     continue;
                 lo = g < lo ? g : lo;
                 hi = g > hi ? g : hi;

@@ -196,6 +196,15 @@ static int run(const args *a)
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return EXIT_USAGE;
     }
+    const char *want = a->report == R_SPLIT ? a->split_by
+                       : a->report == R_FRAMES ? a->scope : NULL;
+    if (want && an_find_scope(m, AN_CPU, want) < 0 &&
+        an_find_scope(m, AN_GPU, want) < 0) {
+        fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
+                want);
+        an_free(m);
+        return EXIT_USAGE;
+    }
     static const char *names[] = {"the ranking", "--tree", "--split",
                                   "--over-time", "--frames"};
     size_t min_frames = 0;

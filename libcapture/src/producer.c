@@ -767,7 +767,7 @@ static void drain_thread(producer *p, tstate *t)
     dbuf *cur = t->cur;
     cap__rec *pos = cur ? __atomic_load_n(&t->head.pos, __ATOMIC_ACQUIRE) : NULL;
     pthread_mutex_unlock(&t->lock);
-    int live = !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+    int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
     while (ret) {
         dbuf *next = ret->next;
         if (live)
@@ -819,7 +819,7 @@ static void *writer_main(void *arg)
         tstate *head = p->threads;
         pthread_mutex_unlock(&p->lock);
 
-        int live = !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+        int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
         if (live)
             process_misc(p, q, qn);
         else

@@ -89,6 +89,8 @@ struct cap_reader {
     int in_footer;
     int finished;     /* CAP_DONE from now on */
     unsigned filter; /* 1u << kind: sections to step over */
+    int owe_truncated; /* report CAP_E_TRUNCATED on the next call */
+    uint64_t footer_off;
 
     /* declarations to yield: (kind, id) */
     struct {
@@ -213,8 +215,8 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
         c.p += len;
         if (kind == CAPF_SEC_META_KV) {
             uint64_t cnt = capf_cur_varint_max(&b, len);
-            if (b.bad)
-                return CAP_E_CORRUPT;
+            if (b.bad || r->meta_k)
+                return CAP_E_CORRUPT; /* malformed, or a second list */
             r->meta_k = calloc(cnt ? cnt : 1, sizeof *r->meta_k);
             r->meta_v = calloc(cnt ? cnt : 1, sizeof *r->meta_v);
             if (!r->meta_k || !r->meta_v)
@@ -1145,6 +1147,13 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
     if (!r || !ev)
         return CAP_E_MISUSE;
     for (;;) {
+        if (r->owe_truncated) {
+            r->owe_truncated = 0;
+            set_detail(r, "file ends at offset %llu inside damaged data, "
+                          "without a footer",
+                       (unsigned long long)r->off);
+            return CAP_E_TRUNCATED;
+        }
         if (r->finished)
             return CAP_DONE;
         cap_result res = section_event(r, ev);
@@ -1182,9 +1191,17 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
         if (r->in_footer) {
             uint8_t tr[CAPF_TRAILER_LEN];
             size_t got;
-            (void)read_exact(r, tr, sizeof tr, &got);
+            int e = read_exact(r, tr, sizeof tr, &got);
             r->st.has_footer = 1;
             finish(r);
+            if (e != 0 || capf_get_u64(tr) != r->footer_off ||
+                memcmp(tr + 8, CAPF_TRAILER_MAGIC, 8) != 0) {
+                set_detail(r, "the trailer after the footer at offset %llu "
+                              "is missing or damaged",
+                           (unsigned long long)r->footer_off);
+                r->st.corrupt_chunks++;
+                return CAP_E_CORRUPT;
+            }
             return CAP_DONE;
         }
         r->period = r->meta_period;
@@ -1213,6 +1230,7 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             }
             if (s == CAP_DONE) {
                 r->st.truncated = 1;
+                r->owe_truncated = 1;
                 finish(r);
             }
             return CAP_E_CORRUPT;
@@ -1225,6 +1243,8 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
         }
         r->st.chunks++;
         r->in_footer = h.type == CAPF_CHUNK_FOOTER;
+        if (r->in_footer)
+            r->footer_off = coff;
         r->sec = (capf_cur){r->raw, r->raw + raw_len, 0};
     }
 }

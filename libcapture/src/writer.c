@@ -53,6 +53,9 @@ typedef struct wr_track {
     double period;
     int declared;
     uint64_t block_mark;
+    int has_cal;              /* the latest calibration, repeated in each */
+    uint64_t cal_gpu, cal_cpu, cal_dev; /* block with this track's spans */
+    uint64_t cal_mark;        /* block sequence that already carries it */
     uint64_t untimed, invalid; /* pending */
 } wr_track;
 
@@ -98,7 +101,7 @@ struct cap_writer {
     capf_buf counters;
     uint64_t counters_n, counter_prev_tick;
     capf_buf gpu; /* complete GPU_FRAME and GPU_CAL sections */
-    int clock_pending;
+    int have_clock; /* the latest sample goes into every block */
     uint64_t clock_tick, clock_mono;
 
     capf_buf payload, tmp, out;
@@ -794,6 +797,20 @@ cap_result cap_writer_counter(cap_writer *w, uint32_t name, uint64_t tick,
     return w->err == CAP_OK ? CAP_OK : w->err;
 }
 
+/* Append track k's latest calibration to this block's GPU sections. */
+static void put_calibration(cap_writer *w, uint32_t track, wr_track *k)
+{
+    capf_buf *t = &w->tmp;
+    t->len = 0;
+    capf_buf_varint(t, track);
+    capf_buf_varint(t, k->cal_gpu);
+    capf_buf_varint(t, k->cal_cpu);
+    capf_buf_varint(t, k->cal_dev);
+    capf_buf_section(&w->gpu, CAPF_SEC_GPU_CAL, t);
+    w->approx_raw += t->len + 2;
+    k->cal_mark = w->seq;
+}
+
 #define ONE_SECOND_NS 1e9
 
 cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
@@ -842,6 +859,8 @@ cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
         free(map);
         return fail(w, CAP_E_NOMEM);
     }
+    if (k->has_cal && k->cal_mark != w->seq)
+        put_calibration(w, track, k);
     capf_buf *t = &w->tmp;
     t->len = 0;
     capf_buf_varint(t, track);
@@ -883,18 +902,16 @@ cap_result cap_writer_gpu_calibration(cap_writer *w, uint32_t track,
     cap_result r = check(w);
     if (r != CAP_OK)
         return r;
-    if (!track_get(w, track))
+    wr_track *k = track_get(w, track);
+    if (!k)
         return CAP_E_MISUSE;
     if (ref_track(w, track) != 0)
         return fail(w, CAP_E_NOMEM);
-    capf_buf *t = &w->tmp;
-    t->len = 0;
-    capf_buf_varint(t, track);
-    capf_buf_varint(t, gpu_tick);
-    capf_buf_varint(t, cpu_tick);
-    capf_buf_varint(t, deviation_ns);
-    capf_buf_section(&w->gpu, CAPF_SEC_GPU_CAL, t);
-    w->approx_raw += t->len + 2;
+    k->has_cal = 1;
+    k->cal_gpu = gpu_tick;
+    k->cal_cpu = cpu_tick;
+    k->cal_dev = deviation_ns;
+    put_calibration(w, track, k);
     return w->gpu.failed ? fail(w, CAP_E_NOMEM) : CAP_OK;
 }
 
@@ -935,7 +952,7 @@ cap_result cap_writer_clock_sample(cap_writer *w, uint64_t tick,
     cap_result r = check(w);
     if (r != CAP_OK)
         return r;
-    w->clock_pending = 1;
+    w->have_clock = 1;
     w->clock_tick = tick;
     w->clock_mono = mono_ns;
     return CAP_OK;
@@ -1054,7 +1071,6 @@ static void block_reset(cap_writer *w)
     w->counters.len = 0;
     w->counters_n = 0;
     w->gpu.len = 0;
-    w->clock_pending = 0;
 }
 
 cap_result cap_writer_flush(cap_writer *w)
@@ -1066,7 +1082,7 @@ cap_result cap_writer_flush(cap_writer *w)
         return CAP_OK;
     capf_buf *p = &w->payload, *t = &w->tmp;
     p->len = 0;
-    if (w->clock_pending) {
+    if (w->have_clock) {
         t->len = 0;
         capf_buf_varint(t, w->clock_tick);
         capf_buf_varint(t, w->clock_mono);
@@ -1135,7 +1151,7 @@ static cap_result write_footer(cap_writer *w)
      * block index. */
     capf_buf *p = &w->payload, *t = &w->tmp;
     p->len = 0;
-    if (w->clock_pending) {
+    if (w->have_clock) {
         t->len = 0;
         capf_buf_varint(t, w->clock_tick);
         capf_buf_varint(t, w->clock_mono);

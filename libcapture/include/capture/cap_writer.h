@@ -156,7 +156,7 @@ CAP_API cap_result cap_writer_counter(cap_writer *w, uint32_t name,
  * given by index within the batch (a tree). Spans with measured != 0 and
  * end_tick <= begin_tick, or longer than one second, are dropped and
  * counted as invalid (never clamped); a dropped span's children are kept
- * and re-parented to its parent. `cpu_frame` is the index of the CPU frame
+ * and re-parented to its nearest kept ancestor. `cpu_frame` is the index of the CPU frame
  * that recorded the work.
  * Errors: CAP_E_MISUSE (undeclared track, name 0, parent index not lower
  * than the span's own), CAP_E_LIMIT (n > CAP_MAX_GPU_SPANS). */
@@ -165,7 +165,8 @@ CAP_API cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
                                         const cap_gpu_span *spans, size_t n);
 
 /* Count `scopes` scopes of thread `tid` that the producer had to drop (its
- * buffers were full). Recorded in the next block and summed in the footer. */
+ * buffers were full). Recorded in the next block's statistics; readers sum
+ * them over the file. */
 CAP_API cap_result cap_writer_dropped(cap_writer *w, uint32_t tid,
                                       uint64_t scopes);
 
@@ -176,7 +177,9 @@ CAP_API cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
                                           uint64_t invalid_spans);
 
 /* Record that CPU tick `tick` was read together with CLOCK_MONOTONIC
- * `mono_ns`: readers derive the tick period of later blocks from it. */
+ * `mono_ns`. The latest sample is written into every later block (and the
+ * footer); readers derive each block's tick period from it once it lies
+ * at least 100 ms after the origin. */
 CAP_API cap_result cap_writer_clock_sample(cap_writer *w, uint64_t tick,
                                            uint64_t mono_ns);
 

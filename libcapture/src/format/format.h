@@ -178,6 +178,8 @@ static inline uint64_t capf_cur_varint(capf_cur *c)
         }
         for (int shift = 7; shift < 64; shift += 7) {
             uint8_t byte = *p++;
+            if (shift == 63 && byte > 1)
+                break; /* does not fit 64 bits */
             v |= (uint64_t)(byte & 0x7f) << shift;
             if (byte < 0x80) {
                 c->p = p;
@@ -196,6 +198,8 @@ static inline uint64_t capf_cur_varint(capf_cur *c)
             return 0;
         }
         uint8_t byte = *p++;
+        if (shift == 63 && byte > 1)
+            break; /* does not fit 64 bits */
         v |= (uint64_t)(byte & 0x7f) << shift;
         if (byte < 0x80) {
             c->p = p;

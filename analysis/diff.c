@@ -1,0 +1,276 @@
+/* diff.c - match scopes across two captures and compare their samples. */
+#include "diff.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <csv.h>
+
+/* samples (ms) of scope s: self time in each frame where it ran */
+static double *scope_samples(const an_capture *m, const an_scope *s, size_t *n)
+{
+    double *v = malloc((s->pf_n ? s->pf_n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < s->pf_n; i++)
+        if (s->pf_frame[i] < m->nframes)
+            v[k++] = (double)s->pf_self[i] / 1e6;
+    *n = k;
+    return v;
+}
+
+static double *frame_samples(const an_capture *m, size_t *n)
+{
+    double *v = malloc((m->nframes ? m->nframes : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < m->nframes; i++)
+        v[i] = (double)an_frame_ns(&m->frames[i]) / 1e6;
+    *n = m->nframes;
+    return v;
+}
+
+static const char *key_of(const an_scope *s)
+{
+    return s->path ? s->path : s->name;
+}
+
+static long find_match(const an_capture *m, const an_scope *s)
+{
+    for (size_t i = 0; i < m->nscopes; i++)
+        if (m->scopes[i].kind == s->kind &&
+            strcmp(key_of(&m->scopes[i]), key_of(s)) == 0)
+            return (long)i;
+    return -1;
+}
+
+static double mean_of(const double *v, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i];
+    return n ? s / (double)n : NAN;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    const an_diff_row *x = a, *y = b;
+    if (x->is_frame != y->is_frame)
+        return x->is_frame ? -1 : 1;
+    if (x->sort_key != y->sort_key)
+        return x->sort_key > y->sort_key ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+cap_result an_diff_run(an_diff *out, const an_capture *base,
+                       const an_capture *new_, const cap_diff_options *opt,
+                       const char *only_scope)
+{
+    memset(out, 0, sizeof *out);
+    out->geomean_pct = NAN;
+    size_t cap = 1 + base->nscopes + new_->nscopes;
+    an_diff_row *rows = calloc(cap, sizeof *rows);
+    cap_diff_input *in = calloc(cap, sizeof *in);
+    double **owned = calloc(2 * cap, sizeof *owned);
+    cap_diffstat *res = calloc(cap, sizeof *res);
+    size_t n = 0, nowned = 0;
+    cap_result r = CAP_OK;
+    if (!rows || !in || !owned || !res) {
+        r = CAP_E_NOMEM;
+        goto done;
+    }
+    /* the frame row */
+    rows[0].is_frame = 1;
+    rows[0].name = "(frame)";
+    in[0].base_ms = owned[nowned++] = frame_samples(base, &in[0].base_n);
+    in[0].new_ms = owned[nowned++] = frame_samples(new_, &in[0].new_n);
+    if (!in[0].base_ms || !in[0].new_ms) {
+        r = CAP_E_NOMEM;
+        goto done;
+    }
+    n = 1;
+    /* scopes of base (matched or removed), then new-only ones (added) */
+    for (int side = 0; side < 2; side++) {
+        const an_capture *a = side == 0 ? base : new_;
+        const an_capture *b = side == 0 ? new_ : base;
+        for (size_t i = 0; i < a->nscopes; i++) {
+            const an_scope *s = &a->scopes[i];
+            if (only_scope && strcmp(s->name, only_scope) != 0)
+                continue;
+            long j = find_match(b, s);
+            if (side == 1 && j >= 0)
+                continue; /* already paired from the base side */
+            an_diff_row *row = &rows[n];
+            row->kind = s->kind;
+            row->name = key_of(s);
+            size_t na = 0, nb = 0;
+            double *va = scope_samples(a, s, &na);
+            double *vb = j >= 0 ? scope_samples(b, &b->scopes[j], &nb)
+                                : calloc(1, sizeof(double));
+            owned[nowned++] = va;
+            owned[nowned++] = vb;
+            if (!va || !vb) {
+                r = CAP_E_NOMEM;
+                goto done;
+            }
+            if (side == 0) {
+                in[n] = (cap_diff_input){va, na, vb, nb};
+            } else {
+                in[n] = (cap_diff_input){vb, nb, va, na};
+            }
+            n++;
+        }
+    }
+    r = cap_diff_compare_all(res, in, n, opt);
+    if (r != CAP_OK)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        rows[i].d = res[i];
+        /* mean self time per frame over all frames of each run */
+        double bm = in[i].base_n ? mean_of(in[i].base_ms, in[i].base_n) *
+                                       (double)in[i].base_n /
+                                       (double)(base->nframes ? base->nframes : 1)
+                                 : 0;
+        double nm = in[i].new_n ? mean_of(in[i].new_ms, in[i].new_n) *
+                                      (double)in[i].new_n /
+                                      (double)(new_->nframes ? new_->nframes : 1)
+                                : 0;
+        if (rows[i].is_frame) {
+            bm = mean_of(in[i].base_ms, in[i].base_n);
+            nm = mean_of(in[i].new_ms, in[i].new_n);
+        }
+        rows[i].base_mean_ms = bm;
+        rows[i].new_mean_ms = nm;
+        rows[i].sort_key = fabs(nm - bm);
+        if (isnan(rows[i].sort_key))
+            rows[i].sort_key = 0;
+        if (res[i].verdict == CAP_VERDICT_REGRESSED)
+            out->regressed++;
+        if (res[i].verdict == CAP_VERDICT_IMPROVED)
+            out->improved++;
+    }
+    if (n > 1)
+        (void)cap_diff_geomean_pct(&out->geomean_pct, &out->geomean_used,
+                                   res + 1, n - 1, opt);
+    qsort(rows, n, sizeof *rows, row_cmp);
+    out->rows = rows;
+    out->n = n;
+    rows = NULL;
+done:
+    for (size_t i = 0; i < nowned; i++)
+        free(owned[i]);
+    free(owned);
+    free(in);
+    free(res);
+    free(rows);
+    return r;
+}
+
+void an_diff_free(an_diff *d)
+{
+    if (d)
+        free(d->rows);
+}
+
+static void num(FILE *f, double v, const char *fmt)
+{
+    if (!isnan(v))
+        fprintf(f, fmt, v);
+}
+
+static void csv_text(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\r\n") || s[0] == ' ')
+        csv_fwrite(f, s, strlen(s));
+    else
+        fputs(s, f);
+}
+
+int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
+                   int csv, int colour, size_t top)
+{
+    cap_diff_options o;
+    if (cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return -1;
+    if (csv) {
+        fputs("track,name,base_n,new_n,base_median_ms,new_median_ms,"
+              "base_mean_ms,new_mean_ms,base_p95_ms,new_p95_ms,delta_pct,"
+              "ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict\n",
+              out);
+        for (size_t i = 0; i < d->n; i++) {
+            const an_diff_row *r = &d->rows[i];
+            const cap_diffstat *s = &r->d;
+            fprintf(out, "%s,", r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu");
+            csv_text(out, r->name);
+            fprintf(out, ",%zu,%zu,", s->base_n, s->new_n);
+            double v[] = {s->base_median, s->new_median, r->base_mean_ms,
+                          r->new_mean_ms, s->base_p95, s->new_p95,
+                          s->delta_pct, s->ci_low_pct, s->ci_high_pct};
+            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+                num(out, v[k], "%.6f");
+                fputc(',', out);
+            }
+            num(out, s->p_value, "%.6g");
+            fputc(',', out);
+            num(out, s->p_adjusted, "%.6g");
+            fprintf(out, ",%s\n", cap_verdict_name(s->verdict));
+        }
+        fprintf(out, ",(geomean),%zu,%zu,,,,,,,", d->geomean_used,
+                d->geomean_used);
+        num(out, d->geomean_pct, "%.6f");
+        fputs(",,,,,\n", out);
+        return 0;
+    }
+    fprintf(out, "%-5s %-32s %7s %7s %11s %11s %8s %19s %9s  %s\n", "track",
+            "name", "base n", "new n", "base med", "new med", "delta",
+            "interval", "p (Holm)", "verdict");
+    size_t shown = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const an_diff_row *r = &d->rows[i];
+        if (top && !r->is_frame && shown >= top)
+            continue;
+        if (!r->is_frame)
+            shown++;
+        const cap_diffstat *s = &r->d;
+        const char *vc = "", *ve = "";
+        if (colour && s->verdict == CAP_VERDICT_REGRESSED)
+            vc = "\033[1;31m", ve = "\033[0m";
+        else if (colour && s->verdict == CAP_VERDICT_IMPROVED)
+            vc = "\033[1;32m", ve = "\033[0m";
+        char ci[48] = "-", med_b[24] = "-", med_n[24] = "-", dl[24] = "-",
+             pv[24] = "-";
+        if (!isnan(s->base_median))
+            snprintf(med_b, sizeof med_b, "%.3f ms", s->base_median);
+        if (!isnan(s->new_median))
+            snprintf(med_n, sizeof med_n, "%.3f ms", s->new_median);
+        if (!isnan(s->delta_pct))
+            snprintf(dl, sizeof dl, "%+.1f%%", s->delta_pct);
+        if (!isnan(s->ci_low_pct))
+            snprintf(ci, sizeof ci, "[%+.1f%%, %+.1f%%]", s->ci_low_pct,
+                     s->ci_high_pct);
+        if (!isnan(s->p_adjusted))
+            snprintf(pv, sizeof pv, "%.3g", s->p_adjusted);
+        fprintf(out, "%-5s %-32.32s %7zu %7zu %11s %11s %8s %19s %9s  %s%s%s\n",
+                r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu", r->name,
+                s->base_n, s->new_n, med_b, med_n, dl, ci, pv, vc,
+                cap_verdict_name(s->verdict), ve);
+    }
+    if (top && shown < d->n - 1)
+        fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
+    if (!isnan(d->geomean_pct))
+        fprintf(out, "\ngeometric mean of the median changes over %zu scopes: "
+                     "%+.2f%%\n",
+                d->geomean_used, d->geomean_pct);
+    fprintf(out, "\n%zu regressed, %zu improved. Samples: self time per frame "
+                 "where the scope ran (frame time for (frame)); delta: change "
+                 "of the median; interval: %.0f%% bootstrap over frames; p: "
+                 "two-sided Mann-Whitney U, Holm-corrected over the %zu rows "
+                 "compared; noise threshold %.1f%%.\n",
+            d->regressed, d->improved, 100.0 * (1.0 - o.alpha), d->n,
+            o.threshold_pct);
+    return 0;
+}

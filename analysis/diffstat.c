@@ -1,0 +1,283 @@
+/*
+ * diffstat.c - per-scope A/B comparison and verdicts (see diffstat.h).
+ *
+ * Flow: cap_diff_compare describes both sides, measures the change of the
+ * median with a bootstrap interval and tests it (Mann-Whitney); then
+ * cap_diff_adjust corrects the p-values of the scopes compared together
+ * (Holm) and judges each scope by the verdict rule. The statistics
+ * themselves live in stats.c.
+ */
+#include "diffstat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+/* ---- verdict names -------------------------------------------------- */
+
+const char *cap_verdict_name(cap_verdict v)
+{
+    switch (v) {
+#define CAP__VERDICT_NAME(name, label, meaning)                                \
+    case name:                                                                 \
+        return label;
+        CAP_VERDICT_LIST(CAP__VERDICT_NAME)
+#undef CAP__VERDICT_NAME
+    case CAP_VERDICT_COUNT:
+        break;
+    }
+    return "unknown";
+}
+
+const char *cap_verdict_message(cap_verdict v)
+{
+    switch (v) {
+#define CAP__VERDICT_MESSAGE(name, label, meaning)                             \
+    case name:                                                                 \
+        return meaning;
+        CAP_VERDICT_LIST(CAP__VERDICT_MESSAGE)
+#undef CAP__VERDICT_MESSAGE
+    case CAP_VERDICT_COUNT:
+        break;
+    }
+    return "unknown verdict";
+}
+
+/* ---- options --------------------------------------------------------- */
+
+cap_result cap_diff_options_resolve(cap_diff_options *resolved,
+                                    const cap_diff_options *opt)
+{
+    if (!resolved)
+        return CAP_E_MISUSE;
+    cap_diff_options o;
+    if (opt)
+        o = *opt;
+    else
+        memset(&o, 0, sizeof o);
+    if (o.threshold_pct == 0.0)
+        o.threshold_pct = CAP_DIFF_DEFAULT_THRESHOLD_PCT;
+    if (o.alpha == 0.0)
+        o.alpha = CAP_DIFF_DEFAULT_ALPHA;
+    if (o.min_frames == 0)
+        o.min_frames = CAP_DIFF_DEFAULT_MIN_FRAMES;
+    if (o.resamples == 0)
+        o.resamples = CAP_DIFF_DEFAULT_RESAMPLES;
+    if (!(o.threshold_pct > 0.0 && o.threshold_pct < INFINITY))
+        return CAP_E_MISUSE;
+    if (!(o.alpha > 0.0 && o.alpha < 1.0))
+        return CAP_E_MISUSE;
+    *resolved = o;
+    return CAP_OK;
+}
+
+/* ---- the verdict rule ------------------------------------------------ */
+
+static int has_enough(const cap_diffstat *r, const cap_diff_options *o)
+{
+    return r->base_n >= o->min_frames && r->new_n >= o->min_frames;
+}
+
+/* The rule of diffstat.h, under resolved options. */
+static cap_verdict judge(const cap_diffstat *r, const cap_diff_options *o)
+{
+    if (r->base_n == 0 && r->new_n == 0)
+        return CAP_VERDICT_INSUFFICIENT;
+    if (r->base_n == 0)
+        return CAP_VERDICT_ADDED;
+    if (r->new_n == 0)
+        return CAP_VERDICT_REMOVED;
+    if (!has_enough(r, o))
+        return CAP_VERDICT_INSUFFICIENT;
+    double p = r->p_adjusted, lo = r->ci_low_pct, hi = r->ci_high_pct;
+    double thr = o->threshold_pct;
+    if (isnan(p) || isnan(lo) || isnan(hi))
+        return CAP_VERDICT_INCONCLUSIVE;
+    if (p < o->alpha && lo > thr)
+        return CAP_VERDICT_REGRESSED;
+    if (p < o->alpha && hi < -thr)
+        return CAP_VERDICT_IMPROVED;
+    if (-thr <= lo && hi <= thr)
+        return CAP_VERDICT_UNCHANGED;
+    return CAP_VERDICT_INCONCLUSIVE;
+}
+
+cap_result cap_diff_verdict(cap_verdict *out, const cap_diffstat *r,
+                            const cap_diff_options *opt)
+{
+    cap_diff_options o;
+    if (!out || !r || cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return CAP_E_MISUSE;
+    *out = judge(r, &o);
+    return CAP_OK;
+}
+
+/* ---- one scope ------------------------------------------------------- */
+
+static int durations_ok(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(x[i] >= 0.0 && x[i] < INFINITY))
+            return 0;
+    return 1;
+}
+
+/* Median, mean and p95 of x[0..n) (NaN when n is 0), sorting a copy in
+ * scratch. */
+static void describe(const double *x, size_t n, double *scratch,
+                     double *median, double *mean, double *p95)
+{
+    if (n == 0) {
+        *median = *mean = *p95 = NAN;
+        return;
+    }
+    memcpy(scratch, x, n * sizeof *scratch);
+    cap_stats_sort(scratch, n);
+    *median = cap_stats_median_sorted(scratch, n);
+    *p95 = cap_stats_quantile_sorted(scratch, n, 0.95);
+    *mean = cap_stats_mean(x, n);
+}
+
+cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
+                            size_t base_n, const double *new_ms,
+                            size_t new_n, const cap_diff_options *opt)
+{
+    cap_diff_options o;
+    if (!out || cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return CAP_E_MISUSE;
+    if ((base_n > 0 && !base_ms) || (new_n > 0 && !new_ms))
+        return CAP_E_MISUSE;
+    if (!durations_ok(base_ms, base_n) || !durations_ok(new_ms, new_n))
+        return CAP_E_MISUSE;
+
+    cap_diffstat r;
+    memset(&r, 0, sizeof r);
+    r.base_n = base_n;
+    r.new_n = new_n;
+    r.delta_pct = r.ci_low_pct = r.ci_high_pct = NAN;
+    r.p_value = r.p_adjusted = NAN;
+
+    size_t scratch_n = base_n > new_n ? base_n : new_n;
+    if (scratch_n > SIZE_MAX / sizeof(double))
+        return CAP_E_MISUSE;
+    double *scratch = NULL;
+    if (scratch_n > 0) {
+        scratch = malloc(scratch_n * sizeof *scratch);
+        if (!scratch)
+            return CAP_E_NOMEM;
+    }
+    describe(base_ms, base_n, scratch, &r.base_median, &r.base_mean,
+             &r.base_p95);
+    describe(new_ms, new_n, scratch, &r.new_median, &r.new_mean, &r.new_p95);
+    free(scratch);
+
+    if (base_n > 0 && new_n > 0)
+        r.delta_pct = cap_stats_rel_change_pct(r.base_median, r.new_median);
+
+    if (has_enough(&r, &o)) {
+        cap_boot_ci ci;
+        cap_result rc = cap_stats_bootstrap_median_change(
+            &ci, base_ms, base_n, new_ms, new_n, o.resamples, o.alpha, o.seed);
+        if (rc != CAP_OK)
+            return rc;
+        cap_mw_result mw;
+        rc = cap_stats_mann_whitney(&mw, base_ms, base_n, new_ms, new_n,
+                                    CAP_MW_AUTO);
+        if (rc != CAP_OK)
+            return rc;
+        r.ci_low_pct = ci.low_pct;
+        r.ci_high_pct = ci.high_pct;
+        r.p_value = mw.p_value;
+    }
+    r.p_adjusted = r.p_value;
+    r.verdict = judge(&r, &o);
+    *out = r;
+    return CAP_OK;
+}
+
+/* ---- a set of scopes ------------------------------------------------- */
+
+static int in_family(const cap_diffstat *r, const cap_diff_options *o)
+{
+    return has_enough(r, o) && r->p_value >= 0.0 && r->p_value <= 1.0;
+}
+
+cap_result cap_diff_adjust(cap_diffstat *results, size_t n,
+                           const cap_diff_options *opt)
+{
+    cap_diff_options o;
+    if (cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return CAP_E_MISUSE;
+    if (n == 0)
+        return CAP_OK;
+    if (!results || n > SIZE_MAX / sizeof(double))
+        return CAP_E_MISUSE;
+
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += (size_t)in_family(&results[i], &o);
+    double *p = NULL;
+    if (m > 0) {
+        p = malloc(m * sizeof *p);
+        if (!p)
+            return CAP_E_NOMEM;
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (in_family(&results[i], &o))
+                p[k++] = results[i].p_value;
+        cap_result rc = cap_stats_holm(p, p, m);
+        if (rc != CAP_OK) { /* cannot be a misuse: values checked above */
+            free(p);
+            return rc;
+        }
+    }
+    for (size_t i = 0, k = 0; i < n; i++) {
+        cap_diffstat *r = &results[i];
+        r->p_adjusted = in_family(r, &o) ? p[k++] : NAN;
+        r->verdict = judge(r, &o);
+    }
+    free(p);
+    return CAP_OK;
+}
+
+cap_result cap_diff_compare_all(cap_diffstat *out, const cap_diff_input *in,
+                                size_t n, const cap_diff_options *opt)
+{
+    cap_diff_options o;
+    if (cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return CAP_E_MISUSE;
+    if (n > 0 && (!out || !in))
+        return CAP_E_MISUSE;
+    for (size_t i = 0; i < n; i++) {
+        cap_result rc = cap_diff_compare(&out[i], in[i].base_ms, in[i].base_n,
+                                         in[i].new_ms, in[i].new_n, &o);
+        if (rc != CAP_OK)
+            return rc;
+    }
+    return cap_diff_adjust(out, n, &o);
+}
+
+cap_result cap_diff_geomean_pct(double *out_pct, size_t *used,
+                                const cap_diffstat *results, size_t n,
+                                const cap_diff_options *opt)
+{
+    cap_diff_options o;
+    if (!out_pct || (n > 0 && !results) ||
+        cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return CAP_E_MISUSE;
+    double sum_log = 0.0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cap_diffstat *r = &results[i];
+        if (!has_enough(r, &o) || !(r->base_median > 0.0) ||
+            !(r->new_median > 0.0))
+            continue;
+        sum_log += log(r->new_median / r->base_median);
+        k++;
+    }
+    *out_pct = k > 0 ? (exp(sum_log / (double)k) - 1.0) * 100.0 : NAN;
+    if (used)
+        *used = k;
+    return CAP_OK;
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine: installs what is missing,
+# builds, then runs the job asked for.
+#
+#   scripts/dev.sh report [read_capture options]   report on the bundled capture
+#   scripts/dev.sh test                            build and run the whole suite
+#   scripts/dev.sh build                           build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Build and test dependencies, from Debian 12's packages.
+PKGS=(gcc libc6-dev pkg-config meson ninja-build
+      libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
+      libyajl-dev liblz4-dev
+      libvulkan-dev glslang-tools mesa-vulkan-drivers
+      clang libclang-rt-14-dev binutils)
+
+install_missing() {
+  local missing=()
+  for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+      missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "dev.sh: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+build() {
+  install_missing
+  if [ ! -f build/build.ninja ]; then
+    meson setup build --werror >&2
+  fi
+  ninja -C build >&2
+}
+
+cmd=${1:-report}
+shift || true
+case "$cmd" in
+  report)
+    build
+    exec build/tools/read_capture "$@" fixtures/demo.cap
+    ;;
+  test)
+    build
+    status=0
+    meson test -C build --print-errorlogs "$@" || status=$?
+    # one closing line that any CI reader understands
+    python3 - build/meson-logs/testlog.json <<'PY' || true
+import json, sys
+ok = bad = skip = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line).get("result")
+    if r in ("OK", "EXPECTEDFAIL"): ok += 1
+    elif r == "SKIP": skip += 1
+    else: bad += 1
+print(f"{ok} passed, {bad} failed, {skip} skipped")
+PY
+    exit $status
+    ;;
+  build)
+    build
+    ;;
+  *)
+    echo "usage: scripts/dev.sh report|test|build" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Run a tool over the cases in a .cases file and compare its whole stdout,
+# stderr and exit status with fixtures/expected/<case>.{out,err}.
+#   run_cases.sh TOOL CASES_FILE EXPECTED_DIR [--update]
+# Run from the repository root (cases name files relative to it).
+set -u
+tool=$1 cases=$2 expected=$3 update=${4:-}
+fail=0 n=0
+export NO_COLOR=1
+while IFS='|' read -r name args status; do
+  name=$(printf "%s" "$name" | sed "s/^ *//; s/ *$//")
+  [ -z "$name" ] && continue
+  case "$name" in \#*) continue ;; esac
+  args=$(printf "%s" "$args" | sed "s/^ *//; s/ *$//")
+  status=$(printf "%s" "$status" | sed "s/^ *//; s/ *$//")
+  n=$((n + 1))
+  out=$(mktemp) err=$(mktemp)
+  # shellcheck disable=SC2086
+  "$tool" $args >"$out" 2>"$err"
+  rc=$?
+  if [ "$update" = "--update" ]; then
+    cp "$out" "$expected/$name.out"
+    cp "$err" "$expected/$name.err"
+  fi
+  ok=1
+  if [ "$rc" != "$status" ]; then
+    echo "FAIL $name: exit status $rc, expected $status"; ok=0
+  fi
+  if ! diff -u "$expected/$name.out" "$out" >/dev/null 2>&1; then
+    echo "FAIL $name: stdout differs:"; diff -u "$expected/$name.out" "$out" | head -20; ok=0
+  fi
+  if ! diff -u "$expected/$name.err" "$err" >/dev/null 2>&1; then
+    echo "FAIL $name: stderr differs:"; diff -u "$expected/$name.err" "$err" | head -20; ok=0
+  fi
+  [ $ok = 1 ] && echo "ok   $name" || fail=$((fail + 1))
+  rm -f "$out" "$err"
+done <"$cases"
+echo "$((n - fail)) passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,360 @@
+/*
+ * fixture_gen - build the committed capture fixtures from known values.
+ *
+ *   fixture_gen OUTDIR
+ *
+ * writes, deterministically (a seeded generator, explicit timestamps):
+ *   demo.cap            2 CPU threads, 1 GPU track, counters; 240 frames in
+ *                       two populations: the GPU does ~10 ms of work per
+ *                       frame and a frame takes either ~10.5 ms (the GPU is
+ *                       the wall) or ~21 ms (waiting for it twice)
+ *   demo-truncated.cap  demo.cap cut in the middle of a block (a crash)
+ *   demo-corrupt.cap    demo.cap with one byte flipped in the second block
+ *   unnamed.cap         scopes whose ids have no name (a lost name table)
+ *   throttling.cap      a still scene that gets uniformly 46 % slower over
+ *                       two minutes with flat memory counters
+ *   warmup.cap          the first seconds faster than the settled rest
+ *   ab-base.cap, ab-regressed.cap, ab-same.cap
+ *                       an A/B set: 20 noisy scopes; system_07 is 10 %
+ *                       slower in ab-regressed; ab-same is drawn from the
+ *                       same law as ab-base
+ *
+ * The test suite runs it again and checks the bytes did not change, so a
+ * format change cannot slip in without new fixtures and a spec entry.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/cap_writer.h"
+
+static uint64_t rng_state;
+
+static uint64_t next_u64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* uniform integer in [lo, hi] */
+static uint64_t uni(uint64_t lo, uint64_t hi)
+{
+    return lo + next_u64() % (hi - lo + 1);
+}
+
+#define CHECK(x)                                                               \
+    do {                                                                       \
+        cap_result r_ = (x);                                                   \
+        if (r_ != CAP_OK) {                                                    \
+            fprintf(stderr, "fixture_gen: %s:%d: %s -> %s\n", __FILE__,        \
+                    __LINE__, #x, cap_result_name(r_));                        \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+enum {
+    N_FRAME = 1, N_UPDATE, N_PHYSICS, N_ANIM, N_RENDER, N_CULL, N_SUBMIT,
+    N_ACQUIRE, N_JOB, N_DECODE, N_GPU_FRAME, N_SHADOWS, N_RASTER, N_POST,
+    N_RSS, N_TEMP, N_VRAM
+};
+
+static const char *const names[] = {
+    NULL, "frame", "update", "physics", "animation", "render", "cull",
+    "submit", "vkAcquireNextImageKHR", "job", "decode", "gpu frame",
+    "shadows", "raster", "post", "rss_mib", "gpu_temp_c", "vram_mib"};
+
+static cap_writer *open_w(const char *dir, const char *file, const char *prog)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    cap_meta_kv meta[] = {{"program", prog},
+                          {"build", "1.4.2-fixture"},
+                          {"machine", "fixture-box (8 cores)"},
+                          {"start_time", "2026-11-30T12:00:00Z"}};
+    cap_writer_options o = {.meta = meta,
+                            .meta_count = 4,
+                            .clock_source = "monotonic",
+                            .tick_period_ns = 1.0,
+                            .origin_tick = 1000000000,
+                            .origin_mono_ns = 1000000000,
+                            .origin_unix_ns = 1796040000000000000ll,
+                            .block_bytes = 4096};
+    cap_writer *w;
+    CHECK(cap_writer_open_path(&w, path, &o));
+    return w;
+}
+
+static void define_names(cap_writer *w, int upto)
+{
+    for (int i = 1; i <= upto; i++)
+        CHECK(cap_writer_name(w, (uint32_t)i, names[i], "game/loop.c",
+                              (uint32_t)(100 + i)));
+}
+
+static void demo(const char *dir)
+{
+    rng_state = 42;
+    cap_writer *w = open_w(dir, "demo.cap", "demo-game");
+    define_names(w, N_VRAM);
+    CHECK(cap_writer_thread(w, 0, "main"));
+    CHECK(cap_writer_thread(w, 1, "worker"));
+    CHECK(cap_writer_gpu_track(w, 0, "graphics queue", 1.0));
+    uint64_t t = 1000000000;
+    /* GPU clock: an offset of 5 s from the CPU clock, calibrated */
+    CHECK(cap_writer_gpu_calibration(w, 0, t + 5000000000ull, t, 0));
+    for (uint64_t f = 0; f < 240; f++) {
+        int slow = (next_u64() % 3) == 0; /* a third of the frames */
+        uint64_t gpu_work = uni(9800000, 10200000);
+        uint64_t frame_len = slow ? 2 * gpu_work + uni(600000, 1000000)
+                                  : gpu_work + uni(300000, 700000);
+        uint64_t b = t;
+        CHECK(cap_writer_scope_begin(w, 0, N_FRAME, b));
+        uint64_t x = b + uni(10000, 20000);
+        CHECK(cap_writer_scope_begin(w, 0, N_UPDATE, x));
+        CHECK(cap_writer_scope_begin(w, 0, N_PHYSICS, x + 5000));
+        x += 5000 + uni(300000, 400000);
+        CHECK(cap_writer_scope_end(w, 0, x));
+        CHECK(cap_writer_scope_begin(w, 0, N_ANIM, x));
+        x += uni(150000, 250000);
+        CHECK(cap_writer_scope_end(w, 0, x));
+        x += uni(20000, 40000);
+        CHECK(cap_writer_scope_end(w, 0, x));
+        CHECK(cap_writer_scope_begin(w, 0, N_RENDER, x));
+        CHECK(cap_writer_scope_begin(w, 0, N_CULL, x + 1000));
+        x += 1000 + uni(200000, 300000);
+        CHECK(cap_writer_scope_end(w, 0, x));
+        CHECK(cap_writer_scope_begin(w, 0, N_SUBMIT, x));
+        x += uni(80000, 120000);
+        CHECK(cap_writer_scope_end(w, 0, x));
+        /* waiting for the swapchain takes the rest of the frame */
+        uint64_t end = b + frame_len;
+        CHECK(cap_writer_scope_begin(w, 0, N_ACQUIRE, x));
+        CHECK(cap_writer_scope_end(w, 0, end - 2000));
+        CHECK(cap_writer_scope_end(w, 0, end - 1000));
+        CHECK(cap_writer_scope_end(w, 0, end));
+        CHECK(cap_writer_frame(w, f, b, end));
+        /* the worker: two jobs, a decode inside the second */
+        uint64_t y = b + uni(50000, 100000);
+        for (int j = 0; j < 2; j++) {
+            CHECK(cap_writer_scope_begin(w, 1, N_JOB, y));
+            uint64_t len = uni(400000, 600000);
+            if (j == 1) {
+                CHECK(cap_writer_scope_begin(w, 1, N_DECODE, y + 10000));
+                CHECK(cap_writer_scope_end(w, 1, y + 10000 + len / 2));
+            }
+            y += len;
+            CHECK(cap_writer_scope_end(w, 1, y));
+            y += uni(100000, 200000);
+        }
+        /* the GPU work this frame recorded: gpu frame > (shadows, raster >
+         * (post)) */
+        uint64_t g = b + 5000000000ull + uni(400000, 600000);
+        uint64_t sh = gpu_work / 5, ra = gpu_work - sh - 200000;
+        cap_gpu_span spans[4] = {
+            {N_GPU_FRAME, -1, g, g + gpu_work, 1},
+            {N_SHADOWS, 0, g + 50000, g + 50000 + sh, 1},
+            {N_RASTER, 0, g + 100000 + sh, g + 100000 + sh + ra, 1},
+            {N_POST, 2, g + 100000 + sh + ra / 2, g + 100000 + sh + ra, 1},
+        };
+        CHECK(cap_writer_gpu_frame(w, 0, f, spans, 4));
+        CHECK(cap_writer_counter(w, N_RSS, end, 512.0 + (double)(f % 4)));
+        CHECK(cap_writer_counter(w, N_TEMP, end, 61.0 + (double)(f / 60)));
+        t = end;
+    }
+    CHECK(cap_writer_close(w));
+}
+
+/* A capture whose scope ids have no name: a writer that lost its table. */
+static void unnamed(const char *dir)
+{
+    rng_state = 7;
+    cap_writer *w = open_w(dir, "unnamed.cap", "lost-names");
+    CHECK(cap_writer_name(w, N_FRAME, "frame", NULL, 0));
+    CHECK(cap_writer_thread(w, 0, "main"));
+    uint64_t t = 1000000000;
+    for (uint64_t f = 0; f < 20; f++) {
+        uint64_t b = t;
+        CHECK(cap_writer_scope_begin(w, 0, N_FRAME, b));
+        CHECK(cap_writer_scope_begin(w, 0, 67, b + 1000)); /* no name */
+        CHECK(cap_writer_scope_end(w, 0, b + 1000 + uni(4000000, 5000000)));
+        CHECK(cap_writer_scope_begin(w, 0, 137, b + 6000000)); /* no name */
+        CHECK(cap_writer_scope_end(w, 0, b + 6000000 + uni(2000000, 3000000)));
+        t = b + 10000000;
+        CHECK(cap_writer_scope_end(w, 0, t));
+        CHECK(cap_writer_frame(w, f, b, t));
+    }
+    CHECK(cap_writer_close(w));
+}
+
+/* 120 s at ~30 fps: every pass grows by the same factor (1.0 -> 1.46) as
+ * the device leaves its boost clock, while memory stays flat. */
+static void throttling(const char *dir, int warm)
+{
+    rng_state = warm ? 11 : 99;
+    cap_writer *w = open_w(dir, warm ? "warmup.cap" : "throttling.cap",
+                           "handheld");
+    define_names(w, N_VRAM);
+    CHECK(cap_writer_thread(w, 0, "main"));
+    uint64_t t = 1000000000;
+    const uint64_t total = warm ? 60000000000ull : 120000000000ull;
+    uint64_t f = 0;
+    while (t - 1000000000 < total) {
+        double p = (double)(t - 1000000000) / (double)total; /* 0..1 */
+        double k;
+        if (warm)
+            k = p < 0.1 ? 0.75 : 1.0; /* the first 6 s run boosted */
+        else
+            k = 1.0 + 0.46 * (p < 0.6 ? p / 0.6 : 1.0);
+        uint64_t b = t;
+        uint64_t sky = (uint64_t)(15000000 * k) + uni(0, 200000);
+        uint64_t shade = (uint64_t)(9000000 * k) + uni(0, 200000);
+        uint64_t shadow = (uint64_t)(3000000 * k) + uni(0, 100000);
+        CHECK(cap_writer_scope_begin(w, 0, N_FRAME, b));
+        CHECK(cap_writer_scope_begin(w, 0, N_SHADOWS, b + 1000));
+        CHECK(cap_writer_scope_end(w, 0, b + 1000 + shadow));
+        uint64_t x = b + 1000 + shadow;
+        CHECK(cap_writer_scope_begin(w, 0, N_RASTER, x));
+        x += sky;
+        CHECK(cap_writer_scope_end(w, 0, x));
+        CHECK(cap_writer_scope_begin(w, 0, N_POST, x));
+        x += shade;
+        CHECK(cap_writer_scope_end(w, 0, x));
+        t = x + 1000;
+        CHECK(cap_writer_scope_end(w, 0, t));
+        CHECK(cap_writer_frame(w, f, b, t));
+        CHECK(cap_writer_counter(w, N_RSS, t, 812.0 + (double)(f % 3)));
+        CHECK(cap_writer_counter(w, N_VRAM, t, 1530.0));
+        f++;
+    }
+    CHECK(cap_writer_close(w));
+}
+
+/* A standard normal variate (Box-Muller) from the fixture generator. */
+static double normal(void)
+{
+    double u1 = ((double)(next_u64() >> 11) + 1.0) / 9007199254740993.0;
+    double u2 = (double)(next_u64() >> 11) / 9007199254740992.0;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* An A/B pair: 20 scopes with lognormal noise (sigma 0.15) over 300
+ * frames; `slow_scope` (1-based, 0: none) is 10 % slower. */
+static void ab(const char *dir, const char *file, uint64_t seed, int slow_scope)
+{
+    rng_state = seed;
+    cap_writer *w = open_w(dir, file, "ab-game");
+    CHECK(cap_writer_name(w, 1, "frame", NULL, 0));
+    char nm[32];
+    for (uint32_t k = 0; k < 20; k++) {
+        snprintf(nm, sizeof nm, "system_%02u", k + 1);
+        CHECK(cap_writer_name(w, 2 + k, nm, NULL, 0));
+    }
+    CHECK(cap_writer_thread(w, 0, "main"));
+    uint64_t t = 1000000000;
+    for (uint64_t f = 0; f < 300; f++) {
+        uint64_t b = t;
+        CHECK(cap_writer_scope_begin(w, 0, 1, b));
+        uint64_t x = b + 1000;
+        for (uint32_t k = 0; k < 20; k++) {
+            double med = 200000.0 + 20000.0 * k; /* 0.2 .. 0.58 ms */
+            if ((int)k + 1 == slow_scope)
+                med *= 1.10;
+            uint64_t len = (uint64_t)(med * exp(0.15 * normal()));
+            CHECK(cap_writer_scope_begin(w, 0, 2 + k, x));
+            x += len;
+            CHECK(cap_writer_scope_end(w, 0, x));
+        }
+        t = x + 1000;
+        CHECK(cap_writer_scope_end(w, 0, t));
+        CHECK(cap_writer_frame(w, f, b, t));
+    }
+    CHECK(cap_writer_close(w));
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len);
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static void spit(const char *path, const unsigned char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b, 1, n, f) != n || fclose(f) != 0) {
+        fprintf(stderr, "fixture_gen: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+/* Offsets of the chunk headers after the file header. */
+static size_t chunks(const unsigned char *b, size_t n, size_t *off, size_t max)
+{
+    size_t k = 0, p = 16;
+    while (p + 24 <= n && k < max && memcmp(b + p, "CHNK", 4) == 0) {
+        off[k++] = p;
+        uint32_t stored = (uint32_t)b[p + 8] | (uint32_t)b[p + 9] << 8 |
+                          (uint32_t)b[p + 10] << 16 | (uint32_t)b[p + 11] << 24;
+        p += 24 + stored;
+    }
+    return k;
+}
+
+static void damaged(const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/demo.cap", dir);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    if (!b) {
+        fprintf(stderr, "fixture_gen: cannot read %s\n", path);
+        exit(1);
+    }
+    size_t off[4096];
+    size_t k = chunks(b, n, off, 4096);
+    if (k < 6) {
+        fprintf(stderr, "fixture_gen: demo.cap has too few chunks\n");
+        exit(1);
+    }
+    /* cut in the middle of the block that starts at chunk k/2 */
+    size_t cut = off[k / 2] + 24 + 10;
+    snprintf(path, sizeof path, "%s/demo-truncated.cap", dir);
+    spit(path, b, cut);
+    /* flip one payload byte of the second block (chunk 2; 0 is META) */
+    b[off[2] + 24 + 5] ^= 0x40;
+    snprintf(path, sizeof path, "%s/demo-corrupt.cap", dir);
+    spit(path, b, n);
+    free(b);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: fixture_gen OUTDIR\n");
+        return 2;
+    }
+    demo(argv[1]);
+    damaged(argv[1]);
+    unnamed(argv[1]);
+    throttling(argv[1], 0);
+    throttling(argv[1], 1);
+    ab(argv[1], "ab-base.cap", 1001, 0);
+    ab(argv[1], "ab-regressed.cap", 2002, 7);
+    ab(argv[1], "ab-same.cap", 3003, 0);
+    return 0;
+}

@@ -1,0 +1,200 @@
+/*
+ * test_analysis - the self-time arithmetic on hand-built trees: recursion,
+ * zero-length scopes, a child as long as its parent, a scope spanning a
+ * frame boundary, overlapping GPU children, per-frame attribution.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/cap_writer.h"
+#include "model.h"
+
+static char path[64];
+
+static cap_writer *open_writer(void)
+{
+    snprintf(path, sizeof path, "/tmp/cap_test_analysis_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, NULL), CAP_OK);
+    const char *names[] = {NULL, "A", "B", "C", "G", "G1", "G2"};
+    for (uint32_t i = 1; i <= 6; i++)
+        assert_int_equal(cap_writer_name(w, i, names[i], NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    return w;
+}
+
+static an_capture *load(cap_writer *w)
+{
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    an_capture *m;
+    char d[256];
+    an_options o = {0};
+    assert_int_equal(an_load(&m, path, &o, d, sizeof d), CAP_OK);
+    unlink(path);
+    return m;
+}
+
+static const an_scope *row(const an_capture *m, an_kind k, const char *name)
+{
+    long i = an_find_scope(m, k, name);
+    assert_true(i >= 0);
+    return &m->scopes[i];
+}
+
+#define B(t, n, tick) assert_int_equal(cap_writer_scope_begin(w, t, n, tick), CAP_OK)
+#define E(t, tick) assert_int_equal(cap_writer_scope_end(w, t, tick), CAP_OK)
+
+static void recursion_is_not_double_counted_in_total(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    /* A[0,100] > A[10,60] > B[20,50] */
+    B(0, 1, 0);
+    B(0, 1, 10);
+    B(0, 2, 20);
+    E(0, 50);
+    E(0, 60);
+    E(0, 100);
+    an_capture *m = load(w);
+    const an_scope *a = row(m, AN_CPU, "A");
+    assert_int_equal(a->calls, 2);
+    assert_int_equal(a->total_ns, 100);      /* not 100 + 50 */
+    assert_int_equal(a->self_ns, 50 + 20);   /* outer 100-50, inner 50-30 */
+    assert_int_equal(row(m, AN_CPU, "B")->self_ns, 30);
+    /* the tree keeps both levels */
+    size_t anodes = 0;
+    for (size_t i = 0; i < m->nnodes; i++)
+        if (!m->nodes[i].is_root && strcmp(m->nodes[i].name, "A") == 0) {
+            anodes++;
+            assert_int_equal(m->nodes[i].calls, 1);
+        }
+    assert_int_equal(anodes, 2);
+    an_free(m);
+}
+
+static void zero_length_scopes_count_calls_and_no_time(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    B(0, 1, 0);
+    B(0, 2, 5);
+    E(0, 5);
+    B(0, 2, 7);
+    E(0, 7);
+    E(0, 10);
+    an_capture *m = load(w);
+    const an_scope *b = row(m, AN_CPU, "B");
+    assert_int_equal(b->calls, 2);
+    assert_int_equal(b->total_ns, 0);
+    assert_int_equal(b->self_ns, 0);
+    assert_int_equal(row(m, AN_CPU, "A")->self_ns, 10);
+    an_free(m);
+}
+
+static void child_as_long_as_parent_leaves_no_self_time(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    B(0, 1, 100);
+    B(0, 2, 100);
+    E(0, 180);
+    E(0, 180);
+    an_capture *m = load(w);
+    assert_int_equal(row(m, AN_CPU, "A")->self_ns, 0);
+    assert_int_equal(row(m, AN_CPU, "A")->total_ns, 80);
+    assert_int_equal(row(m, AN_CPU, "B")->self_ns, 80);
+    an_free(m);
+}
+
+static void scope_spanning_a_frame_boundary_is_charged_to_its_first_frame(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    /* frames [0,100) [100,200) [200,300); C runs 150..250 */
+    B(0, 1, 10);
+    E(0, 40);
+    B(0, 3, 150);
+    E(0, 250);
+    B(0, 1, 260);
+    E(0, 270);
+    assert_int_equal(cap_writer_frame(w, 0, 0, 100), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 1, 100, 200), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 2, 200, 300), CAP_OK);
+    an_capture *m = load(w);
+    assert_int_equal(m->nframes, 3);
+    double dense[3];
+    an_scope_dense(m, row(m, AN_CPU, "C"), dense);
+    assert_true(dense[0] == 0 && dense[1] == 100 && dense[2] == 0);
+    an_scope_dense(m, row(m, AN_CPU, "A"), dense);
+    assert_true(dense[0] == 30 && dense[1] == 0 && dense[2] == 10);
+    an_free(m);
+}
+
+static void gpu_self_time_subtracts_the_union_of_overlapping_children(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    assert_int_equal(cap_writer_gpu_track(w, 0, "gfx", 1.0), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 7, 0, 1000), CAP_OK);
+    /* G [0,100]: G1 [10,50], G2 [30,70] overlap: union 60, self 40 */
+    cap_gpu_span sp[] = {{4, -1, 1000, 1100, 1},
+                         {5, 0, 1010, 1050, 1},
+                         {6, 0, 1030, 1070, 1}};
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 7, sp, 3), CAP_OK);
+    an_capture *m = load(w);
+    assert_int_equal(row(m, AN_GPU, "G")->self_ns, 40);
+    assert_int_equal(row(m, AN_GPU, "G")->total_ns, 100);
+    assert_int_equal(row(m, AN_GPU, "G1")->self_ns, 40);
+    assert_int_equal(row(m, AN_GPU, "G2")->self_ns, 40);
+    /* the frame's GPU time: the sum of self times = busy time, 120 */
+    assert_int_equal(m->frames[0].gpu_ns, 120);
+    assert_true(m->frames[0].has_gpu);
+    an_free(m);
+}
+
+static void threads_with_the_same_name_merge_in_the_tree(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    assert_int_equal(cap_writer_thread(w, 1, "worker"), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 2, "worker"), CAP_OK);
+    B(1, 2, 0);
+    E(1, 10);
+    B(2, 2, 0);
+    E(2, 30);
+    an_capture *m = load(w);
+    size_t roots = 0;
+    for (size_t i = 0; i < m->nnodes; i++)
+        if (m->nodes[i].is_root) {
+            roots++;
+            assert_string_equal(m->nodes[i].name, "worker");
+        }
+    assert_int_equal(roots, 1);
+    assert_int_equal(row(m, AN_CPU, "B")->calls, 2);
+    assert_int_equal(row(m, AN_CPU, "B")->self_ns, 40);
+    an_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(recursion_is_not_double_counted_in_total),
+        cmocka_unit_test(zero_length_scopes_count_calls_and_no_time),
+        cmocka_unit_test(child_as_long_as_parent_leaves_no_self_time),
+        cmocka_unit_test(scope_spanning_a_frame_boundary_is_charged_to_its_first_frame),
+        cmocka_unit_test(gpu_self_time_subtracts_the_union_of_overlapping_children),
+        cmocka_unit_test(threads_with_the_same_name_merge_in_the_tree),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,296 @@
+/*
+ * test_producer - the live producer: macros and explicit pairs from several
+ * threads, frames, counters and GPU frames come back from the file with
+ * exact counts, names and nesting; the fixed window; misuse.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/cap_reader.h"
+#include "capture/capture.h"
+
+static char path[64];
+
+static void make_path(void)
+{
+    snprintf(path, sizeof path, "/tmp/cap_test_producer_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+typedef struct counts {
+    size_t frames, scopes, counters, gpu, threads;
+    size_t by_name[8]; /* scopes named job, inner, frame, update, render */
+    size_t max_depth;
+    int has_footer;
+    uint64_t dropped;
+} counts;
+
+static counts read_back(void)
+{
+    counts c = {0};
+    cap_reader *r;
+    char d[256];
+    assert_int_equal(cap_reader_open(&r, path, d, sizeof d), CAP_OK);
+    cap_event ev;
+    cap_result res;
+    const char *names[] = {"job", "inner", "frame", "update", "render"};
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        switch (ev.kind) {
+        case CAP_EV_FRAME: c.frames++; break;
+        case CAP_EV_COUNTER: c.counters++; break;
+        case CAP_EV_GPU_SPAN: c.gpu++; break;
+        case CAP_EV_THREAD: c.threads++; break;
+        case CAP_EV_SCOPE: {
+            c.scopes++;
+            const char *n = cap_reader_name(r, ev.u.scope.name);
+            assert_non_null(n);
+            for (int i = 0; i < 5; i++)
+                if (strcmp(n, names[i]) == 0)
+                    c.by_name[i]++;
+            if (strcmp(n, "inner") == 0) {
+                assert_int_equal(ev.u.scope.depth, 1);
+                assert_string_equal(cap_reader_name(r, ev.u.scope.stack[0]),
+                                    "job");
+                assert_true(ev.u.scope.end_ns >= ev.u.scope.begin_ns);
+            }
+            if (ev.u.scope.depth > c.max_depth)
+                c.max_depth = ev.u.scope.depth;
+            break;
+        }
+        default: break;
+        }
+    }
+    assert_int_equal(res, CAP_DONE);
+    c.has_footer = cap_reader_get_stats(r)->has_footer;
+    c.dropped = cap_reader_get_stats(r)->dropped_scopes;
+    cap_reader_close(r);
+    unlink(path);
+    return c;
+}
+
+static void spin(int n)
+{
+    volatile int x = 0;
+    for (int i = 0; i < n; i++)
+        x += i;
+}
+
+#define JOBS 2000
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    CAP_THREAD("worker");
+    for (int i = 0; i < JOBS; i++) {
+        CAP_SCOPE("job");
+        {
+            CAP_SCOPE("inner");
+            spin(10);
+        }
+    }
+    cap_thread_unregister();
+    return NULL;
+}
+
+static void threads_frames_and_counters_round_trip(void **state)
+{
+    (void)state;
+    make_path();
+    cap_capture_options o = {.buffer_events = 256, .buffers_per_thread = 64,
+                             .flush_interval_ms = 5};
+    assert_int_equal(cap_open(path, &o), CAP_OK);
+    assert_int_equal(cap_open(path, &o), CAP_E_MISUSE); /* one at a time */
+    CAP_THREAD("main");
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, worker, NULL), 0);
+    for (int f = 0; f < 100; f++) {
+        CAP_FRAME_MARK();
+        CAP_SCOPE("frame");
+        {
+            CAP_SCOPE("update");
+            spin(100);
+        }
+        CAP_BEGIN("render");
+        spin(50);
+        CAP_END();
+        CAP_COUNTER("frame_index", f);
+    }
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    cap_producer_stats ps;
+    cap_get_stats(&ps);
+    assert_int_equal(cap_status(), CAP_OK);
+    assert_int_equal(cap_close(), CAP_OK);
+    assert_int_equal(cap_close(), CAP_E_MISUSE);
+    counts c = read_back();
+    assert_true(c.has_footer);
+    assert_int_equal(c.dropped, 0);
+    assert_int_equal(c.frames, 100);
+    assert_int_equal(c.counters, 100);
+    assert_int_equal(c.by_name[0], 3 * JOBS);
+    assert_int_equal(c.by_name[1], 3 * JOBS);
+    assert_int_equal(c.by_name[2], 100);
+    assert_int_equal(c.by_name[3], 100);
+    assert_int_equal(c.by_name[4], 100);
+    assert_int_equal(c.scopes, 6 * JOBS + 300);
+    assert_int_equal(c.threads, 4);
+}
+
+static void gpu_frames_through_the_producer(void **state)
+{
+    (void)state;
+    make_path();
+    assert_int_equal(cap_open(path, NULL), CAP_OK);
+    uint32_t track = cap_gpu_track("compute queue", 1.0);
+    assert_int_equal(track, 0);
+    assert_int_equal(cap_gpu_track("bad", -1.0), UINT32_MAX);
+    uint32_t pass = cap_name_register("pass", NULL, 0);
+    uint32_t sub = cap_name_register("sub", NULL, 0);
+    assert_int_equal(cap_name_register("pass", NULL, 0), pass);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t mono = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    cap_gpu_calibrate(track, 1000000, mono, 5);
+    for (int f = 0; f < 10; f++) {
+        cap_frame_mark();
+        assert_int_equal(cap_frame_current(), (uint64_t)f);
+        cap_gpu_span s[3] = {{pass, -1, 1000000 + 1000 * (uint64_t)f, 1000000 + 1000 * (uint64_t)f + 500, 1},
+                             {sub, 0, 1000000 + 1000 * (uint64_t)f + 100, 1000000 + 1000 * (uint64_t)f + 200, 1},
+                             {sub, 0, 50, 40, 1}}; /* invalid: dropped */
+        cap_gpu_frame(track, (uint64_t)f, s, 3);
+    }
+    assert_int_equal(cap_close(), CAP_OK);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    cap_event ev;
+    size_t spans = 0;
+    while (cap_reader_next(r, &ev) == CAP_OK)
+        if (ev.kind == CAP_EV_GPU_SPAN) {
+            spans++;
+            assert_true(ev.u.gpu_span.calibrated);
+            if (ev.u.gpu_span.depth == 0) {
+                assert_int_equal(ev.u.gpu_span.duration_ns, 500);
+                assert_int_equal(ev.u.gpu_span.self_ns, 400);
+            }
+        }
+    assert_int_equal(spans, 20);
+    assert_int_equal(cap_reader_get_stats(r)->gpu_invalid, 10);
+    cap_reader_close(r);
+    unlink(path);
+}
+
+static void fixed_window_from_the_environment_closes_the_file_itself(void **state)
+{
+    (void)state;
+    make_path();
+    setenv("CAP_SKIP_SECONDS", "0.05", 1);
+    setenv("CAP_RECORD_SECONDS", "0.1", 1);
+    cap_capture_options o = {.flush_interval_ms = 10};
+    assert_int_equal(cap_open(path, &o), CAP_OK);
+    unsetenv("CAP_SKIP_SECONDS");
+    unsetenv("CAP_RECORD_SECONDS");
+    CAP_THREAD("main");
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t frames = 0;
+    do {
+        CAP_FRAME_MARK();
+        CAP_SCOPE("frame");
+        struct timespec ms = {0, 2000000};
+        nanosleep(&ms, NULL);
+        frames++;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) <
+             400000000L);
+    assert_int_equal(cap_close(), CAP_OK);
+    counts c = read_back();
+    assert_true(c.has_footer);
+    /* about 0.1 s of ~2 ms frames out of ~0.4 s: well under half */
+    assert_true(c.frames > 10);
+    assert_true(c.frames < frames / 2);
+}
+
+static void open_fd_writes_where_the_descriptor_points(void **state)
+{
+    (void)state;
+    make_path();
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(cap_open_fd(fd, NULL), CAP_OK);
+    CAP_THREAD("main");
+    for (int i = 0; i < 5; i++) {
+        CAP_FRAME_MARK();
+        CAP_SCOPE("frame");
+    }
+    assert_int_equal(cap_close(), CAP_OK);
+    assert_int_equal(close(fd), 0); /* still ours to close */
+    counts c = read_back();
+    assert_int_equal(c.frames, 5);
+    assert_int_equal(c.by_name[2], 5);
+}
+
+static void recording_without_a_capture_is_harmless(void **state)
+{
+    (void)state;
+    CAP_SCOPE("nothing open");
+    CAP_BEGIN("x");
+    CAP_END();
+    CAP_FRAME_MARK();
+    CAP_COUNTER("c", 1);
+    assert_int_equal(cap_status(), CAP_E_MISUSE);
+    assert_int_equal(cap_thread_register("t"), CAP_E_MISUSE);
+    assert_int_equal(cap_frame_current(), UINT64_MAX);
+    assert_int_equal(cap_open("/nonexistent-dir/x.cap", NULL), CAP_E_IO);
+}
+
+static void log_sink(void *user, const char *line)
+{
+    snprintf(user, 256, "%s", line);
+}
+
+static void a_full_disk_stops_recording_and_is_reported(void **state)
+{
+    (void)state;
+    char logged[256] = "";
+    cap_set_log(log_sink, logged);
+    /* /dev/full accepts the open, then every write fails with ENOSPC */
+    cap_result r = cap_open("/dev/full", NULL);
+    if (r == CAP_OK) {
+        CAP_THREAD("main");
+        for (int i = 0; i < 1000; i++) {
+            CAP_SCOPE("x");
+        }
+        assert_int_not_equal(cap_close(), CAP_OK);
+    } else {
+        assert_int_equal(r, CAP_E_IO);
+    }
+    assert_non_null(strstr(logged, "No space left on device"));
+    cap_set_log(NULL, NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(threads_frames_and_counters_round_trip),
+        cmocka_unit_test(gpu_frames_through_the_producer),
+        cmocka_unit_test(fixed_window_from_the_environment_closes_the_file_itself),
+        cmocka_unit_test(open_fd_writes_where_the_descriptor_points),
+        cmocka_unit_test(recording_without_a_capture_is_harmless),
+        cmocka_unit_test(a_full_disk_stops_recording_and_is_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

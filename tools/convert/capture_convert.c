@@ -1,0 +1,303 @@
+/*
+ * capture_convert - convert between captures, Chrome trace JSON, folded
+ * stacks and puffin captures.
+ *
+ *   capture_convert [options] IN OUT
+ *
+ * The command line is parsed into a `cli` value first (cli_parse, no side
+ * effects but messages), then run (cli_run). Conversions that have no
+ * direct converter go through a temporary capture (JSON -> folded:
+ * JSON -> .cap -> folded). Exit codes: 0 ok, 1 the output could not be
+ * written, 2 usage error or unreadable input.
+ */
+#include "cvt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN } fmt;
+
+static const char *const fmt_names[] = {"?", "cap", "json", "folded", "puffin"};
+
+typedef struct cli {
+    const char *in, *out;
+    fmt from, to;
+    cvt_options opt;
+    int help;
+} cli;
+
+static void usage(FILE *f)
+{
+    fputs(
+        "usage: capture_convert [options] IN OUT\n"
+        "\n"
+        "Convert a frame-profiling capture to or from another format.\n"
+        "\n"
+        "  IN, OUT              files; OUT may be '-' (standard output) with\n"
+        "                       --to; formats come from the extensions:\n"
+        "                       .cap, .json or .json.gz, .folded, .puffin\n"
+        "  --from FORMAT        format of IN: cap, json, puffin\n"
+        "                       (default: from IN's extension)\n"
+        "  --to FORMAT          format of OUT: cap, json, folded\n"
+        "                       (default: from OUT's extension)\n"
+        "  --frame-scope NAME   importers: each top-level occurrence of the\n"
+        "                       scope NAME is one frame (default: none; a\n"
+        "                       Chrome trace written by capture_convert keeps\n"
+        "                       its frames)\n"
+        "  --gpu-thread NAME    Chrome importer: import the thread NAME as a\n"
+        "                       GPU track on the CPU clock (default: none)\n"
+        "  --weight self-us|calls\n"
+        "                       folded output: self time in microseconds or\n"
+        "                       call counts (default: self-us)\n"
+        "  -h, --help           show this help\n"
+        "\n"
+        "Conversions: json -> cap, puffin -> cap, cap -> json, cap -> folded,\n"
+        "cap -> cap (recovers a capture cut short into a complete one), and\n"
+        "json or puffin -> json or folded through a temporary capture.\n"
+        "Warnings go to standard error, one line each.\n"
+        "\n"
+        "Exit status: 0 converted, 1 the output could not be written,\n"
+        "2 usage error or unreadable input.\n",
+        f);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static fmt fmt_by_name(const char *s)
+{
+    for (int i = F_CAP; i <= F_PUFFIN; i++)
+        if (strcmp(s, fmt_names[i]) == 0)
+            return (fmt)i;
+    return F_NONE;
+}
+
+static fmt fmt_by_ext(const char *path)
+{
+    if (ends_with(path, ".cap"))
+        return F_CAP;
+    if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
+        return F_JSON;
+    if (ends_with(path, ".folded"))
+        return F_FOLDED;
+    if (ends_with(path, ".puffin"))
+        return F_PUFFIN;
+    return F_NONE;
+}
+
+/* Parse argv into *c. Returns 0, or 2 after a message on err. */
+static int cli_parse(int argc, char **argv, cli *c, FILE *err)
+{
+    memset(c, 0, sizeof *c);
+    c->opt.weight = "self-us";
+    const char *pos[2];
+    int npos = 0, only_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_pos || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (npos == 2) {
+                fprintf(err, "capture_convert: too many arguments ('%s'); "
+                             "see --help\n", a);
+                return 2;
+            }
+            pos[npos++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            c->help = 1;
+            return 0;
+        }
+        static const char *const with_value[] = {
+            "--from", "--to", "--frame-scope", "--gpu-thread", "--weight"};
+        const char *val = NULL;
+        int which = -1;
+        for (int k = 0; k < 5; k++) {
+            size_t n = strlen(with_value[k]);
+            if (strncmp(a, with_value[k], n) == 0 &&
+                (a[n] == '\0' || a[n] == '=')) {
+                which = k;
+                if (a[n] == '=') {
+                    val = a + n + 1;
+                } else if (i + 1 < argc) {
+                    val = argv[++i];
+                } else {
+                    fprintf(err, "capture_convert: %s needs a value; see "
+                                 "--help\n", a);
+                    return 2;
+                }
+                break;
+            }
+        }
+        if (which < 0) {
+            fprintf(err, "capture_convert: unknown option '%s'; see --help\n",
+                    a);
+            return 2;
+        }
+        switch (which) {
+        case 0:
+        case 1: {
+            fmt f = fmt_by_name(val);
+            if (f == F_NONE || (which == 0 && f == F_FOLDED) ||
+                (which == 1 && f == F_PUFFIN)) {
+                fprintf(err, "capture_convert: %s '%s': expected %s\n",
+                        with_value[which], val,
+                        which == 0 ? "cap, json or puffin"
+                                   : "cap, json or folded");
+                return 2;
+            }
+            if (which == 0)
+                c->from = f;
+            else
+                c->to = f;
+            break;
+        }
+        case 2:
+            c->opt.frame_scope = val;
+            break;
+        case 3:
+            c->opt.gpu_thread = val;
+            break;
+        case 4:
+            if (strcmp(val, "self-us") != 0 && strcmp(val, "calls") != 0) {
+                fprintf(err, "capture_convert: --weight '%s': expected "
+                             "self-us or calls\n", val);
+                return 2;
+            }
+            c->opt.weight = val;
+            break;
+        }
+    }
+    if (npos != 2) {
+        fprintf(err, "capture_convert: expected IN and OUT; see --help\n");
+        return 2;
+    }
+    c->in = pos[0];
+    c->out = pos[1];
+    if (!c->from)
+        c->from = fmt_by_ext(c->in);
+    if (!c->to)
+        c->to = fmt_by_ext(c->out);
+    if (!c->from || c->from == F_FOLDED) {
+        fprintf(err, "capture_convert: %s: %s; use --from cap, json or "
+                     "puffin\n", c->in,
+                c->from ? "folded stacks cannot be read"
+                        : "cannot tell the format from the extension");
+        return 2;
+    }
+    if (!c->to || c->to == F_PUFFIN) {
+        fprintf(err, "capture_convert: %s: %s; use --to cap, json or "
+                     "folded\n", c->out,
+                c->to ? "puffin cannot be written"
+                      : "cannot tell the format from the extension");
+        return 2;
+    }
+    return 0;
+}
+
+/* Whether IN and OUT name the same existing file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+typedef int (*importer)(const char *, const char *, const cvt_options *);
+
+static int cli_run(const cli *c, FILE *err)
+{
+    cvt_options o = c->opt;
+    o.diag = err;
+    if (strcmp(c->in, "-") == 0) {
+        fprintf(err, "capture_convert: reading standard input is not "
+                     "supported; give a file\n");
+        return 2;
+    }
+    if (strcmp(c->out, "-") != 0 && same_file(c->in, c->out)) {
+        fprintf(err, "capture_convert: IN and OUT are the same file (%s)\n",
+                c->in);
+        return 2;
+    }
+    if (c->from == F_CAP && (o.frame_scope || o.gpu_thread))
+        fprintf(err, "warning: --frame-scope and --gpu-thread apply to "
+                     "importers; ignored when reading a capture\n");
+    if (c->to != F_FOLDED && strcmp(o.weight, "self-us") != 0)
+        fprintf(err, "warning: --weight applies to folded output; ignored\n");
+    if (c->from == F_PUFFIN && o.gpu_thread)
+        fprintf(err, "warning: --gpu-thread applies to Chrome traces; "
+                     "ignored\n");
+
+#ifdef CVT_HAVE_PUFFIN
+    importer puffin = cvt_puffin_to_cap;
+#else
+    importer puffin = NULL;
+    if (c->from == F_PUFFIN) {
+        fprintf(err, "capture_convert: this build has no puffin importer\n");
+        return 2;
+    }
+#endif
+    importer imp = c->from == F_JSON ? cvt_chrome_to_cap
+                   : c->from == F_PUFFIN ? puffin
+                                         : NULL;
+    importer exp = c->to == F_JSON ? cvt_cap_to_chrome
+                   : c->to == F_FOLDED ? cvt_cap_to_folded
+                                       : cvt_cap_to_cap;
+    if (!imp)
+        return exp(c->in, c->out, &o);
+    if (c->to == F_CAP)
+        return imp(c->in, c->out, &o);
+
+    /* two steps through a temporary capture */
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    size_t n = strlen(dir) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return 2;
+    snprintf(tmp, n, "%s/capture_convert-XXXXXX", dir);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(err, "error: cannot create a temporary file in %s: %s\n", dir,
+                strerror(errno));
+        free(tmp);
+        return 1;
+    }
+    close(fd);
+    int rc = imp(c->in, tmp, &o);
+    if (rc == CVT_EXIT_OUTPUT)
+        fprintf(err, "error: the temporary capture %s could not be "
+                     "written\n", tmp);
+    if (rc == CVT_OK) {
+        rc = exp(tmp, c->out, &o);
+        if (rc == CVT_EXIT_INPUT)
+            rc = CVT_EXIT_OUTPUT; /* our own temporary file failed */
+    }
+    unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    int rc = cli_parse(argc, argv, &c, stderr);
+    if (rc)
+        return rc;
+    if (c.help) {
+        usage(stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    return cli_run(&c, stderr);
+}
