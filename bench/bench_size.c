@@ -14,7 +14,8 @@
  * would, in the same run. json_zstd_ratio is the compressed JSON's size
  * over the capture's (target: at least 10).
  *
- * Usage: bench_size [--scopes N] [--keep]
+ * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
+ *   --zstd-level L: the capture's zstd level (default: the producer's)
  */
 #include <unistd.h>
 #include <zstd.h>
@@ -113,14 +114,16 @@ static void wait_drained(uint64_t events)
 int main(int argc, char **argv)
 {
     uint64_t scopes = 10000000;
-    int keep = 0;
+    int keep = 0, level = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc)
             scopes = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc)
+            level = atoi(argv[++i]);
         else if (strcmp(argv[i], "--keep") == 0)
             keep = 1;
         else
-            BENCH_DIE("usage: bench_size [--scopes N] [--keep]");
+            BENCH_DIE("usage: bench_size [--scopes N] [--zstd-level L] [--keep]");
     }
     uint64_t frames = scopes / BENCH_SCOPES_PER_FRAME;
     if (frames < 1)
@@ -132,6 +135,7 @@ int main(int argc, char **argv)
     cap_capture_options o = {0};
     o.buffer_events = BUF_EVENTS;
     o.buffers_per_thread = (unsigned)(2 * scopes / BUF_EVENTS + 2);
+    o.zstd_level = level;
     if (cap_open(path, &o) != CAP_OK)
         BENCH_DIE("cannot open %s", path);
     CAP_THREAD("main");
