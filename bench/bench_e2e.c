@@ -24,8 +24,10 @@
  *    the thread blocked (voluntary context switches, which a lock wait or a
  *    sleep in the producer would cause).
  *
- * Usage: bench_e2e [--seconds S] [--rates M,M,...] [--buffers N] [--keep]
+ * Usage: bench_e2e [--seconds S] [--rates M,M,...] [--buffers N]
+ *                  [--zstd-level L] [--keep]
  *   --buffers N: buffers_per_thread (default: the producer's default)
+ *   --zstd-level L: zstd level of the capture (default: the producer's)
  */
 #include <pthread.h>
 #include <sys/resource.h>
@@ -159,6 +161,7 @@ static uint64_t process_cpu_ns(void)
 }
 
 static unsigned g_buffers; /* --buffers: buffers_per_thread, 0: default */
+static int g_level;        /* --zstd-level, 0: default */
 
 static run_result run(const char *path, int threads, double rate,
                       double seconds, double flat_scopes, int raw)
@@ -173,6 +176,7 @@ static run_result run(const char *path, int threads, double rate,
         frames = 2;
     cap_capture_options o = {0};
     o.buffers_per_thread = g_buffers;
+    o.zstd_level = g_level;
     if (!raw && cap_open(path, &o) != CAP_OK)
         BENCH_DIE("cannot open %s", path);
     pthread_barrier_t bar;
@@ -280,11 +284,13 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--buffers") == 0 && i + 1 < argc) {
             g_buffers = (unsigned)atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc) {
+            g_level = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--keep") == 0) {
             keep = 1;
         } else {
             BENCH_DIE("usage: bench_e2e [--seconds S] [--rates M,M,...] "
-                      "[--buffers N] [--keep]");
+                      "[--buffers N] [--zstd-level L] [--keep]");
         }
     }
     if (seconds <= 0 || nrates < 1)
