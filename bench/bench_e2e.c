@@ -48,6 +48,9 @@ typedef struct run_result {
     long nvcsw, nivcsw;   /* thread 0 during recording */
     long faults;          /* page faults of thread 0 during recording */
     uint64_t fault_frames; /* slow frames with a page fault */
+    uint64_t blocked_frames; /* slow frames where the thread blocked */
+    uint64_t call_max_ticks, calls; /* thread 0's timed library calls */
+    uint64_t call_max_clean_ticks, calls_long;
     uint64_t slow_frames; /* clean frames longer than twice the median */
     double writer_cpu_ns; /* CPU time of the rest of the process (the
                              writer thread) per scope recorded */
@@ -66,6 +69,9 @@ typedef struct prod {
     long nvcsw, nivcsw;
     uint64_t cpu_ns; /* the thread's CPU time */
     long faults;     /* page faults while recording */
+    uint64_t call_max_ticks, calls; /* timed calls into the library */
+    uint64_t call_max_clean_ticks;  /* ...the longest not preempted */
+    uint64_t calls_long;            /* ...not preempted, over 20 us */
 } prod;
 
 static void thread_switches(long *vol, long *invol, long *faults)
@@ -79,6 +85,74 @@ static void thread_switches(long *vol, long *invol, long *faults)
 
 static volatile uint64_t g_sink;
 
+/* The recording thread's calls into the library, timed: the build links
+ * with --wrap for cap__emit_slow (the hot path's way out: a full buffer,
+ * swapping, dropping) and cap_frame_mark, so every call the producer makes
+ * on the recording thread goes through these. Timing is on only while
+ * g_time_calls is set (it adds two counter reads per call). */
+void __real_cap__emit_slow(uint32_t word, uint64_t tick);
+void __real_cap_frame_mark(void);
+void __wrap_cap__emit_slow(uint32_t word, uint64_t tick);
+void __wrap_cap_frame_mark(void);
+static int g_time_calls;
+static __thread uint64_t t_call_max, t_calls; /* ticks, count */
+/* the longest call during which the scheduler did not switch the thread
+ * out: involuntary switches are read at each frame's start and after any
+ * call longer than CALL_CHECK_TICKS */
+static __thread uint64_t t_call_max_clean;
+static __thread long t_nivcsw;
+#define CALL_CHECK_TICKS 20000u
+
+static long thread_nivcsw(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nivcsw;
+}
+
+static __thread uint64_t t_calls_long; /* unpreempted, over 20 us */
+static double g_ticks_per_us = 1000; /* set before timing */
+
+static void call_timed(uint64_t d)
+{
+    if (d > t_call_max)
+        t_call_max = d;
+    t_calls++;
+    if (d > CALL_CHECK_TICKS && d > t_call_max_clean) {
+        long now = thread_nivcsw();
+        if (now == t_nivcsw) {
+            t_call_max_clean = d;
+            if ((double)d > 20 * g_ticks_per_us)
+                t_calls_long++;
+        }
+        t_nivcsw = now;
+    } else if (d > t_call_max_clean) {
+        t_call_max_clean = d;
+    }
+}
+
+void __wrap_cap__emit_slow(uint32_t word, uint64_t tick)
+{
+    if (!g_time_calls) {
+        __real_cap__emit_slow(word, tick);
+        return;
+    }
+    uint64_t a = bench_raw_tick();
+    __real_cap__emit_slow(word, tick);
+    call_timed(bench_raw_tick() - a);
+}
+
+void __wrap_cap_frame_mark(void)
+{
+    if (!g_time_calls) {
+        __real_cap_frame_mark();
+        return;
+    }
+    uint64_t a = bench_raw_tick();
+    __real_cap_frame_mark();
+    call_timed(bench_raw_tick() - a);
+}
+
 static void *prod_main(void *arg)
 {
     prod *p = arg;
@@ -88,7 +162,7 @@ static void *prod_main(void *arg)
     pthread_barrier_wait(p->bar);
     long v0, i0, f0;
     thread_switches(&v0, &i0, &f0);
-    long inv = i0, flt = f0;
+    long inv = i0, flt = f0, vol = v0;
     double typical = 0; /* moving average of frames that were not slow */
     uint64_t t0 = bench_mono_ns(), prev = t0;
     double ns_per_frame = p->rate > 0 ? 1e9 * BENCH_SCOPES_PER_FRAME / p->rate
@@ -99,6 +173,8 @@ static void *prod_main(void *arg)
             while (bench_mono_ns() < due)
                 ;
         }
+        if (g_time_calls)
+            t_nivcsw = thread_nivcsw();
         if (p->raw)
             g_sink += bench_raw_frames(1);
         else
@@ -114,9 +190,12 @@ static void *prod_main(void *arg)
             } else {
                 long v, i, fl;
                 thread_switches(&v, &i, &fl);
-                p->preempted[f] = (unsigned char)((i != inv) | (fl != flt) << 1);
+                p->preempted[f] = (unsigned char)((i != inv) |
+                                                  (fl != flt) << 1 |
+                                                  (v != vol) << 2);
                 inv = i;
                 flt = fl;
+                vol = v;
             }
         }
     }
@@ -128,6 +207,10 @@ static void *prod_main(void *arg)
     p->nivcsw = i1 - i0;
     p->achieved = (double)p->frames * BENCH_SCOPES_PER_FRAME /
                   ((double)(t1 - t0) / 1e9);
+    p->call_max_ticks = t_call_max;
+    p->call_max_clean_ticks = t_call_max_clean;
+    p->calls = t_calls;
+    p->calls_long = t_calls_long;
     cap_thread_unregister();
     p->cpu_ns = bench_thread_cpu_ns();
     return NULL;
@@ -189,6 +272,11 @@ static run_result run(const char *path, int threads, double rate,
         p[i].preempted = calloc(frames, 1);
         if (!p[i].frame_ns || !p[i].preempted)
             BENCH_DIE("out of memory");
+        /* touch them now: their first-touch page faults are not the
+         * producer's */
+        memset(p[i].frame_ns, 1, frames * sizeof(double));
+        memset(p[i].preempted, 1, frames);
+        memset(p[i].preempted, 0, frames);
         if (pthread_create(&p[i].th, NULL, prod_main, &p[i]) != 0)
             BENCH_DIE("pthread_create failed");
     }
@@ -221,6 +309,8 @@ static run_result run(const char *path, int threads, double rate,
             out.max_frame_ns = d;
         if (p[0].preempted[f] & 2)
             out.fault_frames++;
+        if (p[0].preempted[f] & 4)
+            out.blocked_frames++;
         if (!(p[0].preempted[f] & 1)) {
             clean[nc++] = d;
             if (d > out.max_clean_frame_ns)
@@ -234,6 +324,10 @@ static run_result run(const char *path, int threads, double rate,
     out.nvcsw = p[0].nvcsw;
     out.nivcsw = p[0].nivcsw;
     out.faults = p[0].faults;
+    out.call_max_ticks = p[0].call_max_ticks;
+    out.call_max_clean_ticks = p[0].call_max_clean_ticks;
+    out.calls_long = p[0].calls_long;
+    out.calls = p[0].calls;
     free(clean);
     for (int i = 0; i < threads; i++) {
         free(p[i].frame_ns);
@@ -310,6 +404,19 @@ int main(int argc, char **argv)
     uint64_t f_scopes, f_dropped;
     int complete;
     file_counts(path, &f_scopes, &f_dropped, &complete);
+    /* again with the library calls timed, for the longest one */
+    uint64_t c0 = bench_raw_tick(), m0 = bench_mono_ns();
+    {
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+        g_ticks_per_us = (double)(bench_raw_tick() - c0) * 1000.0 /
+                         (double)(bench_mono_ns() - m0);
+    }
+    g_time_calls = 1;
+    run_result timed = run(path, 1, 0, 0, 60e6, 0);
+    g_time_calls = 0;
+    double ns_per_tick = (double)(bench_mono_ns() - m0) /
+                         (double)(bench_raw_tick() - c0);
     bench_put("flat_scopes_per_s", r.rate);
     bench_put("flat_writer_cpu_ns_per_scope", r.writer_cpu_ns);
     bench_put("flat_scopes", (double)r.scopes);
@@ -329,6 +436,14 @@ int main(int argc, char **argv)
     run_result n = run(path, 1, 0, 0, 60e6, 1);
     double stall = r.max_clean_frame_ns - r.median_frame_ns;
     double noise = n.max_clean_frame_ns - n.median_frame_ns;
+    double call_max = (double)timed.call_max_ticks * ns_per_tick;
+    double call_clean = (double)timed.call_max_clean_ticks * ns_per_tick;
+    bench_put("flat_library_calls", (double)timed.calls);
+    bench_put("flat_library_call_max_ns", call_max);
+    bench_put("flat_library_call_max_unpreempted_ns", call_clean);
+    bench_put("flat_library_call_max_frames", call_clean / r.median_frame_ns);
+    bench_put("flat_library_calls_over_20us", (double)timed.calls_long);
+    bench_put("flat_library_call_max_frames_target", 1.0);
     bench_put("flat_stall_ns", stall);
     bench_put("flat_stall_frames", stall / r.median_frame_ns);
     bench_put("flat_stall_frames_target", 1.0);
@@ -341,6 +456,7 @@ int main(int argc, char **argv)
     bench_put("flat_involuntary_switches", (double)r.nivcsw);
     bench_put("flat_page_faults", (double)r.faults);
     bench_put("flat_slow_frames_with_faults", (double)r.fault_frames);
+    bench_put("flat_slow_frames_blocked", (double)r.blocked_frames);
     if (!keep)
         unlink(path);
     return 0;

@@ -112,6 +112,11 @@ typedef struct producer {
     uint32_t next_tid;
     misc *q;
     size_t q_n, q_cap;
+    misc *q_spare;       /* writer: the last queue it emptied, handed back
+                            so that recording threads do not grow (realloc,
+                            page faults, under the lock) a new one each
+                            time */
+    size_t q_spare_cap;
     uint64_t misc_dropped;
     /* frames */
     uint64_t frame_next;
@@ -813,9 +818,12 @@ static void *writer_main(void *arg)
         p->wake = 0;
         int stopping = p->stop;
         misc *q = p->q;
-        size_t qn = p->q_n;
-        p->q = NULL;
-        p->q_n = p->q_cap = 0;
+        size_t qn = p->q_n, qcap = p->q_cap;
+        p->q = p->q_spare;
+        p->q_cap = p->q_spare_cap;
+        p->q_n = 0;
+        p->q_spare = NULL;
+        p->q_spare_cap = 0;
         tstate *head = p->threads;
         pthread_mutex_unlock(&p->lock);
 
@@ -827,7 +835,6 @@ static void *writer_main(void *arg)
                 free(q[i].str);
                 free(q[i].spans);
             }
-        free(q);
         for (tstate *t = head; t; t = t->next)
             drain_thread(p, t);
 
@@ -864,6 +871,12 @@ static void *writer_main(void *arg)
             }
         }
         pthread_mutex_lock(&p->lock);
+        if (qcap <= 65536 && !p->q_spare) { /* keep a moderate one */
+            p->q_spare = q;
+            p->q_spare_cap = qcap;
+        } else {
+            free(q);
+        }
         p->stats.bytes = p->w ? cap_writer_bytes_written(p->w) : p->stats.bytes;
         /* free the states of threads that exited and are fully drained */
         for (tstate **pp = &p->threads; *pp;) {
@@ -1164,6 +1177,7 @@ cap_result cap_close(void)
         free(p->q[i].spans);
     }
     free(p->q);
+    free(p->q_spare);
     free(p->defined);
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
