@@ -1001,7 +1001,8 @@ static cap_result open_common(int fd, const char *path,
     p->buffer_events = o && o->buffer_events ? o->buffer_events : 16384;
     if (p->buffer_events < 64)
         p->buffer_events = 64;
-    p->buffers_per_thread = o && o->buffers_per_thread ? o->buffers_per_thread : 8;
+    p->buffers_per_thread = o && o->buffers_per_thread ? o->buffers_per_thread
+                                                       : 64;
     if (p->buffers_per_thread < 2)
         p->buffers_per_thread = 2;
     p->flush_ms = o && o->flush_interval_ms ? o->flush_interval_ms : 100;
@@ -1058,7 +1059,7 @@ static cap_result open_common(int fd, const char *path,
         .origin_tick = t0,
         .origin_mono_ns = m0,
         .origin_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec,
-        .zstd_level = o ? o->zstd_level : 0,
+        .zstd_level = o && o->zstd_level ? o->zstd_level : 1,
         .block_bytes = o && o->flush_bytes ? o->flush_bytes : 0,
     };
     cap_result r = path ? cap_writer_open_path(&p->w, path, &wo)
