@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Build and test dependencies, from Debian 12's packages.
-PKGS=(gcc libc6-dev pkg-config meson ninja-build
+PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
       libyajl-dev liblz4-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
