@@ -60,7 +60,7 @@ static summary summarize(double *v, size_t n)
     summary s = {n, NAN, NAN, NAN};
     if (!n)
         return s;
-    qsort(v, n, sizeof *v, cmp_double);
+    cap_stats_sort(v, n);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
@@ -187,7 +187,7 @@ void rep_compute_frame_stats(const an_capture *m, rep_frame_stats *fs)
     }
     for (size_t i = 0; i < n; i++)
         v[i] = MS(an_frame_ns(&m->frames[i]));
-    qsort(v, n, sizeof *v, cmp_double);
+    cap_stats_sort(v, n);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
