@@ -447,6 +447,8 @@ int main(int argc, char **argv)
     bench_put("flat_stall_ns", stall);
     bench_put("flat_stall_frames", stall / r.median_frame_ns);
     bench_put("flat_stall_frames_target", 1.0);
+    bench_put("baseline_scopes_per_s", n.rate);
+    bench_put("flat_ratio_to_baseline", r.rate / n.rate);
     bench_put("baseline_frame_median_ns", n.median_frame_ns);
     bench_put("baseline_stall_ns", noise);
     bench_put("baseline_slow_frames", (double)n.slow_frames);
