@@ -13,16 +13,20 @@
  *    highest rate at which the thread kept its pace and nothing was
  *    dropped (e2e_scopes_per_s; target 20 million/s per producing thread).
  *    The same with two producing threads (e2e_2t_scopes_per_s, per thread).
- * 2. Flat out: the thread records as fast as it can, above what the writer
- *    sustains. Scopes are dropped; the figures check that the drops are
- *    counted, that the file records them (its statistics, read back with
- *    cap_reader, equal the producer's count, and recorded + dropped scopes
- *    equal the scopes the program opened) and that recording never stalled
- *    the program for longer than a frame: the longest frame not explained
- *    by the scheduler taking the core away (an involuntary context switch
- *    during that frame) against the median frame, and the number of times
- *    the thread blocked (voluntary context switches, which a lock wait or a
- *    sleep in the producer would cause).
+ * 2. Flat out: one thread records 60 million scopes as fast as it can, then
+ *    two threads do (on two cores, more than the writer takes: scopes are
+ *    dropped). The figures check that the drops are counted and that the
+ *    file records them (its statistics, read back with cap_reader, equal
+ *    the producer's count, and recorded + dropped scopes equal the scopes
+ *    the program opened: flat_drops_recorded=1), and that recording never
+ *    stalled the program for longer than a frame: a third run times every
+ *    call the recording thread makes into the library (--wrap) and keeps
+ *    the longest one the scheduler did not interrupt
+ *    (flat_library_call_max_*), beside the frame-level view (the longest
+ *    frame without an involuntary context switch, against the same loop
+ *    run without recording) and the number of times the thread blocked
+ *    (voluntary context switches, which a lock wait in the producer would
+ *    cause).
  *
  * Usage: bench_e2e [--seconds S] [--rates M,M,...] [--buffers N]
  *                  [--zstd-level L] [--keep]
@@ -50,7 +54,7 @@ typedef struct run_result {
     uint64_t fault_frames; /* slow frames with a page fault */
     uint64_t blocked_frames; /* slow frames where the thread blocked */
     uint64_t call_max_ticks, calls; /* thread 0's timed library calls */
-    uint64_t call_max_clean_ticks, calls_long;
+    uint64_t call_max_clean_ticks, calls_long, call_max_by[2];
     uint64_t slow_frames; /* clean frames longer than twice the median */
     double writer_cpu_ns; /* CPU time of the rest of the process (the
                              writer thread) per scope recorded */
@@ -72,6 +76,7 @@ typedef struct prod {
     uint64_t call_max_ticks, calls; /* timed calls into the library */
     uint64_t call_max_clean_ticks;  /* ...the longest not preempted */
     uint64_t calls_long;            /* ...not preempted, over 20 us */
+    uint64_t call_max_by[2];        /* ...cap__emit_slow, cap_frame_mark */
 } prod;
 
 static void thread_switches(long *vol, long *invol, long *faults)
@@ -100,6 +105,7 @@ static __thread uint64_t t_call_max, t_calls; /* ticks, count */
  * out: involuntary switches are read at each frame's start and after any
  * call longer than CALL_CHECK_TICKS */
 static __thread uint64_t t_call_max_clean;
+static __thread uint64_t t_call_max_clean_by[2]; /* emit_slow, frame_mark */
 static __thread long t_nivcsw;
 #define CALL_CHECK_TICKS 20000u
 
@@ -113,7 +119,7 @@ static long thread_nivcsw(void)
 static __thread uint64_t t_calls_long; /* unpreempted, over 20 us */
 static double g_ticks_per_us = 1000; /* set before timing */
 
-static void call_timed(uint64_t d)
+static void call_timed(uint64_t d, int kind)
 {
     if (d > t_call_max)
         t_call_max = d;
@@ -122,12 +128,17 @@ static void call_timed(uint64_t d)
         long now = thread_nivcsw();
         if (now == t_nivcsw) {
             t_call_max_clean = d;
+            if (d > t_call_max_clean_by[kind])
+                t_call_max_clean_by[kind] = d;
             if ((double)d > 20 * g_ticks_per_us)
                 t_calls_long++;
         }
         t_nivcsw = now;
-    } else if (d > t_call_max_clean) {
-        t_call_max_clean = d;
+    } else {
+        if (d > t_call_max_clean)
+            t_call_max_clean = d;
+        if (d > t_call_max_clean_by[kind])
+            t_call_max_clean_by[kind] = d;
     }
 }
 
@@ -139,7 +150,7 @@ void __wrap_cap__emit_slow(uint32_t word, uint64_t tick)
     }
     uint64_t a = bench_raw_tick();
     __real_cap__emit_slow(word, tick);
-    call_timed(bench_raw_tick() - a);
+    call_timed(bench_raw_tick() - a, 0);
 }
 
 void __wrap_cap_frame_mark(void)
@@ -150,7 +161,7 @@ void __wrap_cap_frame_mark(void)
     }
     uint64_t a = bench_raw_tick();
     __real_cap_frame_mark();
-    call_timed(bench_raw_tick() - a);
+    call_timed(bench_raw_tick() - a, 1);
 }
 
 static void *prod_main(void *arg)
@@ -209,6 +220,8 @@ static void *prod_main(void *arg)
                   ((double)(t1 - t0) / 1e9);
     p->call_max_ticks = t_call_max;
     p->call_max_clean_ticks = t_call_max_clean;
+    p->call_max_by[0] = t_call_max_clean_by[0];
+    p->call_max_by[1] = t_call_max_clean_by[1];
     p->calls = t_calls;
     p->calls_long = t_calls_long;
     cap_thread_unregister();
@@ -327,6 +340,8 @@ static run_result run(const char *path, int threads, double rate,
     out.call_max_ticks = p[0].call_max_ticks;
     out.call_max_clean_ticks = p[0].call_max_clean_ticks;
     out.calls_long = p[0].calls_long;
+    out.call_max_by[0] = p[0].call_max_by[0];
+    out.call_max_by[1] = p[0].call_max_by[1];
     out.calls = p[0].calls;
     free(clean);
     for (int i = 0; i < threads; i++) {
@@ -399,8 +414,11 @@ int main(int argc, char **argv)
     double two = sustained(path, 2, rates, nrates, seconds);
     bench_put("e2e_2t_scopes_per_s", two);
 
-    /* flat out, one thread: 60 million scopes, more than the writer takes */
+    /* flat out, one thread: 60 million scopes as fast as it goes */
     run_result r = run(path, 1, 0, 0, 60e6, 0);
+    /* flat out, two threads: on two cores the writer cannot keep up, so
+     * this one drops; check the file's account of it */
+    run_result r2 = run(path, 2, 0, 0, 60e6, 0);
     uint64_t f_scopes, f_dropped;
     int complete;
     file_counts(path, &f_scopes, &f_dropped, &complete);
@@ -418,14 +436,16 @@ int main(int argc, char **argv)
     double ns_per_tick = (double)(bench_mono_ns() - m0) /
                          (double)(bench_raw_tick() - c0);
     bench_put("flat_scopes_per_s", r.rate);
+    bench_put("flat_dropped_scopes", (double)r.dropped);
     bench_put("flat_writer_cpu_ns_per_scope", r.writer_cpu_ns);
-    bench_put("flat_scopes", (double)r.scopes);
+    bench_put("flat_2t_scopes_per_s", r2.rate);
+    bench_put("flat_2t_scopes", (double)r2.scopes);
     bench_put("dropped_scopes", (double)f_dropped);
-    bench_put("dropped_scopes_producer", (double)r.dropped);
-    bench_put("flat_file_scopes", (double)f_scopes);
+    bench_put("dropped_scopes_producer", (double)r2.dropped);
+    bench_put("flat_2t_file_scopes", (double)f_scopes);
     bench_put("flat_drops_recorded",
-              complete && f_dropped == r.dropped &&
-                      f_scopes + f_dropped == r.scopes
+              complete && f_dropped == r2.dropped &&
+                      f_scopes + f_dropped == r2.scopes
                   ? 1
                   : 0);
     bench_put("flat_frame_median_ns", r.median_frame_ns);
@@ -443,6 +463,10 @@ int main(int argc, char **argv)
     bench_put("flat_library_call_max_unpreempted_ns", call_clean);
     bench_put("flat_library_call_max_frames", call_clean / r.median_frame_ns);
     bench_put("flat_library_calls_over_20us", (double)timed.calls_long);
+    bench_put("flat_emit_slow_max_unpreempted_ns",
+              (double)timed.call_max_by[0] * ns_per_tick);
+    bench_put("flat_frame_mark_max_unpreempted_ns",
+              (double)timed.call_max_by[1] * ns_per_tick);
     bench_put("flat_library_call_max_frames_target", 1.0);
     bench_put("flat_stall_ns", stall);
     bench_put("flat_stall_frames", stall / r.median_frame_ns);

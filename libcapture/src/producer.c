@@ -763,6 +763,34 @@ static void process_misc(producer *p, misc *q, size_t n)
     }
 }
 
+/* Give thread t a free buffer when it has none left and its pool may
+ * grow: allocated and first touched here, on the writer thread, so the
+ * recording thread's next swap costs neither an mmap nor page faults. */
+static void keep_spare(producer *p, tstate *t)
+{
+    if (__atomic_load_n(&t->free_count, __ATOMIC_RELAXED) > 0)
+        return;
+    pthread_mutex_lock(&t->lock);
+    int grow = !t->free && !t->exited && t->nbufs < p->buffers_per_thread;
+    if (grow)
+        t->nbufs++; /* counted now: the thread may grow the pool too */
+    pthread_mutex_unlock(&t->lock);
+    if (!grow)
+        return;
+    dbuf *d = dbuf_new(p);
+    if (d)
+        memset(d->start, 0, (size_t)(d->cap_end - d->start) * sizeof *d->start);
+    pthread_mutex_lock(&t->lock);
+    if (d) {
+        d->next = t->free;
+        t->free = d;
+        __atomic_store_n(&t->free_count, t->free_count + 1, __ATOMIC_RELAXED);
+    } else {
+        t->nbufs--;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
 /* Copy what thread t published since the last drain into the writer. */
 static void drain_thread(producer *p, tstate *t)
 {
@@ -799,6 +827,8 @@ static void drain_thread(producer *p, tstate *t)
         if (live)
             (void)cap_writer_dropped(p->w, t->tid, dropped);
     }
+    if (live)
+        keep_spare(p, t);
 }
 
 static void *writer_main(void *arg)
