@@ -13,7 +13,7 @@ PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
       libyajl-dev liblz4-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
-      clang libclang-rt-14-dev binutils)
+      clang libclang-rt-14-dev binutils zstd)
 
 install_missing() {
   local missing=()
