@@ -13,7 +13,7 @@
 
 /* ---- output helpers ---------------------------------------------------- */
 
-void rep_rep_csv_field(FILE *f, const char *s)
+void rep_csv_field(FILE *f, const char *s)
 {
     if (strpbrk(s, ",\"\r\n") || (s[0] == ' ') ||
         (s[0] && s[strlen(s) - 1] == ' '))
