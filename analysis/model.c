@@ -391,6 +391,24 @@ static long cpu_row(loader *L, uint32_t id)
     return si;
 }
 
+/* The tree root of a thread or GPU track: its name, or "thread N" /
+ * "gpu N" when the file gave none. Threads (tracks) sharing a name share a
+ * root. */
+static int set_root(an_capture *m, path_cache *c, an_kind kind,
+                    const char *name, uint32_t id)
+{
+    char buf[32];
+    if (!name || !*name) {
+        snprintf(buf, sizeof buf, kind == AN_CPU ? "thread %u" : "gpu %u", id);
+        name = buf;
+    }
+    c->root = root_get(m, kind, name);
+    if (c->root == NONE)
+        return -1;
+    return kind == AN_CPU ? add_name(&m->threads, &m->nthreads, name)
+                          : add_name(&m->tracks, &m->ntracks, name);
+}
+
 /* ---- events ------------------------------------------------------------ */
 
 static int on_scope(loader *L, const cap_ev_scope *e)
@@ -401,17 +419,9 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     path_cache *c = cache_for(&L->threads, &L->threads_cap, e->tid);
     if (!c)
         return -1;
-    if (c->root == NONE) {
-        const char *tn = cap_reader_thread_name(L->r, e->tid);
-        char buf[32];
-        if (!tn || !*tn) {
-            snprintf(buf, sizeof buf, "thread %u", e->tid);
-            tn = buf;
-        }
-        c->root = root_get(m, AN_CPU, tn);
-        if (c->root == NONE || add_name(&m->threads, &m->nthreads, tn) != 0)
-            return -1;
-    }
+    if (c->root == NONE &&
+        set_root(m, c, AN_CPU, cap_reader_thread_name(L->r, e->tid), e->tid) != 0)
+        return -1;
     uint32_t parent = parent_node(m, c, AN_CPU, e->stack, e->depth);
     if (parent == NONE)
         return -1;
@@ -454,17 +464,9 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     path_cache *c = cache_for(&L->tracks, &L->tracks_cap, e->track);
     if (!c)
         return -1;
-    if (c->root == NONE) {
-        const char *tn = cap_reader_track_name(L->r, e->track);
-        char buf[32];
-        if (!tn || !*tn) {
-            snprintf(buf, sizeof buf, "gpu %u", e->track);
-            tn = buf;
-        }
-        c->root = root_get(m, AN_GPU, tn);
-        if (c->root == NONE || add_name(&m->tracks, &m->ntracks, tn) != 0)
-            return -1;
-    }
+    if (c->root == NONE &&
+        set_root(m, c, AN_GPU, cap_reader_track_name(L->r, e->track), e->track) != 0)
+        return -1;
     uint32_t parent = parent_node(m, c, AN_GPU, e->stack, e->depth);
     if (parent == NONE)
         return -1;

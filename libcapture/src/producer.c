@@ -296,6 +296,8 @@ static int have_invariant_counter(void)
 static void clock_pair(uint64_t *tick, uint64_t *mono)
 {
     uint64_t best = UINT64_MAX;
+    *tick = 0;
+    *mono = 0;
     for (int i = 0; i < 5; i++) {
         uint64_t m0 = cap__now_monotonic();
         uint64_t t = cap__now();

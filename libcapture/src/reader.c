@@ -617,6 +617,15 @@ static cap_result sec_stats(cap_reader *r, capf_cur *b)
     return b->bad ? CAP_E_CORRUPT : CAP_OK;
 }
 
+static int span_begin_cmp(const void *a, const void *b, void *ctx)
+{
+    const rd_span *s = ctx;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (s[x].begin != s[y].begin)
+        return s[x].begin < s[y].begin ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
 /* Self time of each GPU span: its duration minus the union of its measured
  * children's intervals, clipped to the span. */
 static void gpu_self_times(cap_reader *r)
@@ -647,17 +656,11 @@ static void gpu_self_times(cap_reader *r)
         size_t end = start;
         while (end < n && (size_t)(r->spans[tmp[end]].parent + 1) == p)
             end++;
-        /* children of span p-1 are tmp[start..end) in index order; sort by
-         * begin (insertion sort: runs are short and nearly sorted) */
-        for (size_t i = start + 1; i < end; i++) {
-            int32_t v = tmp[i];
-            size_t j = i;
-            while (j > start && r->spans[tmp[j - 1]].begin > r->spans[v].begin) {
-                tmp[j] = tmp[j - 1];
-                j--;
-            }
-            tmp[j] = v;
-        }
+        /* children of span p-1 are tmp[start..end) in index order; sort
+         * them by begin (ties by index, so the result is deterministic) */
+        if (end - start > 1)
+            qsort_r(tmp + start, end - start, sizeof *tmp, span_begin_cmp,
+                    r->spans);
         if (p > 0) {
             rd_span *par = &r->spans[p - 1];
             uint64_t covered = 0, cur_b = 0, cur_e = 0;
