@@ -716,7 +716,7 @@ static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
         }
         events++;
     }
-    p->stats.events += events;
+    __atomic_fetch_add(&p->stats.events, events, __ATOMIC_RELAXED);
 }
 
 static void process_misc(producer *p, misc *q, size_t n)
@@ -734,7 +734,7 @@ static void process_misc(producer *p, misc *q, size_t n)
             /* a: begin tick, b: end tick, c: index */
             if (m->a >= p->skip_tick && (!p->end_tick || m->b <= p->end_tick)) {
                 (void)cap_writer_frame(w, m->c, m->a, m->b);
-                p->stats.frames++;
+                __atomic_fetch_add(&p->stats.frames, 1, __ATOMIC_RELAXED);
             }
             break;
         case M_COUNTER:
@@ -825,7 +825,7 @@ static void drain_thread(producer *p, tstate *t)
     uint64_t dropped = total - t->dropped_seen;
     __atomic_store_n(&t->dropped_seen, total, __ATOMIC_RELAXED);
     if (dropped) {
-        p->stats.dropped_scopes += dropped;
+        __atomic_fetch_add(&p->stats.dropped_scopes, dropped, __ATOMIC_RELAXED);
         if (live)
             (void)cap_writer_dropped(p->w, t->tid, dropped);
     }
@@ -1187,7 +1187,6 @@ cap_result cap_close(void)
         }
     }
     pthread_mutex_lock(&reg.lock);
-    p->stats.bytes = p->stats.bytes;
     reg.last = p->stats;
     /* Threads still alive keep their state (their TLS points at it) in the
      * graveyard until they exit or record again. */
@@ -1234,7 +1233,12 @@ void cap_get_stats(cap_producer_stats *out)
     producer *p = reg.active;
     if (p) {
         pthread_mutex_lock(&p->lock);
-        *out = p->stats;
+        out->events = __atomic_load_n(&p->stats.events, __ATOMIC_RELAXED);
+        out->dropped_scopes =
+            __atomic_load_n(&p->stats.dropped_scopes, __ATOMIC_RELAXED);
+        out->frames = __atomic_load_n(&p->stats.frames, __ATOMIC_RELAXED);
+        out->blocks = p->stats.blocks;
+        out->bytes = p->stats.bytes;
         pthread_mutex_unlock(&p->lock);
         uint64_t pending = 0;
         for (tstate *t = p->threads; t; t = t->next)
