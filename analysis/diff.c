@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <csv.h>
+#include "report.h"
 
 /* samples (ms) of scope s: self time in each frame where it ran */
 static double *scope_samples(const an_capture *m, const an_scope *s, size_t *n)
@@ -182,14 +182,6 @@ static void num(FILE *f, double v, const char *fmt)
         fprintf(f, fmt, v);
 }
 
-static void csv_text(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\r\n") || s[0] == ' ')
-        csv_fwrite(f, s, strlen(s));
-    else
-        fputs(s, f);
-}
-
 int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                    int csv, int colour, size_t top)
 {
@@ -205,7 +197,7 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
             const an_diff_row *r = &d->rows[i];
             const cap_diffstat *s = &r->d;
             fprintf(out, "%s,", r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu");
-            csv_text(out, r->name);
+            rep_csv_field(out, r->name);
             fprintf(out, ",%zu,%zu,", s->base_n, s->new_n);
             double v[] = {s->base_median, s->new_median, r->base_mean_ms,
                           r->new_mean_ms, s->base_p95, s->new_p95,

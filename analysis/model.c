@@ -26,6 +26,8 @@ typedef struct loader {
     size_t threads_cap;
     path_cache **tracks;  /* by track */
     size_t tracks_cap;
+    uint32_t *row_of;     /* CPU name id -> scope row + 1 (by name) */
+    size_t row_of_cap;
     uint32_t *counter_of; /* name id -> counter index + 1 */
     size_t counter_of_cap;
     int64_t cutoff_ns;
@@ -317,8 +319,28 @@ static uint32_t parent_node(an_capture *m, path_cache *c, an_kind kind,
         c->name[j] = stack[j];
         c->node[j] = parent;
     }
-    c->depth = depth;
+    /* Entries past depth extend the same path when all of it matched
+     * (scopes arrive children first, so the parent's own node is often
+     * cached already): keep them then. */
+    if (k < depth)
+        c->depth = depth;
     return parent;
+}
+
+/* Node of an event named `name` under `parent` at `depth`, through the
+ * path cache (parent_node was just called with the event's stack). */
+static uint32_t own_node(an_capture *m, path_cache *c, an_kind kind,
+                         uint32_t parent, uint32_t depth, uint32_t name)
+{
+    if (depth < c->depth && c->name[depth] == name)
+        return c->node[depth];
+    uint32_t node = node_get(m, parent, kind, name);
+    if (node != NONE && depth < CAP_MAX_DEPTH) {
+        c->name[depth] = name;
+        c->node[depth] = node;
+        c->depth = depth + 1;
+    }
+    return node;
 }
 
 static int in_stack(const uint32_t *stack, uint32_t depth, uint32_t name)
@@ -345,6 +367,48 @@ static int add_name(char ***arr, size_t *n, const char *name)
     return 0;
 }
 
+/* Scope row of CPU name id `id` (rows keyed by name): a direct table in
+ * front of scope_get's hash, since ids are small and dense. */
+static long cpu_row(loader *L, uint32_t id)
+{
+    if (id < L->row_of_cap && L->row_of[id])
+        return (long)L->row_of[id] - 1;
+    long si = scope_get(L->m, AN_CPU, id);
+    if (si < 0 || id > CAP_MAX_NAME_ID)
+        return si;
+    if (id >= L->row_of_cap) {
+        size_t n = L->row_of_cap ? L->row_of_cap : 256;
+        while (n <= id)
+            n *= 2;
+        uint32_t *p = realloc(L->row_of, n * sizeof *p);
+        if (!p)
+            return si; /* the hash still answers */
+        memset(p + L->row_of_cap, 0, (n - L->row_of_cap) * sizeof *p);
+        L->row_of = p;
+        L->row_of_cap = n;
+    }
+    L->row_of[id] = (uint32_t)si + 1;
+    return si;
+}
+
+/* The tree root of a thread or GPU track: its name, or "thread N" /
+ * "gpu N" when the file gave none. Threads (tracks) sharing a name share a
+ * root. */
+static int set_root(an_capture *m, path_cache *c, an_kind kind,
+                    const char *name, uint32_t id)
+{
+    char buf[32];
+    if (!name || !*name) {
+        snprintf(buf, sizeof buf, kind == AN_CPU ? "thread %u" : "gpu %u", id);
+        name = buf;
+    }
+    c->root = root_get(m, kind, name);
+    if (c->root == NONE)
+        return -1;
+    return kind == AN_CPU ? add_name(&m->threads, &m->nthreads, name)
+                          : add_name(&m->tracks, &m->ntracks, name);
+}
+
 /* ---- events ------------------------------------------------------------ */
 
 static int on_scope(loader *L, const cap_ev_scope *e)
@@ -355,21 +419,13 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     path_cache *c = cache_for(&L->threads, &L->threads_cap, e->tid);
     if (!c)
         return -1;
-    if (c->root == NONE) {
-        const char *tn = cap_reader_thread_name(L->r, e->tid);
-        char buf[32];
-        if (!tn || !*tn) {
-            snprintf(buf, sizeof buf, "thread %u", e->tid);
-            tn = buf;
-        }
-        c->root = root_get(m, AN_CPU, tn);
-        if (c->root == NONE || add_name(&m->threads, &m->nthreads, tn) != 0)
-            return -1;
-    }
+    if (c->root == NONE &&
+        set_root(m, c, AN_CPU, cap_reader_thread_name(L->r, e->tid), e->tid) != 0)
+        return -1;
     uint32_t parent = parent_node(m, c, AN_CPU, e->stack, e->depth);
     if (parent == NONE)
         return -1;
-    uint32_t node = node_get(m, parent, AN_CPU, e->name);
+    uint32_t node = own_node(m, c, AN_CPU, parent, e->depth, e->name);
     if (node == NONE)
         return -1;
     int64_t dur = e->end_ns - e->begin_ns;
@@ -380,7 +436,8 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     n->calls++;
     n->total_ns += dur;
     n->self_ns += self;
-    long si = scope_get(m, AN_CPU, L->o->by_path ? node : e->name);
+    long si = L->o->by_path ? scope_get(m, AN_CPU, node)
+                            : cpu_row(L, e->name);
     if (si < 0)
         return -1;
     an_scope *s = &m->scopes[si];
@@ -407,17 +464,9 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     path_cache *c = cache_for(&L->tracks, &L->tracks_cap, e->track);
     if (!c)
         return -1;
-    if (c->root == NONE) {
-        const char *tn = cap_reader_track_name(L->r, e->track);
-        char buf[32];
-        if (!tn || !*tn) {
-            snprintf(buf, sizeof buf, "gpu %u", e->track);
-            tn = buf;
-        }
-        c->root = root_get(m, AN_GPU, tn);
-        if (c->root == NONE || add_name(&m->tracks, &m->ntracks, tn) != 0)
-            return -1;
-    }
+    if (c->root == NONE &&
+        set_root(m, c, AN_GPU, cap_reader_track_name(L->r, e->track), e->track) != 0)
+        return -1;
     uint32_t parent = parent_node(m, c, AN_GPU, e->stack, e->depth);
     if (parent == NONE)
         return -1;
@@ -780,6 +829,7 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
         free(L.tracks[i]);
     free(L.tracks);
     free(L.counter_of);
+    free(L.row_of);
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
             snprintf(detail, detail_size, "out of memory");

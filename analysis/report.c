@@ -13,7 +13,7 @@
 
 /* ---- output helpers ---------------------------------------------------- */
 
-static void csv_field(FILE *f, const char *s)
+void rep_csv_field(FILE *f, const char *s)
 {
     if (strpbrk(s, ",\"\r\n") || (s[0] == ' ') ||
         (s[0] && s[strlen(s) - 1] == ' '))
@@ -60,7 +60,7 @@ static summary summarize(double *v, size_t n)
     summary s = {n, NAN, NAN, NAN};
     if (!n)
         return s;
-    qsort(v, n, sizeof *v, cmp_double);
+    cap_stats_sort(v, n);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
@@ -187,7 +187,7 @@ void rep_compute_frame_stats(const an_capture *m, rep_frame_stats *fs)
     }
     for (size_t i = 0; i < n; i++)
         v[i] = MS(an_frame_ns(&m->frames[i]));
-    qsort(v, n, sizeof *v, cmp_double);
+    cap_stats_sort(v, n);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
@@ -329,7 +329,7 @@ int rep_ranking(FILE *out, const an_capture *m, rep_style st)
                 if ((int)s->kind != k)
                     continue;
                 fprintf(out, "%s,", kind_name(s->kind));
-                csv_field(out, s->name);
+                rep_csv_field(out, s->name);
                 fprintf(out, ",%llu,", (unsigned long long)s->calls);
                 csv_num(out, MS(s->total_ns));
                 fputc(',', out);
@@ -453,7 +453,7 @@ static int tree_walk(tree_ctx *c, uint32_t node, size_t path_len)
     path_len += nl;
     if (c->st.csv) {
         if (!n->is_root) {
-            csv_field(c->out, c->path);
+            rep_csv_field(c->out, c->path);
             fprintf(c->out, ",%d,%s,%llu,", scope_depth, kind_name(n->kind),
                     (unsigned long long)n->calls);
             csv_num(c->out, MS(n->total_ns));
@@ -660,7 +660,7 @@ int rep_split(FILE *out, const an_capture *m, rep_style st,
             for (size_t k = 0; k < ns; k++) {
                 const an_scope *s = &m->scopes[so[k].pos];
                 fprintf(out, "%s,scope,%s,", pop_name[p], kind_name(s->kind));
-                csv_field(out, s->name);
+                rep_csv_field(out, s->name);
                 fprintf(out, ",%zu,", q);
                 csv_num(out, sc[so[k].pos][p].mean);
                 fputc(',', out);
@@ -902,7 +902,7 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
                 double r = ref < bins ? sm[j * (size_t)bins + (size_t)ref][0] : NAN;
                 fprintf(out, "%d,%.6f,%.6f,scope,%s,", b, s0, s1,
                         kind_name(s->kind));
-                csv_field(out, s->name);
+                rep_csv_field(out, s->name);
                 fprintf(out, ",%zu,", count[b]);
                 csv_num(out, v[0]);
                 fputc(',', out);
@@ -915,7 +915,7 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
                 double v = cm[c * (size_t)bins + (size_t)b];
                 double r = ref < bins ? cm[c * (size_t)bins + (size_t)ref] : NAN;
                 fprintf(out, "%d,%.6f,%.6f,counter,,", b, s0, s1);
-                csv_field(out, m->counters[c].name);
+                rep_csv_field(out, m->counters[c].name);
                 fprintf(out, ",%zu,,,", cn[c * (size_t)bins + (size_t)b]);
                 csv_num(out, v);
                 fputc(',', out);
@@ -1122,7 +1122,7 @@ int rep_frames(FILE *out, const an_capture *m, rep_style st, const char *scope)
                 fputc(',', out);
                 csv_num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
                 fprintf(out, ",%s,", kind_name(sc->kind));
-                csv_field(out, sc->name);
+                rep_csv_field(out, sc->name);
                 fputc(',', out);
                 csv_num(out, MS(v));
                 fputc('\n', out);

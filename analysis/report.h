@@ -52,6 +52,10 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
 int rep_frames(FILE *out, const an_capture *m, rep_style st,
                const char *scope);
 
+/* Write one CSV text field, quoted through libcsv when it needs quoting
+ * (a comma, quote, line break, or leading/trailing space). */
+void rep_csv_field(FILE *f, const char *s);
+
 /* Frame-time statistics used by several reports. */
 typedef struct rep_frame_stats {
     size_t n;

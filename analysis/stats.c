@@ -104,9 +104,58 @@ static int cmp_double(const void *pa, const void *pb)
     return (isnan(a) != 0) - (isnan(b) != 0);
 }
 
+/* LSD radix sort of x[0..n) when no value has its sign bit set: the bit
+ * patterns of such doubles (NaN included, after +inf) order as integers,
+ * so the result is the array qsort with cmp_double gives, in O(n). 0 when
+ * done; -1 (x untouched) when a value is negative or -0.0, or no memory. */
+static int radix_sort_unsigned(double *x, size_t n)
+{
+    uint64_t *a = malloc(2 * n * sizeof *a);
+    size_t(*count)[256] = calloc(8, sizeof *count);
+    if (!a || !count) {
+        free(a);
+        free(count);
+        return -1;
+    }
+    uint64_t *b = a + n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &x[i], sizeof u);
+        if (u >> 63) {
+            free(a);
+            free(count);
+            return -1;
+        }
+        a[i] = u;
+        for (int d = 0; d < 8; d++)
+            count[d][(u >> (8 * d)) & 0xff]++;
+    }
+    for (int d = 0; d < 8; d++) {
+        size_t *c = count[d];
+        if (c[(a[0] >> (8 * d)) & 0xff] == n)
+            continue; /* every key has the same digit here */
+        size_t sum = 0;
+        for (int v = 0; v < 256; v++) {
+            size_t t = c[v];
+            c[v] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < n; i++)
+            b[c[(a[i] >> (8 * d)) & 0xff]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy(&x[i], &a[i], sizeof a[i]);
+    free(a < b ? a : b);
+    free(count);
+    return 0;
+}
+
 void cap_stats_sort(double *x, size_t n)
 {
-    if (n > 1)
+    if (n > 1 && (n < 256 || radix_sort_unsigned(x, n) != 0))
         qsort(x, n, sizeof *x, cmp_double);
 }
 

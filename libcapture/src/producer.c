@@ -22,6 +22,7 @@
  * The registry below is libcapture's only process-wide mutable state.
  */
 #include "capture/capture.h"
+#include "writer_records.h"
 
 #include <errno.h>
 #include <math.h>
@@ -65,7 +66,10 @@ typedef struct tstate {
     unsigned nbufs;
     int dropping;        /* owner thread only */
     uint32_t drop_depth; /* owner thread only */
-    uint64_t dropped;    /* atomic */
+    uint64_t dropped;    /* scopes dropped so far: written by the owner
+                            thread only (no locked instruction on the drop
+                            path), read atomically by others */
+    uint64_t dropped_seen; /* writer: the part of dropped already counted */
     int exited;
     int skip_depth; /* writer: open scopes ignored by the window */
     struct tstate *next;
@@ -98,6 +102,9 @@ typedef struct producer {
     pthread_mutex_t lock; /* threads list, misc queue, frames, flags */
     pthread_cond_t cond;
     int stop;
+    int wake;     /* work arrived since the writer last looked (a retired
+                     buffer, an exited thread); a signal sent while the
+                     writer was busy is not lost */
     int closing;  /* atomic */
     int failed;   /* atomic: recording stopped after an error */
     int finished; /* atomic: the fixed window ended */
@@ -106,6 +113,11 @@ typedef struct producer {
     uint32_t next_tid;
     misc *q;
     size_t q_n, q_cap;
+    misc *q_spare;       /* writer: the last queue it emptied, handed back
+                            so that recording threads do not grow (realloc,
+                            page faults, under the lock) a new one each
+                            time */
+    size_t q_spare_cap;
     uint64_t misc_dropped;
     /* frames */
     uint64_t frame_next;
@@ -287,6 +299,8 @@ static int have_invariant_counter(void)
 static void clock_pair(uint64_t *tick, uint64_t *mono)
 {
     uint64_t best = UINT64_MAX;
+    *tick = 0;
+    *mono = 0;
     for (int i = 0; i < 5; i++) {
         uint64_t m0 = cap__now_monotonic();
         uint64_t t = cap__now();
@@ -517,6 +531,7 @@ static void thread_detach(tstate *t)
     t->exited = 1;
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_lock(&p->lock);
+    p->wake = 1;
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_unlock(&reg.lock);
@@ -548,6 +563,7 @@ void cap_thread_unregister(void)
 static void wake_writer(producer *p)
 {
     pthread_mutex_lock(&p->lock);
+    p->wake = 1;
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
 }
@@ -637,7 +653,9 @@ static void emit_slow(producer *p, uint32_t word, uint64_t tick)
     }
     if (kind == CAP__KIND_BEGIN) {
         t->drop_depth++;
-        __atomic_fetch_add(&t->dropped, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->dropped,
+                         __atomic_load_n(&t->dropped, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
         return;
     }
     if (t->drop_depth > 0) {
@@ -703,7 +721,19 @@ static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
 {
     cap_writer *w = p->w;
     uint64_t events = 0;
+    uint64_t lo = p->skip_tick, hi = p->end_tick ? p->end_tick : UINT64_MAX;
     for (cap__rec *r = from; r < to; r++) {
+        if (t->skip_depth == 0) {
+            /* the bulk path; it stops at what needs the code below (a name
+             * the writer has not seen, a record outside the window) */
+            uint64_t skipped;
+            size_t k = cap__writer_records(w, t->tid, r, (size_t)(to - r), lo,
+                                           hi, &skipped);
+            events += k - skipped;
+            r += k;
+            if (r == to)
+                break;
+        }
         uint32_t kind = r->word >> CAP__KIND_SHIFT;
         uint32_t id = r->word & ((1u << CAP__KIND_SHIFT) - 1);
         if (r->tick < p->skip_tick || (p->end_tick && r->tick > p->end_tick)) {
@@ -733,7 +763,7 @@ static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
         }
         events++;
     }
-    p->stats.events += events;
+    __atomic_fetch_add(&p->stats.events, events, __ATOMIC_RELAXED);
 }
 
 static void process_misc(producer *p, misc *q, size_t n)
@@ -751,7 +781,7 @@ static void process_misc(producer *p, misc *q, size_t n)
             /* a: begin tick, b: end tick, c: index */
             if (m->a >= p->skip_tick && (!p->end_tick || m->b <= p->end_tick)) {
                 (void)cap_writer_frame(w, m->c, m->a, m->b);
-                p->stats.frames++;
+                __atomic_fetch_add(&p->stats.frames, 1, __ATOMIC_RELAXED);
             }
             break;
         case M_COUNTER:
@@ -782,6 +812,34 @@ static void process_misc(producer *p, misc *q, size_t n)
     }
 }
 
+/* Give thread t a free buffer when it has none left and its pool may
+ * grow: allocated and first touched here, on the writer thread, so the
+ * recording thread's next swap costs neither an mmap nor page faults. */
+static void keep_spare(producer *p, tstate *t)
+{
+    if (__atomic_load_n(&t->free_count, __ATOMIC_RELAXED) > 0)
+        return;
+    pthread_mutex_lock(&t->lock);
+    int grow = !t->free && !t->exited && t->nbufs < p->buffers_per_thread;
+    if (grow)
+        t->nbufs++; /* counted now: the thread may grow the pool too */
+    pthread_mutex_unlock(&t->lock);
+    if (!grow)
+        return;
+    dbuf *d = dbuf_new(p);
+    if (d)
+        memset(d->start, 0, (size_t)(d->cap_end - d->start) * sizeof *d->start);
+    pthread_mutex_lock(&t->lock);
+    if (d) {
+        d->next = t->free;
+        t->free = d;
+        __atomic_store_n(&t->free_count, t->free_count + 1, __ATOMIC_RELAXED);
+    } else {
+        t->nbufs--;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
 /* Copy what thread t published since the last drain into the writer. */
 static void drain_thread(producer *p, tstate *t)
 {
@@ -810,12 +868,16 @@ static void drain_thread(producer *p, tstate *t)
             encode_range(p, t, cur->flushed, pos);
         cur->flushed = pos;
     }
-    uint64_t dropped = __atomic_exchange_n(&t->dropped, 0, __ATOMIC_RELAXED);
+    uint64_t total = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+    uint64_t dropped = total - t->dropped_seen;
+    __atomic_store_n(&t->dropped_seen, total, __ATOMIC_RELAXED);
     if (dropped) {
-        p->stats.dropped_scopes += dropped;
+        __atomic_fetch_add(&p->stats.dropped_scopes, dropped, __ATOMIC_RELAXED);
         if (live)
             (void)cap_writer_dropped(p->w, t->tid, dropped);
     }
+    if (live)
+        keep_spare(p, t);
 }
 
 static void *writer_main(void *arg)
@@ -824,7 +886,7 @@ static void *writer_main(void *arg)
     uint64_t last_flush = cap__now_monotonic();
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        if (!p->stop) {
+        if (!p->stop && !p->wake) {
             /* Wake by the next flush deadline, counted from the last flush:
              * an early wake-up (a retired buffer) must not push it back.
              * The condition variable waits on CLOCK_MONOTONIC, so a step
@@ -836,11 +898,15 @@ static void *writer_main(void *arg)
                 pthread_cond_timedwait(&p->cond, &p->lock, &ts);
             }
         }
+        p->wake = 0;
         int stopping = p->stop;
         misc *q = p->q;
-        size_t qn = p->q_n;
-        p->q = NULL;
-        p->q_n = p->q_cap = 0;
+        size_t qn = p->q_n, qcap = p->q_cap;
+        p->q = p->q_spare;
+        p->q_cap = p->q_spare_cap;
+        p->q_n = 0;
+        p->q_spare = NULL;
+        p->q_spare_cap = 0;
         tstate *head = p->threads;
         pthread_mutex_unlock(&p->lock);
 
@@ -852,7 +918,6 @@ static void *writer_main(void *arg)
                 free(q[i].str);
                 free(q[i].spans);
             }
-        free(q);
         for (tstate *t = head; t; t = t->next)
             drain_thread(p, t);
 
@@ -891,6 +956,12 @@ static void *writer_main(void *arg)
             }
         }
         pthread_mutex_lock(&p->lock);
+        if (qcap <= 65536 && !p->q_spare) { /* keep a moderate one */
+            p->q_spare = q;
+            p->q_spare_cap = qcap;
+        } else {
+            free(q);
+        }
         p->stats.bytes = p->w ? cap_writer_bytes_written(p->w) : p->stats.bytes;
         /* free the states of threads that exited and are fully drained */
         for (tstate **pp = &p->threads; *pp;) {
@@ -1019,7 +1090,8 @@ static cap_result open_common(int fd, const char *path,
     p->buffer_events = o && o->buffer_events ? o->buffer_events : 16384;
     if (p->buffer_events < 64)
         p->buffer_events = 64;
-    p->buffers_per_thread = o && o->buffers_per_thread ? o->buffers_per_thread : 8;
+    p->buffers_per_thread = o && o->buffers_per_thread ? o->buffers_per_thread
+                                                       : 64;
     if (p->buffers_per_thread < 2)
         p->buffers_per_thread = 2;
     p->flush_ms = o && o->flush_interval_ms ? o->flush_interval_ms : 100;
@@ -1076,7 +1148,7 @@ static cap_result open_common(int fd, const char *path,
         .origin_tick = t0,
         .origin_mono_ns = m0,
         .origin_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec,
-        .zstd_level = o ? o->zstd_level : 0,
+        .zstd_level = o && o->zstd_level ? o->zstd_level : 1,
         .block_bytes = o && o->flush_bytes ? o->flush_bytes : 0,
         .stall_timeout_ms = o ? o->stall_timeout_ms : 0,
     };
@@ -1203,6 +1275,7 @@ cap_result cap_close(void)
         free(p->q[i].spans);
     }
     free(p->q);
+    free(p->q_spare);
     free(p->defined);
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
@@ -1228,10 +1301,16 @@ void cap_get_stats(cap_producer_stats *out)
     producer *p = reg.active;
     if (p) {
         pthread_mutex_lock(&p->lock); /* the writer frees states under it */
-        *out = p->stats;
+        out->events = __atomic_load_n(&p->stats.events, __ATOMIC_RELAXED);
+        out->dropped_scopes =
+            __atomic_load_n(&p->stats.dropped_scopes, __ATOMIC_RELAXED);
+        out->frames = __atomic_load_n(&p->stats.frames, __ATOMIC_RELAXED);
+        out->blocks = p->stats.blocks;
+        out->bytes = p->stats.bytes;
         uint64_t pending = 0;
         for (tstate *t = p->threads; t; t = t->next)
-            pending += __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
+            pending += __atomic_load_n(&t->dropped, __ATOMIC_RELAXED) -
+                       __atomic_load_n(&t->dropped_seen, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&p->lock);
         out->dropped_scopes += pending;
     } else {

@@ -193,12 +193,32 @@ static inline int64_t add_ns(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
+/* llround(x) without the library call, for the conversions done per event:
+ * the same result for every x (halves round away from zero). */
+static inline int64_t round_ns(double x)
+{
+    if (x >= 0.5 && x < 0x1p52) { /* the usual case, as below */
+        int64_t k = (int64_t)(x + 0.5);
+        return k - ((double)k - x > 0.5);
+    }
+    double a = x < 0 ? -x : x;
+    if (!(a < 0x1p52)) /* integral already (or NaN): rare */
+        return (int64_t)llround(x);
+    if (a < 0.5)
+        return 0;
+    int64_t k = (int64_t)(a + 0.5);
+    if ((double)k - a > 0.5) /* a + 0.5 was rounded up to the next integer;
+                                exact subtraction (Sterbenz) */
+        k--;
+    return x < 0 ? -k : k;
+}
+
 static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
 {
     int64_t d = (int64_t)(tick - r->origin_tick);
     if (r->period == 1.0)
         return d;
-    return (int64_t)llround((double)d * r->period);
+    return round_ns((double)d * r->period);
 }
 
 /* ---- open -------------------------------------------------------------- */
@@ -657,6 +677,15 @@ static cap_result sec_stats(cap_reader *r, capf_cur *b)
     return b->bad ? CAP_E_CORRUPT : CAP_OK;
 }
 
+static int span_begin_cmp(const void *a, const void *b, void *ctx)
+{
+    const rd_span *s = ctx;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (s[x].begin != s[y].begin)
+        return s[x].begin < s[y].begin ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
 /* Self time of each GPU span: its duration minus the union of its measured
  * children's intervals, clipped to the span. */
 static void gpu_self_times(cap_reader *r)
@@ -687,17 +716,11 @@ static void gpu_self_times(cap_reader *r)
         size_t end = start;
         while (end < n && (size_t)(r->spans[tmp[end]].parent + 1) == p)
             end++;
-        /* children of span p-1 are tmp[start..end) in index order; sort by
-         * begin (insertion sort: runs are short and nearly sorted) */
-        for (size_t i = start + 1; i < end; i++) {
-            int32_t v = tmp[i];
-            size_t j = i;
-            while (j > start && r->spans[tmp[j - 1]].begin > r->spans[v].begin) {
-                tmp[j] = tmp[j - 1];
-                j--;
-            }
-            tmp[j] = v;
-        }
+        /* children of span p-1 are tmp[start..end) in index order; sort
+         * them by begin (ties by index, so the result is deterministic) */
+        if (end - start > 1)
+            qsort_r(tmp + start, end - start, sizeof *tmp, span_begin_cmp,
+                    r->spans);
         if (p > 0) {
             rd_span *par = &r->spans[p - 1];
             uint64_t covered = 0, cur_b = 0, cur_e = 0;
@@ -925,6 +948,107 @@ static cap_result next_section(cap_reader *r)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* A varint from p, which has at least 10 bytes left; NULL if malformed. */
+static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
+{
+    uint64_t v = *p++;
+    if (v < 0x80) {
+        *out = v;
+        return p;
+    }
+    v &= 0x7f;
+    for (int shift = 7; shift < 64; shift += 7) {
+        uint8_t byte = *p++;
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (byte < 0x80) {
+            *out = v;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* ST_SCOPES: decode begin/end events until a scope closes (CAP_OK, ev
+ * filled) or the section ends (CAP_DONE). The cursors and the stack depth
+ * live in locals for the loop and are stored back on the way out. */
+static cap_result scopes_event(cap_reader *r, cap_event *ev)
+{
+    capf_cur tok_c = r->body, dt_c = r->deltas;
+    uint64_t left = r->left, tick = r->tick;
+    uint32_t depth = r->depth;
+    cap_result res = CAP_DONE;
+    while (left > 0) {
+        uint64_t tok, d;
+        if (tok_c.end - tok_c.p >= 10 && dt_c.end - dt_c.p >= 10) {
+            const uint8_t *a = varint_10(tok_c.p, &tok);
+            const uint8_t *b = varint_10(dt_c.p, &d);
+            if (!a || !b) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            tok_c.p = a;
+            dt_c.p = b;
+        } else {
+            tok = capf_cur_varint(&tok_c);
+            d = capf_cur_varint(&dt_c);
+            if (tok_c.bad || dt_c.bad) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+        }
+        left--;
+        tick += d;
+        if (tok != 0) {
+            if (tok > CAP_MAX_NAME_ID || depth >= CAP_MAX_DEPTH) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            rd_name *nm = name_peek(r, (uint32_t)tok);
+            if (!nm || !nm->used) {
+                nm = name_slot(r, (uint32_t)tok);
+                if (!nm) {
+                    res = CAP_E_NOMEM;
+                    break;
+                }
+                nm->used = 1;
+            }
+            r->stk_name[depth] = (uint32_t)tok;
+            r->stk_begin[depth] = tick;
+            r->stk_children[depth] = 0;
+            depth++;
+            continue;
+        }
+        if (depth == 0) {
+            res = CAP_E_CORRUPT;
+            break;
+        }
+        uint32_t dpt = --depth;
+        uint64_t begin = r->stk_begin[dpt];
+        uint64_t children = r->stk_children[dpt];
+        ev->kind = CAP_EV_SCOPE;
+        ev->u.scope.tid = r->tid;
+        ev->u.scope.name = r->stk_name[dpt];
+        ev->u.scope.depth = dpt;
+        ev->u.scope.begin_ns = to_ns(r, begin);
+        ev->u.scope.end_ns = to_ns(r, tick);
+        ev->u.scope.children_ns = r->period == 1.0
+                                      ? (int64_t)children
+                                      : round_ns((double)children * r->period);
+        ev->u.scope.stack = r->stk_name;
+        if (dpt)
+            r->stk_children[dpt - 1] += tick - begin;
+        r->st.scopes++;
+        res = CAP_OK;
+        break;
+    }
+    r->body = tok_c;
+    r->deltas = dt_c;
+    r->left = left;
+    r->tick = tick;
+    r->depth = depth;
+    return res;
+}
+
 /* Decode the next event of the current section into ev. CAP_OK: filled;
  * CAP_DONE: section exhausted; CAP_E_CORRUPT: malformed. */
 static cap_result section_event(cap_reader *r, cap_event *ev)
@@ -972,50 +1096,7 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
         }
         return CAP_OK;
     case ST_SCOPES:
-        while (r->left > 0) {
-            uint64_t tok = capf_cur_varint(b);
-            uint64_t d = capf_cur_varint(&r->deltas);
-            if (b->bad || r->deltas.bad)
-                return CAP_E_CORRUPT;
-            r->left--;
-            r->tick += d;
-            if (tok != 0) {
-                if (tok > CAP_MAX_NAME_ID || r->depth >= CAP_MAX_DEPTH)
-                    return CAP_E_CORRUPT;
-                rd_name *nm = name_peek(r, (uint32_t)tok);
-                if (!nm || !nm->used) {
-                    nm = name_slot(r, (uint32_t)tok);
-                    if (!nm)
-                        return CAP_E_NOMEM;
-                    nm->used = 1;
-                }
-                r->stk_name[r->depth] = (uint32_t)tok;
-                r->stk_begin[r->depth] = r->tick;
-                r->stk_children[r->depth] = 0;
-                r->depth++;
-                continue;
-            }
-            if (r->depth == 0)
-                return CAP_E_CORRUPT;
-            uint32_t dpt = --r->depth;
-            uint64_t dur = r->tick - r->stk_begin[dpt];
-            ev->kind = CAP_EV_SCOPE;
-            ev->u.scope.tid = r->tid;
-            ev->u.scope.name = r->stk_name[dpt];
-            ev->u.scope.depth = dpt;
-            ev->u.scope.begin_ns = to_ns(r, r->stk_begin[dpt]);
-            ev->u.scope.end_ns = to_ns(r, r->tick);
-            ev->u.scope.children_ns =
-                r->period == 1.0
-                    ? (int64_t)r->stk_children[dpt]
-                    : (int64_t)llround((double)r->stk_children[dpt] * r->period);
-            ev->u.scope.stack = r->stk_name;
-            if (dpt)
-                r->stk_children[dpt - 1] += dur;
-            r->st.scopes++;
-            return CAP_OK;
-        }
-        return CAP_DONE;
+        return scopes_event(r, ev);
     case ST_COUNTERS:
         if (r->left == 0)
             return CAP_DONE;

@@ -393,6 +393,7 @@ static int pf_u8(pf_cur *k, uint8_t *v)
 
 static int pf_uvar(pf_cur *k, uint64_t *v)
 {
+    *v = 0; /* defined on failure too */
     uint8_t tag = 0;
     const uint8_t *p = NULL;
     if (pf_u8(k, &tag))
@@ -434,6 +435,7 @@ static int pf_u32var(pf_cur *k, uint32_t *v)
 static int pf_ivar(pf_cur *k, int64_t *v)
 {
     uint64_t z;
+    *v = 0; /* defined on failure too */
     if (pf_uvar(k, &z))
         return -1;
     uint64_t u = (z >> 1) ^ (0 - (z & 1));
@@ -456,7 +458,7 @@ static int pf_option(pf_cur *k, int *some)
 /* A length-prefixed byte string (a Vec<u8> or, with utf8, a String). */
 static int pf_bytes(pf_cur *k, int utf8, const uint8_t **s, size_t *n)
 {
-    uint64_t len;
+    uint64_t len = 0;
     if (pf_uvar(k, &len))
         return -1;
     if (len > k->n - k->at)
@@ -664,7 +666,7 @@ static int pf_walk(pf_ctx *c, const uint8_t *s, size_t n, uint32_t tid)
         if (left < (v4 ? PF_MIN_SCOPE_V4 : PF_MIN_SCOPE_V3))
             goto short_scope;
         pos++;
-        size_t entry;
+        size_t entry = 0;
         int64_t start;
         if (v4) {
             uint32_t id = pf_le32(s + pos);
@@ -742,10 +744,10 @@ static int pf_streams(pf_ctx *c, pf_cur *k, int walk)
         return pf_fail(c, "%s: %" PRIu64 " threads cannot fit in %zu bytes",
                        k->what, count, k->n - k->at);
     for (uint64_t i = 0; i < count; i++) {
-        int has_start;
+        int has_start = 0;
         int64_t start = 0, r0, r1;
-        const uint8_t *name, *stream;
-        size_t nn, ns;
+        const uint8_t *name = NULL, *stream = NULL;
+        size_t nn = 0, ns = 0;
         uint64_t num_scopes, depth;
         if (pf_option(k, &has_start) || (has_start && pf_ivar(k, &start)) ||
             pf_bytes(k, 1, &name, &nn) || pf_bytes(k, 0, &stream, &ns) ||
@@ -774,7 +776,7 @@ static int pf_details(pf_ctx *c, const uint8_t *p, size_t n)
                           "%zu bytes",
                        count, n - k.at);
     for (uint64_t i = 0; i < count; i++) {
-        int has_id, has_name;
+        int has_id = 0, has_name = 0;
         uint32_t id = 0, line = 0;
         const uint8_t *sname = NULL, *fname, *file;
         size_t nsn = 0, nfn, nf;
@@ -786,7 +788,7 @@ static int pf_details(pf_ctx *c, const uint8_t *p, size_t n)
             return -1;
         if (!has_id)
             continue; /* not registered: nothing can refer to it */
-        size_t entry;
+        size_t entry = 0;
         if (pf_name_by_id(c, id, &entry))
             return -1;
         pf_name *e = &c->names[entry];

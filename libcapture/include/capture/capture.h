@@ -63,12 +63,19 @@ typedef struct cap_capture_options {
     size_t buffer_events;        /* events per thread buffer; default 16384
                                     (256 KiB) */
     unsigned buffers_per_thread; /* buffers a thread may fill before it
-                                    drops; default 8 */
+                                    drops; default 64 (16 MiB with the
+                                    default size), allocated only as the
+                                    writer falls behind: the slack that
+                                    lets a thread record 20 million
+                                    scopes/s while the writer waits for
+                                    a core */
     unsigned flush_interval_ms;  /* the writer drains every buffer at least
                                     this often; default 100 */
     size_t flush_bytes;          /* ...and writes a block once this many raw
                                     bytes are pending; default 1 MiB */
-    int zstd_level;              /* default 3 */
+    int zstd_level;              /* default 1: level 3 costs the writer
+                                    thread up to twice the CPU for
+                                    files about as small */
     double skip_seconds;         /* fixed window: ignore events in the first
                                     S seconds after open (default 0) */
     double record_seconds;       /* ...then record D seconds and close the

@@ -1,0 +1,338 @@
+/*
+ * bench_read.c - reading a long capture: speed on one core and peak memory.
+ *
+ * Workload (issue 7, item 4): a capture of 100 million scopes (and one of
+ * 10 million, to show how memory grows with length), generated once into
+ * the working directory and reused by later runs (read-<N>-v1.cap; delete
+ * it to regenerate). It has the recording workload's shape (frames of
+ * 1,000 scopes nested four deep) with 205 distinct scope names in a tree
+ * (5 systems, 4 parts each, 3 steps each, 2 leaves each), durations drawn
+ * from a fixed-seed generator, and a time-stamp-counter clock (0.4 ns per
+ * tick, refined by clock samples), so reading converts every timestamp.
+ *
+ * Each measurement runs in a child process (so its peak RSS, ru_maxrss
+ * from wait4, is its own) and is timed by its CPU time (user + system):
+ * the readers are single-threaded, so that is the time they take on one
+ * core, whatever else the machine runs; wall time is printed too.
+ *   read_floor_*:  the reader skipping every event section (each chunk is
+ *                  still read, checksummed and decompressed): the floor.
+ *   reader_loop_*: every event through cap_reader_next, self time summed
+ *                  per name (the minimum a ranking does).
+ *   read_*:        read_capture's ranking report (the default report);
+ *                  read_split_* and read_over_time_* the same for --split
+ *                  and --over-time. Targets: read_scopes_per_s at least
+ *                  50 million/s, read_peak_rss_mib at most 64.
+ *
+ * Usage: bench_read [READ_CAPTURE] [--scopes N]
+ *   READ_CAPTURE: path of the read_capture tool (meson passes it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <capture/cap_reader.h>
+#include <capture/cap_writer.h>
+
+#include "bench_common.h"
+
+#define GEN_VERSION "read-v1"
+#define PERIOD_NS 0.4
+
+/* ---- the generated capture -------------------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rng(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+/* Name ids: 1..5 systems, then parts, steps, leaves, each block dense. */
+static uint32_t name_id(int level, uint32_t index)
+{
+    static const uint32_t base[4] = {1, 6, 26, 86};
+    return base[level] + index;
+}
+
+static void name_text(int level, uint32_t index, char *buf, size_t n)
+{
+    static const char *sys[5] = {"update", "render", "physics", "audio", "ai"};
+    static const char *lvl[4] = {"", "part", "step", "leaf"};
+    if (level == 0)
+        snprintf(buf, n, "%s", sys[index]);
+    else
+        snprintf(buf, n, "%s_%u", lvl[level], index);
+}
+
+static void check(cap_result r, const char *what)
+{
+    if (r != CAP_OK)
+        BENCH_DIE("%s: %s", what, cap_result_message(r));
+}
+
+static void generate(const char *path, uint64_t scopes)
+{
+    fprintf(stderr, "bench_read: generating %s (%llu scopes, once)\n", path,
+            (unsigned long long)scopes);
+    uint64_t t0 = bench_mono_ns();
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char count[32];
+    snprintf(count, sizeof count, "%llu", (unsigned long long)scopes);
+    cap_meta_kv meta[] = {{"program", "bench_read generator"},
+                          {"bench_generator", GEN_VERSION},
+                          {"bench_scopes", count}};
+    cap_writer_options o = {0};
+    o.meta = meta;
+    o.meta_count = 3;
+    o.clock_source = "tsc";
+    o.tick_period_ns = PERIOD_NS;
+    o.origin_tick = 1000000;
+    o.origin_mono_ns = 5000000000ull;
+    cap_writer *w;
+    check(cap_writer_open_path(&w, tmp, &o), "opening the generated capture");
+    check(cap_writer_thread(w, 0, "main"), "thread");
+    for (int level = 0; level < 4; level++) {
+        static const uint32_t count_at[4] = {5, 20, 60, 120};
+        for (uint32_t i = 0; i < count_at[level]; i++) {
+            char buf[32];
+            name_text(level, i, buf, sizeof buf);
+            check(cap_writer_name(w, name_id(level, i), buf, "bench_read.c",
+                                  (uint32_t)(100 + level)),
+                  "name");
+        }
+    }
+    uint64_t tick = o.origin_tick + 1000, next_sample = tick;
+    uint64_t frames = scopes / BENCH_SCOPES_PER_FRAME;
+    for (uint64_t f = 0; f < frames; f++) {
+        uint64_t frame_begin = tick;
+        for (uint32_t i = 0; i < BENCH_TREES_PER_FRAME; i++) {
+            uint32_t s = i % 5, part = s * 4 + (i / 5) % 4;
+            uint32_t step = part * 3 + (i / 20) % 3, leaf = step * 2 + rng(2);
+            uint32_t ids[4] = {name_id(0, s), name_id(1, part),
+                               name_id(2, step), name_id(3, leaf)};
+            for (int d = 0; d < 4; d++) {
+                tick += 20 + rng(60);
+                check(cap_writer_scope_begin(w, 0, ids[d], tick), "begin");
+            }
+            tick += 50 + rng(i % 17 == 0 ? 20000 : 900);
+            for (int d = 0; d < 4; d++) {
+                tick += 10 + rng(40);
+                check(cap_writer_scope_end(w, 0, tick), "end");
+            }
+        }
+        tick += 100 + rng(2000);
+        check(cap_writer_frame(w, f, frame_begin, tick), "frame");
+        if (tick >= next_sample) {
+            /* a clock sample every ~100 ms of capture time */
+            uint64_t mono = o.origin_mono_ns +
+                            (uint64_t)((double)(tick - o.origin_tick) *
+                                       PERIOD_NS);
+            check(cap_writer_clock_sample(w, tick, mono), "clock sample");
+            next_sample = tick + (uint64_t)(1e8 / PERIOD_NS);
+        }
+    }
+    check(cap_writer_close(w), "closing the generated capture");
+    if (rename(tmp, path) != 0)
+        BENCH_DIE("rename %s: %s", tmp, strerror(errno));
+    fprintf(stderr, "bench_read: generated in %.1f s\n",
+            (double)(bench_mono_ns() - t0) / 1e9);
+}
+
+/* 1 when path is a complete capture from this generator version. */
+static int usable(const char *path, uint64_t scopes)
+{
+    cap_reader *r;
+    if (cap_reader_open(&r, path, NULL, 0) != CAP_OK)
+        return 0;
+    const char *v = cap_reader_meta_get(r, "bench_generator");
+    const char *n = cap_reader_meta_get(r, "bench_scopes");
+    int ok = v && n && strcmp(v, GEN_VERSION) == 0 &&
+             strtoull(n, NULL, 10) == scopes;
+    cap_reader_close(r);
+    if (!ok)
+        return 0;
+    /* a footer: the trailer's magic ends the file */
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    char tail[8];
+    off_t end = lseek(fd, 0, SEEK_END);
+    ok = end > 8 && pread(fd, tail, 8, end - 8) == 8 &&
+         memcmp(tail, "CAPEND\r\n", 8) == 0;
+    close(fd);
+    return ok;
+}
+
+/* ---- children ---------------------------------------------------------- */
+
+typedef struct child_result {
+    double cpu_s, wall_s, rss_mib;
+    int status;
+} child_result;
+
+static child_result run_child(char *const argv[], int quiet)
+{
+    child_result cr = {0};
+    uint64_t t0 = bench_mono_ns();
+    pid_t pid = fork();
+    if (pid < 0)
+        BENCH_DIE("fork: %s", strerror(errno));
+    if (pid == 0) {
+        if (quiet) {
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0) {
+                dup2(fd, 1);
+                close(fd);
+            }
+        }
+        execv(argv[0], argv);
+        fprintf(stderr, "bench: exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid)
+        BENCH_DIE("wait4: %s", strerror(errno));
+    cr.wall_s = (double)(bench_mono_ns() - t0) / 1e9;
+    cr.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    cr.rss_mib = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux */
+    cr.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return cr;
+}
+
+/* In the child: the reader loop (mode "loop") or the floor ("floor"). */
+static int child_read(const char *mode, const char *path)
+{
+    cap_reader *r;
+    char detail[256];
+    if (cap_reader_open(&r, path, detail, sizeof detail) != CAP_OK) {
+        fprintf(stderr, "bench_read: %s: %s\n", path, detail);
+        return 1;
+    }
+    int floor = strcmp(mode, "floor") == 0;
+    if (floor)
+        cap_reader_set_filter(r, (1u << CAP_EV_FRAME) | (1u << CAP_EV_SCOPE) |
+                                     (1u << CAP_EV_GPU_SPAN) |
+                                     (1u << CAP_EV_COUNTER));
+    int64_t self[1024] = {0};
+    uint64_t scopes = 0, frames = 0;
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        if (res != CAP_OK) {
+            fprintf(stderr, "bench_read: %s\n", cap_reader_detail(r));
+            return 1;
+        }
+        if (ev.kind == CAP_EV_SCOPE) {
+            self[ev.u.scope.name & 1023] +=
+                ev.u.scope.end_ns - ev.u.scope.begin_ns -
+                ev.u.scope.children_ns;
+            scopes++;
+        } else if (ev.kind == CAP_EV_FRAME) {
+            frames++;
+        }
+    }
+    int64_t sum = 0;
+    for (int i = 0; i < 1024; i++)
+        sum += self[i];
+    printf("scopes %llu frames %llu self %lld\n", (unsigned long long)scopes,
+           (unsigned long long)frames, (long long)sum);
+    cap_reader_close(r);
+    return 0;
+}
+
+static void report(const char *prefix, child_result cr, uint64_t scopes,
+                   double floor_s)
+{
+    char name[96];
+    if (cr.status != 0)
+        BENCH_DIE("%s: the child exited with %d", prefix, cr.status);
+    snprintf(name, sizeof name, "%s_scopes_per_s", prefix);
+    bench_put(name, (double)scopes / cr.cpu_s);
+    snprintf(name, sizeof name, "%s_wall_scopes_per_s", prefix);
+    bench_put(name, (double)scopes / cr.wall_s);
+    snprintf(name, sizeof name, "%s_peak_rss_mib", prefix);
+    bench_put(name, cr.rss_mib);
+    if (floor_s > 0) {
+        snprintf(name, sizeof name, "%s_ratio_to_floor", prefix);
+        bench_put(name, cr.cpu_s / floor_s);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--child") == 0)
+        return child_read(argv[2], argv[3]);
+    const char *tool = NULL;
+    uint64_t scopes = 100000000;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc)
+            scopes = strtoull(argv[++i], NULL, 10);
+        else if (argv[i][0] != '-' && !tool)
+            tool = argv[i];
+        else
+            BENCH_DIE("usage: bench_read [READ_CAPTURE] [--scopes N]");
+    }
+    scopes = scopes / BENCH_SCOPES_PER_FRAME * BENCH_SCOPES_PER_FRAME;
+    if (!scopes)
+        BENCH_DIE("bad --scopes");
+    bench_put_machine();
+
+    char self_exe[4096];
+    ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    if (k <= 0)
+        BENCH_DIE("readlink /proc/self/exe failed");
+    self_exe[k] = 0;
+
+    uint64_t sizes[2] = {scopes / 10, scopes};
+    for (int s = 0; s < 2; s++) {
+        uint64_t n = sizes[s];
+        char path[128];
+        snprintf(path, sizeof path, "read-%lluM-v1.cap",
+                 (unsigned long long)(n / 1000000));
+        if (!usable(path, n))
+            generate(path, n);
+        const char *tag = s == 0 ? "_small" : "";
+        char prefix[64];
+        bench_put(s == 0 ? "read_small_scopes" : "read_scopes", (double)n);
+
+        char *floor_argv[] = {self_exe, "--child", "floor", path, NULL};
+        child_result fl = run_child(floor_argv, 1);
+        snprintf(prefix, sizeof prefix, "read_floor%s", tag);
+        report(prefix, fl, n, 0);
+
+        char *loop_argv[] = {self_exe, "--child", "loop", path, NULL};
+        child_result lp = run_child(loop_argv, 1);
+        snprintf(prefix, sizeof prefix, "reader_loop%s", tag);
+        report(prefix, lp, n, fl.cpu_s);
+
+        if (!tool) {
+            fprintf(stderr, "bench_read: no read_capture given; its figures "
+                            "are left out\n");
+            continue;
+        }
+        static const char *modes[3][2] = {{"", NULL},
+                                          {"_split", "--split"},
+                                          {"_over_time", "--over-time"}};
+        for (int m = 0; m < 3; m++) {
+            char *targv[4] = {(char *)tool, NULL, NULL, NULL};
+            int a = 1;
+            if (modes[m][1])
+                targv[a++] = (char *)modes[m][1];
+            targv[a] = path;
+            child_result tr = run_child(targv, 1);
+            snprintf(prefix, sizeof prefix, "read%s%s", modes[m][0], tag);
+            report(prefix, tr, n, fl.cpu_s);
+        }
+    }
+    bench_put("read_scopes_per_s_target", 50e6);
+    bench_put("read_peak_rss_mib_target", 64);
+    return 0;
+}

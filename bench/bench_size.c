@@ -1,0 +1,221 @@
+/*
+ * bench_size.c - bytes per scope on disk, against Chrome trace JSON.
+ *
+ * Workload (issue 7, item 3): the recording workload (10 million scopes
+ * nested four deep, a frame every 1,000 scopes) recorded by the producer
+ * into a file with the default encoding (1 MiB blocks, zstd level 3), with
+ * a pool large enough that nothing is dropped. Figure: the file's size
+ * divided by the scopes it holds (target: at most 2 bytes per scope).
+ *
+ * Baseline: the same events (read back from that file: every scope, frame
+ * and thread name) written as Chrome trace JSON, the most compact form the
+ * format has ("X" complete events with ts and dur in microseconds to the
+ * nanosecond, pid, tid), compressed with libzstd at level 3 as `zstd -3`
+ * would, in the same run. json_zstd_ratio is the compressed JSON's size
+ * over the capture's (target: at least 10).
+ *
+ * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
+ *   --zstd-level L: the capture's zstd level (default: the producer's)
+ */
+#include <unistd.h>
+#include <zstd.h>
+
+#include <capture/cap_reader.h>
+
+#include "bench_common.h"
+
+#define BUF_EVENTS (1u << 20)
+
+/* JSON goes through a zstd stream; only sizes are kept. */
+typedef struct json_out {
+    ZSTD_CCtx *cc;
+    char in[1 << 20];
+    size_t in_n;
+    uint8_t out[1 << 18];
+    uint64_t raw_bytes, zst_bytes;
+} json_out;
+
+static void json_pump(json_out *j, ZSTD_EndDirective mode)
+{
+    ZSTD_inBuffer in = {j->in, j->in_n, 0};
+    for (;;) {
+        ZSTD_outBuffer out = {j->out, sizeof j->out, 0};
+        size_t left = ZSTD_compressStream2(j->cc, &out, &in, mode);
+        if (ZSTD_isError(left))
+            BENCH_DIE("zstd: %s", ZSTD_getErrorName(left));
+        j->zst_bytes += out.pos;
+        if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
+            break;
+    }
+    j->raw_bytes += j->in_n;
+    j->in_n = 0;
+}
+
+static void json_put(json_out *j, const char *s, size_t n)
+{
+    if (j->in_n + n > sizeof j->in)
+        json_pump(j, ZSTD_e_continue);
+    memcpy(j->in + j->in_n, s, n);
+    j->in_n += n;
+}
+
+/* ns as microseconds with three decimals: 1234567 -> "1234.567". */
+static size_t fmt_us(char *p, int64_t ns)
+{
+    char tmp[32];
+    size_t n = 0;
+    int neg = ns < 0;
+    uint64_t v = neg ? (uint64_t)-ns : (uint64_t)ns;
+    for (int i = 0; i < 3; i++) {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    tmp[n++] = '.';
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (neg)
+        tmp[n++] = '-';
+    for (size_t i = 0; i < n; i++)
+        p[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static void json_event(json_out *j, const char *name, int64_t begin_ns,
+                       int64_t dur_ns, uint32_t tid, int *first)
+{
+    char buf[512];
+    size_t n = 0;
+    n += (size_t)snprintf(buf, sizeof buf, "%s{\"name\":\"%.200s\",\"ph\":\"X\",\"ts\":",
+                          *first ? "" : ",\n", name);
+    *first = 0;
+    n += fmt_us(buf + n, begin_ns);
+    memcpy(buf + n, ",\"dur\":", 7);
+    n += 7;
+    n += fmt_us(buf + n, dur_ns);
+    n += (size_t)snprintf(buf + n, sizeof buf - n, ",\"pid\":1,\"tid\":%u}", tid);
+    json_put(j, buf, n);
+}
+
+static void wait_drained(uint64_t events)
+{
+    for (int i = 0; i < 60000; i++) {
+        cap_producer_stats s;
+        cap_get_stats(&s);
+        if (s.events >= events)
+            return;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    BENCH_DIE("the writer did not drain");
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t scopes = 10000000;
+    int keep = 0, level = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc)
+            scopes = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc)
+            level = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--keep") == 0)
+            keep = 1;
+        else
+            BENCH_DIE("usage: bench_size [--scopes N] [--zstd-level L] [--keep]");
+    }
+    uint64_t frames = scopes / BENCH_SCOPES_PER_FRAME;
+    if (frames < 1)
+        BENCH_DIE("bad --scopes");
+    scopes = frames * BENCH_SCOPES_PER_FRAME;
+    const char *path = "bench-size.cap";
+    bench_put_machine();
+
+    cap_capture_options o = {0};
+    o.buffer_events = BUF_EVENTS;
+    o.buffers_per_thread = (unsigned)(2 * scopes / BUF_EVENTS + 2);
+    o.zstd_level = level;
+    if (cap_open(path, &o) != CAP_OK)
+        BENCH_DIE("cannot open %s", path);
+    CAP_THREAD("main");
+    bench_record_frames(frames, 1);
+    CAP_FRAME_END();
+    wait_drained(2 * scopes);
+    cap_thread_unregister();
+    if (cap_close() != CAP_OK)
+        BENCH_DIE("cap_close failed");
+    cap_producer_stats st;
+    cap_get_stats(&st);
+    if (st.dropped_scopes)
+        BENCH_DIE("%llu scopes dropped", (unsigned long long)st.dropped_scopes);
+
+    /* read the file back, write its events as JSON */
+    cap_reader *r;
+    char detail[256];
+    if (cap_reader_open(&r, path, detail, sizeof detail) != CAP_OK)
+        BENCH_DIE("cannot read %s: %s", path, detail);
+    uint64_t file_bytes = cap_reader_file_size(r);
+    json_out *j = calloc(1, sizeof *j);
+    if (!j || !(j->cc = ZSTD_createCCtx()))
+        BENCH_DIE("out of memory");
+    ZSTD_CCtx_setParameter(j->cc, ZSTD_c_compressionLevel, 3);
+    json_put(j, "{\"traceEvents\":[\n", 17);
+    int first = 1;
+    uint64_t n_scopes = 0;
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        if (res != CAP_OK)
+            BENCH_DIE("reading %s: %s", path, cap_reader_detail(r));
+        char buf[256];
+        switch (ev.kind) {
+        case CAP_EV_THREAD: {
+            int n = snprintf(buf, sizeof buf,
+                             "%s{\"name\":\"thread_name\",\"ph\":\"M\","
+                             "\"pid\":1,\"tid\":%u,\"args\":{\"name\":\"%.100s\"}}",
+                             first ? "" : ",\n", ev.u.thread.tid,
+                             ev.u.thread.name ? ev.u.thread.name : "");
+            first = 0;
+            json_put(j, buf, (size_t)n);
+            break;
+        }
+        case CAP_EV_FRAME:
+            json_event(j, "frame", ev.u.frame.begin_ns,
+                       ev.u.frame.end_ns - ev.u.frame.begin_ns, 0, &first);
+            break;
+        case CAP_EV_SCOPE: {
+            const char *name = cap_reader_name(r, ev.u.scope.name);
+            json_event(j, name ? name : "?", ev.u.scope.begin_ns,
+                       ev.u.scope.end_ns - ev.u.scope.begin_ns,
+                       ev.u.scope.tid, &first);
+            n_scopes++;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    cap_reader_close(r);
+    json_put(j, "\n]}\n", 4);
+    json_pump(j, ZSTD_e_end);
+    if (n_scopes != scopes)
+        BENCH_DIE("the file holds %llu scopes, expected %llu",
+                  (unsigned long long)n_scopes, (unsigned long long)scopes);
+
+    double bps = (double)file_bytes / (double)scopes;
+    bench_put("scopes", (double)scopes);
+    bench_put("capture_bytes", (double)file_bytes);
+    bench_put("bytes_per_scope", bps);
+    bench_put("bytes_per_scope_target", 2.0);
+    bench_put("json_bytes_per_scope", (double)j->raw_bytes / (double)scopes);
+    bench_put("json_zstd_bytes_per_scope",
+              (double)j->zst_bytes / (double)scopes);
+    bench_put("json_zstd_ratio", (double)j->zst_bytes / (double)file_bytes);
+    bench_put("json_zstd_ratio_target", 10.0);
+    ZSTD_freeCCtx(j->cc);
+    free(j);
+    if (!keep)
+        unlink(path);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * writer_records.h - the live producer's bulk path into the writer.
+ *
+ * Internal to libcapture: the producer's writer thread hands whole ranges
+ * of a thread buffer (cap__rec records, capture.h) to the writer in one
+ * call instead of one cap_writer_scope_begin/end call per event. The bytes
+ * written are exactly those the per-event calls would write for the same
+ * records.
+ */
+#ifndef CAP_WRITER_RECORDS_H
+#define CAP_WRITER_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/capture.h"
+
+/* Encode records rec[0..n) of thread `tid` as cap_writer_scope_begin (kind
+ * CAP__KIND_BEGIN, name id in the low 30 bits) and cap_writer_scope_end
+ * calls would. Begins with a name id of 0 or above CAP_MAX_NAME_ID are
+ * skipped and counted in *skipped.
+ *
+ * Stops before a record the caller must handle itself and returns its
+ * index: a begin whose name id the writer has no name for yet (define it
+ * with cap_writer_name, then pass the record to cap_writer_scope_begin), or
+ * a record whose tick lies outside [lo, hi] (the recording window).
+ * Returns n when every record was consumed; also when the writer has
+ * stopped after an error or `tid` is undeclared, since every per-event
+ * call would fail then too. */
+size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
+                           size_t n, uint64_t lo, uint64_t hi,
+                           uint64_t *skipped);
+
+#endif
