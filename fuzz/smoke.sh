@@ -27,6 +27,7 @@ ninja -C "$dir" build.ninja >/dev/null # regenerate if meson files changed
 targets=$(ninja -C "$dir" -t targets all |
           sed -n 's/^\(fuzz\/fuzz_[a-z_]*\): .*/\1/p' | sort -u)
 [ -n "$targets" ] || { echo "smoke.sh: no fuzz targets in $dir" >&2; exit 1; }
+# shellcheck disable=SC2086 # one word per target
 ninja -C "$dir" $targets fuzz/seed_raw >/dev/null
 n=$(echo "$targets" | wc -w)
 per=$(( (total + n - 1) / n ))
@@ -66,7 +67,7 @@ for t in $targets; do
                  maxlen=65536 ;;
     *) maxlen=65536 ;;
     esac
-    echo "== $name: $per s, $(ls "$scratch/$name" | wc -l) seeds"
+    echo "== $name: $per s, $(find "$scratch/$name" -type f | wc -l) seeds"
     if ! "$dir/$t" -max_total_time="$per" -timeout=10 -rss_limit_mb=2048 \
         -max_len="$maxlen" -print_final_stats=1 \
         -artifact_prefix="$dir/fuzz-artifacts/$name-" \

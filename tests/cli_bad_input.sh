@@ -172,7 +172,11 @@ changing() {
 # ---- every tool that exists ---------------------------------------------
 
 for tool in read_capture capture_diff capture_convert; do
-    eval "path=\$$tool"
+    case $tool in
+    read_capture) path=$read_capture ;;
+    capture_diff) path=$capture_diff ;;
+    *) path=$capture_convert ;;
+    esac
     if [ ! -x "$path" ]; then
         echo "skip - $tool: not built yet ($path does not exist)"
         continue
