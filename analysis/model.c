@@ -53,6 +53,14 @@ static uint64_t mix(uint64_t k)
     return k;
 }
 
+/* Add v to *acc, saturating: a crafted file can hold times whose sums do
+ * not fit 64 bits, and a report must still not overflow. */
+static inline void sat_add(int64_t *acc, int64_t v)
+{
+    if (__builtin_add_overflow(*acc, v, acc))
+        *acc = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
 /* ---- frames ------------------------------------------------------------ */
 
 static int frame_cmp(const void *a, const void *b)
@@ -257,7 +265,7 @@ static int pf_add(an_scope *s, long frame, int64_t self)
         return 0;
     uint32_t f = (uint32_t)frame;
     if (s->pf_n && s->pf_frame[s->pf_n - 1] == f) {
-        s->pf_self[s->pf_n - 1] += self;
+        sat_add(&s->pf_self[s->pf_n - 1], self);
         return 0;
     }
     if (s->pf_n == s->pf_cap) {
@@ -428,23 +436,24 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     uint32_t node = own_node(m, c, AN_CPU, parent, e->depth, e->name);
     if (node == NONE)
         return -1;
-    int64_t dur = e->end_ns - e->begin_ns;
-    int64_t self = dur - e->children_ns;
-    if (self < 0)
+    int64_t dur, self;
+    if (__builtin_sub_overflow(e->end_ns, e->begin_ns, &dur) || dur < 0)
+        dur = dur < 0 ? 0 : INT64_MAX;
+    if (__builtin_sub_overflow(dur, e->children_ns, &self) || self < 0)
         self = 0;
     an_node *n = &m->nodes[node];
     n->calls++;
-    n->total_ns += dur;
-    n->self_ns += self;
+    sat_add(&n->total_ns, dur);
+    sat_add(&n->self_ns, self);
     long si = L->o->by_path ? scope_get(m, AN_CPU, node)
                             : cpu_row(L, e->name);
     if (si < 0)
         return -1;
     an_scope *s = &m->scopes[si];
     s->calls++;
-    s->self_ns += self;
+    sat_add(&s->self_ns, self);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
-        s->total_ns += dur;
+        sat_add(&s->total_ns, dur);
     if (pf_add(s, frame_at(m, e->begin_ns, &c->frame_hint), self) != 0)
         return -1;
     if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
@@ -482,14 +491,14 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     if (!e->measured)
         return 0;
     n->calls++;
-    n->total_ns += e->duration_ns;
-    n->self_ns += e->self_ns;
+    sat_add(&n->total_ns, e->duration_ns);
+    sat_add(&n->self_ns, e->self_ns);
     s->calls++;
-    s->self_ns += e->self_ns;
+    sat_add(&s->self_ns, e->self_ns);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
-        s->total_ns += e->duration_ns;
+        sat_add(&s->total_ns, e->duration_ns);
     if (f >= 0) {
-        m->frames[f].gpu_ns += e->self_ns;
+        sat_add(&m->frames[f].gpu_ns, e->self_ns);
         m->frames[f].has_gpu = 1;
     }
     return pf_add(s, f, e->self_ns);
@@ -763,7 +772,7 @@ static int sort_pf(an_scope *s)
     size_t w = 0;
     for (size_t i = 0; i < s->pf_n; i++) {
         if (w && s->pf_frame[w - 1] == t[i].f) {
-            s->pf_self[w - 1] += t[i].v;
+            sat_add(&s->pf_self[w - 1], t[i].v);
         } else {
             s->pf_frame[w] = t[i].f;
             s->pf_self[w] = t[i].v;
@@ -910,6 +919,6 @@ int64_t an_total_frame_ns(const an_capture *m)
 {
     int64_t t = 0;
     for (size_t i = 0; i < m->nframes; i++)
-        t += an_frame_ns(&m->frames[i]);
+        sat_add(&t, an_frame_ns(&m->frames[i]));
     return t;
 }

@@ -10,6 +10,7 @@
 #include "stats.h"
 
 #define MS(ns) ((double)(ns) / 1e6)
+#define REP_MAX_BINS 1000 /* --over-time never makes more bins than this */
 
 /* ---- output helpers ---------------------------------------------------- */
 
@@ -772,10 +773,15 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
     double width;
     if (bin_seconds > 0) {
         width = bin_seconds * 1e9;
-        bins = (int)ceil(span / width);
-        if (bins < 1)
-            bins = 1;
+        double want = ceil(span / width);
+        if (want > REP_MAX_BINS) { /* a long capture, or a crafted one */
+            want = REP_MAX_BINS;
+            width = span / want;
+        }
+        bins = want < 1 ? 1 : (int)want;
     } else {
+        if (bins > REP_MAX_BINS)
+            bins = REP_MAX_BINS;
         if (bins < 1)
             bins = 10;
         width = span / bins;
@@ -796,17 +802,35 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t b = (size_t)((double)(m->frames[i].begin_ns - t0) / width);
-        if (b >= (size_t)bins)
-            b = (size_t)bins - 1;
+        double x = (double)(m->frames[i].begin_ns - t0) / width;
+        size_t b = x >= (double)bins || !(x >= 0) ? (size_t)bins - 1 : (size_t)x;
         bin_of[i] = b;
         count[b]++;
     }
+    /* frames grouped by bin (counting sort): first[b] .. first[b+1] */
+    size_t *first = calloc((size_t)bins + 1, sizeof *first);
+    size_t *order = malloc(n * sizeof *order);
+    if (!first || !order) {
+        free(first);
+        free(order);
+        free(bin_of);
+        free(count);
+        free(tmp);
+        free(dense);
+        free(fb);
+        return -1;
+    }
+    for (int b = 0; b < bins; b++)
+        first[b + 1] = first[b] + count[b];
+    /* a stable placement: within a bin, frames keep their order */
+    for (size_t i = n; i-- > 0;)
+        order[--count[bin_of[i]] + first[bin_of[i]]] = i;
+    for (int b = 0; b < bins; b++)
+        count[b] = first[b + 1] - first[b];
     for (int b = 0; b < bins; b++) {
         size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (bin_of[i] == (size_t)b)
-                tmp[k++] = MS(an_frame_ns(&m->frames[i]));
+        for (size_t j = first[b]; j < first[b + 1]; j++)
+            tmp[k++] = MS(an_frame_ns(&m->frames[order[j]]));
         fb[b] = summarize(tmp, k);
     }
     /* top scopes: up to 8 by self time, CPU and GPU together */
@@ -829,6 +853,8 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
     double(*sm)[2] = calloc(top_n * (size_t)bins + 1, sizeof *sm); /* median, p95 */
     if (!sm) {
         free(bin_of);
+        free(first);
+        free(order);
         free(count);
         free(tmp);
         free(dense);
@@ -839,9 +865,8 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
         an_scope_dense(m, &m->scopes[top[j]], dense);
         for (int b = 0; b < bins; b++) {
             size_t k = 0;
-            for (size_t i = 0; i < n; i++)
-                if (bin_of[i] == (size_t)b)
-                    tmp[k++] = MS(dense[i]);
+            for (size_t j = first[b]; j < first[b + 1]; j++)
+                tmp[k++] = MS(dense[order[j]]);
             summary s = summarize(tmp, k);
             sm[j * (size_t)bins + (size_t)b][0] = s.median;
             sm[j * (size_t)bins + (size_t)b][1] = s.p95;
@@ -853,6 +878,8 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
     size_t *cn = calloc(nc * (size_t)bins + 1, sizeof *cn);
     if (!cm || !cn) {
         free(bin_of);
+        free(first);
+        free(order);
         free(count);
         free(tmp);
         free(dense);
@@ -1050,6 +1077,8 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
     }
 #undef GROWTH
     free(bin_of);
+    free(first);
+    free(order);
     free(count);
     free(tmp);
     free(dense);

@@ -4,7 +4,7 @@
 #   fuzz/smoke.sh [TOTAL_SECONDS] [BUILD_DIR]
 #
 # TOTAL_SECONDS (default 60) is shared between the targets that exist
-# (fuzz_reader always; fuzz_chrome and fuzz_puffin once their importers
+# (fuzz_reader and fuzz_analysis always; fuzz_chrome and fuzz_puffin once their importers
 # are in tools/convert/). BUILD_DIR (default build-fuzz) is configured with
 # clang and -Dfuzz=true when it does not exist yet.
 #
@@ -55,6 +55,11 @@ for t in $targets; do
     case $name in
     fuzz_reader) seed "$scratch/$name" '*.cap' 131072 "$src/fixtures"
                  # the same captures with uncompressed chunks (seed_raw.c)
+                 for f in "$scratch/$name"/*.cap; do
+                     "$dir/fuzz/seed_raw" "$f" "${f%.cap}-raw.cap" || true
+                 done
+                 maxlen=65536 ;;
+    fuzz_analysis) seed "$scratch/$name" '*.cap' 131072 "$src/fixtures"
                  for f in "$scratch/$name"/*.cap; do
                      "$dir/fuzz/seed_raw" "$f" "${f%.cap}-raw.cap" || true
                  done
