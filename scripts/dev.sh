@@ -45,11 +45,14 @@ case "$cmd" in
     exec build/tools/read_capture "$@" fixtures/demo.cap
     ;;
   test)
+    # The whole suite: the normal build's tests, then the suite under
+    # ASan+UBSan and the threaded tests under TSan (tests/sanitizers.sh),
+    # then a 60-second smoke run of every fuzz target (fuzz/smoke.sh).
+    # CAP_QUICK=1 runs the normal build's tests only.
     build
     status=0
     meson test -C build --print-errorlogs "$@" || status=$?
-    # one closing line that any CI reader understands
-    python3 - build/meson-logs/testlog.json <<'PY' || true
+    counts=$(python3 - build/meson-logs/testlog.json <<'PY'
 import json, sys
 ok = bad = skip = 0
 for line in open(sys.argv[1]):
@@ -57,8 +60,20 @@ for line in open(sys.argv[1]):
     if r in ("OK", "EXPECTEDFAIL"): ok += 1
     elif r == "SKIP": skip += 1
     else: bad += 1
-print(f"{ok} passed, {bad} failed, {skip} skipped")
+print(ok, bad, skip)
 PY
+)
+    read -r ok bad skip <<<"$counts"
+    if [ "${CAP_QUICK:-0}" != 1 ]; then
+      for step in "tests/sanitizers.sh" "fuzz/smoke.sh 60"; do
+        echo "== $step" >&2
+        # shellcheck disable=SC2086
+        if sh $step; then ok=$((ok + 1)); else bad=$((bad + 1)); status=1; fi
+      done
+    fi
+    # one closing line that any CI reader understands
+    echo "$ok passed, $bad failed, $skip skipped"
+    [ "$bad" -eq 0 ] || status=1
     exit $status
     ;;
   build)
