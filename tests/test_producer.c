@@ -81,11 +81,14 @@ static counts read_back(void)
     return c;
 }
 
+static volatile int spin_sink; /* keeps the busy loop from being dropped */
+
 static void spin(int n)
 {
-    volatile int x = 0;
+    int x = 0;
     for (int i = 0; i < n; i++)
         x += i;
+    spin_sink = x;
 }
 
 #define JOBS 2000
