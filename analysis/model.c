@@ -417,6 +417,32 @@ static int set_root(an_capture *m, path_cache *c, an_kind kind,
                           : add_name(&m->tracks, &m->ntracks, name);
 }
 
+/* The call-tree node of an event named `name` under ancestors
+ * stack[0..depth) on CPU thread or GPU track `id`; *cache is that
+ * thread's (track's) path cache. NONE when out of memory. */
+static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
+                           const uint32_t *stack, uint32_t depth,
+                           uint32_t name, path_cache **cache)
+{
+    an_capture *m = L->m;
+    path_cache *c = kind == AN_CPU
+                        ? cache_for(&L->threads, &L->threads_cap, id)
+                        : cache_for(&L->tracks, &L->tracks_cap, id);
+    *cache = c;
+    if (!c)
+        return NONE;
+    if (c->root == NONE &&
+        set_root(m, c, kind,
+                 kind == AN_CPU ? cap_reader_thread_name(L->r, id)
+                                : cap_reader_track_name(L->r, id),
+                 id) != 0)
+        return NONE;
+    uint32_t parent = parent_node(m, c, kind, stack, depth);
+    if (parent == NONE)
+        return NONE;
+    return own_node(m, c, kind, parent, depth, name);
+}
+
 /* ---- events ------------------------------------------------------------ */
 
 static int on_scope(loader *L, const cap_ev_scope *e)
@@ -424,16 +450,9 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     an_capture *m = L->m;
     if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
         return 0;
-    path_cache *c = cache_for(&L->threads, &L->threads_cap, e->tid);
-    if (!c)
-        return -1;
-    if (c->root == NONE &&
-        set_root(m, c, AN_CPU, cap_reader_thread_name(L->r, e->tid), e->tid) != 0)
-        return -1;
-    uint32_t parent = parent_node(m, c, AN_CPU, e->stack, e->depth);
-    if (parent == NONE)
-        return -1;
-    uint32_t node = own_node(m, c, AN_CPU, parent, e->depth, e->name);
+    path_cache *c;
+    uint32_t node = event_node(L, AN_CPU, e->tid, e->stack, e->depth, e->name,
+                               &c);
     if (node == NONE)
         return -1;
     int64_t dur, self;
@@ -470,16 +489,9 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     long f = frame_by_index(m, e->cpu_frame);
     if (L->have_cutoff && f < 0)
         return 0;
-    path_cache *c = cache_for(&L->tracks, &L->tracks_cap, e->track);
-    if (!c)
-        return -1;
-    if (c->root == NONE &&
-        set_root(m, c, AN_GPU, cap_reader_track_name(L->r, e->track), e->track) != 0)
-        return -1;
-    uint32_t parent = parent_node(m, c, AN_GPU, e->stack, e->depth);
-    if (parent == NONE)
-        return -1;
-    uint32_t node = node_get(m, parent, AN_GPU, e->name);
+    path_cache *c;
+    uint32_t node = event_node(L, AN_GPU, e->track, e->stack, e->depth,
+                               e->name, &c);
     if (node == NONE)
         return -1;
     long si = scope_get(m, AN_GPU, L->o->by_path ? node : e->name);
