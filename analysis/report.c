@@ -109,37 +109,32 @@ int rep_warnings(FILE *err, const an_capture *m, const char *report,
                 st->corrupt_chunks == 1 ? "" : "s", m->damage_detail);
         n++;
     }
-    if (st->dropped_scopes) {
-        fprintf(err, "%s %s: the producer dropped %llu scopes (its buffers "
-                     "were full: the disk or writer thread could not keep "
-                     "up); call counts and times are low\n",
-                w0, m->path, (unsigned long long)st->dropped_scopes);
-        n++;
-    }
-    if (st->gpu_invalid) {
-        fprintf(err, "%s %s: %llu GPU spans were invalid (end not after "
-                     "begin, or longer than 1 s) and were dropped, not "
-                     "clamped\n",
-                w0, m->path, (unsigned long long)st->gpu_invalid);
-        n++;
-    }
-    if (st->gpu_untimed_frames) {
-        fprintf(err, "%s %s: %llu frames have no GPU timing (their query "
-                     "slot was still in flight)\n",
-                w0, m->path, (unsigned long long)st->gpu_untimed_frames);
-        n++;
-    }
-    if (st->gpu_unmeasured) {
-        fprintf(err, "%s %s: %llu GPU spans were not measured (their "
-                     "timestamps were never written); they are left out, not "
-                     "counted as zero\n",
-                w0, m->path, (unsigned long long)st->gpu_unmeasured);
-        n++;
-    }
-    if (st->clock_backwards) {
-        fprintf(err, "%s %s: %llu timestamps went backwards on their "
-                     "thread and were recorded as no time passing\n",
-                w0, m->path, (unsigned long long)st->clock_backwards);
+    /* counts the producer or the reader recorded: one line each */
+    const struct {
+        uint64_t count;
+        const char *what;
+    } counted[] = {
+        {st->dropped_scopes,
+         "scopes were dropped by the producer (its buffers were full: the "
+         "disk or writer thread could not keep up); call counts and times "
+         "are low"},
+        {st->gpu_invalid,
+         "GPU spans were invalid (end not after begin, or longer than 1 s) "
+         "and were dropped, not clamped"},
+        {st->gpu_untimed_frames,
+         "frames have no GPU timing (their query slot was still in flight)"},
+        {st->gpu_unmeasured,
+         "GPU spans were not measured (their timestamps were never "
+         "written); they are left out, not counted as zero"},
+        {st->clock_backwards,
+         "timestamps went backwards on their thread and were recorded as "
+         "no time passing"},
+    };
+    for (size_t i = 0; i < sizeof counted / sizeof counted[0]; i++) {
+        if (!counted[i].count)
+            continue;
+        fprintf(err, "%s %s: %llu %s\n", w0, m->path,
+                (unsigned long long)counted[i].count, counted[i].what);
         n++;
     }
     if (m->nframes == 0 && (m->cpu_events || m->gpu_events)) {

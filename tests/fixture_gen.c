@@ -18,6 +18,8 @@
  *                       an A/B set: 20 noisy scopes; system_07 is 10 %
  *                       slower in ab-regressed; ab-same is drawn from the
  *                       same law as ab-base
+ *   counted-losses.cap  dropped scopes, invalid, unmeasured and untimed GPU
+ *                       spans, a timestamp that went backwards
  *
  * The test suite runs it again and checks the bytes did not change, so a
  * format change cannot slip in without new fixtures and a spec entry.
@@ -275,6 +277,39 @@ static void ab(const char *dir, const char *file, uint64_t seed, int slow_scope)
     CHECK(cap_writer_close(w));
 }
 
+/* Everything a report must warn about that is counted, not lost: dropped
+ * scopes, invalid / unmeasured / untimed GPU spans, a clock that went back. */
+static void counted_losses(const char *dir)
+{
+    rng_state = 5;
+    cap_writer *w = open_w(dir, "counted-losses.cap", "lossy");
+    define_names(w, N_VRAM);
+    CHECK(cap_writer_thread(w, 0, "main"));
+    CHECK(cap_writer_gpu_track(w, 0, "graphics queue", 1.0));
+    uint64_t t = 1000000000;
+    for (uint64_t f = 0; f < 12; f++) {
+        uint64_t b = t;
+        CHECK(cap_writer_scope_begin(w, 0, N_FRAME, b));
+        CHECK(cap_writer_scope_begin(w, 0, N_UPDATE, b + 1000));
+        CHECK(cap_writer_scope_end(w, 0, b + 2000000));
+        /* one timestamp 500 ns behind the last: recorded as no time */
+        CHECK(cap_writer_scope_begin(w, 0, N_RENDER, b + 1999500));
+        CHECK(cap_writer_scope_end(w, 0, b + 5000000));
+        t = b + 10000000;
+        CHECK(cap_writer_scope_end(w, 0, t));
+        CHECK(cap_writer_frame(w, f, b, t));
+        cap_gpu_span sp[3] = {
+            {N_GPU_FRAME, -1, b + 100000, b + 4100000, 1},
+            {N_SHADOWS, 0, 0, 0, 0},                      /* not measured */
+            {N_RASTER, 0, b + 900000, b + 800000, 1},     /* invalid */
+        };
+        CHECK(cap_writer_gpu_frame(w, 0, f, sp, 3));
+    }
+    CHECK(cap_writer_dropped(w, 0, 37));
+    CHECK(cap_writer_gpu_dropped(w, 0, 2, 0));
+    CHECK(cap_writer_close(w));
+}
+
 static unsigned char *slurp(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -356,5 +391,6 @@ int main(int argc, char **argv)
     ab(argv[1], "ab-base.cap", 1001, 0);
     ab(argv[1], "ab-regressed.cap", 2002, 7);
     ab(argv[1], "ab-same.cap", 3003, 0);
+    counted_losses(argv[1]);
     return 0;
 }
