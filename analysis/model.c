@@ -622,8 +622,9 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     if (m->nframes)
         qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
     if (L->o->skip_seconds > 0 && m->nframes) {
-        L->cutoff_ns = m->frames[0].begin_ns +
-                       (int64_t)(L->o->skip_seconds * 1e9);
+        double skip = L->o->skip_seconds * 1e9;
+        L->cutoff_ns = m->frames[0].begin_ns;
+        sat_add(&L->cutoff_ns, skip >= 9.2e18 ? INT64_MAX : (int64_t)skip);
         L->have_cutoff = 1;
         size_t k = 0;
         while (k < m->nframes && m->frames[k].begin_ns < L->cutoff_ns)

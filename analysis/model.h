@@ -134,10 +134,20 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
 
 void an_free(an_capture *m);
 
-/* Frame duration in ns. */
+/* b - a in ns as a double: times from a crafted file can be anywhere in
+ * int64, and their difference must not overflow. */
+static inline double an_elapsed_ns(int64_t a, int64_t b)
+{
+    return (double)b - (double)a;
+}
+
+/* Frame duration in ns, saturating (see an_elapsed_ns). */
 static inline int64_t an_frame_ns(const an_frame *f)
 {
-    return f->end_ns - f->begin_ns;
+    int64_t d;
+    if (__builtin_sub_overflow(f->end_ns, f->begin_ns, &d))
+        return f->end_ns > f->begin_ns ? INT64_MAX : INT64_MIN;
+    return d;
 }
 
 /* Fill dense[0..nframes) with scope s's self time (ns) in each frame,

@@ -230,7 +230,7 @@ int rep_header(FILE *out, const an_capture *m, rep_style st)
         fprintf(out, "start     %s\n", v);
     fprintf(out, "clock     %s\n", m->clock_source);
     fprintf(out, "duration  %.3f s\n",
-            m->last_ns > m->first_ns ? (double)(m->last_ns - m->first_ns) / 1e9
+            m->last_ns > m->first_ns ? an_elapsed_ns(m->first_ns, m->last_ns) / 1e9
                                      : 0.0);
     fprintf(out, "frames    %zu\n", m->nframes);
     fprintf(out, "threads   %zu", m->nthreads);
@@ -764,7 +764,7 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
     }
     int64_t t0 = m->frames[0].begin_ns;
     int64_t t1 = m->frames[n - 1].end_ns;
-    double span = (double)(t1 - t0);
+    double span = an_elapsed_ns(t0, t1);
     double width;
     if (bin_seconds > 0) {
         width = bin_seconds * 1e9;
@@ -797,7 +797,7 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        double x = (double)(m->frames[i].begin_ns - t0) / width;
+        double x = an_elapsed_ns(t0, m->frames[i].begin_ns) / width;
         size_t b = x >= (double)bins || !(x >= 0) ? (size_t)bins - 1 : (size_t)x;
         bin_of[i] = b;
         count[b]++;
@@ -889,7 +889,8 @@ int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
             const an_sample *s = &m->counters[c].s[i];
             if (s->time_ns < t0 || s->time_ns > t1)
                 continue;
-            size_t b = (size_t)((double)(s->time_ns - t0) / width);
+            double x = an_elapsed_ns(t0, s->time_ns) / width;
+            size_t b = x >= (double)bins || !(x >= 0) ? (size_t)bins - 1 : (size_t)x;
             if (b >= (size_t)bins)
                 b = (size_t)bins - 1;
             cm[c * (size_t)bins + b] += s->value;
@@ -1141,7 +1142,7 @@ int rep_frames(FILE *out, const an_capture *m, rep_style st, const char *scope)
                 if (!present && only < 0)
                     continue;
                 fprintf(out, "%llu,%.6f,", (unsigned long long)fr->index,
-                        (double)(fr->begin_ns - t0) / 1e9);
+                        an_elapsed_ns(t0, fr->begin_ns) / 1e9);
                 csv_num(out, MS(an_frame_ns(fr)));
                 fputc(',', out);
                 csv_num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
@@ -1169,7 +1170,7 @@ int rep_frames(FILE *out, const an_capture *m, rep_style st, const char *scope)
     for (size_t f = 0; f < n; f++) {
         const an_frame *fr = &m->frames[f];
         fprintf(out, "  %7llu %9.3f %9.3f ", (unsigned long long)fr->index,
-                (double)(fr->begin_ns - t0) / 1e9, MS(an_frame_ns(fr)));
+                an_elapsed_ns(t0, fr->begin_ns) / 1e9, MS(an_frame_ns(fr)));
         if (fr->has_gpu)
             fprintf(out, "%9.3f", MS(fr->gpu_ns));
         else

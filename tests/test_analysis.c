@@ -16,6 +16,7 @@
 
 #include "capture/cap_writer.h"
 #include "model.h"
+#include "report.h"
 
 static char path[64];
 
@@ -32,6 +33,17 @@ static cap_writer *open_writer(void)
         assert_int_equal(cap_writer_name(w, i, names[i], NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
     return w;
+}
+
+static void frame_lengths_saturate(const an_capture *m)
+{
+    (void)m;
+    an_frame f = {0, INT64_MIN, INT64_MAX, 0, 0};
+    assert_true(an_frame_ns(&f) == INT64_MAX);
+    an_frame g = {0, INT64_MAX, INT64_MIN, 0, 0};
+    assert_true(an_frame_ns(&g) == INT64_MIN);
+    an_frame h = {0, 100, 350, 0, 0};
+    assert_int_equal(an_frame_ns(&h), 250);
 }
 
 static an_capture *load(cap_writer *w)
@@ -186,6 +198,32 @@ static void threads_with_the_same_name_merge_in_the_tree(void **state)
     an_free(m);
 }
 
+static void times_far_apart_do_not_overflow_the_reports(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    assert_int_equal(cap_writer_thread(w, 1, "other"), CAP_OK);
+    /* thread 0 near the top of int64, thread 1 (as a signed ns value) near
+     * its bottom: their difference does not fit 64 bits */
+    uint64_t hi = 0x7ffffffffffff000ull, lo = 0x8000000000001000ull;
+    B(0, 1, hi);
+    E(0, hi + 100);
+    B(1, 2, lo);
+    E(1, lo + 100);
+    assert_int_equal(cap_writer_frame(w, 0, hi, hi + 200), CAP_OK);
+    an_capture *m = load(w);
+    assert_true(an_elapsed_ns(m->first_ns, m->last_ns) > 1.8e19);
+    FILE *null = fopen("/dev/null", "w");
+    assert_non_null(null);
+    rep_style st = {0, 0};
+    assert_int_equal(rep_header(null, m, st), 0);
+    assert_int_equal(rep_over_time(null, m, st, 0, 1.0), 0);
+    assert_int_equal(rep_ranking(null, m, st), 0);
+    fclose(null);
+    frame_lengths_saturate(m);
+    an_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +233,7 @@ int main(void)
         cmocka_unit_test(scope_spanning_a_frame_boundary_is_charged_to_its_first_frame),
         cmocka_unit_test(gpu_self_time_subtracts_the_union_of_overlapping_children),
         cmocka_unit_test(threads_with_the_same_name_merge_in_the_tree),
+        cmocka_unit_test(times_far_apart_do_not_overflow_the_reports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
