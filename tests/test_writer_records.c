@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "capture/cap_writer.h"
-#include "writer_records.h"
+#include "writer/writer_records.h"
 
 #define THREADS 3
 #define NAMES 40

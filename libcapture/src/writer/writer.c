@@ -23,7 +23,7 @@
 #include <zstd.h>
 
 #include "format/format.h"
-#include "writer_records.h"
+#include "writer/writer_records.h"
 
 typedef struct wr_open {
     uint32_t name;

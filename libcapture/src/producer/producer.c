@@ -22,7 +22,7 @@
  * The registry below is libcapture's only process-wide mutable state.
  */
 #include "capture/capture.h"
-#include "writer_records.h"
+#include "writer/writer_records.h"
 
 #include <errno.h>
 #include <math.h>
