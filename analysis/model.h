@@ -47,6 +47,8 @@ typedef struct an_scope {
     char *name;       /* display name; "<unnamed #id>" when unnamed */
     char *path;       /* call path "thread;a;b" when by_path, else NULL */
     int unnamed;
+    int is_wait;      /* the producer tagged the name as a wait (time spent
+                         blocked, not working): cap_reader_name_flags */
     uint64_t calls;
     int64_t total_ns; /* recursion-free: nested repeats of the same name
                          under themselves are not added again */
@@ -65,6 +67,7 @@ typedef struct an_node {
     char *name;
     uint32_t name_id;
     uint32_t depth;   /* roots 0 */
+    int is_wait;      /* as an_scope.is_wait */
     uint64_t calls;
     int64_t total_ns, self_ns;
     uint32_t first_child, next_sibling; /* UINT32_MAX: none */
