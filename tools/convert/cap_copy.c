@@ -13,6 +13,13 @@
  * end without it, with a warning. GPU spans are rebuilt into batches: one
  * batch per run of spans of the same track and CPU frame; each span's
  * parent is the latest earlier span one level up with the parent's name.
+ *
+ * Per thread, times are written in order: the reader converts each block's
+ * ticks with that block's clock estimate, so two events on either side of
+ * a block boundary can come out a few hundred ns out of order although
+ * their ticks were in order. Such a time is written as the thread's latest
+ * (that is not a clock that went backwards, and is not counted as one);
+ * the largest adjustment is reported when it exceeds a microsecond.
  */
 #include "cvt.h"
 #include "cvt_util.h"
@@ -36,6 +43,9 @@ typedef struct copy {
     int64_t *open_end;       /* scratch: ends of open scopes */
     size_t open_cap;
     uint64_t clamped;
+    uint64_t *last_tick;     /* per thread: latest time written */
+    size_t last_cap;
+    uint64_t max_adjust;     /* largest per-thread order adjustment (ns) */
     /* the GPU batch being collected */
     cap_gpu_span *spans;
     uint32_t *span_depth;
@@ -89,9 +99,28 @@ static int use_name(copy *c, uint32_t id)
     return r == CAP_OK ? 0 : wfail(c, r, "names");
 }
 
+/* t, or the thread's latest written time when t is earlier (see above). */
+static uint64_t in_order(copy *c, uint32_t tid, uint64_t t)
+{
+    uint64_t *last = &c->last_tick[tid];
+    if (t < *last) {
+        if (*last - t > c->max_adjust)
+            c->max_adjust = *last - t;
+        return *last;
+    }
+    return *last = t;
+}
+
 static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
 {
     copy *c = user;
+    if (tid >= c->last_cap) {
+        size_t old = c->last_cap;
+        if (cvt_grow((void **)&c->last_tick, &c->last_cap, (size_t)tid + 1,
+                     sizeof *c->last_tick))
+            return wfail(c, CAP_E_NOMEM, "scopes");
+        memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
+    }
     if (cvt_grow((void **)&c->open_end, &c->open_cap, n + 1,
                  sizeof *c->open_end))
         return wfail(c, CAP_E_NOMEM, "scopes");
@@ -104,19 +133,22 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
         return wfail(c, CAP_E_NOMEM, "scopes");
     for (size_t i = 0; i < n && r == CAP_OK; i++) {
         while (nopen && odepth[nopen - 1] >= s[i].depth && r == CAP_OK)
-            r = cap_writer_scope_end(c->w, tid, tick(c, c->open_end[--nopen]));
+            r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
+                                     tick(c, c->open_end[--nopen])));
         if (r != CAP_OK)
             break;
         if (use_name(c, s[i].name)) {
             free(odepth);
             return c->fatal;
         }
-        r = cap_writer_scope_begin(c->w, tid, s[i].name, tick(c, s[i].begin));
+        r = cap_writer_scope_begin(c->w, tid, s[i].name,
+                                   in_order(c, tid, tick(c, s[i].begin)));
         c->open_end[nopen] = s[i].end;
         odepth[nopen++] = s[i].depth;
     }
     while (nopen && r == CAP_OK)
-        r = cap_writer_scope_end(c->w, tid, tick(c, c->open_end[--nopen]));
+        r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
+                                 tick(c, c->open_end[--nopen])));
     free(odepth);
     return r == CAP_OK ? 0 : wfail(c, r, "scopes");
 }
@@ -314,6 +346,11 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         if (r != CAP_OK)
             wfail(c, r, "statistics");
     }
+    if (c->max_adjust > 1000)
+        cvt_warn(&c->d, W_CLAMP, "times on a thread out of order by up to "
+                 "%.3f us (the input's clock estimate changed between "
+                 "blocks) were written in order",
+                 (double)c->max_adjust / 1e3);
     if (c->clamped)
         cvt_warn(&c->d, W_CLAMP, "%llu time(s) before the capture's origin "
                  "written as the origin", (unsigned long long)c->clamped);
@@ -335,6 +372,7 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     cvt_preorder_free(&pre);
     cap_reader_close(c->r);
     free(c->named);
+    free(c->last_tick);
     free(c->open_end);
     free(c->spans);
     free(c->span_depth);

@@ -23,10 +23,14 @@ typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN } fmt;
 
 static const char *const fmt_names[] = {"?", "cap", "json", "folded", "puffin"};
 
+#define CVT_MAX_GPU_THREADS 16
+
 typedef struct cli {
     const char *in, *out;
     fmt from, to;
     cvt_options opt;
+    const char *gpu[CVT_MAX_GPU_THREADS]; /* --gpu-thread, in order */
+    size_t n_gpu;
     int help;
 } cli;
 
@@ -45,11 +49,14 @@ static void usage(FILE *f)
         "  --to FORMAT          format of OUT: cap, json, folded\n"
         "                       (default: from OUT's extension)\n"
         "  --frame-scope NAME   importers: each top-level occurrence of the\n"
-        "                       scope NAME is one frame (default: none; a\n"
-        "                       Chrome trace written by capture_convert keeps\n"
-        "                       its frames)\n"
+        "                       scope NAME is one frame; NAME may be a glob\n"
+        "                       ('ProfilerStep#*': numbered steps are frames)\n"
+        "                       (default: none; a Chrome trace written by\n"
+        "                       capture_convert keeps its frames)\n"
         "  --gpu-thread NAME    Chrome importer: import the thread NAME as a\n"
-        "                       GPU track on the CPU clock (default: none)\n"
+        "                       GPU track on the CPU clock; repeat it for\n"
+        "                       several streams, one track each (default:\n"
+        "                       none)\n"
         "  --weight self-us|calls\n"
         "                       folded output: self time in microseconds or\n"
         "                       call counts (default: self-us)\n"
@@ -166,7 +173,14 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
             c->opt.frame_scope = val;
             break;
         case 3:
-            c->opt.gpu_thread = val;
+            if (c->n_gpu >= CVT_MAX_GPU_THREADS) {
+                fprintf(err, "capture_convert: --gpu-thread given more than "
+                             "%d times\n", CVT_MAX_GPU_THREADS);
+                return 2;
+            }
+            c->gpu[c->n_gpu++] = val;
+            c->opt.gpu_threads = c->gpu;
+            c->opt.n_gpu_threads = c->n_gpu;
             break;
         case 4:
             if (strcmp(val, "self-us") != 0 && strcmp(val, "calls") != 0) {
@@ -229,12 +243,12 @@ static int cli_run(const cli *c, FILE *err)
                 c->in);
         return 2;
     }
-    if (c->from == F_CAP && (o.frame_scope || o.gpu_thread))
+    if (c->from == F_CAP && (o.frame_scope || o.n_gpu_threads))
         fprintf(err, "warning: --frame-scope and --gpu-thread apply to "
                      "importers; ignored when reading a capture\n");
     if (c->to != F_FOLDED && strcmp(o.weight, "self-us") != 0)
         fprintf(err, "warning: --weight applies to folded output; ignored\n");
-    if (c->from == F_PUFFIN && o.gpu_thread)
+    if (c->from == F_PUFFIN && o.n_gpu_threads)
         fprintf(err, "warning: --gpu-thread applies to Chrome traces; "
                      "ignored\n");
 

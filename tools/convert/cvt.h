@@ -20,8 +20,10 @@
 typedef struct cvt_options {
     const char *frame_scope; /* --frame-scope NAME: each top-level occurrence
                                 of NAME is one frame (importers), or NULL */
-    const char *gpu_thread;  /* --gpu-thread NAME: import that thread as a
-                                GPU track (Chrome JSON in), or NULL */
+    const char *const *gpu_threads; /* --gpu-thread NAME, repeatable: each
+                                named thread becomes a GPU track of its own
+                                (Chrome JSON in); n_gpu_threads of them */
+    size_t n_gpu_threads;
     const char *weight;      /* folded out: "self-us" (default) or "calls" */
     FILE *diag;              /* diagnostics; stderr in the tool */
 } cvt_options;
