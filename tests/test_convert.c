@@ -1099,6 +1099,216 @@ static void capture_to_json_and_back_keeps_every_scope(void **state)
     free(back);
 }
 
+/* ---- slices ------------------------------------------------------------ */
+
+static int run_tool(env *e, char **out, char **err, const char *const *args);
+
+/* One scope as the reader gives it, for comparing two captures. */
+typedef struct sc {
+    uint32_t tid, depth;
+    int64_t begin, end;
+    char name[64];
+} sc;
+
+static int cmp_sc(const void *a, const void *b)
+{
+    const sc *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+typedef struct slice_view {
+    uint64_t frames[512];     /* frame indices, file order */
+    int64_t fb[512], fe[512]; /* their begin and end */
+    size_t nframes;
+    sc *scopes;               /* every scope whose root begins inside
+                                 [lo, hi) of some frame in `keep`, or all */
+    size_t nscopes;
+    uint64_t gpu_frames[4096];/* cpu_frame of each GPU span */
+    size_t ngpu;
+    uint64_t unnamed;
+} slice_view;
+
+/* Read cap; keep[] (NULL: everything) selects frames by position in file
+ * order, and with them the scopes whose root begins in a kept frame. */
+static void read_view(const char *cap, const unsigned char *keep,
+                      slice_view *v)
+{
+    memset(v, 0, sizeof *v);
+    /* pass 1: frames */
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, cap, NULL, 0), CAP_OK);
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        assert_int_equal(res, CAP_OK);
+        if (ev.kind == CAP_EV_FRAME) {
+            assert_true(v->nframes < 512);
+            v->fb[v->nframes] = ev.u.frame.begin_ns;
+            v->fe[v->nframes] = ev.u.frame.end_ns;
+            v->frames[v->nframes++] = ev.u.frame.index;
+        }
+    }
+    cap_reader_close(r);
+    /* pass 2: scopes by root, GPU spans by frame */
+    assert_int_equal(cap_reader_open(&r, cap, NULL, 0), CAP_OK);
+    sc *pending[16] = {0};
+    size_t npend[16] = {0}, cap_all = 0;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        assert_int_equal(res, CAP_OK);
+        if (ev.kind == CAP_EV_GPU_SPAN) {
+            assert_true(v->ngpu < 4096);
+            v->gpu_frames[v->ngpu++] = ev.u.gpu_span.cpu_frame;
+        }
+        if (ev.kind != CAP_EV_SCOPE)
+            continue;
+        const cap_ev_scope *s = &ev.u.scope;
+        assert_true(s->tid < 16);
+        sc one = {s->tid, s->depth, s->begin_ns, s->end_ns, ""};
+        const char *nm = cap_reader_name(r, s->name);
+        v->unnamed += nm == NULL;
+        snprintf(one.name, sizeof one.name, "%s", nm ? nm : "?");
+        pending[s->tid] = realloc(pending[s->tid],
+                                  (npend[s->tid] + 1) * sizeof *pending[0]);
+        assert_non_null(pending[s->tid]);
+        pending[s->tid][npend[s->tid]++] = one;
+        if (s->depth)
+            continue;
+        int in = keep == NULL;
+        for (size_t i = 0; !in && i < v->nframes; i++)
+            in = keep[i] && v->fb[i] <= s->begin_ns && s->begin_ns < v->fe[i];
+        if (in) {
+            v->scopes = realloc(v->scopes, (v->nscopes + npend[s->tid] + 1) *
+                                               sizeof *v->scopes);
+            assert_non_null(v->scopes);
+            memcpy(v->scopes + v->nscopes, pending[s->tid],
+                   npend[s->tid] * sizeof *v->scopes);
+            v->nscopes += npend[s->tid];
+        }
+        npend[s->tid] = 0;
+    }
+    (void)cap_all;
+    for (int i = 0; i < 16; i++)
+        free(pending[i]);
+    cap_reader_close(r);
+    qsort(v->scopes, v->nscopes, sizeof *v->scopes, cmp_sc);
+}
+
+/* The slice holds exactly the frames asked for, every scope whose root
+ * began in one of them (same times, same names), the GPU spans of those
+ * frames and no unnamed id. */
+static void check_slice(env *e, const char *demo, const char *const *args,
+                        const unsigned char *keep)
+{
+    char *out, *err;
+    assert_int_equal(run_tool(e, &out, &err, args), 0);
+    slice_view *full = malloc(sizeof *full), *cut = malloc(sizeof *cut);
+    assert_non_null(full);
+    assert_non_null(cut);
+    read_view(demo, keep, full);
+    read_view(args[3], NULL, cut);
+    size_t k = 0;
+    for (size_t i = 0; i < full->nframes; i++)
+        if (keep[i]) {
+            assert_true(k < cut->nframes);
+            assert_int_equal(cut->frames[k], full->frames[i]);
+            assert_int_equal(cut->fb[k], full->fb[i]);
+            k++;
+        }
+    assert_int_equal(k, cut->nframes);
+    assert_int_equal(cut->nscopes, full->nscopes);
+    for (size_t i = 0; i < cut->nscopes; i++)
+        assert_int_equal(cmp_sc(&cut->scopes[i], &full->scopes[i]), 0);
+    for (size_t i = 0; i < cut->ngpu; i++) {
+        int found = 0;
+        for (size_t j = 0; j < full->nframes && !found; j++)
+            found = keep[j] && full->frames[j] == cut->gpu_frames[i];
+        assert_true(found);
+    }
+    assert_true(cut->ngpu > 0);
+    assert_int_equal(cut->unnamed, 0);
+    assert_contains(err, "window(s);");
+    free(full->scopes);
+    free(cut->scopes);
+    free(full);
+    free(cut);
+    free(out);
+    free(err);
+}
+
+static void slices_keep_their_frames_scopes_and_names(void **state)
+{
+    env *e = *state;
+    char *cap = tmp_path(e, "slice.cap");
+    char demo[PATH_MAX];
+    snprintf(demo, sizeof demo, "%s", fixture(e, "../demo.cap"));
+    slice_view *full = malloc(sizeof *full);
+    assert_non_null(full);
+    read_view(demo, NULL, full);
+    assert_true(full->nframes == 240);
+    unsigned char keep[512] = {0};
+
+    /* --frames 10:20 */
+    for (size_t i = 0; i < full->nframes; i++)
+        keep[i] = full->frames[i] >= 10 && full->frames[i] < 20;
+    const char *a1[] = {"--frames", "10:20", demo, cap, NULL};
+    check_slice(e, demo, a1, keep);
+
+    /* --seconds 1:1.5, measured from the first frame's begin */
+    for (size_t i = 0; i < full->nframes; i++) {
+        double t = (double)(full->fb[i] - full->fb[0]) / 1e9;
+        keep[i] = t >= 1.0 && t < 1.5;
+    }
+    const char *a2[] = {"--seconds", "1:1.5", demo, cap, NULL};
+    check_slice(e, demo, a2, keep);
+
+    /* --slowest 3 --context 1: the three longest frames and their
+     * neighbours */
+    memset(keep, 0, sizeof keep);
+    for (int round = 0; round < 3; round++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < full->nframes; i++) {
+            if (keep[i] & 2)
+                continue;
+            if (best == SIZE_MAX || full->fe[i] - full->fb[i] >
+                                        full->fe[best] - full->fb[best])
+                best = i;
+        }
+        keep[best] |= 2;
+    }
+    for (size_t i = 0; i < full->nframes; i++)
+        if (keep[i] & 2) {
+            keep[i] |= 1;
+            if (i > 0)
+                keep[i - 1] |= 1;
+            if (i + 1 < full->nframes)
+                keep[i + 1] |= 1;
+        }
+    for (size_t i = 0; i < full->nframes; i++)
+        keep[i] = keep[i] & 1;
+    /* check_slice reads args[3] as the output */
+    const char *a3[] = {"--slowest=3", "--context=1", demo, cap, NULL};
+    check_slice(e, demo, a3, keep);
+
+    /* a window with no frame is an input error, one line */
+    char *out, *err;
+    const char *a4[] = {"--frames", "1000:2000", demo, cap, NULL};
+    assert_int_equal(run_tool(e, &out, &err, a4), 2);
+    assert_contains(err, "the slice --frames 1000:2000 holds no frame (the "
+                         "capture has 240, indices 0 to 239)");
+    assert_int_equal(count_lines(err), 1);
+    free(out);
+    free(err);
+    free(full->scopes);
+    free(full);
+    free(cap);
+}
+
 /* ---- folded out -------------------------------------------------------- */
 
 static void folded_self_time_merges_and_sorts_stacks(void **state)
@@ -1415,6 +1625,14 @@ static void usage_errors_exit_with_2(void **state)
         {"--to", "puffin", "a.cap", "b.x", "--to 'puffin': expected cap, json "
                                            "or folded"},
         {"--frame-scope", NULL, NULL, NULL, "--frame-scope needs a value"},
+        {"--frames", "5", "a.cap", "b.cap", "--frames '5': expected A:B, A: "
+                                            "or :B with 0 <= A < B"},
+        {"--frames", "9:3", "a.cap", "b.cap", "--frames '9:3'"},
+        {"--seconds", "x:1", "a.cap", "b.cap", "--seconds 'x:1'"},
+        {"--slowest", "0", "a.cap", "b.cap", "--slowest '0': expected a whole "
+                                            "number above 0"},
+        {"--frames", "1:2", "a.cap", "b.json", "cut a capture into a capture"},
+        {"--context", "3", "a.cap", "b.cap", "--context goes with --slowest"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out, *err;
@@ -1501,6 +1719,7 @@ int main(void)
         cmocka_unit_test(unknown_gpu_thread_is_an_input_error),
         cmocka_unit_test(steps_glob_and_several_gpu_streams),
         cmocka_unit_test(copying_keeps_a_threads_times_in_order_across_blocks),
+        cmocka_unit_test(slices_keep_their_frames_scopes_and_names),
         cmocka_unit_test(invalid_json_far_into_the_file_names_the_file_offset),
         cmocka_unit_test(gzip_cut_short_is_named),
         cmocka_unit_test(the_same_gpu_thread_twice_is_an_input_error),
