@@ -135,7 +135,7 @@ static void test_game_sim_records_its_truth(void **state)
     cap_event ev;
     cap_result res;
     size_t frames = 0, gpu_spans = 0, counters = 0, draw_calls = 0;
-    size_t assets = 0;
+    size_t assets = 0, asset_calls[90] = {0};
     uint32_t max_depth = 0;
     int threads_seen[8] = {0};
     const char *thread_names[] = {"main", "render", "worker 0", "worker 1",
@@ -181,6 +181,10 @@ static void test_game_sim_records_its_truth(void **state)
             if (ev.u.scope.depth > max_depth)
                 max_depth = ev.u.scope.depth;
             if (strncmp(n, "asset_", 6) == 0) {
+                /* asset_NN_kind: each of the 90 under its own name */
+                int k = atoi(n + 6);
+                assert_true(k >= 0 && k < 90);
+                asset_calls[k]++;
                 assets++;
                 assert_string_equal(cap_reader_name(r, ev.u.scope.stack[2]),
                                     "stream_assets");
@@ -227,6 +231,8 @@ static void test_game_sim_records_its_truth(void **state)
     assert_int_equal(counters, FRAMES * 4);
     assert_true(max_depth >= 5);
     assert_int_equal(assets, FRAMES * 3);
+    for (int k = 0; k < 90; k++)
+        assert_int_equal(asset_calls[k], FRAMES * 3 / 90);
     assert_int_equal(find(t, nt, "game_frame")->seen, FRAMES);
     assert_int_equal(find(t, nt, "render_frame")->seen, FRAMES);
     assert_int_equal(find(t, nt, "job_skinning")->seen, FRAMES * 3);
