@@ -126,7 +126,8 @@ static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
         sum += g;
         k++;
     }
-    if (k >= 2 && (hi - lo) / (sum / (double)k) <= AN_OT_UNIFORM) {
+    if (k >= 2 && sum / (double)k >= AN_OT_GROWTH &&
+        (hi - lo) / (sum / (double)k) <= AN_OT_UNIFORM) {
         double moved = 0;
         int mem = memory_flat(ot, mid, &moved);
         an_verdict v = {AN_V_THROTTLING, {sum / (double)k, lo, hi, fg}, 0};

@@ -63,9 +63,9 @@ an_ratio an_ratio_of(double num, double den, double zero);
       "fewer than two non-empty bins: nothing to compare")                    \
     X(AN_V_THROTTLING, "throttling",                                          \
       "mean growth, min growth, max growth, frame growth",                   \
-      "frame median grew >= 1.10x; every work scope (not a wait, >= 2 % "    \
-      "of the frame) grew by about the same factor (spread <= 20 % of the "   \
-      "mean); memory counters not owned by the profiler changed < 5 % over " \
+      "frame median grew >= 1.10x; the work scopes (not waits, >= 2 % of "    \
+      "the frame, at least two) grew >= 1.10x on average and by about the "   \
+      "same factor (spread <= 20 % of the mean); memory counters not owned by the profiler changed < 5 % over " \
       "the second half of the bins")                                          \
     X(AN_V_THROTTLING_UNCHECKED, "throttling-unchecked",                      \
       "mean growth, min growth, max growth, frame growth",                   \
