@@ -338,7 +338,7 @@ static int convert(converter conv, const char *in, const char *out,
     size_t len = 0;
     char *text = NULL;
     FILE *d = open_memstream(&text, &len);
-    cvt_options o = {frame_scope, gpu_thread, weight, d};
+    cvt_options o = {frame_scope, gpu_thread, weight, d, NULL};
     int rc = conv(in, out, &o);
     fclose(d);
     if (diag)
@@ -1226,8 +1226,8 @@ static void usage_errors_exit_with_2(void **state)
         {"a.json", NULL, NULL, NULL, "expected IN and OUT"},
         {"a.txt", "b.cap", NULL, NULL, "a.txt: cannot tell the format"},
         {"--weight", "heavy", "a.cap", "b.folded", "--weight 'heavy'"},
-        {"--to", "puffin", "a.cap", "b.x", "--to 'puffin': expected cap, json "
-                                           "or folded"},
+        {"--to", "puffin", "a.cap", "b.x", "--to 'puffin': expected cap, json, "
+                                           "folded or svg"},
         {"--frame-scope", NULL, NULL, NULL, "--frame-scope needs a value"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -15,6 +15,7 @@
 
 #include "model.h"
 #include "report.h"
+#include "render/svg.h"
 
 #define EXIT_REPORT 0
 #define EXIT_USAGE 2
@@ -33,6 +34,7 @@ typedef struct args {
     double bin_seconds;
     const char *scope;
     double skip_seconds;
+    const char *svg; /* --svg FILE, or NULL */
 } args;
 
 static void usage(FILE *f)
@@ -58,6 +60,9 @@ static void usage(FILE *f)
           "\n"
           "Common:\n"
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
+          "  --svg FILE         also draw the report as an SVG picture in FILE:\n"
+          "                     the frame-time chart (the ranking, --frames)\n"
+          "                     or the flame graph (--tree)\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
@@ -88,7 +93,7 @@ static int parse_number(const char *opt, const char *s, double min, double *out)
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
-           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP };
+           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP, O_SVG };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
@@ -103,6 +108,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"csv", no_argument, 0, O_CSV},
         {"strict", no_argument, 0, O_STRICT},
         {"skip-seconds", required_argument, 0, O_SKIP},
+        {"svg", required_argument, 0, O_SVG},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -123,6 +129,7 @@ static int parse_args(int argc, char **argv, args *a)
         case O_STRICT: a->strict = 1; break;
         case O_SPLITBY: a->split_by = optarg; break;
         case O_SCOPE: a->scope = optarg; break;
+        case O_SVG: a->svg = optarg; break;
         case O_DEPTH:
             if (parse_number("--depth", optarg, 0, &v) != 0)
                 return -1;
@@ -171,6 +178,12 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "read_capture: --scope goes with --frames\n");
         return -1;
     }
+    if (a->svg && (a->report == R_SPLIT || a->report == R_OVER_TIME)) {
+        fprintf(stderr, "read_capture: --svg draws the ranking, --tree and "
+                        "--frames; --split and --over-time have no picture "
+                        "yet\n");
+        return -1;
+    }
     if (optind + 1 != argc) {
         fprintf(stderr, optind >= argc ? "read_capture: no capture file given "
                                          "(see --help)\n"
@@ -180,6 +193,27 @@ static int parse_args(int argc, char **argv, args *a)
     }
     a->file = argv[optind];
     return 0;
+}
+
+/* The picture of the report into a->svg. Returns 0, -1 out of memory, or
+ * -3 when the file could not be written (message printed). */
+static int write_svg(const args *a, const an_capture *m)
+{
+    FILE *f = fopen(a->svg, "w");
+    if (!f) {
+        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
+                strerror(errno));
+        return -3;
+    }
+    int rc = a->report == R_TREE ? an_svg_flame(f, m, a->file)
+                                 : an_svg_frames(f, m, a->file);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
+                a->svg);
+        return -3;
+    }
+    return rc;
 }
 
 static int run(const args *a)
@@ -226,7 +260,11 @@ static int run(const args *a)
         break;
     case R_FRAMES: rc = rc ? rc : rep_frames(stdout, m, st, a->scope); break;
     }
+    if (rc == 0 && a->svg)
+        rc = write_svg(a, m);
     an_free(m);
+    if (rc == -3)
+        return EXIT_USAGE;
     if (rc == -2) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);
