@@ -15,7 +15,8 @@
 #   cmake         a CMake project through pkg_check_modules
 #   plain         cc ... $(pkg-config --cflags --libs libcapture)
 #   shared        -Ddefault_library=shared: every target links, the
-#                 producer tests pass, app runs against libcapture.so.0
+#                 producer tests pass, meson install puts the man pages,
+#                 app runs against libcapture.so.0
 #   readme        the recipes above are word for word those in README.md
 # Needs meson, ninja, pkg-config, cmake, python3 and a C compiler.
 # Prints one line per step and a closing "N passed, N failed".
@@ -129,6 +130,15 @@ plain() {
         run_app "$w/plain/app" plain
 }
 
+# meson install put a man page of every tool in PREFIX/share/man/man1
+# (when help2man is there: the man option).
+installed_man() {
+    command -v help2man >/dev/null || { echo "no help2man: no man pages"; return 0; }
+    for t in read_capture capture_diff capture_convert; do
+        [ -s "$1/share/man/man1/$t.1" ] || { echo "no man page $t.1"; return 1; }
+    done
+}
+
 # shellcheck disable=SC2046
 shared() {
     sp=$w/prefix-shared
@@ -138,6 +148,7 @@ shared() {
         meson test -C "$w/shared" --no-rebuild --print-errorlogs \
             producer writer_records threads &&
         rm -rf "$sp" && meson install -C "$w/shared" --no-rebuild &&
+        installed_man "$sp" &&
         consumer "$w/shared-app" &&
         $cc -o "$w/shared-app/app" "$w/shared-app/app.c" \
             $(PKG_CONFIG_PATH=$sp/lib/pkgconfig pkg-config --cflags --libs libcapture) &&

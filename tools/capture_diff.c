@@ -16,6 +16,7 @@
 
 #include "diff.h"
 #include "report.h"
+#include "tool_version.h"
 
 #define EXIT_SAME 0
 #define EXIT_REGRESSED 1
@@ -53,6 +54,7 @@ static void usage(FILE *f)
           "  --resamples N      bootstrap resamples (default 2000)\n"
           "  --csv              CSV (RFC 4180) with every row\n"
           "  -h, --help         this help\n"
+          "  --version          the version, then exit\n"
           "\n"
           "Verdicts: regressed / improved (p < alpha after Holm and the "
           "whole interval\nbeyond the threshold), unchanged (interval within "
@@ -234,6 +236,8 @@ static int run(const args *a)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "capture_diff"))
+        return tool_version_done();
     args a;
     int p = parse_args(argc, argv, &a);
     if (p == 1) {

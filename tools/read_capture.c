@@ -15,6 +15,7 @@
 
 #include "model.h"
 #include "report.h"
+#include "tool_version.h"
 
 #define EXIT_REPORT 0
 #define EXIT_USAGE 2
@@ -62,6 +63,7 @@ static void usage(FILE *f)
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
           "  -h, --help         this help\n"
+          "  --version          the version, then exit\n"
           "\n"
           "Warnings (unnamed scope ids, truncated or damaged files, dropped "
           "scopes,\ninvalid GPU spans, too few frames) go to stderr.\n"
@@ -246,6 +248,8 @@ static int run(const args *a)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "read_capture"))
+        return tool_version_done();
     args a;
     int p = parse_args(argc, argv, &a);
     if (p == 1) {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "../tool_version.h"
 
 typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN } fmt;
 
@@ -54,6 +55,7 @@ static void usage(FILE *f)
         "                       folded output: self time in microseconds or\n"
         "                       call counts (default: self-us)\n"
         "  -h, --help           show this help\n"
+        "  --version            show the version\n"
         "\n"
         "Conversions: json -> cap, puffin -> cap, cap -> json, cap -> folded,\n"
         "cap -> cap (recovers a capture cut short into a complete one), and\n"
@@ -291,6 +293,8 @@ static int cli_run(const cli *c, FILE *err)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "capture_convert"))
+        return tool_version_done();
     cli c;
     int rc = cli_parse(argc, argv, &c, stderr);
     if (rc)
