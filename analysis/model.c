@@ -1,7 +1,7 @@
 /* model.c - reduce a capture to frames, scope rows, a call tree, counters. */
 #include "model.h"
 
-#include "capture/cap_writer.h"
+#include "capture/cap_limits.h"
 
 #include <stdlib.h>
 #include <string.h>
