@@ -284,6 +284,7 @@ int main(int argc, char **argv)
     if (!scopes)
         BENCH_DIE("bad --scopes");
     bench_put_machine();
+    bench_put_load("start");
 
     char self_exe[4096];
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
