@@ -32,7 +32,31 @@ typedef struct loader {
     size_t counter_of_cap;
     int64_t cutoff_ns;
     int have_cutoff;
+    /* each node's children, for node_get (private to the load) */
+    struct kid_table *kids;
+    size_t kids_cap;
+    /* each scope row's self time in the frame it last ran in, added to its
+     * per-frame series when the row moves on to another frame */
+    struct pf_acc *acc;
+    size_t acc_cap;
+    uint32_t last_tid;
+    path_cache *last_cache;
 } loader;
+
+/* The children of one call-tree node: (kind, name id) -> node, a short
+ * array scanned in order, and a hash of it once it grows past KID_SCAN. */
+typedef struct kid_table {
+    uint32_t n, cap;
+    uint64_t *e;      /* key << 32 | child node */
+    uint32_t *ht;     /* entry index + 1; NULL while n <= KID_SCAN */
+    uint32_t ht_cap;
+} kid_table;
+#define KID_SCAN 16
+
+typedef struct pf_acc {
+    uint32_t frame;   /* NONE: nothing held */
+    int64_t sum;
+} pf_acc;
 
 static char *xstrdup(const char *s)
 {
@@ -134,21 +158,6 @@ static int ht_grow(uint32_t **ht, size_t *cap, size_t used)
     return 1; /* caller re-inserts */
 }
 
-static uint64_t node_key(uint32_t parent, an_kind kind, uint32_t name)
-{
-    return ((uint64_t)parent << 32) ^ ((uint64_t)kind << 31) ^ name;
-}
-
-static void node_ht_insert(an_capture *m, uint32_t idx)
-{
-    an_node *n = &m->nodes[idx];
-    size_t mask = m->node_ht_cap - 1;
-    size_t i = mix(node_key(n->parent, n->kind, n->name_id)) & mask;
-    while (m->node_ht[i])
-        i = (i + 1) & mask;
-    m->node_ht[i] = idx + 1;
-}
-
 static uint32_t node_new(an_capture *m, uint32_t parent, an_kind kind,
                          uint32_t name_id, const char *root_name)
 {
@@ -174,35 +183,80 @@ static uint32_t node_new(an_capture *m, uint32_t parent, an_kind kind,
             return NONE;
     }
     m->nnodes++;
-    if (parent != NONE) {
-        int g = ht_grow(&m->node_ht, &m->node_ht_cap, m->nnodes);
-        if (g < 0)
-            return NONE;
-        if (g > 0) {
-            for (uint32_t i = 0; i < m->nnodes; i++)
-                if (m->nodes[i].parent != NONE)
-                    node_ht_insert(m, i);
-        } else {
-            node_ht_insert(m, idx);
-        }
-    }
     return idx;
 }
 
-static uint32_t node_get(an_capture *m, uint32_t parent, an_kind kind,
+static uint32_t kid_key(an_kind kind, uint32_t name)
+{
+    return (name << 1) | (uint32_t)kind; /* name ids < 2^24 */
+}
+
+static void kid_ht_put(kid_table *t, uint32_t key, uint32_t entry)
+{
+    uint32_t mask = t->ht_cap - 1;
+    uint32_t i = (uint32_t)mix(key) & mask;
+    while (t->ht[i])
+        i = (i + 1) & mask;
+    t->ht[i] = entry + 1;
+}
+
+/* The child of `parent` with (kind, name), made when missing. */
+static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
                          uint32_t name)
 {
-    if (m->node_ht_cap) {
-        size_t mask = m->node_ht_cap - 1;
-        size_t i = mix(node_key(parent, kind, name)) & mask;
-        while (m->node_ht[i]) {
-            an_node *n = &m->nodes[m->node_ht[i] - 1];
-            if (n->parent == parent && n->name_id == name && n->kind == kind)
-                return m->node_ht[i] - 1;
-            i = (i + 1) & mask;
-        }
+    an_capture *m = L->m;
+    if (parent >= L->kids_cap) {
+        size_t n = L->kids_cap ? L->kids_cap : 256;
+        while (n <= parent)
+            n *= 2;
+        kid_table *p = realloc(L->kids, n * sizeof *p);
+        if (!p)
+            return NONE;
+        memset(p + L->kids_cap, 0, (n - L->kids_cap) * sizeof *p);
+        L->kids = p;
+        L->kids_cap = n;
     }
-    return node_new(m, parent, kind, name, NULL);
+    kid_table *t = &L->kids[parent];
+    uint32_t key = kid_key(kind, name);
+    if (!t->ht) {
+        for (uint32_t i = 0; i < t->n; i++)
+            if ((uint32_t)(t->e[i] >> 32) == key)
+                return (uint32_t)t->e[i];
+    } else {
+        uint32_t mask = t->ht_cap - 1;
+        for (uint32_t i = (uint32_t)mix(key) & mask; t->ht[i];
+             i = (i + 1) & mask)
+            if ((uint32_t)(t->e[t->ht[i] - 1] >> 32) == key)
+                return (uint32_t)t->e[t->ht[i] - 1];
+    }
+    uint32_t node = node_new(m, parent, kind, name, NULL);
+    if (node == NONE)
+        return NONE;
+    t = &L->kids[parent];
+    if (t->n == t->cap) {
+        uint32_t n = t->cap ? t->cap * 2 : 4;
+        uint64_t *e = realloc(t->e, n * sizeof *e);
+        if (!e)
+            return NONE;
+        t->e = e;
+        t->cap = n;
+    }
+    t->e[t->n] = ((uint64_t)key << 32) | node;
+    t->n++;
+    if (t->n > KID_SCAN && (!t->ht || t->n * 2 > t->ht_cap)) {
+        uint32_t hc = t->ht_cap ? t->ht_cap * 2 : 64;
+        uint32_t *h = calloc(hc, sizeof *h);
+        if (!h)
+            return NONE;
+        free(t->ht);
+        t->ht = h;
+        t->ht_cap = hc;
+        for (uint32_t i = 0; i < t->n; i++)
+            kid_ht_put(t, (uint32_t)(t->e[i] >> 32), i);
+    } else if (t->ht) {
+        kid_ht_put(t, key, t->n - 1);
+    }
+    return node;
 }
 
 static uint32_t root_get(an_capture *m, an_kind kind, const char *name)
@@ -288,6 +342,51 @@ static int pf_add(an_scope *s, long frame, int64_t self)
     return 0;
 }
 
+/* Scope row si ran `self` ns in frame position `frame` (< 0: in none):
+ * held in the row's accumulator while the row stays in one frame, added to
+ * its series (pf_add) when it moves on, and by pf_flush at the end. The
+ * series is the same as with pf_add called for every scope. */
+static int pf_note(loader *L, long si, long frame, int64_t self)
+{
+    if (frame < 0)
+        return 0;
+    if ((size_t)si >= L->acc_cap) {
+        size_t n = L->acc_cap ? L->acc_cap : 256;
+        while (n <= (size_t)si)
+            n *= 2;
+        pf_acc *p = realloc(L->acc, n * sizeof *p);
+        if (!p)
+            return -1;
+        for (size_t i = L->acc_cap; i < n; i++)
+            p[i] = (pf_acc){NONE, 0};
+        L->acc = p;
+        L->acc_cap = n;
+    }
+    pf_acc *a = &L->acc[si];
+    if (a->frame == (uint32_t)frame) {
+        sat_add(&a->sum, self);
+        return 0;
+    }
+    if (a->frame != NONE &&
+        pf_add(&L->m->scopes[si], (long)a->frame, a->sum) != 0)
+        return -1;
+    a->frame = (uint32_t)frame;
+    a->sum = self;
+    return 0;
+}
+
+static int pf_flush(loader *L)
+{
+    for (size_t i = 0; i < L->acc_cap && i < L->m->nscopes; i++) {
+        pf_acc *a = &L->acc[i];
+        if (a->frame != NONE &&
+            pf_add(&L->m->scopes[i], (long)a->frame, a->sum) != 0)
+            return -1;
+        a->frame = NONE;
+    }
+    return 0;
+}
+
 /* ---- per-thread / per-track path caches -------------------------------- */
 
 static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
@@ -313,7 +412,7 @@ static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
 }
 
 /* Node of the parent of an event with ancestors stack[0..depth). */
-static uint32_t parent_node(an_capture *m, path_cache *c, an_kind kind,
+static uint32_t parent_node(loader *L, path_cache *c, an_kind kind,
                             const uint32_t *stack, uint32_t depth)
 {
     uint32_t k = 0;
@@ -321,7 +420,7 @@ static uint32_t parent_node(an_capture *m, path_cache *c, an_kind kind,
         k++;
     uint32_t parent = k == 0 ? c->root : c->node[k - 1];
     for (uint32_t j = k; j < depth; j++) {
-        parent = node_get(m, parent, kind, stack[j]);
+        parent = node_get(L, parent, kind, stack[j]);
         if (parent == NONE)
             return NONE;
         c->name[j] = stack[j];
@@ -337,12 +436,12 @@ static uint32_t parent_node(an_capture *m, path_cache *c, an_kind kind,
 
 /* Node of an event named `name` under `parent` at `depth`, through the
  * path cache (parent_node was just called with the event's stack). */
-static uint32_t own_node(an_capture *m, path_cache *c, an_kind kind,
+static uint32_t own_node(loader *L, path_cache *c, an_kind kind,
                          uint32_t parent, uint32_t depth, uint32_t name)
 {
     if (depth < c->depth && c->name[depth] == name)
         return c->node[depth];
-    uint32_t node = node_get(m, parent, kind, name);
+    uint32_t node = node_get(L, parent, kind, name);
     if (node != NONE && depth < CAP_MAX_DEPTH) {
         c->name[depth] = name;
         c->node[depth] = node;
@@ -425,9 +524,17 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
                            uint32_t name, path_cache **cache)
 {
     an_capture *m = L->m;
-    path_cache *c = kind == AN_CPU
-                        ? cache_for(&L->threads, &L->threads_cap, id)
-                        : cache_for(&L->tracks, &L->tracks_cap, id);
+    path_cache *c;
+    if (kind == AN_CPU && L->last_cache && L->last_tid == id) {
+        c = L->last_cache;
+    } else {
+        c = kind == AN_CPU ? cache_for(&L->threads, &L->threads_cap, id)
+                           : cache_for(&L->tracks, &L->tracks_cap, id);
+        if (kind == AN_CPU && c && c->root != NONE) {
+            L->last_cache = c;
+            L->last_tid = id;
+        }
+    }
     *cache = c;
     if (!c)
         return NONE;
@@ -437,10 +544,10 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
                                 : cap_reader_track_name(L->r, id),
                  id) != 0)
         return NONE;
-    uint32_t parent = parent_node(m, c, kind, stack, depth);
+    uint32_t parent = parent_node(L, c, kind, stack, depth);
     if (parent == NONE)
         return NONE;
-    return own_node(m, c, kind, parent, depth, name);
+    return own_node(L, c, kind, parent, depth, name);
 }
 
 /* ---- events ------------------------------------------------------------ */
@@ -473,7 +580,7 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     sat_add(&s->self_ns, self);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
         sat_add(&s->total_ns, dur);
-    if (pf_add(s, frame_at(m, e->begin_ns, &c->frame_hint), self) != 0)
+    if (pf_note(L, si, frame_at(m, e->begin_ns, &c->frame_hint), self) != 0)
         return -1;
     if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
         m->first_ns = e->begin_ns;
@@ -513,7 +620,7 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
         sat_add(&m->frames[f].gpu_ns, e->self_ns);
         m->frames[f].has_gpu = 1;
     }
-    return pf_add(s, f, e->self_ns);
+    return pf_note(L, si, f, e->self_ns);
 }
 
 static int on_counter(loader *L, const cap_ev_counter *e)
@@ -642,10 +749,14 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
     if (res != CAP_OK)
         return res;
     cap_reader_set_filter(L->r, 1u << CAP_EV_FRAME);
-    cap_event ev;
+    enum { BATCH = 256 };
+    cap_event *evs = malloc(BATCH * sizeof *evs);
+    if (!evs)
+        return CAP_E_NOMEM;
     uint64_t seen = 0;
     for (;;) {
-        res = cap_reader_next(L->r, &ev);
+        size_t n;
+        res = cap_reader_next_batch(L->r, evs, BATCH, &n);
         if (res == CAP_DONE)
             break;
         if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED) {
@@ -654,27 +765,36 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         }
         if (res != CAP_OK) {
             snprintf(detail, dsz, "%s", cap_reader_detail(L->r));
+            free(evs);
             return res;
         }
-        if ((++seen & 0xfffff) == 0)
+        uint64_t before = seen;
+        seen += n;
+        if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
         int rc = 0;
-        switch (ev.kind) {
-        case CAP_EV_SCOPE:
-            rc = on_scope(L, &ev.u.scope);
-            break;
-        case CAP_EV_GPU_SPAN:
-            rc = on_gpu(L, &ev.u.gpu_span);
-            break;
-        case CAP_EV_COUNTER:
-            rc = on_counter(L, &ev.u.counter);
-            break;
-        default:
-            break;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            const cap_event *ev = &evs[i];
+            switch (ev->kind) {
+            case CAP_EV_SCOPE:
+                rc = on_scope(L, &ev->u.scope);
+                break;
+            case CAP_EV_GPU_SPAN:
+                rc = on_gpu(L, &ev->u.gpu_span);
+                break;
+            case CAP_EV_COUNTER:
+                rc = on_counter(L, &ev->u.counter);
+                break;
+            default:
+                break;
+            }
         }
-        if (rc != 0)
+        if (rc != 0) {
+            free(evs);
             return CAP_E_NOMEM;
+        }
     }
+    free(evs);
     progress(L, "", 1);
     return CAP_OK;
 }
@@ -831,6 +951,8 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
             if (!m->meta_k[i] || !m->meta_v[i])
                 res = CAP_E_NOMEM;
         }
+        if (res == CAP_OK && pf_flush(&L) != 0)
+            res = CAP_E_NOMEM;
         if (res == CAP_OK && resolve_names(&L) != 0)
             res = CAP_E_NOMEM;
         for (size_t i = 0; res == CAP_OK && i < m->nscopes; i++)
@@ -852,6 +974,12 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
     free(L.tracks);
     free(L.counter_of);
     free(L.row_of);
+    for (size_t i = 0; i < L.kids_cap; i++) {
+        free(L.kids[i].e);
+        free(L.kids[i].ht);
+    }
+    free(L.kids);
+    free(L.acc);
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
             snprintf(detail, detail_size, "out of memory");

@@ -111,7 +111,11 @@ struct cap_reader {
     uint32_t depth;
     uint32_t stk_name[CAP_MAX_DEPTH];
     uint64_t stk_begin[CAP_MAX_DEPTH];
+    int64_t stk_begin_ns[CAP_MAX_DEPTH]; /* stk_begin converted, once */
     uint64_t stk_children[CAP_MAX_DEPTH];
+    cap_result pending; /* an error found after a batch's first scopes,
+                           reported by the next call */
+    uint32_t *arena;    /* batches: copies of the ancestor stacks */
     /* COUNTERS */
     uint64_t prev_tick;
     /* GPU */
@@ -542,6 +546,7 @@ void cap_reader_close(cap_reader *r)
     free(r->spans);
     free(r->span_stack);
     free(r->order);
+    free(r->arena);
     free(r);
 }
 
@@ -841,6 +846,7 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b)
         nm->used = 1;
         r->stk_name[i] = (uint32_t)name;
         r->stk_begin[i] = base - back;
+        r->stk_begin_ns[i] = to_ns(r, base - back);
         r->stk_children[i] = ch;
     }
     uint64_t n = capf_cur_varint(b);
@@ -968,17 +974,34 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
     return NULL;
 }
 
-/* ST_SCOPES: decode begin/end events until a scope closes (CAP_OK, ev
- * filled) or the section ends (CAP_DONE). The cursors and the stack depth
- * live in locals for the loop and are stored back on the way out. */
-static cap_result scopes_event(cap_reader *r, cap_event *ev)
+#define RD_ARENA (1u << 16) /* uint32 entries of ancestor stacks a batch
+                              may copy */
+
+/* ST_SCOPES: decode begin/end events until `max` scopes have closed
+ * (CAP_OK, ev[0..max) filled) or the section ends (CAP_DONE, *got filled);
+ * an error after some scopes were filled is kept in r->pending and the
+ * call returns CAP_OK with them. Each tick is converted to ns once: a
+ * begin when it is pushed, an end when it pops. With max == 1 the event's
+ * stack is the reader's own; otherwise each scope's ancestors are in
+ * r->arena from *apos on (copied only when a begin changed the stack since
+ * the previous copy: pops leave the entries below them as they were).
+ * The cursors and the stack depth live in locals for the loop and are
+ * stored back on the way out. */
+static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
+                             size_t *got, size_t *apos)
 {
     capf_cur tok_c = r->body, dt_c = r->deltas;
     uint64_t left = r->left, tick = r->tick;
     uint32_t depth = r->depth;
+    const double per = r->period;
+    const int unit = per == 1.0;
+    const uint64_t origin = r->origin_tick;
+    const uint32_t *cur = NULL; /* the latest arena copy */
+    size_t k = 0;
     cap_result res = CAP_DONE;
     while (left > 0) {
         uint64_t tok, d;
+        const uint8_t *tok_p = tok_c.p, *dt_p = dt_c.p;
         if (tok_c.end - tok_c.p >= 10 && dt_c.end - dt_c.p >= 10) {
             const uint8_t *a = varint_10(tok_c.p, &tok);
             const uint8_t *b = varint_10(dt_c.p, &d);
@@ -1012,41 +1035,86 @@ static cap_result scopes_event(cap_reader *r, cap_event *ev)
                 }
                 nm->used = 1;
             }
+            int64_t dn = (int64_t)(tick - origin);
             r->stk_name[depth] = (uint32_t)tok;
             r->stk_begin[depth] = tick;
+            r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
             r->stk_children[depth] = 0;
             depth++;
+            cur = NULL;
             continue;
         }
         if (depth == 0) {
             res = CAP_E_CORRUPT;
             break;
         }
-        uint32_t dpt = --depth;
+        uint32_t dpt = depth - 1;
+        const uint32_t *stack = r->stk_name;
+        if (max > 1) {
+            if (!cur) {
+                if (*apos + dpt > RD_ARENA) { /* full: this scope waits */
+                    tok_c.p = tok_p;
+                    dt_c.p = dt_p;
+                    left++;
+                    tick -= d;
+                    res = CAP_OK;
+                    break;
+                }
+                memcpy(r->arena + *apos, r->stk_name, dpt * sizeof *stack);
+                cur = r->arena + *apos;
+                *apos += dpt;
+            }
+            stack = cur;
+        }
+        depth = dpt;
         uint64_t begin = r->stk_begin[dpt];
         uint64_t children = r->stk_children[dpt];
-        ev->kind = CAP_EV_SCOPE;
-        ev->u.scope.tid = r->tid;
-        ev->u.scope.name = r->stk_name[dpt];
-        ev->u.scope.depth = dpt;
-        ev->u.scope.begin_ns = to_ns(r, begin);
-        ev->u.scope.end_ns = to_ns(r, tick);
-        ev->u.scope.children_ns = r->period == 1.0
-                                      ? (int64_t)children
-                                      : round_ns((double)children * r->period);
-        ev->u.scope.stack = r->stk_name;
+        int64_t dn = (int64_t)(tick - origin);
+        cap_ev_scope *sc = &ev[k].u.scope;
+        ev[k].kind = CAP_EV_SCOPE;
+        sc->tid = r->tid;
+        sc->name = r->stk_name[dpt];
+        sc->depth = dpt;
+        sc->begin_ns = r->stk_begin_ns[dpt];
+        sc->end_ns = unit ? dn : round_ns((double)dn * per);
+        sc->children_ns = unit || children == 0
+                              ? (int64_t)children
+                              : round_ns((double)children * per);
+        sc->stack = stack;
         if (dpt)
             r->stk_children[dpt - 1] += tick - begin;
-        r->st.scopes++;
-        res = CAP_OK;
-        break;
+        k++;
+        if (k == max) {
+            res = CAP_OK;
+            break;
+        }
     }
+    r->st.scopes += k;
+    if (k && res != CAP_OK && res != CAP_DONE) {
+        r->pending = res;
+        res = CAP_OK;
+    }
+    if (k && res == CAP_DONE)
+        res = CAP_OK; /* the section's end is found again next time */
+    *got = k;
     r->body = tok_c;
     r->deltas = dt_c;
     r->left = left;
     r->tick = tick;
     r->depth = depth;
     return res;
+}
+
+static cap_result scopes_event(cap_reader *r, cap_event *ev)
+{
+    if (r->pending) {
+        cap_result res = r->pending;
+        r->pending = CAP_OK;
+        return res;
+    }
+    size_t got, apos = 0;
+    cap_result res = scopes_run(r, ev, 1, &got, &apos);
+    return got ? CAP_OK : res;
 }
 
 /* Decode the next event of the current section into ev. CAP_OK: filled;
@@ -1312,6 +1380,46 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             r->footer_off = coff;
         r->sec = (capf_cur){r->raw, r->raw + raw_len, 0};
     }
+}
+
+cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
+                                 size_t *n)
+{
+    if (!r || !ev || !n || max == 0)
+        return CAP_E_MISUSE;
+    *n = 0;
+    size_t apos = 0, k = 0;
+    if (max > 1 && !r->arena) {
+        r->arena = malloc(RD_ARENA * sizeof *r->arena);
+        if (!r->arena)
+            max = 1;
+    }
+    if (max > 1 && r->state == ST_SCOPES && !r->pending && !r->finished &&
+        !r->owe_truncated) {
+        cap_result res = scopes_run(r, ev, max, &k, &apos);
+        if (k) {
+            *n = k;
+            return CAP_OK;
+        }
+        if (res != CAP_DONE)
+            r->pending = res; /* reported by cap_reader_next below */
+    }
+    cap_result res = cap_reader_next(r, ev);
+    if (res != CAP_OK)
+        return res;
+    *n = 1;
+    if (max > 1 && ev->kind == CAP_EV_SCOPE && r->state == ST_SCOPES &&
+        !r->pending) {
+        /* the section's first scope: its stack into the arena, then the
+         * rest of the run */
+        uint32_t dpt = ev->u.scope.depth;
+        memcpy(r->arena, ev->u.scope.stack, dpt * sizeof *r->arena);
+        ev->u.scope.stack = r->arena;
+        apos = dpt;
+        scopes_run(r, ev + 1, max - 1, &k, &apos);
+        *n += k;
+    }
+    return CAP_OK;
 }
 
 /* ---- accessors --------------------------------------------------------- */
