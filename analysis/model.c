@@ -694,8 +694,7 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
     if (res != CAP_OK)
         return res;
-    cap_reader_set_filter(L->r, (1u << CAP_EV_SCOPE) | (1u << CAP_EV_GPU_SPAN) |
-                                    (1u << CAP_EV_COUNTER));
+    cap_reader_frames_only(L->r);
     size_t cap = 0;
     cap_event ev;
     uint64_t seen = 0;

@@ -210,6 +210,18 @@ CAP_API const char *cap_reader_clock_source(const cap_reader *r);
  * before a full one. Call before the first cap_reader_next. */
 CAP_API void cap_reader_set_filter(cap_reader *r, unsigned mask);
 
+/* Yield frames only, fast: as cap_reader_set_filter with every kind but
+ * CAP_EV_FRAME (and the declarations) masked, and, when the file ends with
+ * a valid footer, each block is decompressed only as far as it takes to
+ * hold the frames the footer's block index gives it (frames come first in
+ * a block), so a first pass that collects frame times costs a fraction of
+ * a full one. A file without a valid footer (truncated, damaged) is read
+ * block by block whole, with the same frames as a result. Declarations
+ * and statistics after a block's frames are then not read: use it for
+ * frames only. Call before the first cap_reader_next. Errors:
+ * CAP_E_MISUSE (r NULL). */
+CAP_API cap_result cap_reader_frames_only(cap_reader *r);
+
 /* Statistics so far; final once cap_reader_next returned CAP_DONE. */
 CAP_API const cap_reader_stats *cap_reader_get_stats(const cap_reader *r);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "capture/cap_writer.h"
@@ -116,6 +117,12 @@ struct cap_reader {
     cap_result pending; /* an error found after a batch's first scopes,
                            reported by the next call */
     uint32_t *arena;    /* batches: copies of the ancestor stacks */
+    /* cap_reader_frames_only: the footer's block index, and the frames
+     * the current block must yield (-1: decode it whole) */
+    int frames_only;
+    uint64_t *idx_off, *idx_frames;
+    size_t idx_n, idx_pos;
+    int64_t expect_frames;
     /* COUNTERS */
     uint64_t prev_tick;
     /* GPU */
@@ -291,6 +298,50 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
     return CAP_OK;
 }
 
+/* Frames-only mode: decompress a BLOCK's payload (already checked against
+ * its checksum) only until its complete sections hold the r->expect_frames
+ * frames the footer's index gives it, and return the length of that
+ * prefix. A block whose sections never hold exactly that many frames is
+ * decompressed whole (a damaged one then yields what it has, as in
+ * pass_frames' use of it: frames only). */
+static size_t partial_frames(cap_reader *r, const capf_chunk_header *h)
+{
+    ZSTD_DCtx_reset(r->dc, ZSTD_reset_session_only);
+    ZSTD_inBuffer in = {r->stored, h->stored, 0};
+    ZSTD_outBuffer out = {r->raw, 0, 0};
+    size_t pos = 0;           /* start of the next unparsed section */
+    uint64_t frames = 0;
+    int64_t want = r->expect_frames;
+    if (want == 0)
+        return 0;
+    while (out.pos < h->raw) {
+        size_t step = out.size + (64u << 10);
+        out.size = step < h->raw ? step : h->raw;
+        size_t before = out.pos;
+        size_t z = ZSTD_decompressStream(r->dc, &out, &in);
+        if (ZSTD_isError(z) || (out.pos == before && in.pos == in.size))
+            return out.pos < pos ? out.pos : pos; /* damaged: what parsed */
+        /* complete sections so far */
+        for (;;) {
+            capf_cur c = {r->raw + pos, r->raw + out.pos, 0};
+            if (c.p >= c.end)
+                break;
+            uint8_t kind = capf_cur_u8(&c);
+            uint64_t len = capf_cur_varint(&c);
+            if (c.bad || len > (uint64_t)(c.end - c.p))
+                break; /* not all of it yet */
+            if (kind == CAPF_SEC_FRAMES) {
+                capf_cur b = {c.p, c.p + len, 0};
+                frames += capf_cur_varint_max(&b, len);
+            }
+            pos = (size_t)(c.p + len - r->raw);
+        }
+        if (frames == (uint64_t)want)
+            return pos;
+    }
+    return out.pos;
+}
+
 /* Read one chunk's header and payload into r->raw. Returns CAP_OK,
  * CAP_DONE (clean end of file at a chunk boundary), CAP_E_TRUNCATED,
  * CAP_E_CORRUPT (with *skip set when the chunk can be skipped by size), or
@@ -381,6 +432,11 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
             return CAP_E_NOMEM;
         r->raw = p;
         r->raw_cap = n;
+    }
+    if ((h->flags & CAPF_CHUNK_FLAG_ZSTD) && r->expect_frames >= 0 &&
+        h->type == CAPF_CHUNK_BLOCK) {
+        *raw_len = partial_frames(r, h);
+        return CAP_OK;
     }
     if (h->flags & CAPF_CHUNK_FLAG_ZSTD) {
         size_t n = ZSTD_decompressDCtx(r->dc, r->raw, h->raw, r->stored,
@@ -547,6 +603,8 @@ void cap_reader_close(cap_reader *r)
     free(r->span_stack);
     free(r->order);
     free(r->arena);
+    free(r->idx_off);
+    free(r->idx_frames);
     free(r);
 }
 
@@ -1341,6 +1399,13 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
         capf_chunk_header h;
         size_t raw_len;
         uint64_t coff;
+        r->expect_frames = -1;
+        if (r->frames_only) {
+            while (r->idx_pos < r->idx_n && r->idx_off[r->idx_pos] < r->off)
+                r->idx_pos++;
+            if (r->idx_pos < r->idx_n && r->idx_off[r->idx_pos] == r->off)
+                r->expect_frames = (int64_t)r->idx_frames[r->idx_pos];
+        }
         res = read_chunk(r, &h, &raw_len, &coff);
         if (res == CAP_DONE || res == CAP_E_TRUNCATED) {
             if (res == CAP_DONE)
@@ -1419,6 +1484,90 @@ cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
         scopes_run(r, ev + 1, max - 1, &k, &apos);
         *n += k;
     }
+    return CAP_OK;
+}
+
+/* The footer's INDEX into r->idx_*, read with pread (the stream's position
+ * is left alone). 0 when read; -1 when the file has no usable footer. */
+static int load_index(cap_reader *r)
+{
+    int fd = fileno(r->f);
+    uint8_t tr[CAPF_TRAILER_LEN], hb[CAPF_CHUNK_HEADER_LEN];
+    if (r->size < CAPF_HEADER_LEN + CAPF_TRAILER_LEN ||
+        pread(fd, tr, sizeof tr, (off_t)(r->size - CAPF_TRAILER_LEN)) !=
+            (ssize_t)sizeof tr ||
+        memcmp(tr + 8, CAPF_TRAILER_MAGIC, 8) != 0)
+        return -1;
+    uint64_t foff = capf_get_u64(tr);
+    capf_chunk_header h;
+    if (foff < CAPF_HEADER_LEN ||
+        foff > r->size - CAPF_TRAILER_LEN - CAPF_CHUNK_HEADER_LEN ||
+        pread(fd, hb, sizeof hb, (off_t)foff) != (ssize_t)sizeof hb ||
+        capf_chunk_header_decode(hb, &h) != 0 ||
+        h.type != CAPF_CHUNK_FOOTER ||
+        h.stored > r->size - CAPF_TRAILER_LEN - CAPF_CHUNK_HEADER_LEN - foff)
+        return -1;
+    uint8_t *st = malloc(h.stored ? h.stored : 1);
+    uint8_t *raw = malloc(h.raw ? h.raw : 1);
+    int ok = st && raw &&
+             pread(fd, st, h.stored, (off_t)(foff + CAPF_CHUNK_HEADER_LEN)) ==
+                 (ssize_t)h.stored &&
+             capf_crc_matches(h.payload_crc, capf_crc32(st, h.stored));
+    if (ok && (h.flags & CAPF_CHUNK_FLAG_ZSTD)) {
+        size_t n = ZSTD_decompressDCtx(r->dc, raw, h.raw, st, h.stored);
+        ok = !ZSTD_isError(n) && n == h.raw;
+    } else if (ok && h.raw) {
+        memcpy(raw, st, h.raw);
+    }
+    capf_cur c = {raw, raw + h.raw, 0};
+    while (ok && c.p < c.end) {
+        uint8_t kind = capf_cur_u8(&c);
+        uint64_t len = capf_cur_varint(&c);
+        if (c.bad || len > (uint64_t)(c.end - c.p)) {
+            ok = 0;
+            break;
+        }
+        capf_cur b = {c.p, c.p + len, 0};
+        c.p += len;
+        if (kind != CAPF_SEC_INDEX)
+            continue;
+        uint64_t n = capf_cur_varint_max(&b, len);
+        free(r->idx_off);
+        free(r->idx_frames);
+        r->idx_off = malloc((n ? n : 1) * sizeof *r->idx_off);
+        r->idx_frames = malloc((n ? n : 1) * sizeof *r->idx_frames);
+        r->idx_n = 0;
+        if (!r->idx_off || !r->idx_frames) {
+            ok = 0;
+            break;
+        }
+        uint64_t off = 0;
+        for (uint64_t i = 0; i < n && !b.bad; i++) {
+            off += capf_cur_varint(&b);
+            (void)capf_cur_varint(&b);
+            r->idx_off[i] = off;
+            r->idx_frames[i] = capf_cur_varint(&b);
+            r->idx_n = (size_t)i + 1;
+        }
+        ok = !b.bad;
+    }
+    free(st);
+    free(raw);
+    if (!ok) {
+        r->idx_n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+cap_result cap_reader_frames_only(cap_reader *r)
+{
+    if (!r)
+        return CAP_E_MISUSE;
+    cap_reader_set_filter(r, (1u << CAP_EV_SCOPE) | (1u << CAP_EV_GPU_SPAN) |
+                                 (1u << CAP_EV_COUNTER));
+    r->frames_only = load_index(r) == 0;
+    r->idx_pos = 0;
     return CAP_OK;
 }
 
