@@ -3,9 +3,13 @@
 
 #include "capture/cap_writer.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NONE UINT32_MAX
 
@@ -41,6 +45,7 @@ typedef struct loader {
     size_t acc_cap;
     uint32_t last_tid;
     path_cache *last_cache;
+    const struct slot *slot; /* decoding ahead: the batch being applied */
 } loader;
 
 /* The children of one call-tree node: (kind, name id) -> node, a short
@@ -516,6 +521,8 @@ static int set_root(an_capture *m, path_cache *c, an_kind kind,
                           : add_name(&m->tracks, &m->ntracks, name);
 }
 
+static const char *root_name(const loader *L, an_kind kind, uint32_t id);
+
 /* The call-tree node of an event named `name` under ancestors
  * stack[0..depth) on CPU thread or GPU track `id`; *cache is that
  * thread's (track's) path cache. NONE when out of memory. */
@@ -539,10 +546,7 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
     if (!c)
         return NONE;
     if (c->root == NONE &&
-        set_root(m, c, kind,
-                 kind == AN_CPU ? cap_reader_thread_name(L->r, id)
-                                : cap_reader_track_name(L->r, id),
-                 id) != 0)
+        set_root(m, c, kind, root_name(L, kind, id), id) != 0)
         return NONE;
     uint32_t parent = parent_node(L, c, kind, stack, depth);
     if (parent == NONE)
@@ -552,10 +556,15 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
 
 /* ---- events ------------------------------------------------------------ */
 
-static int on_scope(loader *L, const cap_ev_scope *e)
+/* pre: the scope's frame position worked out ahead (AN_PRE_CUT: before
+ * the cutoff), or AN_PRE_NONE to work it out here. */
+#define AN_PRE_NONE LONG_MIN
+#define AN_PRE_CUT (LONG_MIN + 1)
+static int on_scope(loader *L, const cap_ev_scope *e, long pre)
 {
     an_capture *m = L->m;
-    if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
+    if (pre == AN_PRE_CUT ||
+        (pre == AN_PRE_NONE && L->have_cutoff && e->begin_ns < L->cutoff_ns))
         return 0;
     path_cache *c;
     uint32_t node = event_node(L, AN_CPU, e->tid, e->stack, e->depth, e->name,
@@ -580,7 +589,8 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     sat_add(&s->self_ns, self);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
         sat_add(&s->total_ns, dur);
-    if (pf_note(L, si, frame_at(m, e->begin_ns, &c->frame_hint), self) != 0)
+    long f = pre != AN_PRE_NONE ? pre : frame_at(m, e->begin_ns, &c->frame_hint);
+    if (pf_note(L, si, f, self) != 0)
         return -1;
     if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
         m->first_ns = e->begin_ns;
@@ -741,6 +751,329 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     return CAP_OK;
 }
 
+/* Apply n events to the model (pre: each scope's frame worked out ahead,
+ * or NULL). Returns -1 when memory ran out. */
+static int apply(loader *L, const cap_event *evs, const long *pre, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const cap_event *ev = &evs[i];
+        switch (ev->kind) {
+        case CAP_EV_SCOPE:
+            rc = on_scope(L, &ev->u.scope, pre ? pre[i] : AN_PRE_NONE);
+            break;
+        case CAP_EV_GPU_SPAN:
+            rc = on_gpu(L, &ev->u.gpu_span);
+            break;
+        case CAP_EV_COUNTER:
+            rc = on_counter(L, &ev->u.counter);
+            break;
+        default:
+            break;
+        }
+    }
+    return rc;
+}
+
+/* ---- decoding ahead on a second thread ----------------------------------
+ * The reader thread fills slots with batches of events (their stacks
+ * copied into the slot, each scope's frame worked out with the same
+ * per-thread hints the model would use, the name of each thread or track
+ * as the reader knew it at that thread's first event); the calling thread
+ * applies them in order. Events, their order and every input of the model
+ * are those of the one-thread load, so the model is the same. */
+
+enum { SLOT_EVENTS = 512, SLOTS = 8 };
+
+typedef struct slot_name {
+    an_kind kind;
+    uint32_t id;
+    size_t off; /* in names */
+} slot_name;
+
+typedef struct slot {
+    cap_event ev[SLOT_EVENTS];
+    long pre[SLOT_EVENTS];
+    size_t n;
+    cap_result res;   /* CAP_OK: events; otherwise the reader's result */
+    char detail[320]; /* the reader's detail for a result */
+    uint32_t *arena;  /* stacks */
+    size_t arena_n, arena_cap;
+    slot_name *roots; /* first events of threads and tracks */
+    size_t roots_n, roots_cap;
+    char *names;
+    size_t names_n, names_cap;
+} slot;
+
+typedef struct ahead {
+    loader *L;
+    slot *slots;
+    size_t head, tail; /* filled: [tail, head) */
+    int stop;          /* the consumer gave up */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* the reader thread's own copies of what the model decides by */
+    size_t *hint_cpu;  /* by tid: frame_at hints */
+    size_t hint_cap;
+    uint8_t *seen_cpu; /* by tid */
+    uint8_t seen_gpu[CAP_MAX_TRACKS];
+    int failed;        /* the reader thread ran out of memory */
+} ahead;
+
+static const char *root_name(const loader *L, an_kind kind, uint32_t id)
+{
+    if (!L->slot)
+        return kind == AN_CPU ? cap_reader_thread_name(L->r, id)
+                              : cap_reader_track_name(L->r, id);
+    for (size_t i = 0; i < L->slot->roots_n; i++)
+        if (L->slot->roots[i].kind == kind && L->slot->roots[i].id == id)
+            return L->slot->roots[i].off == SIZE_MAX
+                       ? NULL
+                       : L->slot->names + L->slot->roots[i].off;
+    return NULL;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static int slot_root(slot *s, an_kind kind, uint32_t id, const char *name)
+{
+    size_t len = name ? strlen(name) + 1 : 0;
+    if (grow((void **)&s->roots, &s->roots_cap, s->roots_n + 1,
+             sizeof *s->roots) != 0 ||
+        grow((void **)&s->names, &s->names_cap, s->names_n + len + 1, 1) != 0)
+        return -1;
+    s->roots[s->roots_n++] = (slot_name){kind, id, name ? s->names_n : 0};
+    if (name) {
+        memcpy(s->names + s->names_n, name, len);
+        s->names_n += len;
+    } else {
+        s->roots[s->roots_n - 1].off = SIZE_MAX; /* no name: NULL */
+    }
+    return 0;
+}
+
+/* Fill slot s from the reader: one batch, its stacks copied. */
+static int fill(ahead *A, slot *s)
+{
+    loader *L = A->L;
+    s->arena_n = s->roots_n = s->names_n = 0;
+    s->detail[0] = 0;
+    s->res = cap_reader_next_batch(L->r, s->ev, SLOT_EVENTS, &s->n);
+    if (s->res != CAP_OK) {
+        s->n = 0;
+        snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
+        return 0;
+    }
+    /* stacks into the arena, as offsets first (it may move) */
+    const uint32_t *prev = NULL;
+    uint32_t prev_depth = 0;
+    size_t prev_off = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        cap_event *ev = &s->ev[i];
+        const uint32_t *st = NULL;
+        uint32_t depth = 0;
+        if (ev->kind == CAP_EV_SCOPE) {
+            st = ev->u.scope.stack;
+            depth = ev->u.scope.depth;
+        } else if (ev->kind == CAP_EV_GPU_SPAN) {
+            st = ev->u.gpu_span.stack;
+            depth = ev->u.gpu_span.depth;
+        } else if (ev->kind == CAP_EV_THREAD) {
+            ev->u.thread.name = NULL; /* not used by the model */
+            continue;
+        } else if (ev->kind == CAP_EV_GPU_TRACK) {
+            ev->u.gpu_track.name = NULL;
+            continue;
+        } else {
+            continue;
+        }
+        size_t off;
+        if (st == prev && depth <= prev_depth && ev->kind == CAP_EV_SCOPE) {
+            off = prev_off;
+        } else {
+            if (grow((void **)&s->arena, &s->arena_cap, s->arena_n + depth + 1,
+                     sizeof *s->arena) != 0)
+                return -1;
+            off = s->arena_n;
+            if (depth)
+                memcpy(s->arena + off, st, depth * sizeof *st);
+            s->arena_n += depth;
+            prev = st;
+            prev_depth = depth;
+            prev_off = off;
+        }
+        if (ev->kind == CAP_EV_SCOPE)
+            ev->u.scope.stack = (const uint32_t *)(uintptr_t)off;
+        else
+            ev->u.gpu_span.stack = (const uint32_t *)(uintptr_t)off;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        cap_event *ev = &s->ev[i];
+        s->pre[i] = AN_PRE_NONE;
+        if (ev->kind == CAP_EV_SCOPE) {
+            ev->u.scope.stack = s->arena + (uintptr_t)ev->u.scope.stack;
+            const cap_ev_scope *e = &ev->u.scope;
+            if (L->have_cutoff && e->begin_ns < L->cutoff_ns) {
+                s->pre[i] = AN_PRE_CUT;
+                continue;
+            }
+            if (grow((void **)&A->hint_cpu, &A->hint_cap, (size_t)e->tid + 1,
+                     sizeof *A->hint_cpu) != 0)
+                return -1;
+            if (!A->seen_cpu[e->tid]) {
+                A->seen_cpu[e->tid] = 1;
+                A->hint_cpu[e->tid] = 0;
+                if (slot_root(s, AN_CPU, e->tid,
+                              cap_reader_thread_name(L->r, e->tid)) != 0)
+                    return -1;
+            }
+            s->pre[i] = frame_at(L->m, e->begin_ns, &A->hint_cpu[e->tid]);
+        } else if (ev->kind == CAP_EV_GPU_SPAN) {
+            ev->u.gpu_span.stack = s->arena + (uintptr_t)ev->u.gpu_span.stack;
+            const cap_ev_gpu_span *e = &ev->u.gpu_span;
+            if (L->have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0)
+                continue;
+            if (!A->seen_gpu[e->track]) {
+                A->seen_gpu[e->track] = 1;
+                if (slot_root(s, AN_GPU, e->track,
+                              cap_reader_track_name(L->r, e->track)) != 0)
+                    return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static void *reader_main(void *arg)
+{
+    ahead *A = arg;
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&A->mu);
+        while (A->head - A->tail == SLOTS && !A->stop)
+            pthread_cond_wait(&A->cv, &A->mu);
+        int stop = A->stop;
+        pthread_mutex_unlock(&A->mu);
+        if (stop)
+            return NULL;
+        slot *s = &A->slots[A->head % SLOTS];
+        if (fill(A, s) != 0) {
+            s->res = CAP_E_NOMEM;
+            s->n = 0;
+            snprintf(s->detail, sizeof s->detail, "out of memory");
+        }
+        uint64_t before = seen;
+        seen += s->n;
+        if ((seen >> 20) != (before >> 20))
+            progress(A->L, "reading", 0);
+        cap_result res = s->res;
+        pthread_mutex_lock(&A->mu);
+        A->head++;
+        pthread_cond_broadcast(&A->cv);
+        pthread_mutex_unlock(&A->mu);
+        if (res != CAP_OK && res != CAP_E_CORRUPT && res != CAP_E_TRUNCATED)
+            return NULL; /* CAP_DONE or a final error: the last slot */
+    }
+}
+
+static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
+{
+    an_capture *m = L->m;
+    ahead A = {.L = L};
+    A.slots = calloc(SLOTS, sizeof *A.slots);
+    A.seen_cpu = calloc(CAP_MAX_THREADS, 1);
+    if (!A.slots || !A.seen_cpu) {
+        free(A.slots);
+        free(A.seen_cpu);
+        return CAP_E_NOMEM;
+    }
+    pthread_mutex_init(&A.mu, NULL);
+    pthread_cond_init(&A.cv, NULL);
+    pthread_t th;
+    cap_result res = CAP_OK;
+    if (pthread_create(&th, NULL, reader_main, &A) != 0) {
+        res = CAP_E_NOMEM;
+        goto out;
+    }
+    for (;;) {
+        pthread_mutex_lock(&A.mu);
+        while (A.head == A.tail)
+            pthread_cond_wait(&A.cv, &A.mu);
+        pthread_mutex_unlock(&A.mu);
+        slot *s = &A.slots[A.tail % SLOTS];
+        cap_result r = s->res;
+        if (r == CAP_OK) {
+            L->slot = s;
+            int rc = apply(L, s->ev, s->pre, s->n);
+            L->slot = NULL;
+            if (rc != 0)
+                res = CAP_E_NOMEM;
+        } else if (r == CAP_E_CORRUPT || r == CAP_E_TRUNCATED) {
+            if (r == CAP_E_CORRUPT)
+                m->corrupt_seen = 1;
+            if (!m->damage_detail[0])
+                snprintf(m->damage_detail, sizeof m->damage_detail, "%s",
+                         s->detail);
+        } else if (r != CAP_DONE) {
+            snprintf(detail, dsz, "%s", s->detail);
+            res = r;
+        }
+        pthread_mutex_lock(&A.mu);
+        A.tail++;
+        if (res != CAP_OK)
+            A.stop = 1;
+        pthread_cond_broadcast(&A.cv);
+        pthread_mutex_unlock(&A.mu);
+        if (res != CAP_OK || r == CAP_DONE ||
+            (r != CAP_OK && r != CAP_E_CORRUPT && r != CAP_E_TRUNCATED))
+            break;
+    }
+    pthread_join(th, NULL);
+out:
+    for (size_t i = 0; i < SLOTS; i++) {
+        free(A.slots[i].arena);
+        free(A.slots[i].roots);
+        free(A.slots[i].names);
+    }
+    free(A.slots);
+    free(A.seen_cpu);
+    free(A.hint_cpu);
+    pthread_mutex_destroy(&A.mu);
+    pthread_cond_destroy(&A.cv);
+    if (res == CAP_OK)
+        progress(L, "", 1);
+    return res;
+}
+
+/* How many threads load path: opt->threads, else the environment's
+ * CAP_READ_THREADS, else 2 for a file over 8 MiB on 2 cores or more. */
+static int load_threads(const an_options *o, const char *path)
+{
+    if (o->threads == 1 || o->threads == 2)
+        return o->threads;
+    const char *e = getenv("CAP_READ_THREADS");
+    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
+        return e[0] - '0';
+    struct stat sb;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || stat(path, &sb) != 0 ||
+        sb.st_size <= (8 << 20))
+        return 1;
+    return 2;
+}
+
 static cap_result pass_all(loader *L, char *detail, size_t dsz)
 {
     an_capture *m = L->m;
@@ -748,6 +1081,8 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
     if (res != CAP_OK)
         return res;
     cap_reader_set_filter(L->r, 1u << CAP_EV_FRAME);
+    if (load_threads(L->o, m->path) == 2)
+        return pass_ahead(L, detail, dsz);
     enum { BATCH = 256 };
     cap_event *evs = malloc(BATCH * sizeof *evs);
     if (!evs)
@@ -771,24 +1106,7 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
-        int rc = 0;
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            const cap_event *ev = &evs[i];
-            switch (ev->kind) {
-            case CAP_EV_SCOPE:
-                rc = on_scope(L, &ev->u.scope);
-                break;
-            case CAP_EV_GPU_SPAN:
-                rc = on_gpu(L, &ev->u.gpu_span);
-                break;
-            case CAP_EV_COUNTER:
-                rc = on_counter(L, &ev->u.counter);
-                break;
-            default:
-                break;
-            }
-        }
-        if (rc != 0) {
+        if (apply(L, evs, NULL, n) != 0) {
             free(evs);
             return CAP_E_NOMEM;
         }
