@@ -3,8 +3,8 @@
  * (the producer reads it when CAP__SAMPLE_ROOT names its root).
  *
  * fake_root() makes an empty tree under /tmp; fake_set() writes one file
- * (its folders made as needed), rewritten in place between samples the way
- * sysfs values change; fake_remove_tree() deletes it all.
+ * (its folders made as needed; replaced whole, so a sample never reads it
+ * half written); fake_remove_tree() deletes it all.
  */
 #ifndef FAKE_SYSFS_H
 #define FAKE_SYSFS_H
@@ -38,7 +38,11 @@ static inline int fake_set(const char *root, const char *rel, const char *fmt,
                 return -1;
             *p = '/';
         }
-    FILE *f = fopen(path, "w");
+    /* written beside, then renamed over: a sampler reading the file at
+     * that moment sees the old value or the new one, never an empty file */
+    char tmp[520];
+    snprintf(tmp, sizeof tmp, "%s.new", path);
+    FILE *f = fopen(tmp, "w");
     if (!f)
         return -1;
     va_list ap;
@@ -46,7 +50,9 @@ static inline int fake_set(const char *root, const char *rel, const char *fmt,
     vfprintf(f, fmt, ap);
     va_end(ap);
     fputc('\n', f);
-    return fclose(f);
+    if (fclose(f) != 0)
+        return -1;
+    return rename(tmp, path);
 }
 
 static inline int fake_unlink_one(const char *p, const struct stat *sb,
