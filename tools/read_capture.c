@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "read_capture_fleet.h"
+#include "render/render.h"
 #include "report.h"
 
 #define EXIT_REPORT 0
@@ -43,7 +45,7 @@ static void usage(FILE *f)
           "  --tree             the call tree merged by path\n"
           "    --depth N        show scopes down to depth N (0: top level; "
           "default: all)\n"
-          "    --min-share PCT  hide nodes under PCT %% of frame time "
+          "    --min-share PCT  hide nodes under PCT % of the recorded time "
           "(default 0)\n"
           "  --split            fastest vs slowest quarter of frames, with the "
           "frame/GPU ratio\n"
@@ -55,6 +57,9 @@ static void usage(FILE *f)
           "    --bin-seconds S  bins of S seconds instead\n"
           "  --frames           one row per frame (for scripts)\n"
           "    --scope NAME     only this scope\n"
+          "  --summary FILE...  one row per capture, for many captures\n"
+          "  --export DIR FILE...  tidy CSV tables for SQL engines\n"
+          "                     (read_capture --summary --help says more)\n"
           "\n"
           "Common:\n"
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
@@ -182,6 +187,66 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
+/* Compute the chosen report, then render it as text or CSV. */
+static cap_result render(const args *a, const an_capture *m, int colour)
+{
+    cap_result rc = CAP_OK;
+    FILE *out = stdout;
+    if (!a->csv) {
+        an_frame_stats fs;
+        an_totals t;
+        if ((rc = an_frame_stats_compute(&fs, m)) != CAP_OK)
+            return rc;
+        an_totals_compute(m, &t);
+        an_text_header(out, m, &fs, &t, colour);
+    }
+    switch (a->report) {
+    case R_RANKING: {
+        an_ranking r;
+        if ((rc = an_ranking_compute(&r, m)) != CAP_OK)
+            break;
+        a->csv ? an_csv_ranking(out, &r) : an_text_ranking(out, m, &r, colour);
+        an_ranking_free(&r);
+        break;
+    }
+    case R_TREE: {
+        an_tree t;
+        if ((rc = an_tree_compute(&t, m, a->depth, a->min_share)) != CAP_OK)
+            break;
+        a->csv ? an_csv_tree(out, &t) : an_text_tree(out, m, &t, colour);
+        an_tree_free(&t);
+        break;
+    }
+    case R_SPLIT: {
+        an_split s;
+        if ((rc = an_split_compute(&s, m, a->split_by)) != CAP_OK)
+            break;
+        a->csv ? an_csv_split(out, &s) : an_text_split(out, m, &s, colour);
+        an_split_free(&s);
+        break;
+    }
+    case R_OVER_TIME: {
+        an_over_time ot;
+        rc = an_over_time_compute(&ot, m, a->bins, a->bin_seconds);
+        if (rc != CAP_OK)
+            break;
+        a->csv ? an_csv_over_time(out, &ot)
+               : an_text_over_time(out, m, &ot, colour);
+        an_over_time_free(&ot);
+        break;
+    }
+    case R_FRAMES: {
+        an_frames f;
+        if ((rc = an_frames_compute(&f, m, a->scope)) != CAP_OK)
+            break;
+        a->csv ? an_csv_frames(out, m, &f) : an_text_frames(out, m, &f, colour);
+        an_frames_free(&f);
+        break;
+    }
+    }
+    return rc;
+}
+
 static int run(const args *a)
 {
     int tty_err = isatty(STDERR_FILENO);
@@ -214,26 +279,18 @@ static int run(const args *a)
         min_frames = a->bin_seconds > 0 ? 4 : (size_t)a->bins * 2;
     else if (a->report == R_FRAMES)
         min_frames = 1;
-    int warned = rep_warnings(stderr, m, names[a->report], min_frames, colour_err);
-    rep_style st = {a->csv, colour_out};
-    int rc = rep_header(stdout, m, st);
-    switch (a->report) {
-    case R_RANKING: rc = rc ? rc : rep_ranking(stdout, m, st); break;
-    case R_TREE: rc = rc ? rc : rep_tree(stdout, m, st, a->depth, a->min_share); break;
-    case R_SPLIT: rc = rc ? rc : rep_split(stdout, m, st, a->split_by); break;
-    case R_OVER_TIME:
-        rc = rc ? rc : rep_over_time(stdout, m, st, a->bins, a->bin_seconds);
-        break;
-    case R_FRAMES: rc = rc ? rc : rep_frames(stdout, m, st, a->scope); break;
-    }
+    int warned = an_text_warnings(stderr, m, names[a->report], min_frames,
+                                  colour_err);
+    cap_result rc = render(a, m, colour_out);
     an_free(m);
-    if (rc == -2) {
+    if (rc == CAP_E_MISUSE) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);
         return EXIT_USAGE;
     }
-    if (rc != 0) {
-        fprintf(stderr, "read_capture: %s: out of memory\n", a->file);
+    if (rc != CAP_OK) {
+        fprintf(stderr, "read_capture: %s: %s\n", a->file,
+                cap_result_message(rc));
         return EXIT_USAGE;
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -246,6 +303,8 @@ static int run(const args *a)
 
 int main(int argc, char **argv)
 {
+    if (fleet_wanted(argc, argv)) /* many captures: read_capture_fleet.c */
+        return fleet_main(argc, argv);
     args a;
     int p = parse_args(argc, argv, &a);
     if (p == 1) {
