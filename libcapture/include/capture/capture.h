@@ -95,6 +95,16 @@ typedef struct cap_capture_options {
     unsigned stall_timeout_ms;   /* a pipe or socket sink (cap_open_fd) that
                                     takes no byte for this long fails the
                                     capture with CAP_E_IO; default 5000 */
+    int sample_device;           /* 1: the writer thread samples the
+                                    device's own evidence as counters (CPU
+                                    clock per cluster, thermal zones,
+                                    battery power, the process's RSS and
+                                    CPU time, GPU clock, temperature and
+                                    power from sysfs or NVML); see
+                                    docs/EVIDENCE.md. Env CAP_SAMPLE_DEVICE=1
+                                    (or 0) overrides. Default 0 */
+    unsigned sample_period_ms;   /* ...every this many ms; default 100, env
+                                    CAP_SAMPLE_PERIOD_MS overrides */
 } cap_capture_options;
 
 /* Recording statistics (cap_get_stats). */
