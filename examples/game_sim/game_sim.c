@@ -203,7 +203,7 @@ static uint64_t draw_ns(const sim *g, uint64_t *rng, int ix, double factor)
 #define SIM_WORK(ix, g, rng, f)                                                \
     CAP_SCOPE(scope_defs[ix].name);                                            \
     spin_ns(draw_ns((g), (rng), (ix), (f)))
-#define SIM_WAIT(ix) CAP_SCOPE(scope_defs[ix].name)
+#define SIM_WAIT(ix) CAP_WAIT_SCOPE(scope_defs[ix].name)
 
 /* ---- workers ----------------------------------------------------------- */
 

@@ -130,6 +130,17 @@ CAP_API void cap_set_log(void (*fn)(void *user, const char *line), void *user);
 CAP_API uint32_t cap_name_register(const char *name, const char *file,
                                    uint32_t line);
 
+/* As cap_name_register, and add `flags` to the name's flags. CAP_NAME_WAIT
+ * tags the name as a wait: time spent blocked (a lock, a queue, a fence,
+ * vsync), not working; reports keep waits apart from work. Flags belong to
+ * the name, not to the call: a text tagged once is tagged everywhere in
+ * the capture from then on, and flags are never removed. Unknown bits are
+ * ignored. Returns the id, 0 as cap_name_register does. Thread-safe. */
+#ifndef CAP_DISABLE
+CAP_API uint32_t cap_name_register_flags(const char *name, const char *file,
+                                         uint32_t line, uint32_t flags);
+#endif
+
 /* ---- scopes by id ------------------------------------------------------
  * For names known only at run time (assets, levels, script functions):
  * intern each name once with cap_name_register, keep the id, and open
@@ -151,12 +162,25 @@ CAP_API uint32_t cap_name_register(const char *name, const char *file,
 /* Open a scope named by `id` on the calling thread (CAP_BEGIN_ID as a
  * function, for bindings that cannot use macros). Never fails: when the
  * thread's buffers are full the scope is dropped and counted. */
+#ifndef CAP_DISABLE
 CAP_API void cap_scope_begin(uint32_t id);
 
 /* Close the calling thread's innermost open scope (CAP_END as a function).
  * An end with no scope open is counted in the file's stray_ends statistic
  * and read back as a warning. */
 CAP_API void cap_scope_end(void);
+#else /* CAP_DISABLE: the names API's functions as inline no-ops */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#endif
+static inline uint32_t cap_name_register_flags(const char *name, const char *file, uint32_t line, uint32_t flags) { return 0; }
+static inline void cap_scope_begin(uint32_t id) {}
+static inline void cap_scope_end(void) {}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+#endif /* CAP_DISABLE */
 
 /* Name the calling thread in the capture and give it its buffer. A thread
  * that records without registering is registered as "thread <tid>".
@@ -366,6 +390,16 @@ struct cap__scope_guard {
  * calls at the same site: each call records the text it is given. */
 #define CAP_SCOPE(name) CAP__SCOPE_FLAGS(name, 0)
 
+/* A wait: a scope whose name is tagged CAP_NAME_WAIT (time spent blocked,
+ * not working), to the end of the block; CAP_WAIT_BEGIN pairs with
+ * CAP_END. Same cost as CAP_SCOPE. */
+#define CAP_WAIT_SCOPE(name) CAP__SCOPE_FLAGS(name, CAP_NAME_WAIT)
+#define CAP_WAIT_BEGIN(name)                                                   \
+    do {                                                                       \
+        static cap__site cap__site_w;                                          \
+        (void)cap__scope_enter(CAP__SITE_ID(cap__site_w, name, CAP_NAME_WAIT)); \
+    } while (0)
+
 /* Explicit pairs: CAP_BEGIN opens a scope, CAP_END closes the innermost. */
 #define CAP_BEGIN(name)                                                        \
     do {                                                                       \
@@ -391,6 +425,8 @@ struct cap__scope_guard {
 #define CAP_SCOPE_ID(id) ((void)0)
 #define CAP_BEGIN(name) ((void)0)
 #define CAP_BEGIN_ID(id) ((void)0)
+#define CAP_WAIT_SCOPE(name) ((void)0)
+#define CAP_WAIT_BEGIN(name) ((void)0)
 #define CAP_END() ((void)0)
 #define CAP_FRAME_MARK() ((void)0)
 #define CAP_FRAME_BEGIN() ((void)0)
