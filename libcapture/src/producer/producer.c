@@ -270,18 +270,24 @@ static cap__name *name_intern(const char *name, uint32_t flags)
     return e;
 }
 
+/* name_intern under the registry lock; NULL for a NULL name too. */
+static cap__name *intern(const char *name, uint32_t flags)
+{
+    if (!name)
+        return NULL;
+    pthread_mutex_lock(&reg.lock);
+    cap__name *e = name_intern(name, flags & CAP_NAME_FLAGS_KNOWN);
+    pthread_mutex_unlock(&reg.lock);
+    return e;
+}
+
 uint32_t cap_name_register_flags(const char *name, const char *file,
                                  uint32_t line, uint32_t flags)
 {
     (void)file;
     (void)line;
-    if (!name)
-        return 0;
-    pthread_mutex_lock(&reg.lock);
-    cap__name *e = name_intern(name, flags & CAP_NAME_FLAGS_KNOWN);
-    uint32_t id = e ? e->id : 0;
-    pthread_mutex_unlock(&reg.lock);
-    return id;
+    cap__name *e = intern(name, flags);
+    return e ? e->id : 0;
 }
 
 uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
@@ -294,11 +300,7 @@ uint32_t cap__site_resolve(cap__site *site, const char *name, const char *file,
 {
     (void)file;
     (void)line;
-    if (!name)
-        return 0;
-    pthread_mutex_lock(&reg.lock);
-    cap__name *e = name_intern(name, flags & CAP_NAME_FLAGS_KNOWN);
-    pthread_mutex_unlock(&reg.lock);
+    cap__name *e = intern(name, flags);
     if (!e)
         return 0;
     if (literal)
