@@ -72,12 +72,6 @@ static void run_cycle(uint64_t n)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
     uint64_t scopes = 2000000;
@@ -131,8 +125,7 @@ int main(int argc, char **argv)
             v[r] = (double)(c1 - c0) / (double)scopes;
             wait_drained();
         }
-        qsort(v, (size_t)reps, sizeof v[0], cmp_double);
-        bench_put(paths[p].name, v[reps / 2]);
+        bench_put(paths[p].name, bench_median(v, (size_t)reps));
     }
     cap_producer_stats st;
     cap_close();

@@ -341,6 +341,44 @@ static void test_fixtures(void **state)
     assert_int_equal(file.stats.stray_ends, 0);
 }
 
+/* cap_writer_name_flags: only in a 1.1 writer, only for defined ids and
+ * known bits; flags accumulate and reach the reader. */
+static void test_writer_name_flags(void **state)
+{
+    (void)state;
+    char p[64];
+    snprintf(p, sizeof p, "/tmp/cap_test_names_w_XXXXXX");
+    int fd = mkstemp(p);
+    assert_true(fd >= 0);
+    close(fd);
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, p, NULL), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "wait", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name_flags(w, 1, CAP_NAME_WAIT), CAP_E_MISUSE);
+    cap_writer_abandon(w);
+    cap_writer_options o = {.format_minor = 1};
+    assert_int_equal(cap_writer_open_path(&w, p, &o), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "wait", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 2, "work", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name_flags(w, 3, CAP_NAME_WAIT), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_name_flags(w, 1, 0x2), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_name_flags(w, 1, CAP_NAME_WAIT), CAP_OK);
+    assert_int_equal(cap_writer_name_flags(w, 1, 0), CAP_OK); /* no clearing */
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 100), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 200), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 300), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 400), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 500), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    assert_int_equal(nr_read(&file, p), 0);
+    unlink(p);
+    assert_int_equal(file.minor, 1);
+    assert_int_equal(nr_find(&file, "wait")->flags, CAP_NAME_WAIT);
+    assert_int_equal(nr_find(&file, "work")->flags, 0);
+    assert_int_equal(file.stats.stray_ends, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_open_at_close),
         cmocka_unit_test(test_stray_ends),
         cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_writer_name_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
