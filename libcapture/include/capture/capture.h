@@ -130,7 +130,8 @@ CAP_API cap_result cap_open_fd(int fd, const cap_capture_options *opt);
 
 /* Stop recording, drain every thread's buffer, write the footer and close
  * the file. Threads should stop recording first: events racing with close
- * are discarded. Returns the first error met while recording (CAP_E_IO,
+ * are discarded. A scope still open ends at the moment of the call and is
+ * counted as closed at end (readers warn: its time is cut short). Returns the first error met while recording (CAP_E_IO,
  * CAP_E_NOMEM) or CAP_OK; CAP_E_MISUSE when no capture is open. */
 CAP_API cap_result cap_close(void);
 
