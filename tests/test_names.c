@@ -290,6 +290,30 @@ static void test_open_at_close(void **state)
     cap_thread_unregister();
 }
 
+/* A fixed recording window that ends inside a scope ends the scope with
+ * the window, counted. */
+static void test_open_at_window_end(void **state)
+{
+    (void)state;
+    snprintf(path, sizeof path, "/tmp/cap_test_names_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cap_capture_options o = {.record_seconds = 0.05, .flush_interval_ms = 10};
+    assert_int_equal(cap_open(path, &o), CAP_OK);
+    CAP_THREAD("main");
+    CAP_BEGIN("outlives_window");
+    spin_ms(150);
+    CAP_END();
+    cap_close(); /* the window closed the file already */
+    assert_int_equal(nr_read(&file, path), 0);
+    unlink(path);
+    assert_int_equal(file.stats.closed_at_end, 1);
+    int64_t d = nr_find(&file, "outlives_window")->max_ns;
+    assert_true(d >= 1000000 && d <= 51000000); /* not 0, not 150 ms */
+    cap_thread_unregister();
+}
+
 /* Ends with nothing open are counted into the file, nesting unharmed. */
 static void test_stray_ends(void **state)
 {
@@ -389,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_threads_share_a_site),
         cmocka_unit_test(test_wait_flags),
         cmocka_unit_test(test_open_at_close),
+        cmocka_unit_test(test_open_at_window_end),
         cmocka_unit_test(test_stray_ends),
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_writer_name_flags),
