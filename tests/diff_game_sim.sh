@@ -10,7 +10,9 @@
 # on every base run): each must exit 1 with that scope the only regression
 # that gates. Runs are short (FRAMES frames at SCALE) so
 # the whole test takes about half a minute on a loaded 2-core machine.
-# Ends with a "N passed, N failed" line; exit status 0 only when all pass.
+# Ends with a "N passed, N failed, N skipped" line; exit status 0 when all
+# pass, 1 when any fails, 77 (a skip, for meson) when none fails but the
+# machine was too loaded to set up some slowdown case.
 set -u
 sim=$1 diff=$2
 pairs=${DIFF_GAME_SIM_PAIRS:-10}
@@ -39,26 +41,43 @@ gating_regressions() {
     sort | tr '\n' ' ' | sed 's/ $//'
 }
 
-# Share of the frame that the slowed scope costs in the base run: its mean
-# self time per frame over the median frame time, in percent.
+# Share of the frame that the slowed scope costs in a run: its median self
+# time per frame over the median frame time, in percent (read_capture's
+# CSV would do as well; capture_diff comparing the run with itself is the
+# shortest way to both medians).
 slow_share() {
-  awk -F, -v s="$slow_name" '
+  "$diff" --csv "$1" "$1" 2>/dev/null | awk -F, -v s="$slow_name" '
     $2 == "(frame)" { frame = $5 }
-    $2 == s { cost = $7 }
-    END { if (frame > 0) printf "%.1f", 100 * cost / frame; else print 0 }' "$1"
+    $2 == s { cost = $5 }
+    END { if (frame > 0) printf "%.1f", 100 * cost / frame; else print 0 }'
 }
 
 # game_sim's waits, and submit_jobs, whose time is the wake-up of the
 # workers it hands jobs to (a hand-off: scheduling, not work).
 opts=(--wait 'wait_*' --wait worker_wait --wait submit_jobs)
-pass=0 fail=0
+pass=0 fail=0 skip=0
 # The three runs of a seed are recorded back to back, so that they meet
 # about the same load from the rest of the machine (what one run per side
 # cannot tell from a change of the code).
+# A base run in which the scope costs under 2 % of the frame (a machine so
+# loaded that every frame stretches) does not test what this test is
+# about: the three runs are recorded again, three extra attempts in all;
+# a seed whose premise still fails is skipped (and so is the test, exit
+# 77, when any is: a skip is not a pass).
+retries=3
 for i in $(seq 1 "$pairs"); do
-  run_sim "base$i.cap" $((1000 + i))
-  run_sim "same$i.cap" $((3000 + i))
-  run_sim "slow$i.cap" $((2000 + i)) --slow "$slow_name:$slow_pct"
+  while :; do
+    run_sim "base$i.cap" $((1000 + i)) --workers 2
+    run_sim "same$i.cap" $((3000 + i)) --workers 2
+    run_sim "slow$i.cap" $((2000 + i)) --workers 2 \
+      --slow "$slow_name:$slow_pct"
+    share=$(slow_share "$dir/base$i.cap")
+    awk -v s="$share" 'BEGIN { exit !(s >= 2.0) }' && break
+    echo "note: $slow_name costs $share % of the frame in base run $i" \
+      "(load: $(cut -d' ' -f1-3 /proc/loadavg))"
+    [ "$retries" = 0 ] && break
+    retries=$((retries - 1))
+  done
 done
 
 for i in $(seq 1 "$pairs"); do
@@ -82,10 +101,10 @@ for i in $(seq 1 "$pairs"); do
     2>"$dir/slow.err"
   rc=$?
   got=$(gating_regressions "$dir/slow.csv")
-  share=$(slow_share "$dir/slow.csv")
+  share=$(slow_share "$dir/base$prev.cap")
   if awk -v s="$share" 'BEGIN { exit !(s < 2.0) }'; then
-    echo "FAIL $slow_name costs only $share % of the frame in base$prev.cap: the premise (>= 2 %) does not hold"
-    fail=$((fail + 1))
+    echo "SKIP $slow_name costs only $share % of the frame in base$prev.cap (the machine is too loaded for the premise, >= 2 %)"
+    skip=$((skip + 1))
   elif [ "$rc" = 1 ] && [ "$got" = "$slow_name" ]; then
     echo "ok   $slow_name +$slow_pct % ($share % of the frame), seeds $((1000 + i)) and $((2000 + i)): exit 1, only $slow_name"
     pass=$((pass + 1))
@@ -96,5 +115,6 @@ for i in $(seq 1 "$pairs"); do
     fail=$((fail + 1))
   fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ] || exit 1
+[ "$skip" = 0 ] || exit 77
