@@ -126,11 +126,14 @@ static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
         sum += g;
         k++;
     }
-    if (k >= 2 && sum / (double)k >= AN_OT_GROWTH &&
-        (hi - lo) / (sum / (double)k) <= AN_OT_UNIFORM) {
+    double mean = k ? sum / (double)k : NAN;
+    /* uniform: the work grew, each scope by at least half the mean growth,
+     * and the spread is small */
+    if (k >= 2 && mean >= AN_OT_GROWTH && lo - 1.0 >= (mean - 1.0) / 2 &&
+        (hi - lo) / mean <= AN_OT_UNIFORM) {
         double moved = 0;
         int mem = memory_flat(ot, mid, &moved);
-        an_verdict v = {AN_V_THROTTLING, {sum / (double)k, lo, hi, fg}, 0};
+        an_verdict v = {AN_V_THROTTLING, {mean, lo, hi, fg}, 0};
         if (mem == 0)
             v.kind = AN_V_THROTTLING_UNCHECKED;
         else if (mem < 0) {

@@ -64,8 +64,8 @@ an_ratio an_ratio_of(double num, double den, double zero);
     X(AN_V_THROTTLING, "throttling",                                          \
       "mean growth, min growth, max growth, frame growth",                   \
       "frame median grew >= 1.10x; the work scopes (not waits, >= 2 % of "    \
-      "the frame, at least two) grew >= 1.10x on average and by about the "   \
-      "same factor (spread <= 20 % of the mean); memory counters not owned by the profiler changed < 5 % over " \
+      "the frame, at least two) grew >= 1.10x on average, each by at least "  \
+      "half the mean growth, with a spread <= 20 % of the mean; memory counters not owned by the profiler changed < 5 % over " \
       "the second half of the bins")                                          \
     X(AN_V_THROTTLING_UNCHECKED, "throttling-unchecked",                      \
       "mean growth, min growth, max growth, frame growth",                   \

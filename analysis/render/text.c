@@ -390,7 +390,7 @@ void an_text_verdict(FILE *out, const an_verdict *v)
     switch (v->kind) {
     case AN_V_TOO_SHORT:
         fprintf(out, "Only one bin holds frames: nothing to compare over "
-                     "time (use fewer bins or a longer capture).\n");
+                     "time (use more bins, or a longer capture).\n");
         break;
     case AN_V_THROTTLING:
         fprintf(out, "Every top scope grew by about %.2fx from the first bin "
