@@ -467,11 +467,8 @@ static int on_scope(loader *L, const cap_ev_scope *e)
                                &c);
     if (node == NONE)
         return -1;
-    int64_t dur, self;
-    if (__builtin_sub_overflow(e->end_ns, e->begin_ns, &dur) || dur < 0)
-        dur = dur < 0 ? 0 : INT64_MAX;
-    if (__builtin_sub_overflow(dur, e->children_ns, &self) || self < 0)
-        self = 0;
+    int64_t dur = cap_duration_ns(e->begin_ns, e->end_ns);
+    int64_t self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
     an_node *n = &m->nodes[node];
     n->calls++;
     sat_add(&n->total_ns, dur);

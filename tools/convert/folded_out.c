@@ -147,7 +147,7 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
                 snprintf(tmp, sizeof tmp, "thread %u", s->tid);
                 tn = tmp;
             }
-            int64_t w = calls ? 1 : s->end_ns - s->begin_ns - s->children_ns;
+            int64_t w = calls ? 1 : cap_self_ns(s->begin_ns, s->end_ns, s->children_ns);
             r = add(&f, tn, s->stack, s->depth, s->name, w);
         } else if (ev.kind == CAP_EV_GPU_SPAN && ev.u.gpu_span.measured) {
             const cap_ev_gpu_span *g = &ev.u.gpu_span;
