@@ -13,7 +13,7 @@ PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
       libyajl-dev liblz4-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
-      clang libclang-rt-14-dev binutils zstd)
+      clang libclang-rt-14-dev binutils zstd time)
 
 install_missing() {
   local missing=()
@@ -21,6 +21,10 @@ install_missing() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
       missing+=("$p")
   done
+  # Node.js and npm run the DuckDB round trip of docs/FLEET.md; a machine
+  # that has them from elsewhere keeps its own
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "dev.sh: installing ${missing[*]}" >&2
   local sudo=""

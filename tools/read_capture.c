@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "read_capture_fleet.h"
 #include "render/render.h"
 #include "report.h"
 
@@ -56,6 +57,9 @@ static void usage(FILE *f)
           "    --bin-seconds S  bins of S seconds instead\n"
           "  --frames           one row per frame (for scripts)\n"
           "    --scope NAME     only this scope\n"
+          "  --summary FILE...  one row per capture, for many captures\n"
+          "  --export DIR FILE...  tidy CSV tables for SQL engines\n"
+          "                     (read_capture --summary --help says more)\n"
           "\n"
           "Common:\n"
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
@@ -299,6 +303,8 @@ static int run(const args *a)
 
 int main(int argc, char **argv)
 {
+    if (fleet_wanted(argc, argv)) /* many captures: read_capture_fleet.c */
+        return fleet_main(argc, argv);
     args a;
     int p = parse_args(argc, argv, &a);
     if (p == 1) {
