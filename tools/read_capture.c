@@ -35,6 +35,8 @@ typedef struct args {
     double bin_seconds;
     const char *scope;
     double skip_seconds;
+    const char *wait[16];
+    size_t nwait;
 } args;
 
 static void usage(FILE *f)
@@ -55,6 +57,11 @@ static void usage(FILE *f)
           "warm-up)\n"
           "    --bins N         number of bins (default 10)\n"
           "    --bin-seconds S  bins of S seconds instead\n"
+          "    --wait GLOB      scopes whose name matches are waits (time "
+          "blocked, never\n"
+          "                     called work), for a program that did not tag "
+          "them;\n"
+          "                     repeatable (up to 16)\n"
           "  --frames           one row per frame (for scripts)\n"
           "    --scope NAME     only this scope\n"
           "  --summary FILE...  one row per capture, for many captures\n"
@@ -93,7 +100,8 @@ static int parse_number(const char *opt, const char *s, double min, double *out)
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
-           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP };
+           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP,
+           O_WAIT };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
@@ -108,6 +116,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"csv", no_argument, 0, O_CSV},
         {"strict", no_argument, 0, O_STRICT},
         {"skip-seconds", required_argument, 0, O_SKIP},
+        {"wait", required_argument, 0, O_WAIT},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -128,6 +137,13 @@ static int parse_args(int argc, char **argv, args *a)
         case O_STRICT: a->strict = 1; break;
         case O_SPLITBY: a->split_by = optarg; break;
         case O_SCOPE: a->scope = optarg; break;
+        case O_WAIT:
+            if (a->nwait == sizeof a->wait / sizeof a->wait[0]) {
+                fprintf(stderr, "read_capture: at most 16 --wait patterns\n");
+                return -1;
+            }
+            a->wait[a->nwait++] = optarg;
+            break;
         case O_DEPTH:
             if (parse_number("--depth", optarg, 0, &v) != 0)
                 return -1;
@@ -261,6 +277,7 @@ static int run(const args *a)
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return EXIT_USAGE;
     }
+    an_mark_waits(m, a->wait, a->nwait);
     const char *want = a->report == R_SPLIT ? a->split_by
                        : a->report == R_FRAMES ? a->scope : NULL;
     if (want && an_find_scope(m, AN_CPU, want) < 0 &&

@@ -416,8 +416,8 @@ void an_text_verdict(FILE *out, const an_verdict *v)
     case AN_V_WORK_GREW:
         if (v->scope)
             fprintf(out, "Frame time grew %.2fx from the first bin to the "
-                         "last, unevenly across scopes: %s grew most "
-                         "(%.2fx): it did more work.\n",
+                         "last, unevenly across scopes: %s added the most "
+                         "time (%.2fx): it did more work.\n",
                     f[0], v->scope, f[1]);
         else
             fprintf(out, "Frame time grew %.2fx from the first bin to the "
@@ -427,7 +427,8 @@ void an_text_verdict(FILE *out, const an_verdict *v)
         break;
     case AN_V_WAITS_GREW:
         fprintf(out, "Frame time grew %.2fx from the first bin to the last, "
-                     "and the wait %s grew most (%.2fx): the frame spent "
+                     "and the waits added more time than the work, %s the "
+                     "most (%.2fx): the frame spent "
                      "longer waiting (for the GPU, a lock or a hand-off), "
                      "not doing more work.\n",
                 f[0], v->scope, f[1]);
@@ -435,9 +436,9 @@ void an_text_verdict(FILE *out, const an_verdict *v)
     case AN_V_CAPPED_HEADROOM:
         fprintf(out, "Frame time held steady (median %.3f ms in the first "
                      "bin, %.3f ms in the last) while the work inside the "
-                     "frame grew about %.2fx: the frame is held by a cap or "
-                     "vsync and the growing work is eating its headroom "
-                     "(uncapped, this is a slowdown).\n",
+                     "frame grew about %.2fx: something holds the frame (a "
+                     "frame cap, vsync, or a thread that sets the pace) and "
+                     "the growing work is eating its headroom.\n",
                 f[1], f[2], f[0]);
         break;
     case AN_V_CAP_ABSORBING:
@@ -493,12 +494,23 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
     }
     if (ot->nscopes) {
         fprintf(out, "\n  %stop scopes: median self ms per frame by bin, "
-                     "growth of the last bin over the first%s\n",
+                     "growth of the last bin over the first (work: every "
+                     "CPU scope that is not a wait, summed per frame)%s\n",
                 bold(colour), reset(colour));
         fprintf(out, "  %-28s", "scope");
         for (int b = 0; b < bins; b++)
             fprintf(out, " %8d", b);
         fprintf(out, " %8s\n", "growth");
+        const an_ot_total *tot[2] = {&ot->work, &ot->wait};
+        const char *tot_label[2] = {"(all CPU work)", "(all CPU waits)"};
+        for (int k = 0; k < 1 + ot->has_waits; k++) {
+            fprintf(out, "  %-28.28s", tot_label[k]);
+            for (int b = 0; b < bins; b++)
+                num_or_dash(out, " %8.3f", 8, tot[k]->median[b]);
+            fputc(' ', out);
+            an_text_ratio(out, tot[k]->growth, 8);
+            fputc('\n', out);
+        }
         for (size_t j = 0; j < ot->nscopes; j++) {
             const an_ot_scope *S = &ot->scopes[j];
             char label[64];
