@@ -264,6 +264,22 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
     }
     an_verdicts_decide(&ot->verdicts, ot);
+    {
+        /* the device's own account: first non-empty bin against the last */
+        double w0 = (double)ot->ref * width, w1 = (double)ot->last * width;
+        int64_t eb = t0 + (int64_t)w0, lb = t0 + (int64_t)w1;
+        an_ratio g = ot->work.growth;
+        an_evidence_compute(m->counters, m->ncounters, eb,
+                            eb + (int64_t)width, lb, t1,
+                            g.state == AN_RATIO_VALUE ? g.value : NAN,
+                            &ot->evidence);
+        an_cause c = ot->evidence.cause;
+        if (c != AN_CAUSE_NONE && c != AN_CAUSE_STEADY)
+            an_verdicts_add(&ot->verdicts,
+                            (an_verdict){AN_V_DEVICE_EVIDENCE,
+                                         {(double)c, ot->evidence.growth},
+                                         NULL});
+    }
     rc = CAP_OK;
 done:
     free(bin_of);

@@ -7,10 +7,10 @@
  * an_verdicts with the rows that hold and their figures; a writer turns
  * each into a sentence (render/text.c) or a row (render/csv.c).
  *
- * Room for device evidence (issue #17): rows citing a CPU clock or a
- * temperature series go in the list after AN_V_THROTTLING_UNCHECKED, with
- * their figures in an_verdict.fig; analysis/evidence.* computes them and
- * appends with an_verdicts_add.
+ * Device evidence (issue #17): analysis/evidence.* reads the device's
+ * clocks and temperatures in the first and last bins; when they point to a
+ * cause, the last row (AN_V_DEVICE_EVIDENCE) cites it, its readings in
+ * an_over_time.evidence. Further evidence rows go before it.
  */
 #ifndef AN_VERDICT_H
 #define AN_VERDICT_H
@@ -106,7 +106,13 @@ an_ratio an_ratio_of(double num, double den, double zero);
       "bins, and the second half flat (within 5 %): the device was not warm")\
     X(AN_V_STEADY, "steady",                                                  \
       "frame growth",                                                         \
-      "none of the above held")
+      "none of the above held")                                               \
+    X(AN_V_DEVICE_EVIDENCE, "device-evidence",                                \
+      "cause (an_cause), work growth",                                        \
+      "the device's own counters (clocks, temperatures, power, NVML "         \
+      "throttle flags; analysis/evidence.h) in the first and last bins "      \
+      "point to a cause of the work's slowdown: an_over_time.evidence "       \
+      "holds the readings")
 
 typedef enum an_verdict_kind {
 #define AN__V_ENUM(e, key, figs, rule) e,

@@ -461,6 +461,9 @@ void an_text_verdict(FILE *out, const an_verdict *v)
                      "the start out (--skip-seconds).\n",
                 f[0], f[1]);
         break;
+    case AN_V_DEVICE_EVIDENCE:
+        /* the clause lives in an_over_time.evidence: an_text_over_time */
+        break;
     case AN_V_STEADY:
     default:
         fprintf(out, "Frame time is steady across the bins.\n");
@@ -549,8 +552,15 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
     /* what it means */
     fputc('\n', out);
     for (size_t i = 0; i < ot->verdicts.n; i++) {
+        const an_verdict *v = &ot->verdicts.v[i];
+        if (v->kind == AN_V_DEVICE_EVIDENCE) {
+            char buf[512];
+            an_evidence_text(&ot->evidence, buf, sizeof buf);
+            fprintf(out, "  Device evidence: %s.\n", buf);
+            continue;
+        }
         fputs("  ", out);
-        an_text_verdict(out, &ot->verdicts.v[i]);
+        an_text_verdict(out, v);
     }
 }
 
