@@ -73,6 +73,15 @@ static int choose_bins(double span, int bins, double bin_seconds,
     return bins;
 }
 
+/* A time in ns computed in double, clamped to int64 (crafted files put
+ * times anywhere). */
+static int64_t to_ns(double t)
+{
+    if (!(t > -9.2e18))
+        return INT64_MIN;
+    return t < 9.2e18 ? (int64_t)t : INT64_MAX;
+}
+
 static size_t bin_index(double x, int bins)
 {
     return x >= (double)bins || !(x >= 0) ? (size_t)bins - 1 : (size_t)x;
@@ -266,11 +275,12 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     an_verdicts_decide(&ot->verdicts, ot);
     {
         /* the device's own account: first non-empty bin against the last */
-        double w0 = (double)ot->ref * width, w1 = (double)ot->last * width;
-        int64_t eb = t0 + (int64_t)w0, lb = t0 + (int64_t)w1;
+        double d0 = (double)t0;
         an_ratio g = ot->work.growth;
-        an_evidence_compute(m->counters, m->ncounters, eb,
-                            eb + (int64_t)width, lb, t1,
+        an_evidence_compute(m->counters, m->ncounters,
+                            to_ns(d0 + (double)ot->ref * width),
+                            to_ns(d0 + (double)(ot->ref + 1) * width),
+                            to_ns(d0 + (double)ot->last * width), t1,
                             g.state == AN_RATIO_VALUE ? g.value : NAN,
                             &ot->evidence);
         an_cause c = ot->evidence.cause;

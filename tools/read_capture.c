@@ -218,15 +218,15 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-/* The picture of the report into a->svg. Returns 0, -1 out of memory, or
- * -3 when the file could not be written (message printed). */
-static int write_svg(const args *a, const an_capture *m)
+/* The picture of the report into a->svg. Returns CAP_OK, CAP_E_NOMEM, or
+ * CAP_E_IO when the file could not be written (message printed). */
+static cap_result write_svg(const args *a, const an_capture *m)
 {
     FILE *f = fopen(a->svg, "w");
     if (!f) {
         fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
                 strerror(errno));
-        return -3;
+        return CAP_E_IO;
     }
     int rc = a->report == R_TREE ? an_svg_flame(f, m, a->file)
                                  : an_svg_frames(f, m, a->file);
@@ -234,9 +234,9 @@ static int write_svg(const args *a, const an_capture *m)
     if (fclose(f) != 0 || bad) {
         fprintf(stderr, "read_capture: %s: writing the picture failed\n",
                 a->svg);
-        return -3;
+        return CAP_E_IO;
     }
-    return rc;
+    return rc == 0 ? CAP_OK : CAP_E_NOMEM;
 }
 
 /* Compute the chosen report, then render it as text or CSV. */
@@ -335,14 +335,11 @@ static int run(const args *a)
     int warned = an_text_warnings(stderr, m, names[a->report], min_frames,
                                   colour_err);
     cap_result rc = render(a, m, colour_out);
-    int svg_rc = 0;
     if (rc == CAP_OK && a->svg)
-        svg_rc = write_svg(a, m);
+        rc = write_svg(a, m);
     an_free(m);
-    if (svg_rc == -3)
+    if (rc == CAP_E_IO) /* message printed */
         return EXIT_USAGE;
-    if (svg_rc == -1)
-        rc = CAP_E_NOMEM;
     if (rc == CAP_E_MISUSE) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);
