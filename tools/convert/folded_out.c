@@ -94,7 +94,8 @@ static int add(folded *f, const char *first, const uint32_t *stack,
             return -1;
         memset(f->w + old, 0, (f->wcap - old) * sizeof *f->w);
     }
-    f->w[id - 1] += weight;
+    if (__builtin_add_overflow(f->w[id - 1], weight, &f->w[id - 1]))
+        f->w[id - 1] = INT64_MAX; /* weights are >= 0: only upwards */
     return 0;
 }
 
@@ -156,7 +157,10 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
                 snprintf(tmp, sizeof tmp, "GPU track %u", g->track);
                 tn = tmp;
             }
-            r = add(&f, tn, g->stack, g->depth, g->name, calls ? 1 : g->self_ns);
+            /* the reader's self time (cap_self_ns); a crafted span's is
+             * never negative weight */
+            r = add(&f, tn, g->stack, g->depth, g->name,
+                    calls ? 1 : g->self_ns > 0 ? g->self_ns : 0);
         }
         if (r) {
             cvt_error(&f.d, "out of memory");
