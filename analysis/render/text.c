@@ -31,6 +31,12 @@ static size_t name_width(const an_capture *m, size_t min, size_t max)
     return w > max ? max : w;
 }
 
+static void join_names(FILE *out, char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s%s", i ? ", " : "", names[i]);
+}
+
 /* ---- warnings ---------------------------------------------------------- */
 
 int an_text_warnings(FILE *err, const an_capture *m, const char *report,
@@ -114,11 +120,17 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
     if (t.outside_ns > 0) {
         fprintf(err, "%s %s: %.3f ms of CPU time (%.1f%% of all recorded) "
                      "ran outside every frame (before the first frame mark, "
-                     "between frames or after the last): it counts in "
-                     "totals and shares, in no frame's figures\n",
+                     "between frames or after the last",
                 w0, m->path, MS(t.outside_ns),
                 t.cpu_ns > 0 ? 100.0 * (double)t.outside_ns / (double)t.cpu_ns
                              : 100.0);
+        if (m->noutside_threads) {
+            fprintf(err, "; thread%s only outside frames: ",
+                    m->noutside_threads == 1 ? "" : "s");
+            join_names(err, m->outside_threads, m->noutside_threads);
+        }
+        fprintf(err, "): it counts in totals and shares, in no frame's "
+                     "figures\n");
         n++;
     }
     return n;
@@ -126,11 +138,6 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
 
 /* ---- header ------------------------------------------------------------ */
 
-static void join_names(FILE *out, char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s%s", i ? ", " : "", names[i]);
-}
 
 void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
                     const an_totals *t, int colour)
@@ -194,6 +201,12 @@ void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
                               : 100.0,
                 MS(t->cpu_ns), MS(t->before_ns), MS(t->between_ns),
                 MS(t->after_ns));
+    if (t->outside_ns > 0 && m->noutside_threads) {
+        fprintf(out, "  thread%s that ran only outside frames: ",
+                m->noutside_threads == 1 ? "" : "s");
+        join_names(out, m->outside_threads, m->noutside_threads);
+        fputc('\n', out);
+    }
 }
 
 /* ---- ranking ----------------------------------------------------------- */
