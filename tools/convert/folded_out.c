@@ -187,7 +187,7 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
             for (size_t i = 0; i < f.stacks.n; i++) {
                 int64_t w = order[i].weight;
                 if (!calls)
-                    w = w >= 0 ? (w + 500) / 1000 : -((-w + 500) / 1000);
+                    w = w / 1000 + (w % 1000 >= 500); /* ns to us, w >= 0 */
                 if (w == 0)
                     continue;
                 fprintf(fp, "%s %lld\n", order[i].stack, (long long)w);
