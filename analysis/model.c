@@ -20,6 +20,7 @@ typedef struct path_cache {
     uint32_t name[CAP_MAX_DEPTH];
     uint32_t node[CAP_MAX_DEPTH];
     size_t frame_hint;
+    int in_frames, outside; /* CPU: a scope began in a frame, in none */
 } path_cache;
 
 typedef struct loader {
@@ -584,11 +585,8 @@ static int on_scope(loader *L, const cap_ev_scope *e, long pre)
                                &c);
     if (node == NONE)
         return -1;
-    int64_t dur, self;
-    if (__builtin_sub_overflow(e->end_ns, e->begin_ns, &dur) || dur < 0)
-        dur = dur < 0 ? 0 : INT64_MAX;
-    if (__builtin_sub_overflow(dur, e->children_ns, &self) || self < 0)
-        self = 0;
+    int64_t dur = cap_duration_ns(e->begin_ns, e->end_ns);
+    int64_t self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
     an_node *n = &m->nodes[node];
     n->calls++;
     sat_add(&n->total_ns, dur);
@@ -603,6 +601,8 @@ static int on_scope(loader *L, const cap_ev_scope *e, long pre)
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
         sat_add(&s->total_ns, dur);
     long f = pre != AN_PRE_NONE ? pre : frame_at(m, e->begin_ns, &c->frame_hint);
+    c->in_frames |= f >= 0;
+    c->outside |= f < 0 && m->nframes;
     if (f < 0 && m->nframes)
         sat_add(&m->outside_ns[e->begin_ns < m->frames[0].begin_ns ? 0
                                : e->begin_ns >= m->frames[m->nframes - 1].end_ns
@@ -1305,6 +1305,13 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
             res = CAP_E_NOMEM;
         if (res == CAP_OK && resolve_names(&L) != 0)
             res = CAP_E_NOMEM;
+        for (size_t i = 0; res == CAP_OK && i < L.threads_cap; i++) {
+            const path_cache *c = L.threads[i];
+            if (c && c->outside && !c->in_frames && c->root != NONE &&
+                add_name(&m->outside_threads, &m->noutside_threads,
+                         m->nodes[c->root].name) != 0)
+                res = CAP_E_NOMEM;
+        }
         for (size_t i = 0; res == CAP_OK && i < m->nscopes; i++)
             if (sort_pf(&m->scopes[i]) != 0)
                 res = CAP_E_NOMEM;
@@ -1372,6 +1379,9 @@ void an_free(an_capture *m)
     free(m->counters);
     for (size_t i = 0; i < m->nthreads; i++)
         free(m->threads[i]);
+    for (size_t i = 0; i < m->noutside_threads; i++)
+        free(m->outside_threads[i]);
+    free(m->outside_threads);
     free(m->threads);
     for (size_t i = 0; i < m->ntracks; i++)
         free(m->tracks[i]);

@@ -114,6 +114,10 @@ typedef struct an_capture {
     size_t ncounters;
     char **threads; /* names of CPU threads seen */
     size_t nthreads;
+    char **outside_threads; /* names of CPU threads whose every scope
+                               began in no frame (a loader before the
+                               first frame mark, ...) */
+    size_t noutside_threads;
     char **tracks;  /* names of GPU tracks seen */
     size_t ntracks;
 

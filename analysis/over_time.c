@@ -44,6 +44,8 @@ void an_over_time_free(an_over_time *ot)
     }
     free(ot->bins);
     free(ot->scopes);
+    free(ot->work.median);
+    free(ot->wait.median);
     free(ot->counters);
     memset(ot, 0, sizeof *ot);
 }
@@ -71,31 +73,54 @@ static int choose_bins(double span, int bins, double bin_seconds,
     return bins;
 }
 
+/* A time in ns computed in double, clamped to int64 (crafted files put
+ * times anywhere). */
+static int64_t to_ns(double t)
+{
+    if (!(t > -9.2e18))
+        return INT64_MIN;
+    return t < 9.2e18 ? (int64_t)t : INT64_MAX;
+}
+
 static size_t bin_index(double x, int bins)
 {
     return x >= (double)bins || !(x >= 0) ? (size_t)bins - 1 : (size_t)x;
 }
 
-/* The top AN_OT_TOP scopes by self time (self time > 0), CPU and GPU
- * together; returns how many. */
-static size_t top_scopes(const an_capture *m, size_t *top)
+/* The top `max` scopes by self time (self time > 0) among those whose
+ * is_wait equals `waits`, CPU and GPU together, appended to top[*n]. */
+static void top_scopes(const an_capture *m, int waits, size_t max,
+                       size_t *top, size_t *n)
 {
-    size_t n = 0;
-    for (size_t k = 0; k < AN_OT_TOP; k++) {
+    size_t start = *n;
+    for (size_t k = 0; k < max; k++) {
         long best = -1;
         for (size_t s = 0; s < m->nscopes; s++) {
             int taken = 0;
-            for (size_t j = 0; j < n; j++)
+            for (size_t j = start; j < *n; j++)
                 taken |= top[j] == s;
             if (!taken && m->scopes[s].self_ns > 0 &&
+                !!m->scopes[s].is_wait == waits &&
                 (best < 0 || m->scopes[s].self_ns > m->scopes[best].self_ns))
                 best = (long)s;
         }
         if (best < 0)
             break;
-        top[n++] = (size_t)best;
+        top[(*n)++] = (size_t)best;
     }
-    return n;
+}
+
+/* Per-bin medians of v[frame] (ms) into out[bin]. */
+static void bin_medians(const double *v, const size_t *first,
+                        const size_t *order, size_t nb, double *tmp,
+                        double *out)
+{
+    for (size_t b = 0; b < nb; b++) {
+        size_t k = 0;
+        for (size_t i = first[b]; i < first[b + 1]; i++)
+            tmp[k++] = v[order[i]];
+        out[b] = an_summarize(tmp, k).median;
+    }
 }
 
 cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
@@ -162,8 +187,9 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
                                          ot->bins[ot->ref].frame.median, 0);
 
     /* top scopes: median and p95 of their self time per frame, by bin */
-    size_t top[AN_OT_TOP];
-    size_t top_n = top_scopes(m, top);
+    size_t top[AN_OT_TOP + AN_OT_TOP_WAITS], top_n = 0;
+    top_scopes(m, 0, AN_OT_TOP, top, &top_n);
+    top_scopes(m, 1, AN_OT_TOP_WAITS, top, &top_n);
     ot->scopes = calloc(top_n ? top_n : 1, sizeof *ot->scopes);
     if (!ot->scopes)
         goto done;
@@ -187,6 +213,35 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         }
         S->growth = an_ratio_of(S->median[ot->last], S->median[ot->ref],
                                 AN_OT_ZERO_MS);
+    }
+
+    /* all CPU work and all CPU waits, summed per frame */
+    {
+        double *sum[2] = {calloc(n, sizeof(double)), calloc(n, sizeof(double))};
+        ot->work.median = malloc(nb * sizeof(double));
+        ot->wait.median = malloc(nb * sizeof(double));
+        if (!sum[0] || !sum[1] || !ot->work.median || !ot->wait.median) {
+            free(sum[0]);
+            free(sum[1]);
+            goto done;
+        }
+        for (size_t s = 0; s < m->nscopes; s++) {
+            const an_scope *sc = &m->scopes[s];
+            if (sc->kind != AN_CPU)
+                continue;
+            ot->has_waits |= sc->is_wait != 0;
+            an_scope_dense(m, sc, dense);
+            for (size_t i = 0; i < n; i++)
+                sum[sc->is_wait != 0][i] += MS(dense[i]);
+        }
+        bin_medians(sum[0], first, order, nb, tmp, ot->work.median);
+        bin_medians(sum[1], first, order, nb, tmp, ot->wait.median);
+        free(sum[0]);
+        free(sum[1]);
+        ot->work.growth = an_ratio_of(ot->work.median[ot->last],
+                                      ot->work.median[ot->ref], AN_OT_ZERO_MS);
+        ot->wait.growth = an_ratio_of(ot->wait.median[ot->last],
+                                      ot->wait.median[ot->ref], AN_OT_ZERO_MS);
     }
 
     /* counters: mean per bin, by sample time */
@@ -218,6 +273,23 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
     }
     an_verdicts_decide(&ot->verdicts, ot);
+    {
+        /* the device's own account: first non-empty bin against the last */
+        double d0 = (double)t0;
+        an_ratio g = ot->work.growth;
+        an_evidence_compute(m->counters, m->ncounters,
+                            to_ns(d0 + (double)ot->ref * width),
+                            to_ns(d0 + (double)(ot->ref + 1) * width),
+                            to_ns(d0 + (double)ot->last * width), t1,
+                            g.state == AN_RATIO_VALUE ? g.value : NAN,
+                            &ot->evidence);
+        an_cause c = ot->evidence.cause;
+        if (c != AN_CAUSE_NONE && c != AN_CAUSE_STEADY)
+            an_verdicts_add(&ot->verdicts,
+                            (an_verdict){AN_V_DEVICE_EVIDENCE,
+                                         {(double)c, ot->evidence.growth},
+                                         NULL});
+    }
     rc = CAP_OK;
 done:
     free(bin_of);

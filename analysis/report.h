@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evidence.h"
 #include "model.h"
 #include "verdict.h"
 
@@ -43,6 +44,14 @@ typedef struct an_summary {
 
 /* Summary of v[0..n), which is sorted in place. */
 an_summary an_summarize(double *v, size_t n);
+
+/* ---- waits ------------------------------------------------------------- */
+
+/* Mark as waits (is_wait = 1) the scope rows and call-tree nodes whose
+ * name matches one of the n shell globs (fnmatch), for a capture whose
+ * producer did not tag its waits (read_capture --wait, as capture_diff
+ * --wait). Returns how many scope rows matched. */
+size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n);
 
 /* ---- totals and time outside frames ------------------------------------ */
 
@@ -163,7 +172,8 @@ void an_split_free(an_split *s);
 /* ---- over time --------------------------------------------------------- */
 
 #define AN_OT_MAX_BINS 1000  /* never more bins than this */
-#define AN_OT_TOP 8          /* top scopes followed over time */
+#define AN_OT_TOP 8          /* top work scopes followed over time */
+#define AN_OT_TOP_WAITS 4    /* and top wait scopes */
 
 typedef struct an_ot_bin {
     double start_s, end_s;   /* since the first frame's begin */
@@ -190,17 +200,30 @@ typedef struct an_ot_counter {
                                 verdict's evidence */
 } an_ot_counter;
 
+/* A per-frame sum followed over time (all CPU work, or all CPU waits). */
+typedef struct an_ot_total {
+    double *median;          /* per bin, ms per frame; NAN: empty bin */
+    an_ratio growth;         /* last non-empty bin over the reference */
+} an_ot_total;
+
 typedef struct an_over_time {
     size_t nframes;
     int nbins;
     double width_s;          /* bin width */
     int ref, last;           /* first and last non-empty bins */
     an_ot_bin *bins;
-    an_ot_scope *scopes;     /* the top AN_OT_TOP by self time */
+    an_ot_scope *scopes;     /* the top AN_OT_TOP work scopes by self
+                                time, then the top AN_OT_TOP_WAITS waits */
     size_t nscopes;
+    an_ot_total work;        /* self time of every CPU scope that is not a
+                                wait, summed per frame */
+    an_ot_total wait;        /* ... of every CPU wait scope */
+    int has_waits;           /* some scope is a wait */
     an_ot_counter *counters;
     size_t ncounters;
     an_verdicts verdicts;    /* what it means: see verdict.h */
+    an_evidence evidence;    /* the device's counters, first bin against
+                                the last (cause AN_CAUSE_NONE: none) */
 } an_over_time;
 
 /* bins: how many (clamped to 1..AN_OT_MAX_BINS; < 1 means 10), or bins

@@ -103,34 +103,45 @@ static int memory_flat(const an_over_time *ot, int mid, double *moved)
     return seen;
 }
 
+/* Median of a scope (or total) in the last bin minus the reference (ms). */
+static double added_ms(const double *median, const an_over_time *ot)
+{
+    double d = median[ot->last] - median[ot->ref];
+    return isnan(d) ? 0 : d;
+}
+
 static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
                           int mid)
 {
     double lo = INFINITY, hi = 0, sum = 0;
     size_t k = 0;
+    /* who added the most time per frame, work and waits apart */
     const an_ot_scope *best = NULL, *best_wait = NULL;
     for (size_t j = 0; j < ot->nscopes; j++) {
         const an_ot_scope *S = &ot->scopes[j];
         if (S->share < AN_OT_MIN_SHARE || S->growth.state != AN_RATIO_VALUE)
             continue;
-        double g = S->growth.value;
+        double g = S->growth.value, d = added_ms(S->median, ot);
         if (S->scope->is_wait) {
-            if (!best_wait || g > best_wait->growth.value)
+            if (!best_wait || d > added_ms(best_wait->median, ot))
                 best_wait = S;
             continue;
         }
-        if (!best || g > best->growth.value)
+        if (!best || d > added_ms(best->median, ot))
             best = S;
         lo = g < lo ? g : lo;
         hi = g > hi ? g : hi;
         sum += g;
         k++;
     }
-    if (k >= 2 && sum / (double)k >= AN_OT_GROWTH &&
-        (hi - lo) / (sum / (double)k) <= AN_OT_UNIFORM) {
+    double mean = k ? sum / (double)k : NAN;
+    /* uniform: the work grew, each scope by at least half the mean growth,
+     * and the spread is small */
+    if (k >= 2 && mean >= AN_OT_GROWTH && lo - 1.0 >= (mean - 1.0) / 2 &&
+        (hi - lo) / mean <= AN_OT_UNIFORM) {
         double moved = 0;
         int mem = memory_flat(ot, mid, &moved);
-        an_verdict v = {AN_V_THROTTLING, {sum / (double)k, lo, hi, fg}, 0};
+        an_verdict v = {AN_V_THROTTLING, {mean, lo, hi, fg}, 0};
         if (mem == 0)
             v.kind = AN_V_THROTTLING_UNCHECKED;
         else if (mem < 0) {
@@ -140,7 +151,9 @@ static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
         an_verdicts_add(vs, v);
         return;
     }
-    if (best_wait && (!best || best_wait->growth.value > best->growth.value)) {
+    /* the waits added more time per frame than the work did */
+    if (ot->has_waits && best_wait &&
+        added_ms(ot->wait.median, ot) > added_ms(ot->work.median, ot)) {
         an_verdicts_add(vs, (an_verdict){AN_V_WAITS_GREW,
                                          {fg, best_wait->growth.value},
                                          best_wait->scope->name});
@@ -153,17 +166,11 @@ static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
 
 static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg)
 {
-    double g[AN_OT_TOP];
-    size_t k = 0;
-    for (size_t j = 0; j < ot->nscopes; j++) {
-        const an_ot_scope *S = &ot->scopes[j];
-        if (!S->scope->is_wait && S->share >= AN_OT_MIN_SHARE &&
-            S->growth.state == AN_RATIO_VALUE)
-            g[k++] = S->growth.value;
-    }
-    if (!k)
+    /* all the CPU work per frame, not a few scopes: on many threads the
+     * growth is spread over dozens of small scopes */
+    if (ot->work.growth.state != AN_RATIO_VALUE)
         return;
-    double wg = median_of(g, k);
+    double wg = ot->work.growth.value;
     if (wg < AN_OT_GROWTH)
         return;
     an_verdicts_add(vs, (an_verdict){AN_V_CAPPED_HEADROOM,

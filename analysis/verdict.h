@@ -7,10 +7,10 @@
  * an_verdicts with the rows that hold and their figures; a writer turns
  * each into a sentence (render/text.c) or a row (render/csv.c).
  *
- * Room for device evidence (issue #17): rows citing a CPU clock or a
- * temperature series go in the list after AN_V_THROTTLING_UNCHECKED, with
- * their figures in an_verdict.fig; analysis/evidence.* computes them and
- * appends with an_verdicts_add.
+ * Device evidence (issue #17): analysis/evidence.* reads the device's
+ * clocks and temperatures in the first and last bins; when they point to a
+ * cause, the last row (AN_V_DEVICE_EVIDENCE) cites it, its readings in
+ * an_over_time.evidence. Further evidence rows go before it.
  */
 #ifndef AN_VERDICT_H
 #define AN_VERDICT_H
@@ -64,9 +64,10 @@ an_ratio an_ratio_of(double num, double den, double zero);
     X(AN_V_THROTTLING, "throttling",                                          \
       "mean growth, min growth, max growth, frame growth",                   \
       "frame median grew >= 1.10x; the work scopes (not waits, >= 2 % of "    \
-      "the frame, at least two) grew >= 1.10x on average and by about the "   \
-      "same factor (spread <= 20 % of the mean); memory counters not owned by the profiler changed < 5 % over " \
-      "the second half of the bins")                                          \
+      "the frame, at least two) grew >= 1.10x on average, each by at least "  \
+      "half the mean growth, with a spread <= 20 % of the mean; memory "    \
+      "counters not owned by the profiler changed < 5 % over the second "    \
+      "half of the bins")                                                     \
     X(AN_V_THROTTLING_UNCHECKED, "throttling-unchecked",                      \
       "mean growth, min growth, max growth, frame growth",                   \
       "as throttling, but no memory counter (other than the profiler's) "    \
@@ -75,20 +76,22 @@ an_ratio an_ratio_of(double num, double den, double zero);
       "mean growth, min growth, max growth, memory growth",                  \
       "as throttling, but a memory counter moved >= 5 % over the second "    \
       "half of the bins: growing work or a leak")                             \
+    X(AN_V_WAITS_GREW, "waits-grew",                                          \
+      "frame growth, wait growth",                                            \
+      "frame median grew >= 1.10x and the waits (summed per frame) added "   \
+      "more ms than the work did; `scope` is the wait that added the most: "  \
+      "the frame waited longer (GPU, lock, hand-off); not more work")         \
     X(AN_V_WORK_GREW, "work-grew",                                            \
       "frame growth, scope growth",                                           \
       "frame median grew >= 1.10x, unevenly; `scope` is the work scope "      \
-      "(never a wait) that grew most")                                        \
-    X(AN_V_WAITS_GREW, "waits-grew",                                          \
-      "frame growth, wait growth",                                            \
-      "frame median grew >= 1.10x and a wait scope grew more than any work " \
-      "scope: the frame waited longer (GPU, lock, hand-off); not more work")  \
+      "(never a wait) that added the most ms per frame")                      \
     X(AN_V_CAPPED_HEADROOM, "capped-headroom",                                \
       "work growth, frame median first ms, frame median last ms, "            \
       "frame growth",                                                         \
-      "frame median flat (within 5 %) while the work scopes grew >= 1.10x "   \
-      "(median over them): the frame is held (a cap, vsync) and the work "    \
-      "inside it is eating its headroom")                                     \
+      "frame median flat (within 5 %) while the CPU work per frame (every "   \
+      "scope that is not a wait, summed) grew >= 1.10x: the frame is held "   \
+      "(a cap, vsync, a thread that sets the pace) and the work inside it "   \
+      "is eating its headroom")                                               \
     X(AN_V_CAP_ABSORBING, "cap-absorbing",                                    \
       "wait first ms, wait last ms, wait growth",                            \
       "with capped-headroom: a wait scope shrank to <= 0.90x; the cap's "     \
@@ -103,7 +106,13 @@ an_ratio an_ratio_of(double num, double den, double zero);
       "bins, and the second half flat (within 5 %): the device was not warm")\
     X(AN_V_STEADY, "steady",                                                  \
       "frame growth",                                                         \
-      "none of the above held")
+      "none of the above held")                                               \
+    X(AN_V_DEVICE_EVIDENCE, "device-evidence",                                \
+      "cause (an_cause), work growth",                                        \
+      "the device's own counters (clocks, temperatures, power, NVML "         \
+      "throttle flags; analysis/evidence.h) in the first and last bins "      \
+      "point to a cause of the work's slowdown: an_over_time.evidence "       \
+      "holds the readings")
 
 typedef enum an_verdict_kind {
 #define AN__V_ENUM(e, key, figs, rule) e,

@@ -1,7 +1,8 @@
 /*
  * fuzz_convert.c - libFuzzer targets: the Chrome JSON and puffin importers
- * on arbitrary bytes (one executable per importer: FUZZ_IMPORTER names the
- * cvt_*_to_cap function at compile time).
+ * and the folded-stack and Chrome exporters on arbitrary bytes (one
+ * executable per converter: FUZZ_IMPORTER names the cvt_* function at
+ * compile time).
  *
  * The importer writes its capture to /dev/null and its diagnostics to a
  * null stream. Any exit code is fine (2 is the documented answer to bad
@@ -16,7 +17,7 @@
 #include "fuzz_input.h"
 
 #ifndef FUZZ_IMPORTER
-#error "define FUZZ_IMPORTER (cvt_chrome_to_cap or cvt_puffin_to_cap)"
+#error "define FUZZ_IMPORTER (a cvt_* conversion function of cvt.h)"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

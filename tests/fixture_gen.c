@@ -22,6 +22,15 @@
  *                       spans, a timestamp that went backwards
  *   waits-and-strays.cap  format 1.1: names tagged as waits, ends with no
  *                       scope open, a scope still open at close
+ *   outside-frames.cap  20 frames on "main"; loading before the first frame
+ *                       and shutdown after the last, a "loader" thread that
+ *                       ran only before the frames, an "audio" thread
+ *                       declared with no scope
+ *   capped-ramp.cap     60 fps held by a cap for 10 s while the work inside
+ *                       grows 1.3x and the wait before present shrinks; a
+ *                       scope only in the second half, one of 0.0002 ms
+ *   ramp.cap            the same game uncapped: frame time ramps 1.3x,
+ *                       memory flat, a wait of constant length
  *
  * The test suite runs it again and checks the bytes did not change, so a
  * format change cannot slip in without new fixtures and a spec entry.
@@ -247,6 +256,84 @@ static void throttling(const char *dir, int warm)
     CHECK(cap_writer_close(w));
 }
 
+/* Time outside frames: scopes before the first frame, after the last, on a
+ * thread that ran only before the frames, and a thread with no scope. */
+static void outside_frames(const char *dir)
+{
+    static const char *const nm[] = {NULL, "frame", "simulate", "loading",
+                                     "shutdown", "stream_assets"};
+    cap_writer *w = open_w(dir, "outside-frames.cap", "client");
+    for (uint32_t i = 1; i <= 5; i++)
+        CHECK(cap_writer_name(w, i, nm[i], "client/main.c", 10 + i));
+    CHECK(cap_writer_thread(w, 0, "main"));
+    CHECK(cap_writer_thread(w, 1, "loader"));
+    CHECK(cap_writer_thread(w, 2, "audio"));
+    uint64_t t = 1000000000;
+    CHECK(cap_writer_scope_begin(w, 0, 3, t)); /* loading: 50 ms */
+    CHECK(cap_writer_scope_begin(w, 1, 5, t + 1000000));
+    CHECK(cap_writer_scope_end(w, 1, t + 41000000)); /* 40 ms on loader */
+    t += 50000000;
+    CHECK(cap_writer_scope_end(w, 0, t));
+    for (uint64_t f = 0; f < 20; f++) {
+        uint64_t b = t;
+        CHECK(cap_writer_scope_begin(w, 0, 1, b));
+        CHECK(cap_writer_scope_begin(w, 0, 2, b + 100000));
+        CHECK(cap_writer_scope_end(w, 0, b + 100000 + 8000000 + f * 10000));
+        t = b + 10000000;
+        CHECK(cap_writer_scope_end(w, 0, t));
+        CHECK(cap_writer_frame(w, f, b, t));
+    }
+    CHECK(cap_writer_scope_begin(w, 0, 4, t + 500000)); /* shutdown: 20 ms */
+    CHECK(cap_writer_scope_end(w, 0, t + 20500000));
+    CHECK(cap_writer_close(w));
+}
+
+/* A game loop with work that ramps 1.3x over 10 s: held at 60 fps by a cap
+ * (the wait before present absorbs the growth), or uncapped. */
+static void game_loop(const char *dir, int capped)
+{
+    static const char *const nm[] = {NULL, "simulate", "render",
+                                     "present_wait", "rss_mib", "spark",
+                                     "tiny"};
+    rng_state = capped ? 7 : 8;
+    cap_writer *w = open_w(dir, capped ? "capped-ramp.cap" : "ramp.cap",
+                           "game");
+    for (uint32_t i = 1; i <= 6; i++)
+        CHECK(cap_writer_name(w, i, nm[i], "game/loop.c", 20 + i));
+    CHECK(cap_writer_thread(w, 0, "main"));
+    const int frames = 600;
+    const uint64_t cap = 16666667;
+    uint64_t t = 1000000000;
+    for (int f = 0; f < frames; f++) {
+        double x = (double)f / (frames - 1), k = 1.0 + 0.3 * x;
+        uint64_t b = t;
+        uint64_t sim = (uint64_t)(4000000 * k) + uni(0, 50000);
+        uint64_t ren = (uint64_t)(5000000 * k) + uni(0, 50000);
+        CHECK(cap_writer_scope_begin(w, 0, 1, t));
+        t += sim;
+        CHECK(cap_writer_scope_end(w, 0, t));
+        CHECK(cap_writer_scope_begin(w, 0, 2, t));
+        t += ren;
+        CHECK(cap_writer_scope_end(w, 0, t));
+        if (capped && x >= 0.5) {
+            CHECK(cap_writer_scope_begin(w, 0, 5, t));
+            t += 300000;
+            CHECK(cap_writer_scope_end(w, 0, t));
+        }
+        if (capped) {
+            CHECK(cap_writer_scope_begin(w, 0, 6, t));
+            t += 200 + (uint64_t)(200 * x);
+            CHECK(cap_writer_scope_end(w, 0, t));
+        }
+        CHECK(cap_writer_scope_begin(w, 0, 3, t));
+        t = capped ? b + cap : t + 2000000 + uni(0, 20000);
+        CHECK(cap_writer_scope_end(w, 0, t));
+        CHECK(cap_writer_frame(w, (uint64_t)f, b, t));
+        CHECK(cap_writer_counter(w, 4, t, 640.0 + (double)(f % 2)));
+    }
+    CHECK(cap_writer_close(w));
+}
+
 /* A standard normal variate (Box-Muller) from the fixture generator. */
 static double normal(void)
 {
@@ -453,5 +540,8 @@ int main(int argc, char **argv)
     ab(argv[1], "ab-same.cap", 3003, 0);
     counted_losses(argv[1]);
     waits_and_strays(argv[1]);
+    outside_frames(argv[1]);
+    game_loop(argv[1], 1);
+    game_loop(argv[1], 0);
     return 0;
 }

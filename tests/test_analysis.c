@@ -234,6 +234,23 @@ static void times_far_apart_do_not_overflow_the_reports(void **state)
     an_free(m);
 }
 
+static void self_time_helper_clamps_and_never_overflows(void **state)
+{
+    (void)state;
+    assert_int_equal(cap_self_ns(10, 110, 30), 70);
+    assert_int_equal(cap_self_ns(10, 110, 0), 100);
+    assert_int_equal(cap_self_ns(10, 110, 100), 0);  /* children cover all */
+    assert_int_equal(cap_self_ns(10, 110, 500), 0);  /* more than all */
+    assert_int_equal(cap_self_ns(10, 110, -5), 100); /* no negative cover */
+    assert_int_equal(cap_self_ns(110, 10, 0), 0);    /* end before begin */
+    assert_true(cap_self_ns(INT64_MIN, INT64_MAX, 0) == INT64_MAX);
+    assert_true(cap_self_ns(INT64_MIN, INT64_MAX, INT64_MAX) == 0);
+    assert_true(cap_self_ns(-1, INT64_MAX, 1) == INT64_MAX - 1);
+    assert_true(cap_duration_ns(INT64_MIN, 0) == INT64_MAX);
+    assert_true(cap_duration_ns(INT64_MIN + 1, 0) == INT64_MAX);
+    assert_true(cap_duration_ns(0, INT64_MIN) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +261,7 @@ int main(void)
         cmocka_unit_test(gpu_self_time_subtracts_the_union_of_overlapping_children),
         cmocka_unit_test(threads_with_the_same_name_merge_in_the_tree),
         cmocka_unit_test(times_far_apart_do_not_overflow_the_reports),
+        cmocka_unit_test(self_time_helper_clamps_and_never_overflows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

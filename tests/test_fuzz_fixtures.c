@@ -4,7 +4,8 @@
  *
  * Each fixture has a case with its exact expected outcome. A last case runs
  * every file in fixtures/fuzz/ through the reader (and the Chrome importer
- * for .json) the way the fuzz targets do, so a fixture added without its
+ * for .json, the folded and Chrome exporters for .cap) the way the fuzz
+ * targets do, so a fixture added without its
  * own case is still checked for crashes under the sanitizer builds.
  * FUZZ_FIXTURES names the directory (set by meson).
  */
@@ -139,6 +140,15 @@ static void every_fuzz_fixture_reads_without_crashing(void **state)
         if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
             cvt_options o = {.diag = null_diag};
             int rc = cvt_chrome_to_cap(path, out, &o);
+            assert_true(rc == CVT_OK || rc == CVT_EXIT_INPUT);
+        }
+        if (len > 4 && strcmp(e->d_name + len - 4, ".cap") == 0) {
+            /* the exporters: self time from crafted times must not
+             * overflow (folded_out subtracted them unguarded) */
+            cvt_options o = {.diag = null_diag};
+            int rc = cvt_cap_to_folded(path, "/dev/null", &o);
+            assert_true(rc == CVT_OK || rc == CVT_EXIT_INPUT);
+            rc = cvt_cap_to_chrome(path, "/dev/null", &o);
             assert_true(rc == CVT_OK || rc == CVT_EXIT_INPUT);
         }
         n++;

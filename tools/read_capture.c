@@ -37,6 +37,8 @@ typedef struct args {
     double bin_seconds;
     const char *scope;
     double skip_seconds;
+    const char *wait[16];
+    size_t nwait;
     const char *svg; /* --svg FILE, or NULL */
 } args;
 
@@ -58,6 +60,11 @@ static void usage(FILE *f)
           "warm-up)\n"
           "    --bins N         number of bins (default 10)\n"
           "    --bin-seconds S  bins of S seconds instead\n"
+          "    --wait GLOB      scopes whose name matches are waits (time "
+          "blocked, never\n"
+          "                     called work), for a program that did not tag "
+          "them;\n"
+          "                     repeatable (up to 16)\n"
           "  --frames           one row per frame (for scripts)\n"
           "    --scope NAME     only this scope\n"
           "  --summary FILE...  one row per capture, for many captures\n"
@@ -100,7 +107,8 @@ static int parse_number(const char *opt, const char *s, double min, double *out)
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
-           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP, O_SVG };
+           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP,
+           O_WAIT, O_SVG };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
@@ -115,6 +123,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"csv", no_argument, 0, O_CSV},
         {"strict", no_argument, 0, O_STRICT},
         {"skip-seconds", required_argument, 0, O_SKIP},
+        {"wait", required_argument, 0, O_WAIT},
         {"svg", required_argument, 0, O_SVG},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
@@ -136,6 +145,13 @@ static int parse_args(int argc, char **argv, args *a)
         case O_STRICT: a->strict = 1; break;
         case O_SPLITBY: a->split_by = optarg; break;
         case O_SCOPE: a->scope = optarg; break;
+        case O_WAIT:
+            if (a->nwait == sizeof a->wait / sizeof a->wait[0]) {
+                fprintf(stderr, "read_capture: at most 16 --wait patterns\n");
+                return -1;
+            }
+            a->wait[a->nwait++] = optarg;
+            break;
         case O_SVG: a->svg = optarg; break;
         case O_DEPTH:
             if (parse_number("--depth", optarg, 0, &v) != 0)
@@ -202,15 +218,15 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-/* The picture of the report into a->svg. Returns 0, -1 out of memory, or
- * -3 when the file could not be written (message printed). */
-static int write_svg(const args *a, const an_capture *m)
+/* The picture of the report into a->svg. Returns CAP_OK, CAP_E_NOMEM, or
+ * CAP_E_IO when the file could not be written (message printed). */
+static cap_result write_svg(const args *a, const an_capture *m)
 {
     FILE *f = fopen(a->svg, "w");
     if (!f) {
         fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
                 strerror(errno));
-        return -3;
+        return CAP_E_IO;
     }
     int rc = a->report == R_TREE ? an_svg_flame(f, m, a->file)
                                  : an_svg_frames(f, m, a->file);
@@ -218,9 +234,9 @@ static int write_svg(const args *a, const an_capture *m)
     if (fclose(f) != 0 || bad) {
         fprintf(stderr, "read_capture: %s: writing the picture failed\n",
                 a->svg);
-        return -3;
+        return CAP_E_IO;
     }
-    return rc;
+    return rc == 0 ? CAP_OK : CAP_E_NOMEM;
 }
 
 /* Compute the chosen report, then render it as text or CSV. */
@@ -297,6 +313,7 @@ static int run(const args *a)
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return EXIT_USAGE;
     }
+    an_mark_waits(m, a->wait, a->nwait);
     const char *want = a->report == R_SPLIT ? a->split_by
                        : a->report == R_FRAMES ? a->scope : NULL;
     if (want && an_find_scope(m, AN_CPU, want) < 0 &&
@@ -318,14 +335,11 @@ static int run(const args *a)
     int warned = an_text_warnings(stderr, m, names[a->report], min_frames,
                                   colour_err);
     cap_result rc = render(a, m, colour_out);
-    int svg_rc = 0;
     if (rc == CAP_OK && a->svg)
-        svg_rc = write_svg(a, m);
+        rc = write_svg(a, m);
     an_free(m);
-    if (svg_rc == -3)
+    if (rc == CAP_E_IO) /* message printed */
         return EXIT_USAGE;
-    if (svg_rc == -1)
-        rc = CAP_E_NOMEM;
     if (rc == CAP_E_MISUSE) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);

@@ -31,6 +31,12 @@ static size_t name_width(const an_capture *m, size_t min, size_t max)
     return w > max ? max : w;
 }
 
+static void join_names(FILE *out, char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s%s", i ? ", " : "", names[i]);
+}
+
 /* ---- warnings ---------------------------------------------------------- */
 
 int an_text_warnings(FILE *err, const an_capture *m, const char *report,
@@ -121,11 +127,17 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
     if (t.outside_ns > 0) {
         fprintf(err, "%s %s: %.3f ms of CPU time (%.1f%% of all recorded) "
                      "ran outside every frame (before the first frame mark, "
-                     "between frames or after the last): it counts in "
-                     "totals and shares, in no frame's figures\n",
+                     "between frames or after the last",
                 w0, m->path, MS(t.outside_ns),
                 t.cpu_ns > 0 ? 100.0 * (double)t.outside_ns / (double)t.cpu_ns
                              : 100.0);
+        if (m->noutside_threads) {
+            fprintf(err, "; thread%s only outside frames: ",
+                    m->noutside_threads == 1 ? "" : "s");
+            join_names(err, m->outside_threads, m->noutside_threads);
+        }
+        fprintf(err, "): it counts in totals and shares, in no frame's "
+                     "figures\n");
         n++;
     }
     return n;
@@ -133,11 +145,6 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
 
 /* ---- header ------------------------------------------------------------ */
 
-static void join_names(FILE *out, char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s%s", i ? ", " : "", names[i]);
-}
 
 void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
                     const an_totals *t, int colour)
@@ -201,6 +208,12 @@ void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
                               : 100.0,
                 MS(t->cpu_ns), MS(t->before_ns), MS(t->between_ns),
                 MS(t->after_ns));
+    if (t->outside_ns > 0 && m->noutside_threads) {
+        fprintf(out, "  thread%s that ran only outside frames: ",
+                m->noutside_threads == 1 ? "" : "s");
+        join_names(out, m->outside_threads, m->noutside_threads);
+        fputc('\n', out);
+    }
 }
 
 /* ---- ranking ----------------------------------------------------------- */
@@ -397,7 +410,7 @@ void an_text_verdict(FILE *out, const an_verdict *v)
     switch (v->kind) {
     case AN_V_TOO_SHORT:
         fprintf(out, "Only one bin holds frames: nothing to compare over "
-                     "time (use fewer bins or a longer capture).\n");
+                     "time (use more bins, or a longer capture).\n");
         break;
     case AN_V_THROTTLING:
         fprintf(out, "Every top scope grew by about %.2fx from the first bin "
@@ -423,8 +436,8 @@ void an_text_verdict(FILE *out, const an_verdict *v)
     case AN_V_WORK_GREW:
         if (v->scope)
             fprintf(out, "Frame time grew %.2fx from the first bin to the "
-                         "last, unevenly across scopes: %s grew most "
-                         "(%.2fx): it did more work.\n",
+                         "last, unevenly across scopes: %s added the most "
+                         "time (%.2fx): it did more work.\n",
                     f[0], v->scope, f[1]);
         else
             fprintf(out, "Frame time grew %.2fx from the first bin to the "
@@ -434,7 +447,8 @@ void an_text_verdict(FILE *out, const an_verdict *v)
         break;
     case AN_V_WAITS_GREW:
         fprintf(out, "Frame time grew %.2fx from the first bin to the last, "
-                     "and the wait %s grew most (%.2fx): the frame spent "
+                     "and the waits added more time than the work, %s the "
+                     "most (%.2fx): the frame spent "
                      "longer waiting (for the GPU, a lock or a hand-off), "
                      "not doing more work.\n",
                 f[0], v->scope, f[1]);
@@ -442,9 +456,9 @@ void an_text_verdict(FILE *out, const an_verdict *v)
     case AN_V_CAPPED_HEADROOM:
         fprintf(out, "Frame time held steady (median %.3f ms in the first "
                      "bin, %.3f ms in the last) while the work inside the "
-                     "frame grew about %.2fx: the frame is held by a cap or "
-                     "vsync and the growing work is eating its headroom "
-                     "(uncapped, this is a slowdown).\n",
+                     "frame grew about %.2fx: something holds the frame (a "
+                     "frame cap, vsync, or a thread that sets the pace) and "
+                     "the growing work is eating its headroom.\n",
                 f[1], f[2], f[0]);
         break;
     case AN_V_CAP_ABSORBING:
@@ -466,6 +480,9 @@ void an_text_verdict(FILE *out, const an_verdict *v)
                      "capture started. Warm it before capturing, or leave "
                      "the start out (--skip-seconds).\n",
                 f[0], f[1]);
+        break;
+    case AN_V_DEVICE_EVIDENCE:
+        /* the clause lives in an_over_time.evidence: an_text_over_time */
         break;
     case AN_V_STEADY:
     default:
@@ -500,12 +517,23 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
     }
     if (ot->nscopes) {
         fprintf(out, "\n  %stop scopes: median self ms per frame by bin, "
-                     "growth of the last bin over the first%s\n",
+                     "growth of the last bin over the first (work: every "
+                     "CPU scope that is not a wait, summed per frame)%s\n",
                 bold(colour), reset(colour));
         fprintf(out, "  %-28s", "scope");
         for (int b = 0; b < bins; b++)
             fprintf(out, " %8d", b);
         fprintf(out, " %8s\n", "growth");
+        const an_ot_total *tot[2] = {&ot->work, &ot->wait};
+        const char *tot_label[2] = {"(all CPU work)", "(all CPU waits)"};
+        for (int k = 0; k < 1 + ot->has_waits; k++) {
+            fprintf(out, "  %-28.28s", tot_label[k]);
+            for (int b = 0; b < bins; b++)
+                num_or_dash(out, " %8.3f", 8, tot[k]->median[b]);
+            fputc(' ', out);
+            an_text_ratio(out, tot[k]->growth, 8);
+            fputc('\n', out);
+        }
         for (size_t j = 0; j < ot->nscopes; j++) {
             const an_ot_scope *S = &ot->scopes[j];
             char label[64];
@@ -544,8 +572,15 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
     /* what it means */
     fputc('\n', out);
     for (size_t i = 0; i < ot->verdicts.n; i++) {
+        const an_verdict *v = &ot->verdicts.v[i];
+        if (v->kind == AN_V_DEVICE_EVIDENCE) {
+            char buf[512];
+            an_evidence_text(&ot->evidence, buf, sizeof buf);
+            fprintf(out, "  Device evidence: %s.\n", buf);
+            continue;
+        }
         fputs("  ", out);
-        an_text_verdict(out, &ot->verdicts.v[i]);
+        an_text_verdict(out, v);
     }
 }
 

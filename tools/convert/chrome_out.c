@@ -75,7 +75,7 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
     out_ctx *c = user;
     for (size_t i = 0; i < n; i++)
         x_event(c, CPU_PID, tid, s[i].name, NULL, s[i].begin,
-                s[i].end - s[i].begin);
+                cap_duration_ns(s[i].begin, s[i].end));
     return 0;
 }
 
@@ -173,7 +173,7 @@ int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
                     CPU_PID, FRAMES_TID);
             cvt_json_us(c.f, ev.u.frame.begin_ns);
             fputs(",\"dur\":", c.f);
-            cvt_json_us(c.f, ev.u.frame.end_ns - ev.u.frame.begin_ns);
+            cvt_json_us(c.f, cap_duration_ns(ev.u.frame.begin_ns, ev.u.frame.end_ns));
             fprintf(c.f, ",\"args\":{\"index\":%llu}}",
                     (unsigned long long)ev.u.frame.index);
             break;

@@ -94,7 +94,8 @@ static int add(folded *f, const char *first, const uint32_t *stack,
             return -1;
         memset(f->w + old, 0, (f->wcap - old) * sizeof *f->w);
     }
-    f->w[id - 1] += weight;
+    if (__builtin_add_overflow(f->w[id - 1], weight, &f->w[id - 1]))
+        f->w[id - 1] = INT64_MAX; /* weights are >= 0: only upwards */
     return 0;
 }
 
@@ -147,7 +148,7 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
                 snprintf(tmp, sizeof tmp, "thread %u", s->tid);
                 tn = tmp;
             }
-            int64_t w = calls ? 1 : s->end_ns - s->begin_ns - s->children_ns;
+            int64_t w = calls ? 1 : cap_self_ns(s->begin_ns, s->end_ns, s->children_ns);
             r = add(&f, tn, s->stack, s->depth, s->name, w);
         } else if (ev.kind == CAP_EV_GPU_SPAN && ev.u.gpu_span.measured) {
             const cap_ev_gpu_span *g = &ev.u.gpu_span;
@@ -156,7 +157,10 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
                 snprintf(tmp, sizeof tmp, "GPU track %u", g->track);
                 tn = tmp;
             }
-            r = add(&f, tn, g->stack, g->depth, g->name, calls ? 1 : g->self_ns);
+            /* the reader's self time (cap_self_ns); a crafted span's is
+             * never negative weight */
+            r = add(&f, tn, g->stack, g->depth, g->name,
+                    calls ? 1 : g->self_ns > 0 ? g->self_ns : 0);
         }
         if (r) {
             cvt_error(&f.d, "out of memory");
@@ -183,7 +187,7 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
             for (size_t i = 0; i < f.stacks.n; i++) {
                 int64_t w = order[i].weight;
                 if (!calls)
-                    w = w >= 0 ? (w + 500) / 1000 : -((-w + 500) / 1000);
+                    w = w / 1000 + (w % 1000 >= 500); /* ns to us, w >= 0 */
                 if (w == 0)
                     continue;
                 fprintf(fp, "%s %lld\n", order[i].stack, (long long)w);

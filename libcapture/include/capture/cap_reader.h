@@ -80,6 +80,31 @@ typedef struct cap_ev_scope {
                                cap_reader_next */
 } cap_ev_scope;
 
+/* Duration of [begin_ns, end_ns): 0 when end_ns <= begin_ns, INT64_MAX when
+ * the difference does not fit (times from a crafted file can be anywhere
+ * in int64). */
+static inline int64_t cap_duration_ns(int64_t begin_ns, int64_t end_ns)
+{
+    if (end_ns <= begin_ns)
+        return 0;
+    uint64_t d = (uint64_t)end_ns - (uint64_t)begin_ns; /* exact */
+    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
+/* Self time: the duration of [begin_ns, end_ns) minus the time its
+ * children cover (children_ns, e.g. cap_ev_scope.children_ns or the union
+ * of a GPU span's children), never below 0 and never overflowing. The one
+ * definition every reader of captures uses (the reader's GPU spans, the
+ * analysis, the exporters). */
+static inline int64_t cap_self_ns(int64_t begin_ns, int64_t end_ns,
+                                  int64_t children_ns)
+{
+    int64_t d = cap_duration_ns(begin_ns, end_ns);
+    if (children_ns <= 0)
+        return d;
+    return children_ns >= d ? 0 : d - children_ns;
+}
+
 typedef struct cap_ev_gpu_span {
     uint32_t track;
     uint32_t name;

@@ -830,7 +830,11 @@ static void gpu_self_times(cap_reader *r)
             }
             if (open)
                 covered += cur_e - cur_b;
-            par->self = par->measured ? par->dur - covered : 0;
+            /* spans over 1 s were dropped: dur and covered fit int64 */
+            par->self = par->measured ? (uint64_t)cap_self_ns(
+                                            0, (int64_t)par->dur,
+                                            (int64_t)covered)
+                                      : 0;
         }
         start = end;
     }
