@@ -13,14 +13,10 @@ PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
       libyajl-dev liblz4-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
-<<<<<<< HEAD
-      clang libclang-rt-14-dev binutils zstd)
+      clang libclang-rt-14-dev binutils zstd time)
 # For the test command only: the browser that checks the pictures
 # (tests/browser_check.sh); the check is skipped, saying so, without it.
 TEST_PKGS=(chromium)
-=======
-      clang libclang-rt-14-dev binutils zstd time)
->>>>>>> main
 
 install_missing() {
   local missing=()
