@@ -40,7 +40,7 @@ static const char *meta_or_empty(const an_capture *m, const char *k)
     return v ? v : "";
 }
 
-void an_summarize(const an_capture *m, unsigned warnings, an_summary *s)
+void an_capture_row_compute(const an_capture *m, unsigned warnings, an_capture_row *s)
 {
     memset(s, 0, sizeof *s);
     an_capture_id(m, s->id);
@@ -53,7 +53,8 @@ void an_summarize(const an_capture *m, unsigned warnings, an_summary *s)
     s->duration_s = m->last_ns > m->first_ns
                         ? an_elapsed_ns(m->first_ns, m->last_ns) / 1e9
                         : 0.0;
-    rep_compute_frame_stats(m, &s->fs);
+    if (an_frame_stats_compute(&s->fs, m) != CAP_OK)
+        memset(&s->fs, 0, sizeof s->fs); /* out of memory: no statistics */
     double gpu = 0;
     for (size_t i = 0; i < m->nframes; i++)
         if (m->frames[i].has_gpu) {
@@ -73,13 +74,13 @@ void an_summarize(const an_capture *m, unsigned warnings, an_summary *s)
         while (k > 0 && (double)sc->self_ns / 1e6 / per >
                             s->top[k - 1].self_ms_per_frame)
             k--;
-        if (k >= AN_SUMMARY_TOP)
+        if (k >= AN_ROW_TOP)
             continue;
-        size_t last = s->ntop < AN_SUMMARY_TOP ? s->ntop : AN_SUMMARY_TOP - 1;
+        size_t last = s->ntop < AN_ROW_TOP ? s->ntop : AN_ROW_TOP - 1;
         memmove(&s->top[k + 1], &s->top[k], (last - k) * sizeof s->top[0]);
-        s->top[k] = (an_summary_scope){sc->name, sc->kind,
+        s->top[k] = (an_capture_row_scope){sc->name, sc->kind,
                                        (double)sc->self_ns / 1e6 / per};
-        if (s->ntop < AN_SUMMARY_TOP)
+        if (s->ntop < AN_ROW_TOP)
             s->ntop++;
     }
     s->warnings = warnings;

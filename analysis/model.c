@@ -445,6 +445,18 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
 
 /* ---- events ------------------------------------------------------------ */
 
+/* A declared CPU thread joins the header's list under its name (or
+ * "thread N"), whether or not it records a scope. */
+static int thread_declared(an_capture *m, uint32_t tid, const char *name)
+{
+    char buf[32];
+    if (!name || !*name) {
+        snprintf(buf, sizeof buf, "thread %u", tid);
+        name = buf;
+    }
+    return add_name(&m->threads, &m->nthreads, name);
+}
+
 static int on_scope(loader *L, const cap_ev_scope *e)
 {
     an_capture *m = L->m;
@@ -473,7 +485,14 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     sat_add(&s->self_ns, self);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
         sat_add(&s->total_ns, dur);
-    if (pf_add(s, frame_at(m, e->begin_ns, &c->frame_hint), self) != 0)
+    long f = frame_at(m, e->begin_ns, &c->frame_hint);
+    if (f < 0 && m->nframes)
+        sat_add(&m->outside_ns[e->begin_ns < m->frames[0].begin_ns ? 0
+                               : e->begin_ns >= m->frames[m->nframes - 1].end_ns
+                                   ? 2
+                                   : 1],
+                self);
+    if (pf_add(s, f, self) != 0)
         return -1;
     if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
         m->first_ns = e->begin_ns;
@@ -629,6 +648,9 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
         size_t k = 0;
         while (k < m->nframes && m->frames[k].begin_ns < L->cutoff_ns)
             k++;
+        /* whole frames: what ran in the frame cut in two goes with it */
+        if (k < m->nframes)
+            L->cutoff_ns = m->frames[k].begin_ns;
         memmove(m->frames, m->frames + k, (m->nframes - k) * sizeof *m->frames);
         m->nframes -= k;
     }
@@ -668,6 +690,9 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
             break;
         case CAP_EV_COUNTER:
             rc = on_counter(L, &ev.u.counter);
+            break;
+        case CAP_EV_THREAD: /* counted even when it records no scope */
+            rc = thread_declared(m, ev.u.thread.tid, ev.u.thread.name);
             break;
         default:
             break;

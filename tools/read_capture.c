@@ -15,8 +15,9 @@
 
 #include "model.h"
 #include "read_capture_fleet.h"
-#include "report.h"
+#include "render/render.h"
 #include "render/svg.h"
+#include "report.h"
 
 #define EXIT_REPORT 0
 #define EXIT_USAGE 2
@@ -46,7 +47,7 @@ static void usage(FILE *f)
           "  --tree             the call tree merged by path\n"
           "    --depth N        show scopes down to depth N (0: top level; "
           "default: all)\n"
-          "    --min-share PCT  hide nodes under PCT %% of frame time "
+          "    --min-share PCT  hide nodes under PCT % of the recorded time "
           "(default 0)\n"
           "  --split            fastest vs slowest quarter of frames, with the "
           "frame/GPU ratio\n"
@@ -65,8 +66,8 @@ static void usage(FILE *f)
           "Common:\n"
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
           "  --svg FILE         also draw the report as an SVG picture in FILE:\n"
-          "                     the frame-time chart (the ranking, --frames)\n"
-          "                     or the flame graph (--tree)\n"
+          "                     the frame-time chart (the ranking, --frames),\n"
+          "                     the flame graph (--tree)\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
@@ -199,23 +200,73 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-/* The picture of the report into a->svg. Returns 0, -1 out of memory, or
- * -3 when the file could not be written (message printed). */
-static int write_svg(const args *a, const an_capture *m)
+/* Compute the chosen report, then render it as text or CSV, and as a
+ * picture into svg when not NULL. */
+static cap_result render(const args *a, const an_capture *m, int colour,
+                         FILE *svg)
 {
-    FILE *f = fopen(a->svg, "w");
-    if (!f) {
-        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
-                strerror(errno));
-        return -3;
+    cap_result rc = CAP_OK;
+    FILE *out = stdout;
+    if (!a->csv) {
+        an_frame_stats fs;
+        an_totals t;
+        if ((rc = an_frame_stats_compute(&fs, m)) != CAP_OK)
+            return rc;
+        an_totals_compute(m, &t);
+        an_text_header(out, m, &fs, &t, colour);
     }
-    int rc = a->report == R_TREE ? an_svg_flame(f, m, a->file)
-                                 : an_svg_frames(f, m, a->file);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
-                a->svg);
-        return -3;
+    switch (a->report) {
+    case R_RANKING: {
+        an_ranking r;
+        if ((rc = an_ranking_compute(&r, m)) != CAP_OK)
+            break;
+        a->csv ? an_csv_ranking(out, &r) : an_text_ranking(out, m, &r, colour);
+        an_ranking_free(&r);
+        break;
+    }
+    case R_TREE: {
+        an_tree t;
+        if ((rc = an_tree_compute(&t, m, a->depth, a->min_share)) != CAP_OK)
+            break;
+        a->csv ? an_csv_tree(out, &t) : an_text_tree(out, m, &t, colour);
+        if (svg)
+            rc = an_svg_flame(svg, m, &t, a->file);
+        an_tree_free(&t);
+        break;
+    }
+    case R_SPLIT: {
+        an_split s;
+        if ((rc = an_split_compute(&s, m, a->split_by)) != CAP_OK)
+            break;
+        a->csv ? an_csv_split(out, &s) : an_text_split(out, m, &s, colour);
+        an_split_free(&s);
+        break;
+    }
+    case R_OVER_TIME: {
+        an_over_time ot;
+        rc = an_over_time_compute(&ot, m, a->bins, a->bin_seconds);
+        if (rc != CAP_OK)
+            break;
+        a->csv ? an_csv_over_time(out, &ot)
+               : an_text_over_time(out, m, &ot, colour);
+        an_over_time_free(&ot);
+        break;
+    }
+    case R_FRAMES: {
+        an_frames f;
+        if ((rc = an_frames_compute(&f, m, a->scope)) != CAP_OK)
+            break;
+        a->csv ? an_csv_frames(out, m, &f) : an_text_frames(out, m, &f, colour);
+        an_frames_free(&f);
+        break;
+    }
+    }
+    if (rc == CAP_OK && svg && (a->report == R_RANKING || a->report == R_FRAMES)) {
+        an_frame_chart c;
+        if ((rc = an_frame_chart_compute(&c, m, AN_SVG_FRAME_COLUMNS)) != CAP_OK)
+            return rc;
+        rc = an_svg_frames(svg, m, &c, a->file);
+        an_frame_chart_free(&c);
     }
     return rc;
 }
@@ -252,30 +303,33 @@ static int run(const args *a)
         min_frames = a->bin_seconds > 0 ? 4 : (size_t)a->bins * 2;
     else if (a->report == R_FRAMES)
         min_frames = 1;
-    int warned = rep_warnings(stderr, m, names[a->report], min_frames, colour_err);
-    rep_style st = {a->csv, colour_out};
-    int rc = rep_header(stdout, m, st);
-    switch (a->report) {
-    case R_RANKING: rc = rc ? rc : rep_ranking(stdout, m, st); break;
-    case R_TREE: rc = rc ? rc : rep_tree(stdout, m, st, a->depth, a->min_share); break;
-    case R_SPLIT: rc = rc ? rc : rep_split(stdout, m, st, a->split_by); break;
-    case R_OVER_TIME:
-        rc = rc ? rc : rep_over_time(stdout, m, st, a->bins, a->bin_seconds);
-        break;
-    case R_FRAMES: rc = rc ? rc : rep_frames(stdout, m, st, a->scope); break;
-    }
-    if (rc == 0 && a->svg)
-        rc = write_svg(a, m);
-    an_free(m);
-    if (rc == -3)
+    int warned = an_text_warnings(stderr, m, names[a->report], min_frames,
+                                  colour_err);
+    FILE *svg = NULL;
+    if (a->svg && !(svg = fopen(a->svg, "w"))) {
+        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
+                strerror(errno));
+        an_free(m);
         return EXIT_USAGE;
-    if (rc == -2) {
+    }
+    cap_result rc = render(a, m, colour_out, svg);
+    an_free(m);
+    int svg_bad = svg && ferror(svg);
+    if (svg && fclose(svg) != 0)
+        svg_bad = 1;
+    if (svg_bad) {
+        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
+                a->svg);
+        return EXIT_USAGE;
+    }
+    if (rc == CAP_E_MISUSE) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);
         return EXIT_USAGE;
     }
-    if (rc != 0) {
-        fprintf(stderr, "read_capture: %s: out of memory\n", a->file);
+    if (rc != CAP_OK) {
+        fprintf(stderr, "read_capture: %s: %s\n", a->file,
+                cap_result_message(rc));
         return EXIT_USAGE;
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -159,7 +159,7 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
 
 typedef struct fleet_state {
     const fleet_args *a;
-    rep_export *x;
+    an_export *x;
     int status;
     size_t done;
 } fleet_state;
@@ -178,14 +178,14 @@ static int fleet_one(fleet_state *st, const char *path)
         st->status = EXIT_INPUT;
         return 0;
     }
-    int w = rep_warnings(stderr, m, NULL, 0, 0);
-    an_summary s;
-    an_summarize(m, w > 0 ? (unsigned)w : 0, &s);
+    int w = an_text_warnings(stderr, m, NULL, 0, 0);
+    an_capture_row s;
+    an_capture_row_compute(m, w > 0 ? (unsigned)w : 0, &s);
     int rc = 0;
     if (st->x) {
-        if (rep_export_add(st->x, m, &s) != 0)
+        if (an_export_add(st->x, m, &s) != 0)
             rc = -1;
-    } else if (rep_fleet_row(stdout, st->a->csv, &s) != 0) {
+    } else if (an_fleet_row(stdout, st->a->csv, &s) != 0) {
         rc = -1;
     }
     an_free(m);
@@ -198,11 +198,11 @@ static int fleet_run(const fleet_args *a)
     fleet_state st = {a, NULL, EXIT_OK, 0};
     char err[600];
     if (a->export_dir) {
-        if (rep_export_open(&st.x, a->export_dir, err, sizeof err) != 0) {
+        if (an_export_open(&st.x, a->export_dir, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
             return EXIT_WRITE;
         }
-    } else if (rep_fleet_header(stdout, a->csv) != 0) {
+    } else if (an_fleet_header(stdout, a->csv) != 0) {
         return EXIT_WRITE;
     }
     int failed = 0;
@@ -231,7 +231,7 @@ static int fleet_run(const fleet_args *a)
         }
     }
     if (st.x) {
-        if (rep_export_close(st.x, err, sizeof err) != 0) {
+        if (an_export_close(st.x, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
             return EXIT_WRITE;
         }

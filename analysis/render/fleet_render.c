@@ -18,14 +18,14 @@ static const char *kind_word(an_kind k)
 
 /* ---- --summary ---------------------------------------------------------- */
 
-int rep_fleet_header(FILE *out, int csv)
+int an_fleet_header(FILE *out, int csv)
 {
     if (csv) {
         fputs("capture_id,file,program,build,machine,gpu,start_time,"
               "duration_s,frames,frame_mean_ms,frame_median_ms,frame_p95_ms,"
               "frame_p99_ms,low1_ms,stutters,gpu_ms_per_frame,gpu_frames",
               out);
-        for (int i = 1; i <= AN_SUMMARY_TOP; i++)
+        for (int i = 1; i <= AN_ROW_TOP; i++)
             fprintf(out, ",top%d_scope,top%d_kind,top%d_self_ms_per_frame", i,
                     i, i);
         fputs(",warnings\n", out);
@@ -38,24 +38,24 @@ int rep_fleet_header(FILE *out, int csv)
     return ferror(out) ? -1 : 0;
 }
 
-int rep_fleet_row(FILE *out, int csv, const an_summary *s)
+int an_fleet_row(FILE *out, int csv, const an_capture_row *s)
 {
     if (csv) {
         fprintf(out, "%s,", s->id);
         const char *txt[] = {s->file, s->program, s->build, s->machine, s->gpu,
                              s->start};
         for (size_t i = 0; i < sizeof txt / sizeof *txt; i++) {
-            rep_csv_field(out, txt[i]);
+            an_csv_field(out, txt[i]);
             fputc(',', out);
         }
         fprintf(out, "%.3f,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%zu,%.3f,%zu",
                 s->duration_s, s->fs.n, s->fs.mean, s->fs.median, s->fs.p95,
                 s->fs.p99, s->fs.low1, s->fs.stutters, s->gpu_ms_per_frame,
                 s->gpu_frames);
-        for (size_t i = 0; i < AN_SUMMARY_TOP; i++) {
+        for (size_t i = 0; i < AN_ROW_TOP; i++) {
             if (i < s->ntop) {
                 fputc(',', out);
-                rep_csv_field(out, s->top[i].name);
+                an_csv_field(out, s->top[i].name);
                 fprintf(out, ",%s,%.3f", kind_word(s->top[i].kind),
                         s->top[i].self_ms_per_frame);
             } else {
@@ -89,7 +89,7 @@ enum { T_CAPTURES, T_FRAMES, T_SCOPES, T_COUNTERS, T_N };
 static const char *const table_file[T_N] = {
     "captures.csv.gz", "frames.csv.gz", "scopes.csv.gz", "counters.csv.gz"};
 
-struct rep_export {
+struct an_export {
     gzFile gz[T_N];
     char *path[T_N];
     int failed;          /* the first failure sticks */
@@ -98,7 +98,7 @@ struct rep_export {
     size_t len, cap;
 };
 
-static void fail(rep_export *x, int t, const char *why)
+static void fail(an_export *x, int t, const char *why)
 {
     if (x->failed)
         return;
@@ -106,7 +106,7 @@ static void fail(rep_export *x, int t, const char *why)
     snprintf(x->msg, sizeof x->msg, "%s: %s", x->path[t], why);
 }
 
-static void put(rep_export *x, const void *p, size_t n)
+static void put(an_export *x, const void *p, size_t n)
 {
     if (x->len + n + 1 > x->cap) {
         size_t c = x->cap ? x->cap : 256;
@@ -125,9 +125,9 @@ static void put(rep_export *x, const void *p, size_t n)
     x->len += n;
 }
 
-static void putf(rep_export *x, const char *fmt, ...)
+static void putf(an_export *x, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static void putf(rep_export *x, const char *fmt, ...)
+static void putf(an_export *x, const char *fmt, ...)
 {
     char tmp[128];
     va_list ap;
@@ -139,7 +139,7 @@ static void putf(rep_export *x, const char *fmt, ...)
 }
 
 /* A CSV text field, quoted by libcsv when it needs quoting. */
-static void put_field(rep_export *x, const char *s)
+static void put_field(an_export *x, const char *s)
 {
     size_t n = strlen(s);
     if (!(strpbrk(s, ",\"\r\n") || s[0] == ' ' || (n && s[n - 1] == ' '))) {
@@ -158,7 +158,7 @@ static void put_field(rep_export *x, const char *s)
     free(q);
 }
 
-static void end_row(rep_export *x, int t)
+static void end_row(an_export *x, int t)
 {
     put(x, "\n", 1);
     if (x->failed)
@@ -171,7 +171,7 @@ static void end_row(rep_export *x, int t)
     x->len = 0;
 }
 
-int rep_export_open(rep_export **out, const char *dir, char *err, size_t n)
+int an_export_open(an_export **out, const char *dir, char *err, size_t n)
 {
     *out = NULL;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -179,7 +179,7 @@ int rep_export_open(rep_export **out, const char *dir, char *err, size_t n)
                  strerror(errno));
         return -1;
     }
-    rep_export *x = calloc(1, sizeof *x);
+    an_export *x = calloc(1, sizeof *x);
     if (!x) {
         snprintf(err, n, "out of memory");
         return -1;
@@ -189,7 +189,7 @@ int rep_export_open(rep_export **out, const char *dir, char *err, size_t n)
         x->path[t] = malloc(len);
         if (!x->path[t]) {
             snprintf(err, n, "out of memory");
-            rep_export_close(x, NULL, 0);
+            an_export_close(x, NULL, 0);
             return -1;
         }
         snprintf(x->path[t], len, "%s/%s", dir, table_file[t]);
@@ -197,7 +197,7 @@ int rep_export_open(rep_export **out, const char *dir, char *err, size_t n)
         if (!x->gz[t]) {
             snprintf(err, n, "%s: cannot create: %s", x->path[t],
                      errno ? strerror(errno) : "gzopen failed");
-            rep_export_close(x, NULL, 0);
+            an_export_close(x, NULL, 0);
             return -1;
         }
     }
@@ -209,10 +209,10 @@ int rep_export_open(rep_export **out, const char *dir, char *err, size_t n)
     char *sum = NULL;
     size_t sl = 0;
     FILE *m = open_memstream(&sum, &sl);
-    if (!m || rep_fleet_header(m, 1) != 0 || fclose(m) != 0) {
+    if (!m || an_fleet_header(m, 1) != 0 || fclose(m) != 0) {
         free(sum);
         snprintf(err, n, "out of memory");
-        rep_export_close(x, NULL, 0);
+        an_export_close(x, NULL, 0);
         return -1;
     }
     put(x, sum, sl - 1); /* without its newline: end_row adds one */
@@ -224,14 +224,14 @@ int rep_export_open(rep_export **out, const char *dir, char *err, size_t n)
     }
     if (x->failed) {
         snprintf(err, n, "%s", x->msg);
-        rep_export_close(x, NULL, 0);
+        an_export_close(x, NULL, 0);
         return -1;
     }
     *out = x;
     return 0;
 }
 
-int rep_export_add(rep_export *x, const an_capture *m, const an_summary *s)
+int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s)
 {
     if (x->failed)
         return -1;
@@ -239,7 +239,7 @@ int rep_export_add(rep_export *x, const an_capture *m, const an_summary *s)
     char *row = NULL;
     size_t rl = 0;
     FILE *f = open_memstream(&row, &rl);
-    if (!f || rep_fleet_row(f, 1, s) != 0 || fclose(f) != 0) {
+    if (!f || an_fleet_row(f, 1, s) != 0 || fclose(f) != 0) {
         free(row);
         x->failed = 1;
         snprintf(x->msg, sizeof x->msg, "out of memory");
@@ -286,7 +286,7 @@ int rep_export_add(rep_export *x, const an_capture *m, const an_summary *s)
     return x->failed ? -1 : 0;
 }
 
-int rep_export_close(rep_export *x, char *err, size_t n)
+int an_export_close(an_export *x, char *err, size_t n)
 {
     if (!x)
         return 0;

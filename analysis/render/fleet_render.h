@@ -9,28 +9,29 @@
 #include <stdio.h>
 
 #include "fleet.h"
+#include "render/render.h"
 
 /* The --summary table: a header line, then one row per capture. Text is
  * aligned; CSV is RFC 4180 with one header row. Each returns 0, or -1 when
  * writing failed (ferror). */
-int rep_fleet_header(FILE *out, int csv);
-int rep_fleet_row(FILE *out, int csv, const an_summary *s);
+int an_fleet_header(FILE *out, int csv);
+int an_fleet_row(FILE *out, int csv, const an_capture_row *s);
 
 /* --export: captures.csv.gz, frames.csv.gz, scopes.csv.gz and
  * counters.csv.gz in directory `dir` (created if missing), each with a
  * header row; every row starts with the capture id. */
-typedef struct rep_export rep_export;
+typedef struct an_export an_export;
 
 /* Create the four files (truncating old ones). Returns 0, or -1 with one
  * line (naming the path and the reason) in err[0..n). */
-int rep_export_open(rep_export **out, const char *dir, char *err, size_t n);
+int an_export_open(an_export **out, const char *dir, char *err, size_t n);
 
 /* Append capture m, summarised as s, to the four tables. Returns 0, or -1
- * when a write failed (the message is kept for rep_export_close). */
-int rep_export_add(rep_export *x, const an_capture *m, const an_summary *s);
+ * when a write failed (the message is kept for an_export_close). */
+int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s);
 
 /* Finish the gzip streams and free x (NULL is accepted). Returns 0, or -1
  * with one line in err[0..n) when any write or close failed. */
-int rep_export_close(rep_export *x, char *err, size_t n);
+int an_export_close(an_export *x, char *err, size_t n);
 
 #endif
