@@ -67,7 +67,8 @@ static void usage(FILE *f)
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
           "  --svg FILE         also draw the report as an SVG picture in FILE:\n"
           "                     the frame-time chart (the ranking, --frames),\n"
-          "                     the flame graph (--tree)\n"
+          "                     the flame graph (--tree), the drift chart\n"
+          "                     (--over-time)\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
@@ -183,9 +184,9 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "read_capture: --scope goes with --frames\n");
         return -1;
     }
-    if (a->svg && (a->report == R_SPLIT || a->report == R_OVER_TIME)) {
-        fprintf(stderr, "read_capture: --svg draws the ranking, --tree and "
-                        "--frames; --split and --over-time have no picture "
+    if (a->svg && a->report == R_SPLIT) {
+        fprintf(stderr, "read_capture: --svg draws the ranking, --tree, "
+                        "--over-time and --frames; --split has no picture "
                         "yet\n");
         return -1;
     }
@@ -249,6 +250,8 @@ static cap_result render(const args *a, const an_capture *m, int colour,
             break;
         a->csv ? an_csv_over_time(out, &ot)
                : an_text_over_time(out, m, &ot, colour);
+        if (svg)
+            rc = an_svg_over_time(svg, m, &ot, a->file);
         an_over_time_free(&ot);
         break;
     }

@@ -64,4 +64,14 @@ cap_result an_svg_flame(FILE *out, const an_capture *m, const an_tree *t,
 cap_result an_svg_frames(FILE *out, const an_capture *m,
                          const an_frame_chart *c, const char *title);
 
+/* The over-time chart of ot (an_over_time_compute): x the time since the
+ * first frame (a point per bin, at its middle); left axis: the frame
+ * median per bin and each top scope's median self time per frame (waits
+ * dashed); right axis: the counters' means per bin (the first six); each
+ * line named at its right end with its growth (last non-empty bin over
+ * the reference); the verdicts written above the plot, as the text
+ * report's sentences. */
+cap_result an_svg_over_time(FILE *out, const an_capture *m,
+                            const an_over_time *ot, const char *title);
+
 #endif

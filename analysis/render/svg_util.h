@@ -53,3 +53,16 @@ double an__svg_tick_step(double hi, int max_ticks);
 void an__svg_tick_label(char *buf, size_t n, double v, double step);
 
 #endif
+
+/* Move label positions y[0..n) apart so that consecutive ones (in order of
+ * y) are at least `gap` apart, staying within [lo, hi] where there is
+ * room, each as near its own position as the others allow. */
+void an__svg_spread(double *y, size_t n, double gap, double lo, double hi);
+
+/* Write s as lines of at most `cols` columns broken at spaces (a word
+ * longer than a line is cut), each a <text> at x, from baseline y down by
+ * line_h, at most max_lines (the last one ends in U+2026 when text is
+ * left over). `attrs` is added to each <text> (may be ""). Returns the
+ * number of lines written. */
+int an__svg_para(FILE *f, double x, double y, double line_h, size_t cols,
+                 int max_lines, const char *attrs, const char *s);

@@ -147,7 +147,19 @@
     ok(root.getElementById('stutters'), name, 'no stutter group');
   }
 
-  var kinds = { 'Flame graph': flame, 'Frame time': frames };
+  function overTime(name, root) {
+    var fr = root.getElementById('frame');
+    if (!ok(fr, name, 'no frame-time series')) return;
+    ok(fr.querySelectorAll('circle').length >= 1, name, 'the frame series has no point');
+    ok(root.querySelectorAll('#yaxis text').length >= 3, name, 'fewer than 3 y ticks');
+    ok(root.querySelectorAll('#xaxis text').length >= 2, name, 'fewer than 2 x ticks');
+    ok(root.querySelectorAll('#labels text').length >= 1, name, 'no line labels');
+    ok(root.querySelectorAll('#verdicts text').length >= 1, name, 'no verdict written');
+    var ctr = root.querySelectorAll('[id^="counter"]').length;
+    ok(!ctr || root.getElementById('yaxis-right'), name, 'counters without their axis');
+  }
+
+  var kinds = { 'Flame graph': flame, 'Frame time': frames, 'Over time': overTime };
 
   PICTURES.forEach(function (p) {
     var doc = new DOMParser().parseFromString(p.svg, 'image/svg+xml');
