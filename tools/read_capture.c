@@ -67,8 +67,8 @@ static void usage(FILE *f)
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
           "  --svg FILE         also draw the report as an SVG picture in FILE:\n"
           "                     the frame-time chart (the ranking, --frames),\n"
-          "                     the flame graph (--tree), the drift chart\n"
-          "                     (--over-time)\n"
+          "                     the flame graph (--tree), the two quarters\n"
+          "                     (--split), the drift chart (--over-time)\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
@@ -184,12 +184,6 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "read_capture: --scope goes with --frames\n");
         return -1;
     }
-    if (a->svg && a->report == R_SPLIT) {
-        fprintf(stderr, "read_capture: --svg draws the ranking, --tree, "
-                        "--over-time and --frames; --split has no picture "
-                        "yet\n");
-        return -1;
-    }
     if (optind + 1 != argc) {
         fprintf(stderr, optind >= argc ? "read_capture: no capture file given "
                                          "(see --help)\n"
@@ -240,6 +234,8 @@ static cap_result render(const args *a, const an_capture *m, int colour,
         if ((rc = an_split_compute(&s, m, a->split_by)) != CAP_OK)
             break;
         a->csv ? an_csv_split(out, &s) : an_text_split(out, m, &s, colour);
+        if (svg)
+            rc = an_svg_split(svg, m, &s, a->file);
         an_split_free(&s);
         break;
     }

@@ -74,4 +74,12 @@ cap_result an_svg_frames(FILE *out, const an_capture *m,
 cap_result an_svg_over_time(FILE *out, const an_capture *m,
                             const an_over_time *ot, const char *title);
 
+/* The split picture of s (an_split_compute): the fastest and the slowest
+ * quarter of frames side by side: every frame's time as a tick with the
+ * median marked; the frame/GPU ratio histograms of both (s->hist, the
+ * text report's bins); the mean self time per frame of the ten scopes
+ * that differ most, fast and slow as pairs of bars with their values. */
+cap_result an_svg_split(FILE *out, const an_capture *m, const an_split *s,
+                        const char *title);
+
 #endif

@@ -159,7 +159,18 @@
     ok(!ctr || root.getElementById('yaxis-right'), name, 'counters without their axis');
   }
 
-  var kinds = { 'Flame graph': flame, 'Frame time': frames, 'Over time': overTime };
+  function split(name, root) {
+    var st = root.getElementById('strips');
+    if (!ok(st, name, 'no frame-time strips')) return;
+    ok(st.querySelectorAll('path.tk').length === 2, name, 'not two populations');
+    ok(st.querySelectorAll('line.med').length === 2, name, 'not two medians');
+    ok(root.getElementById('ratio'), name, 'no frame/GPU ratio panel');
+    ok(root.getElementById('legend').querySelectorAll('text').length === 2, name,
+       'no legend for the two quarters');
+  }
+
+  var kinds = { 'Flame graph': flame, 'Frame time': frames, 'Over time': overTime,
+                'Split': split };
 
   PICTURES.forEach(function (p) {
     var doc = new DOMParser().parseFromString(p.svg, 'image/svg+xml');
