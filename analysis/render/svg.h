@@ -33,6 +33,7 @@
 
 #include "frame_chart.h"
 #include "model.h"
+#include "diff.h"
 #include "report.h"
 
 /* The flame graph of the call tree t (an_tree_compute: merged by call
@@ -81,5 +82,17 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
  * that differ most, fast and slow as pairs of bars with their values. */
 cap_result an_svg_split(FILE *out, const an_capture *m, const an_split *s,
                         const char *title);
+
+/* The differential flame graph: the flame graph of t (the new run's
+ * an_tree) with each scope's box coloured by its row of d (an_diff_run on
+ * base and new_, matched by call path when by_path, else by name): only
+ * significant rows are coloured (regressed: orange to vermillion,
+ * improved: light to deep blue, by the relative change of the median, the
+ * deepest from 50 %), added scopes yellow, the rest light grey; tooltips
+ * give both medians, the change and its interval, the adjusted p-value and
+ * the verdict. */
+cap_result an_svg_diff(FILE *out, const an_capture *base, const an_capture *new_,
+                       const an_tree *t, const an_diff *d, int by_path,
+                       const char *title);
 
 #endif

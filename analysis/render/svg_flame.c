@@ -228,13 +228,17 @@ static const char FLAME_JS[] =
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 
-static void write_box(FILE *out, const an_capture *m, const box *b, int y,
-                      const an_tree_row *root)
+static void write_box(FILE *out, const an_tree *t, const box *b, int y,
+                      const an_tree_row *root, const an__flame_paint *paint)
 {
     const an_node *nd = b->row->node;
     const char *where = nd->kind == AN_CPU ? "thread" : "GPU track";
+    const char *path = t->paths ? t->paths + b->row->path_off : nd->name;
     char fill[16];
-    box_fill(fill, sizeof fill, nd);
+    if (paint && b->row->depth >= 0)
+        paint->fill(paint->ctx, b->row, path, fill, sizeof fill);
+    else
+        box_fill(fill, sizeof fill, nd);
     fputs("<g class=\"fg\"><title>", out);
     if (b->row->depth < 0) {
         fprintf(out, "%s ", where);
@@ -258,6 +262,8 @@ static void write_box(FILE *out, const an_capture *m, const box *b, int y,
         an__svg_text(out, root->node->name, (size_t)-1);
         if (nd->is_wait)
             fputs("\nwaiting (tagged as a wait by the producer)", out);
+        if (paint)
+            paint->tip(paint->ctx, out, b->row, path);
     }
     fprintf(out, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
                  "height=\"%d\" fill=\"%s\"/>",
@@ -282,17 +288,18 @@ static void write_box(FILE *out, const an_capture *m, const box *b, int y,
         fputs("</text>", out);
     }
     fputs("</g>\n", out);
-    (void)m;
 }
 
-cap_result an_svg_flame(FILE *out, const an_capture *m, const an_tree *t,
-                        const char *title)
+cap_result an__svg_flame_doc(FILE *out, const an_capture *m, const an_tree *t,
+                             const char *title, const an__flame_paint *paint)
 {
     flame fl = {0};
     cap_result rc = CAP_E_NOMEM;
+    const char *what = paint ? paint->what : "Flame graph";
+    int top = TOP + (paint ? paint->legend_h : 0);
     if (layout(&fl, t) != 0)
         goto done;
-    int height = TOP;
+    int height = top;
     for (size_t s = 0; s < fl.nsec; s++)
         height += (int)fl.sec_rows[s] * ROW + GAP;
     if (!fl.nsec)
@@ -302,17 +309,18 @@ cap_result an_svg_flame(FILE *out, const an_capture *m, const an_tree *t,
     if (!title)
         title = m->path ? m->path : "capture";
     {
-        size_t tl = strlen(title) + 16;
+        size_t tl = strlen(title) + strlen(what) + 4;
         char *head = malloc(tl);
         if (!head)
             goto done;
-        snprintf(head, tl, "Flame graph: %s", title);
+        snprintf(head, tl, "%s: %s", what, title);
         an__svg_head(out, W, height, head, FLAME_CSS);
         free(head);
     }
     /* title row: the title on the left, the controls on the right */
-    fprintf(out, "<text class=\"h1\" x=\"%d\" y=\"24\">Flame graph: ", PAD);
-    an__svg_text(out, title, an__svg_fit(W - 2 * PAD - 260, 17) - 13);
+    fprintf(out, "<text class=\"h1\" x=\"%d\" y=\"24\">%s: ", PAD, what);
+    an__svg_text(out, title,
+                 an__svg_fit(W - 2 * PAD - 260, 17) - an__svg_cols(what) - 2);
     fputs("</text>\n", out);
     fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"24\" "
                  "text-anchor=\"end\" style=\"display:none\">Search</text>\n"
@@ -324,7 +332,10 @@ cap_result an_svg_flame(FILE *out, const an_capture *m, const an_tree *t,
         char sub[400];
         const char *prog = an_meta(m, "program");
         const char *build = an_meta(m, "build");
-        snprintf(sub, sizeof sub,
+        if (paint)
+            snprintf(sub, sizeof sub, "%s", paint->subtitle);
+        else
+            snprintf(sub, sizeof sub,
                  "%s%s%s%s%zu frames \xC2\xB7 call tree merged by call path, "
                  "top-down; width: total time \xC2\xB7 click a box to zoom",
                  prog ? prog : "", prog && build ? " " : "",
@@ -336,16 +347,18 @@ cap_result an_svg_flame(FILE *out, const an_capture *m, const an_tree *t,
         fprintf(out, "<text id=\"matched\" class=\"sub\" x=\"%d\" y=\"46\" "
                      "text-anchor=\"end\"></text>\n", W - PAD);
     }
+    if (paint && paint->legend)
+        paint->legend(paint->ctx, out, TOP);
     if (!fl.nsec)
         fprintf(out, "<text x=\"%d\" y=\"%d\">The capture holds no scopes.</text>\n",
-                PAD, TOP + 16);
-    int y0 = TOP;
+                PAD, top + 16);
+    int y0 = top;
     for (size_t s = 0; s < fl.nsec; s++) {
         const an_tree_row *root = fl.boxes[fl.sec_first[s]].row;
         fputs("<g class=\"sec\">\n", out);
         for (size_t bi = fl.sec_first[s]; bi < fl.sec_first[s + 1]; bi++)
-            write_box(out, m, &fl.boxes[bi], y0 + (int)fl.boxes[bi].level * ROW,
-                      root);
+            write_box(out, t, &fl.boxes[bi], y0 + (int)fl.boxes[bi].level * ROW,
+                      root, paint);
         fputs("</g>\n", out);
         y0 += (int)fl.sec_rows[s] * ROW + GAP;
     }
@@ -357,4 +370,10 @@ done:
     free(fl.sec_first);
     free(fl.sec_rows);
     return rc;
+}
+
+cap_result an_svg_flame(FILE *out, const an_capture *m, const an_tree *t,
+                        const char *title)
+{
+    return an__svg_flame_doc(out, m, t, title, NULL);
 }

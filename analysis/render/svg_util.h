@@ -52,6 +52,29 @@ double an__svg_tick_step(double hi, int max_ticks);
 /* A tick value with as many decimals as `step` needs ("0", "2.5", "0.02"). */
 void an__svg_tick_label(char *buf, size_t n, double v, double step);
 
+/* The flame graph document (svg_flame.c) with its colours and extra
+ * tooltip lines chosen by a painter: the differential flame graph is the
+ * same picture painted by the diff. */
+#include "report.h"
+
+typedef struct an__flame_paint {
+    void *ctx;
+    const char *what;       /* the title's first words */
+    const char *subtitle;   /* the line under the title */
+    /* the fill ("#RRGGBB") of a scope's box; path is "thread;a;b" */
+    void (*fill)(void *ctx, const an_tree_row *r, const char *path,
+                 char *buf, size_t n);
+    /* more tooltip lines, each starting with '\n' */
+    void (*tip)(void *ctx, FILE *f, const an_tree_row *r, const char *path);
+    /* a legend drawn at y (legend_h px are kept free for it), or NULL */
+    void (*legend)(void *ctx, FILE *f, int y);
+    int legend_h;
+} an__flame_paint;
+
+/* The flame graph of t; paint NULL: the plain one (an_svg_flame). */
+cap_result an__svg_flame_doc(FILE *out, const an_capture *m, const an_tree *t,
+                             const char *title, const an__flame_paint *paint);
+
 #endif
 
 /* Move label positions y[0..n) apart so that consecutive ones (in order of

@@ -170,7 +170,7 @@
   }
 
   var kinds = { 'Flame graph': flame, 'Frame time': frames, 'Over time': overTime,
-                'Split': split };
+                'Split': split, 'Differential flame graph': flame };
 
   PICTURES.forEach(function (p) {
     var doc = new DOMParser().parseFromString(p.svg, 'image/svg+xml');
