@@ -22,6 +22,10 @@ $rc --tree --svg "$out/demo-flame.svg" fixtures/demo.cap >/dev/null
 $rc --svg "$out/demo-frames.svg" fixtures/demo.cap >/dev/null
 $rc --svg "$out/h200-frames.svg" fixtures/gpu/h200_vk_passes.cap >/dev/null
 $cv fixtures/gpu/h200_vk_passes.cap "$out/h200-flame.svg"
+$rc --split --svg "$out/demo-split.svg" fixtures/demo.cap >/dev/null
+$rc --over-time --svg "$out/throttling-over-time.svg" fixtures/throttling.cap >/dev/null
+build/tools/capture_diff --svg "$out/ab-diff.svg" fixtures/ab-base.cap \
+  fixtures/ab-regressed.cap >/dev/null || [ $? = 1 ] # 1: a regression, expected
 
 for svg in "$out"/*.svg; do
   size=$(sed -n 's/.*<svg [^>]*width="\([0-9]*\)" height="\([0-9]*\)".*/\1,\2/p' "$svg" | head -1)

@@ -80,7 +80,8 @@ static double shade(double pct)
     double a = fabs(pct);
     if (isnan(a))
         a = 0;
-    return 0.25 + 0.6 * (a >= FULL_PCT ? 1 : a / FULL_PCT);
+    /* at least 0.45: a significant box must stand out from the grey */
+    return 0.45 + 0.45 * (a >= FULL_PCT ? 1 : a / FULL_PCT);
 }
 
 static void fill(void *ctx, const an_tree_row *r, const char *path, char *buf,
