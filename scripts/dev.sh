@@ -13,7 +13,8 @@ PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
       libyajl-dev liblz4-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
-      clang libclang-rt-14-dev binutils zstd time)
+      clang libclang-rt-14-dev binutils zstd time
+      cmake help2man)
 # For the test command only: the browser that checks the pictures
 # (tests/browser_check.sh); the check is skipped, saying so, without it.
 TEST_PKGS=(chromium)
@@ -68,8 +69,10 @@ case "$cmd" in
   test)
     # The whole suite: the normal build's tests, then the suite under
     # ASan+UBSan and the threaded tests under TSan (tests/sanitizers.sh),
-    # then a 60-second smoke run of every fuzz target (fuzz/smoke.sh).
-    # CAP_QUICK=1 runs the normal build's tests only.
+    # then a 60-second smoke run of every fuzz target (fuzz/smoke.sh),
+    # then libcapture built and used as other projects do: pkg-config,
+    # Meson subproject, CMake, shared and library-only builds
+    # (tests/downstream.sh). CAP_QUICK=1 runs the normal build's tests only.
     build
     install_test_tools
     status=0
@@ -87,7 +90,7 @@ PY
 )
     read -r ok bad skip <<<"$counts"
     if [ "${CAP_QUICK:-0}" != 1 ]; then
-      for step in "tests/sanitizers.sh" "fuzz/smoke.sh 60"; do
+      for step in "tests/sanitizers.sh" "fuzz/smoke.sh 60" "tests/downstream.sh"; do
         echo "== $step" >&2
         # shellcheck disable=SC2086
         if sh $step; then ok=$((ok + 1)); else bad=$((bad + 1)); status=1; fi

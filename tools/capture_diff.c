@@ -17,6 +17,7 @@
 #include "diff.h"
 #include "render/svg.h"
 #include "report.h"
+#include "tool_version.h"
 
 #define EXIT_SAME 0
 #define EXIT_REGRESSED 1
@@ -72,6 +73,7 @@ static void usage(FILE *f)
           "  --svg FILE         also draw the differential flame graph in FILE:\n"
           "                     NEW's call tree, significant changes coloured\n"
           "  -h, --help         this help\n"
+          "  --version          the version, then exit\n"
           "\n"
           "A scope's band is the larger of the threshold (relative to its "
           "base median)\nand the floor (time per frame). Verdicts: regressed "
@@ -314,6 +316,8 @@ static int run(const args *a)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "capture_diff"))
+        return tool_version_done();
     args a;
     int p = parse_args(argc, argv, &a);
     if (p == 1) {

@@ -18,6 +18,7 @@
 #include "render/render.h"
 #include "render/svg.h"
 #include "report.h"
+#include "tool_version.h"
 
 #define EXIT_REPORT 0
 #define EXIT_USAGE 2
@@ -73,6 +74,7 @@ static void usage(FILE *f)
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
           "  -h, --help         this help\n"
+          "  --version          the version, then exit\n"
           "\n"
           "Warnings (unnamed scope ids, truncated or damaged files, dropped "
           "scopes,\ninvalid GPU spans, too few frames) go to stderr.\n"
@@ -341,6 +343,8 @@ static int run(const args *a)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "read_capture"))
+        return tool_version_done();
     if (fleet_wanted(argc, argv)) /* many captures: read_capture_fleet.c */
         return fleet_main(argc, argv);
     args a;

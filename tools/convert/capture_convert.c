@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "../tool_version.h"
 
 typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN, F_SVG } fmt;
 
@@ -75,6 +76,7 @@ static void usage(FILE *f)
         "                       folded output: self time in microseconds or\n"
         "                       call counts (default: self-us)\n"
         "  -h, --help           show this help\n"
+        "  --version            show the version\n"
         "\n"
         "Conversions: json -> cap, puffin -> cap, cap -> json, cap -> folded,\n"
         "cap -> svg (a flame graph: one per thread and GPU track, widths by\n"
@@ -411,6 +413,8 @@ static int cli_run(const cli *c, FILE *err)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "capture_convert"))
+        return tool_version_done();
     cli c;
     int rc = cli_parse(argc, argv, &c, stderr);
     if (rc)

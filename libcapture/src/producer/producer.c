@@ -23,6 +23,7 @@
  */
 #include "capture/capture.h"
 #include "writer/writer_records.h"
+#include "producer/sampler.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,6 +135,12 @@ typedef struct producer {
     uint64_t origin_tick, origin_mono;
     double period; /* ns per tick; guarded by lock after open */
     uint64_t skip_tick, end_tick; /* window; end 0 = none */
+    /* the device sampler (sampler.c), writer thread only */
+    int sample_on;
+    unsigned sample_ms;
+    char sample_root[256]; /* tests only: a fake sysfs/procfs tree */
+    cap__sampler *sampler;
+    uint64_t last_sample; /* monotonic ns */
     /* writer thread only */
     uint8_t *defined;
     uint32_t defined_cap;
@@ -935,6 +942,44 @@ static void drain_thread(producer *p, tstate *t)
         keep_spare(p, t);
 }
 
+/* ---- the device sampler's hook (sampler.c) ---------------------------- */
+
+static void sampler_log(void *user, const char *line)
+{
+    (void)user;
+    logf_("%s", line);
+}
+
+static void sampler_emit(void *user, const char *name, uint32_t *id,
+                         double value)
+{
+    producer *p = user;
+    if (!*id)
+        *id = cap_name_register(name, NULL, 0);
+    uint64_t now = cap__now();
+    if (!*id || now < p->skip_tick || (p->end_tick && now > p->end_tick))
+        return;
+    define_name(p, *id);
+    (void)cap_writer_counter(p->w, *id, now, value);
+}
+
+/* Writer thread: sample the device when its period is due (the sources
+ * are found at the first sample, here too, so cap_open pays nothing). */
+static void sample_device(producer *p, uint64_t now_mono)
+{
+    if (!p->sample_on || now_mono - p->last_sample < p->sample_ms * 1000000ull)
+        return;
+    p->last_sample = now_mono;
+    if (!p->sampler) {
+        p->sampler = cap__sampler_new(p->sample_root, now_mono, sampler_log, p);
+        if (!p->sampler) {
+            p->sample_on = 0;
+            return;
+        }
+    }
+    cap__sampler_sample(p->sampler, now_mono, sampler_emit, p);
+}
+
 static void *writer_main(void *arg)
 {
     producer *p = arg;
@@ -947,6 +992,9 @@ static void *writer_main(void *arg)
              * The condition variable waits on CLOCK_MONOTONIC, so a step
              * of the wall clock cannot stall flushing either. */
             uint64_t due = last_flush + (uint64_t)p->flush_ms * 1000000u;
+            if (p->sample_on &&
+                p->last_sample + p->sample_ms * 1000000ull < due)
+                due = p->last_sample + p->sample_ms * 1000000ull;
             if (due > cap__now_monotonic()) {
                 struct timespec ts = {(time_t)(due / 1000000000u),
                                       (long)(due % 1000000000u)};
@@ -975,6 +1023,8 @@ static void *writer_main(void *arg)
             }
         for (tstate *t = head; t; t = t->next)
             drain_thread(p, t);
+        if (live)
+            sample_device(p, cap__now_monotonic());
 
         uint64_t tick, mono;
         clock_pair(&tick, &mono);
@@ -1123,6 +1173,36 @@ static void fill_default_meta(cap_meta_kv *kv, size_t *n, char *buf,
         kv[(*n)++] = o->meta[i];
 }
 
+/* sample_device / CAP_SAMPLE_DEVICE, sample_period_ms /
+ * CAP_SAMPLE_PERIOD_MS, and CAP__SAMPLE_ROOT (tests only: the directory
+ * that stands for / when the sampler reads sysfs and procfs). */
+static void sampler_options(producer *p, const cap_capture_options *o)
+{
+    p->sample_on = o && o->sample_device;
+    p->sample_ms = o && o->sample_period_ms ? o->sample_period_ms : 100;
+    const char *e = getenv("CAP_SAMPLE_DEVICE");
+    if (e && *e) {
+        if (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)
+            p->sample_on = e[0] == '1';
+        else
+            logf_("ignoring CAP_SAMPLE_DEVICE=%s: not 0 or 1", e);
+    }
+    e = getenv("CAP_SAMPLE_PERIOD_MS");
+    if (e && *e) {
+        char *end;
+        unsigned long v = strtoul(e, &end, 10);
+        if (*end || v < 1 || v > 3600000)
+            logf_("ignoring CAP_SAMPLE_PERIOD_MS=%s: not a number of "
+                  "milliseconds (1 to 3600000)",
+                  e);
+        else
+            p->sample_ms = (unsigned)v;
+    }
+    e = getenv("CAP__SAMPLE_ROOT");
+    if (e && *e)
+        snprintf(p->sample_root, sizeof p->sample_root, "%s", e);
+}
+
 static cap_result open_common(int fd, const char *path,
                               const cap_capture_options *o)
 {
@@ -1150,6 +1230,7 @@ static cap_result open_common(int fd, const char *path,
     if (p->buffers_per_thread < 2)
         p->buffers_per_thread = 2;
     p->flush_ms = o && o->flush_interval_ms ? o->flush_interval_ms : 100;
+    sampler_options(p, o);
     p->current_frame = UINT64_MAX;
 
     int counter = !(o && o->force_monotonic) && have_invariant_counter();
@@ -1332,6 +1413,7 @@ cap_result cap_close(void)
     free(p->q);
     free(p->q_spare);
     free(p->defined);
+    cap__sampler_free(p->sampler);
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
     free(p);
