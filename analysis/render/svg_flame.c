@@ -308,20 +308,8 @@ cap_result an__svg_flame_doc(FILE *out, const an_capture *m, const an_tree *t,
 
     if (!title)
         title = m->path ? m->path : "capture";
-    {
-        size_t tl = strlen(title) + strlen(what) + 4;
-        char *head = malloc(tl);
-        if (!head)
-            goto done;
-        snprintf(head, tl, "%s: %s", what, title);
-        an__svg_head(out, W, height, head, FLAME_CSS);
-        free(head);
-    }
     /* title row: the title on the left, the controls on the right */
-    fprintf(out, "<text class=\"h1\" x=\"%d\" y=\"24\">%s: ", PAD, what);
-    an__svg_text(out, title,
-                 an__svg_fit(W - 2 * PAD - 260, 17) - an__svg_cols(what) - 2);
-    fputs("</text>\n", out);
+    an__svg_begin(out, W, height, what, title, FLAME_CSS, W - 2 * PAD - 260);
     fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"24\" "
                  "text-anchor=\"end\" style=\"display:none\">Search</text>\n"
                  "<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"24\" "

@@ -199,16 +199,7 @@ cap_result an_svg_frames(FILE *out, const an_capture *m,
     const an_frame_chart c = *cp;
     if (!title)
         title = m->path ? m->path : "capture";
-    size_t tl = strlen(title) + 16;
-    char *t = malloc(tl);
-    if (!t)
-        return CAP_E_NOMEM;
-    snprintf(t, tl, "Frame time: %s", title);
-    an__svg_head(out, W, H, t, FRAMES_CSS);
-    free(t);
-    fputs("<text class=\"h1\" x=\"10\" y=\"24\">Frame time: ", out);
-    an__svg_text(out, title, an__svg_fit(W - 20, 17) - 12);
-    fputs("</text>\n", out);
+    an__svg_begin(out, W, H, "Frame time", title, FRAMES_CSS, W - 20);
     if (!m->nframes) {
         fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
                      "capture holds no frames.</text>\n</svg>\n",
@@ -240,10 +231,7 @@ cap_result an_svg_frames(FILE *out, const an_capture *m,
                  "%d frames around it</text>\n</g>\n",
             lx + 7, lx + 17, AN_STUTTER_FACTOR, AN_STUTTER_WINDOW);
     plot p = {out, 1, c.ncols};
-    double step = an__svg_tick_step(c.max_ms, 6);
-    p.ymax = c.max_ms > 0 ? ceil(c.max_ms / step * (1 - 1e-12)) * step : 1;
-    if (p.ymax < c.max_ms)
-        p.ymax += step;
+    p.ymax = an__svg_axis_top(c.max_ms);
     axes(&p, m, &c);
     if (c.has_gpu)
         band(&p, &c, 1, AN__SVG_ORANGE);

@@ -146,16 +146,6 @@ static void axis_y(const ot_plot *p, double max, int right, const char *label)
     fputs("</text>\n</g>\n", f);
 }
 
-/* Nice top of an axis for values up to v. */
-static double axis_top(double v)
-{
-    if (!(v > 0) || !isfinite(v))
-        return 1;
-    double step = an__svg_tick_step(v, 6);
-    double top = ceil(v / step - 1e-9) * step;
-    return top < v ? top + step : top;
-}
-
 typedef struct label {
     double y0, y;      /* the line's end, the label's place */
     const char *colour;
@@ -209,16 +199,7 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
     p.bottom = p.top + PLOT_H;
     int height = p.bottom + 50;
 
-    size_t tl = strlen(title) + 16;
-    char *head = malloc(tl);
-    if (!head)
-        goto done;
-    snprintf(head, tl, "Over time: %s", title);
-    an__svg_head(out, W, height, head, OT_CSS);
-    free(head);
-    fputs("<text class=\"h1\" x=\"10\" y=\"24\">Over time: ", out);
-    an__svg_text(out, title, an__svg_fit(W - 20, 17) - 11);
-    fputs("</text>\n", out);
+    an__svg_begin(out, W, height, "Over time", title, OT_CSS, W - 20);
     if (!ot->nframes || ot->nbins < 1) {
         fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
                      "capture holds no frames.</text>\n</svg>\n",
@@ -281,8 +262,8 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
             if (ot->counters[c].mean[b] > rmax)
                 rmax = ot->counters[c].mean[b];
     }
-    p.lmax = axis_top(lmax);
-    p.rmax = axis_top(rmax);
+    p.lmax = an__svg_axis_top(lmax);
+    p.rmax = an__svg_axis_top(rmax);
 
     /* axes */
     axis_y(&p, p.lmax, 0, "median ms per frame");

@@ -36,15 +36,6 @@ static const char SPLIT_CSS[] =
     ".tk { stroke-width: 1.5; stroke-opacity: 0.55; }\n"
     ".med { stroke: " AN__SVG_INK "; stroke-width: 3; }\n";
 
-static double axis_top(double v)
-{
-    if (!(v > 0) || !isfinite(v))
-        return 1;
-    double step = an__svg_tick_step(v, 5);
-    double top = ceil(v / step - 1e-9) * step;
-    return top < v ? top + step : top;
-}
-
 /* Ticks along [x0, x1] for values [0, max], labels below y. */
 static void x_ticks(FILE *f, double x0, double x1, double y, double max,
                     int max_ticks, int grid_top)
@@ -77,7 +68,7 @@ static void strips(FILE *f, const an_capture *m, const an_split *s)
             if (v > max)
                 max = v;
         }
-    max = axis_top(max);
+    max = an__svg_axis_top(max);
     int axis_y = TOPP + 150;
     fprintf(f, "<g id=\"strips\">\n<text class=\"h2\" x=\"%d\" y=\"%d\">"
                "Frame time of each frame (ms)</text>\n", A_L, TOPP - 14);
@@ -130,7 +121,7 @@ static void ratio_hist(FILE *f, const an_split *s)
         for (size_t b = 0; b < AN_SPLIT_HIST_BINS; b++)
             if (s->hist[p][b] > hmax)
                 hmax = s->hist[p][b];
-    double ymax = axis_top((double)hmax);
+    double ymax = an__svg_axis_top((double)hmax);
     double gw = (double)(B_R - B_L) / AN_SPLIT_HIST_BINS; /* a bin's group */
     double bw = (gw - 8) / 2;
     char lab[32];
@@ -209,7 +200,7 @@ static int scope_bars(FILE *f, const an_split *s, int top, size_t rows)
         for (int p = 0; p < 2; p++)
             if (s->scopes[k].pop[p].mean > max)
                 max = s->scopes[k].pop[p].mean;
-    max = axis_top(max);
+    max = an__svg_axis_top(max);
     fprintf(f, "<g id=\"scopes\">\n<text class=\"h2\" x=\"10\" y=\"%d\">Self "
                "time per frame, mean (ms): the %zu scope%s that differ most</text>\n",
             top - 12, rows, rows == 1 ? "" : "s");
@@ -259,16 +250,7 @@ cap_result an_svg_split(FILE *out, const an_capture *m, const an_split *s,
     int c_top = TOPP + B_H + 110;
     int height = s->quarter ? c_top + (rows ? (int)rows * ROWH + 40 : 0) + 10
                             : 120;
-    size_t tl = strlen(title) + 16;
-    char *head = malloc(tl);
-    if (!head)
-        return CAP_E_NOMEM;
-    snprintf(head, tl, "Split: %s", title);
-    an__svg_head(out, W, height, head, SPLIT_CSS);
-    free(head);
-    fputs("<text class=\"h1\" x=\"10\" y=\"24\">Split: ", out);
-    an__svg_text(out, title, an__svg_fit(W - 20, 17) - 7);
-    fputs("</text>\n", out);
+    an__svg_begin(out, W, height, "Split", title, SPLIT_CSS, W - 20);
     if (!s->quarter) {
         fprintf(out, "<text x=\"10\" y=\"60\">Needs at least 4 frames (a "
                      "quarter each side); the capture has %zu.</text>\n</svg>\n",

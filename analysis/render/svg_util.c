@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void an__svg_head(FILE *f, int width, int height, const char *title,
-                  const char *extra_css)
+void an__svg_begin(FILE *f, int width, int height, const char *what,
+                   const char *title, const char *extra_css, double title_px)
 {
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -17,6 +17,8 @@ void an__svg_head(FILE *f, int width, int height, const char *title,
             "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
             "font-family=\"" AN__SVG_SANS "\" font-size=\"12\">\n<title>",
             width, height, width, height);
+    an__svg_text(f, what, (size_t)-1);
+    fputs(": ", f);
     an__svg_text(f, title, (size_t)-1);
     fputs("</title>\n<style>\n"
           "text { fill: " AN__SVG_INK "; }\n"
@@ -31,6 +33,21 @@ void an__svg_head(FILE *f, int width, int height, const char *title,
     fprintf(f, "</style>\n<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" "
                "height=\"%d\" fill=\"#FFFFFF\"/>\n",
             width, height);
+    fputs("<text class=\"h1\" x=\"10\" y=\"24\">", f);
+    an__svg_text(f, what, (size_t)-1);
+    fputs(": ", f);
+    size_t fit = an__svg_fit(title_px, 17), used = an__svg_cols(what) + 2;
+    an__svg_text(f, title, fit > used ? fit - used : 1);
+    fputs("</text>\n", f);
+}
+
+double an__svg_axis_top(double v)
+{
+    if (!(v > 0) || !isfinite(v))
+        return 1;
+    double step = an__svg_tick_step(v, 6);
+    double top = ceil(v / step - 1e-9) * step;
+    return top < v ? top + step : top;
 }
 
 /* Decode one UTF-8 character at s (n bytes left). Returns its length, or

@@ -27,10 +27,15 @@
 #define AN__SVG_INK "#222222"
 
 /* The XML prolog, the <svg> element (width x height px, with a matching
- * viewBox), its <title>, a white background and the shared style sheet
- * (`extra_css` appended when not NULL). */
-void an__svg_head(FILE *f, int width, int height, const char *title,
-                  const char *extra_css);
+ * viewBox), its <title> "WHAT: TITLE", the shared style sheet
+ * (`extra_css` appended when not NULL), a white background, and the
+ * heading "WHAT: TITLE" at the top left, TITLE cut to fit title_px. */
+void an__svg_begin(FILE *f, int width, int height, const char *what,
+                   const char *title, const char *extra_css, double title_px);
+
+/* A round top for an axis from 0 that shows values up to v (1 when v is
+ * not a positive number). */
+double an__svg_axis_top(double v);
 
 /* Write s as XML character data or attribute text: & < > " ' escaped,
  * bytes that are not UTF-8 as U+FFFD, control characters as spaces. At
