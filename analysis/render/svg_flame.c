@@ -338,7 +338,7 @@ cap_result an__svg_flame_doc(FILE *out, const an_capture *m, const an_tree *t,
     if (paint && paint->legend)
         paint->legend(paint->ctx, out, TOP);
     if (!fl.nsec)
-        fprintf(out, "<text x=\"%d\" y=\"%d\">The capture holds no scopes.</text>\n",
+        fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\">The capture holds no scopes.</text>\n",
                 PAD, top + 16);
     int y0 = top;
     for (size_t s = 0; s < fl.nsec; s++) {

@@ -201,7 +201,7 @@ cap_result an_svg_frames(FILE *out, const an_capture *m,
         title = m->path ? m->path : "capture";
     an__svg_begin(out, W, H, "Frame time", title, FRAMES_CSS, W - 20);
     if (!m->nframes) {
-        fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
+        fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
                      "capture holds no frames.</text>\n</svg>\n",
                 W / 2, H / 2);
         return CAP_OK;

@@ -201,7 +201,7 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
 
     an__svg_begin(out, W, height, "Over time", title, OT_CSS, W - 20);
     if (!ot->nframes || ot->nbins < 1) {
-        fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
+        fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
                      "capture holds no frames.</text>\n</svg>\n",
                 W / 2, p.top + 40);
         rc = CAP_OK;

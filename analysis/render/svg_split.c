@@ -252,7 +252,7 @@ cap_result an_svg_split(FILE *out, const an_capture *m, const an_split *s,
                             : 120;
     an__svg_begin(out, W, height, "Split", title, SPLIT_CSS, W - 20);
     if (!s->quarter) {
-        fprintf(out, "<text x=\"10\" y=\"60\">Needs at least 4 frames (a "
+        fprintf(out, "<text id=\"nodata\" x=\"10\" y=\"60\">Needs at least 4 frames (a "
                      "quarter each side); the capture has %zu.</text>\n</svg>\n",
                 s->nframes);
         return CAP_OK;

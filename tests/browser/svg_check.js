@@ -197,7 +197,10 @@
     noOverlap(p.name, root);
     var title = root.querySelector('title').textContent.split(':')[0];
     var k = kinds[title];
-    if (ok(k, p.name, 'unknown kind of picture "' + title + '"')) k(p.name, root);
+    /* a picture that says it has nothing to show has no series to check */
+    var empty = root.getElementById('nodata');
+    if (ok(k, p.name, 'unknown kind of picture "' + title + '"') && !empty)
+      k(p.name, root);
     document.body.removeChild(holder);
   });
   var out = document.getElementById('result');
