@@ -45,7 +45,7 @@ typedef struct flame {
  * descendants. Returns 0 or -1 (memory). */
 static int layout(flame *fl, const an_tree *t)
 {
-    size_t levels = 1;
+    size_t levels = 2; /* the roots and their children, at least */
     for (size_t i = 0; i < t->n; i++)
         if ((size_t)(t->rows[i].depth + 2) > levels)
             levels = (size_t)(t->rows[i].depth + 2);
