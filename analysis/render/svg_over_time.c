@@ -273,8 +273,13 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
         char lab[32];
         double span = p.t1 - p.t0, step = an__svg_tick_step(span, 10);
         fputs("<g id=\"xaxis\">\n", out);
-        for (double v = ceil(p.t0 / step - 1e-9) * step; v <= p.t1 + step * 1e-9;
-             v += step) {
+        /* counted, not accumulated: far from 0 a small step may not move
+         * a double at all */
+        double first = ceil(p.t0 / step - 1e-9) * step;
+        for (int i = 0; i <= 20; i++) {
+            double v = first + step * i;
+            if (!(v <= p.t1 + step * 1e-9))
+                break;
             double x = ox(&p, v);
             fprintf(out, "<line class=\"ax\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
                          "y2=\"%d\"/>\n", x, p.bottom, x, p.bottom + 5);
