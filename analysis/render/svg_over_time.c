@@ -28,7 +28,7 @@
 #define MAX_COUNTERS 6
 
 /* Okabe-Ito colours for the scope lines (the yellow is too light for a
- * line on white); scopes past the sixth reuse them dashed. */
+ * line on white); scopes past the sixth reuse them, dash-dotted. */
 static const char *const LINE_COLOURS[6] = {
     AN__SVG_BLUE, AN__SVG_VERMILLION, AN__SVG_GREEN, AN__SVG_ORANGE,
     AN__SVG_PURPLE, AN__SVG_SKY};
@@ -326,7 +326,9 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
         char id[32];
         snprintf(id, sizeof id, "scope%zu", j);
         const char *colour = LINE_COLOURS[j % 6];
-        const char *dash = S->scope->is_wait || j >= 6 ? "7 4" : "";
+        /* waits dashed; the seventh and eighth scope reuse the first
+         * colours, dash-dotted */
+        const char *dash = S->scope->is_wait ? "7 4" : j >= 6 ? "10 3 2 3" : "";
         ratio_text(gr, sizeof gr, S->growth);
         snprintf(tip, sizeof tip, "%s %s%s: median self ms per frame, growth %s",
                  S->scope->kind == AN_GPU ? "GPU" : "CPU", S->scope->name,
