@@ -2,11 +2,12 @@
  * svg.h - the pictures: reports written as standalone SVG documents.
  *
  * Each function renders a result the analysis has already computed (the
- * structs of report.h and frame_chart.h; it computes nothing of its own)
- * into one SVG 1.1 document on `out`. The output is exact: the same capture and options give the same
- * bytes on every run (coordinates are printed with fixed decimals, nothing
- * depends on the clock or on the locale's decimal point, which the tools
- * leave as "C"), so the CLI tests compare it like any text report.
+ * structs of report.h, diff.h and frame_chart.h; it computes nothing of
+ * its own) into one SVG 1.1 document on `out`. The output is exact: the
+ * same capture and options give the same bytes on every run (coordinates
+ * are printed with fixed decimals, nothing depends on the clock or on the
+ * locale's decimal point, which the tools leave as "C"), so the CLI tests
+ * compare it like any text report.
  *
  * Every document:
  *   - loads nothing from outside (no fonts, images, style sheets or links);
@@ -31,9 +32,9 @@
 
 #include <stdio.h>
 
+#include "diff.h"
 #include "frame_chart.h"
 #include "model.h"
-#include "diff.h"
 #include "report.h"
 
 /* The flame graph of the call tree t (an_tree_compute: merged by call
