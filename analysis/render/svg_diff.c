@@ -172,12 +172,17 @@ cap_result an_svg_diff(FILE *out, const an_capture *base, const an_capture *new_
         if (!d->rows[i].is_frame)
             p.order[p.n++] = i;
     qsort_r(p.order, p.n, sizeof *p.order, order_cmp, (void *)d);
-    char sub[400];
+    size_t removed = 0;
+    for (size_t i = 0; i < d->n; i++)
+        removed += d->rows[i].d.verdict == CAP_VERDICT_REMOVED;
+    char sub[400], gone[64] = "";
+    if (removed)
+        snprintf(gone, sizeof gone, ", %zu removed", removed);
     snprintf(sub, sizeof sub,
              "width: total time in NEW \xC2\xB7 colour: significant change in "
-             "median self ms/frame \xC2\xB7 %zu regressed, %zu improved "
-             "\xC2\xB7 matched by %s",
-             d->regressed, d->improved, by_path ? "call path" : "name");
+             "median self ms/frame \xC2\xB7 %zu regressed, %zu improved%s "
+             "\xC2\xB7 by %s",
+             d->regressed, d->improved, gone, by_path ? "path" : "name");
     (void)base;
     an__flame_paint paint = {&p,  "Differential flame graph", sub, fill, tip,
                              legend, 24};
