@@ -12,15 +12,15 @@
 
 static double frame_ms(const an_frame *f) { return (double)an_frame_ns(f) / 1e6; }
 
-int an_frame_chart_compute(an_frame_chart *c, const an_capture *m,
-                           size_t max_cols)
+cap_result an_frame_chart_compute(an_frame_chart *c, const an_capture *m,
+                                  size_t max_cols)
 {
     memset(c, 0, sizeof *c);
     size_t n = m->nframes;
     if (an_frame_stats_compute(&c->fs, m) != CAP_OK)
-        return -1;
+        return CAP_E_NOMEM;
     if (!n || !max_cols)
-        return 0;
+        return CAP_OK;
     size_t ncols = n < max_cols ? n : max_cols;
     double *w = malloc(AN_STUTTER_WINDOW * sizeof *w);
     c->cols = calloc(ncols, sizeof *c->cols);
@@ -74,11 +74,11 @@ int an_frame_chart_compute(an_frame_chart *c, const an_capture *m,
         c->stutters[c->nstutters++] = (an_stutter){i, v, med};
     }
     free(w);
-    return 0;
+    return CAP_OK;
 fail:
     free(w);
     an_frame_chart_free(c);
-    return -1;
+    return CAP_E_NOMEM;
 }
 
 void an_frame_chart_free(an_frame_chart *c)

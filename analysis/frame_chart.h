@@ -33,7 +33,7 @@ typedef struct an_stutter {
 } an_stutter;
 
 typedef struct an_frame_chart {
-    an_frame_stats fs;   /* mean, median, p95, p99... (ms) */
+    an_frame_stats fs;    /* mean, median, p95, p99... (ms) */
     an_frame_col *cols;   /* ncols columns in frame order */
     size_t ncols;
     an_stutter *stutters; /* in frame order */
@@ -44,11 +44,11 @@ typedef struct an_frame_chart {
 
 /* Compute the chart of m's frames over at most max_cols columns (one
  * frame per column when there are no more frames than columns; else
- * column c holds frames [c*n/max_cols, (c+1)*n/max_cols)). Returns 0, or
- * -1 when memory ran out (then *c holds nothing to free). Free with
- * an_frame_chart_free. */
-int an_frame_chart_compute(an_frame_chart *c, const an_capture *m,
-                           size_t max_cols);
+ * column c holds frames [c*n/max_cols, (c+1)*n/max_cols)). Returns
+ * CAP_OK, or CAP_E_NOMEM (then *c holds nothing to free). Free with
+ * an_frame_chart_free, which accepts a zeroed or freed chart. */
+cap_result an_frame_chart_compute(an_frame_chart *c, const an_capture *m,
+                                  size_t max_cols);
 
 void an_frame_chart_free(an_frame_chart *c);
 

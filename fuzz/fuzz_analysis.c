@@ -3,7 +3,7 @@
  * report on arbitrary bytes.
  *
  * Loads the input as a capture (an_load: both passes) and writes every
- * report, text and CSV, to /dev/null, then compares it with itself the way
+ * report, text, CSV and SVG, to /dev/null, then compares it with itself the way
  * capture_diff does. A crafted file holds any times at all, so this is
  * where overflowing sums, empty frame lists and huge ids in the report
  * arithmetic show up. Any crash, sanitizer report, leak or hang is a bug.
@@ -14,6 +14,7 @@
 #include "diff.h"
 #include "fuzz_input.h"
 #include "model.h"
+#include "render/svg.h"
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -47,12 +48,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (an_tree_compute(&tr, m, k ? 1 : -1, k ? 5 : 0) == CAP_OK) {
             an_text_tree(null, m, &tr, 0);
             an_csv_tree(null, &tr);
+            an_svg_flame(null, m, &tr, NULL);
             an_tree_free(&tr);
         }
         an_over_time ot;
         if (an_over_time_compute(&ot, m, k ? 0 : 10, k ? 0.5 : 0) == CAP_OK) {
             an_text_over_time(null, m, &ot, 0);
             an_csv_over_time(null, &ot);
+            an_svg_over_time(null, m, &ot, NULL);
             an_over_time_free(&ot);
         }
     }
@@ -60,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (an_split_compute(&sp, m, NULL) == CAP_OK) {
         an_text_split(null, m, &sp, 0);
         an_csv_split(null, &sp);
+        an_svg_split(null, m, &sp, NULL);
         an_split_free(&sp);
     }
     an_frames fr;
@@ -68,10 +72,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         an_csv_frames(null, m, &fr);
         an_frames_free(&fr);
     }
+    an_frame_chart fc;
+    if (an_frame_chart_compute(&fc, m, AN_SVG_FRAME_COLUMNS) == CAP_OK) {
+        an_svg_frames(null, m, &fc, NULL);
+        an_frame_chart_free(&fc);
+    }
     cap_diff_options dopt = {.resamples = 200};
     an_diff d;
     if (an_diff_run(&d, m, m, &dopt, NULL) == CAP_OK) {
         an_diff_report(null, &d, &dopt, 0, 0, 5);
+        an_tree dt;
+        if (an_tree_compute(&dt, m, -1, 0) == CAP_OK) {
+            an_svg_diff(null, m, m, &dt, &d, 0, NULL);
+            an_tree_free(&dt);
+        }
         an_diff_free(&d);
     }
     an_free(m);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -116,7 +117,7 @@ static void frame_chart_keeps_every_spike_and_counts_stutters_as_the_report(void
     (void)state;
     an_capture *m = load("gpu/h200_vk_passes.cap");
     an_frame_chart c;
-    assert_int_equal(an_frame_chart_compute(&c, m, 100), 0);
+    assert_int_equal(an_frame_chart_compute(&c, m, 100), CAP_OK);
     assert_int_equal(c.ncols, 100);
     /* the columns cover every frame once, in order */
     size_t next = 0;
@@ -137,11 +138,54 @@ static void frame_chart_keeps_every_spike_and_counts_stutters_as_the_report(void
     assert_true(c.stutters[0].ms > 2.5 * c.stutters[0].local_ms);
     an_frame_chart_free(&c);
     /* fewer frames than columns: one frame each */
-    assert_int_equal(an_frame_chart_compute(&c, m, 5000), 0);
+    assert_int_equal(an_frame_chart_compute(&c, m, 5000), CAP_OK);
     assert_int_equal(c.ncols, m->nframes);
     assert_int_equal(c.cols[7].count, 1);
     an_frame_chart_free(&c);
     an_free(m);
+}
+
+/* A tree built by hand: a thread of 1000 ns with scopes a (600), b (300,
+ * a wait), d (0.05: narrower than 0.1 px) and c under a claiming 700 ns,
+ * more than a holds. */
+static void flame_boxes_follow_total_time_clip_to_their_parent_and_grey_waits(void **state)
+{
+    (void)state;
+    an_node nodes[5] = {
+        {.parent = UINT32_MAX, .kind = AN_CPU, .is_root = 1, .name = "main"},
+        {.parent = 0, .name = "a", .depth = 1, .calls = 2, .total_ns = 600, .self_ns = 0},
+        {.parent = 1, .name = "c", .depth = 2, .calls = 1, .total_ns = 700, .self_ns = 700},
+        {.parent = 0, .name = "b", .depth = 1, .calls = 1, .total_ns = 300, .self_ns = 300,
+         .is_wait = 1},
+        {.parent = 0, .name = "d", .depth = 1, .calls = 1, .total_ns = 0, .self_ns = 0},
+    };
+    an_tree_row rows[5] = {
+        {&nodes[0], -1, 1000, NAN, 0}, {&nodes[1], 0, 600, 60.0, 0},
+        {&nodes[2], 1, 700, 70.0, 0},  {&nodes[3], 0, 300, 30.0, 0},
+        {&nodes[4], 0, 0, 0.0, 0}};
+    an_tree t = {rows, 5, NULL, {1000, 0}};
+    an_capture m;
+    memset(&m, 0, sizeof m);
+    m.path = "hand.cap";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(an_svg_flame(f, &m, &t, NULL), CAP_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "<title>Flame graph: hand.cap</title>"));
+    /* the root spans the width; a and b side by side; c clipped to a */
+    assert_non_null(strstr(buf, "<rect x=\"10.0\" y=\"62\" width=\"1180.0\""));
+    assert_non_null(strstr(buf, "<rect x=\"10.0\" y=\"79\" width=\"708.0\""));
+    assert_non_null(strstr(buf, "<rect x=\"10.0\" y=\"96\" width=\"708.0\""));
+    assert_non_null(strstr(buf, "<rect x=\"718.0\" y=\"79\" width=\"354.0\" "
+                                "height=\"16\" fill=\"#C4C4C4\"/>"));
+    assert_non_null(strstr(buf, "waiting (tagged as a wait by the producer)"));
+    assert_non_null(strstr(buf, "2 calls \xC2\xB7 total 0.001 ms"));
+    /* d is too narrow to draw */
+    assert_null(strstr(buf, "<title>d\n"));
+    /* three rows: the height is 62 + 3 * 17 + 12 + 4 */
+    assert_non_null(strstr(buf, "height=\"129\" viewBox=\"0 0 1200 129\""));
+    free(buf);
 }
 
 int main(void)
@@ -153,6 +197,7 @@ int main(void)
         cmocka_unit_test(long_labels_are_cut_with_an_ellipsis),
         cmocka_unit_test(ticks_are_round_and_labels_keep_the_decimals_they_need),
         cmocka_unit_test(frame_chart_keeps_every_spike_and_counts_stutters_as_the_report),
+        cmocka_unit_test(flame_boxes_follow_total_time_clip_to_their_parent_and_grey_waits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

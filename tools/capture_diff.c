@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "diff.h"
+#include "render/svg.h"
 #include "report.h"
 #include "tool_version.h"
 
@@ -31,6 +32,7 @@ typedef struct args {
     size_t top;
     double skip_seconds;
     int csv, by_path;
+    const char *svg; /* --svg FILE: the differential flame graph */
 } args;
 
 static void usage(FILE *f)
@@ -73,6 +75,8 @@ static void usage(FILE *f)
           "  --skip-seconds S   drop the first S seconds of both runs "
           "(warm-up)\n"
           "  --csv              CSV (RFC 4180) with every row\n"
+          "  --svg FILE         also draw the differential flame graph in FILE:\n"
+          "                     NEW's call tree, significant changes coloured\n"
           "  -h, --help         this help\n"
           "  --version          the version, then exit\n"
           "\n"
@@ -109,7 +113,8 @@ static int number(const char *opt, const char *s, double min, double max,
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_THR = 256, O_ALPHA, O_MIN, O_TOP, O_SCOPE, O_PATH, O_SKIP,
-           O_CSV, O_FLOOR_US, O_FLOOR_SHARE, O_EXCLUDE, O_WAIT, O_GATE_WAITS, O_GATE_FRAME, O_BLOCK };
+           O_CSV, O_FLOOR_US, O_FLOOR_SHARE, O_EXCLUDE, O_WAIT, O_GATE_WAITS, O_GATE_FRAME, O_BLOCK,
+           O_SVG };
     static const struct option opts[] = {
         {"threshold", required_argument, 0, O_THR},
         {"alpha", required_argument, 0, O_ALPHA},
@@ -126,6 +131,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"gate-frame", no_argument, 0, O_GATE_FRAME},
         {"block", required_argument, 0, O_BLOCK},
         {"csv", no_argument, 0, O_CSV},
+        {"svg", required_argument, 0, O_SVG},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -190,6 +196,7 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         case O_SCOPE: a->o.only_scope = optarg; break;
         case O_PATH: a->by_path = 1; break;
+        case O_SVG: a->svg = optarg; break;
         case O_CSV: a->csv = 1; break;
         case 'h': return 1;
         case ':':
@@ -230,6 +237,41 @@ static void compare_meta(const an_capture *b, const an_capture *n)
                         "route? (record a fixed window: CAP_SKIP_SECONDS, "
                         "CAP_RECORD_SECONDS)\n",
                 fb, fn);
+}
+
+/* The differential flame graph into a->svg. Returns 0, or -1 after a
+ * message. */
+static int write_svg(const args *a, const an_capture *mb, const an_capture *mn,
+                     const an_diff *d)
+{
+    an_tree t;
+    if (an_tree_compute(&t, mn, -1, 0) != CAP_OK) {
+        fprintf(stderr, "capture_diff: out of memory\n");
+        return -1;
+    }
+    FILE *f = fopen(a->svg, "w");
+    if (!f) {
+        fprintf(stderr, "capture_diff: %s: cannot write: %s\n", a->svg,
+                strerror(errno));
+        an_tree_free(&t);
+        return -1;
+    }
+    size_t tl = strlen(a->base) + strlen(a->new_) + 8;
+    char *title = malloc(tl);
+    cap_result r = CAP_E_NOMEM;
+    if (title) {
+        snprintf(title, tl, "%s \xE2\x86\x92 %s", a->base, a->new_);
+        r = an_svg_diff(f, mb, mn, &t, d, a->by_path, title);
+    }
+    free(title);
+    an_tree_free(&t);
+    int bad = r != CAP_OK || ferror(f);
+    if (fclose(f) != 0)
+        bad = 1;
+    if (bad)
+        fprintf(stderr, "capture_diff: %s: writing the picture failed\n",
+                a->svg);
+    return bad ? -1 : 0;
 }
 
 static int run(const args *a)
@@ -274,6 +316,8 @@ static int run(const args *a)
         an_diff_report(stdout, &d, &a->o.stat, a->csv, colour,
                        a->csv ? 0 : a->top);
         status = d.gating ? EXIT_REGRESSED : EXIT_SAME;
+        if (a->svg && write_svg(a, mb, mn, &d) != 0)
+            status = EXIT_USAGE;
         if (fflush(stdout) != 0) {
             fprintf(stderr, "capture_diff: writing the report failed: %s\n",
                     strerror(errno));

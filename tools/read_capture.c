@@ -16,8 +16,8 @@
 #include "model.h"
 #include "read_capture_fleet.h"
 #include "render/render.h"
-#include "report.h"
 #include "render/svg.h"
+#include "report.h"
 #include "tool_version.h"
 
 #define EXIT_REPORT 0
@@ -74,8 +74,9 @@ static void usage(FILE *f)
           "Common:\n"
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
           "  --svg FILE         also draw the report as an SVG picture in FILE:\n"
-          "                     the frame-time chart (the ranking, --frames)\n"
-          "                     or the flame graph (--tree)\n"
+          "                     the frame-time chart (the ranking, --frames),\n"
+          "                     the flame graph (--tree), the two quarters\n"
+          "                     (--split), the drift chart (--over-time)\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
@@ -201,12 +202,6 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "read_capture: --scope goes with --frames\n");
         return -1;
     }
-    if (a->svg && (a->report == R_SPLIT || a->report == R_OVER_TIME)) {
-        fprintf(stderr, "read_capture: --svg draws the ranking, --tree and "
-                        "--frames; --split and --over-time have no picture "
-                        "yet\n");
-        return -1;
-    }
     if (optind + 1 != argc) {
         fprintf(stderr, optind >= argc ? "read_capture: no capture file given "
                                          "(see --help)\n"
@@ -218,29 +213,10 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-/* The picture of the report into a->svg. Returns CAP_OK, CAP_E_NOMEM, or
- * CAP_E_IO when the file could not be written (message printed). */
-static cap_result write_svg(const args *a, const an_capture *m)
-{
-    FILE *f = fopen(a->svg, "w");
-    if (!f) {
-        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
-                strerror(errno));
-        return CAP_E_IO;
-    }
-    int rc = a->report == R_TREE ? an_svg_flame(f, m, a->file)
-                                 : an_svg_frames(f, m, a->file);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
-                a->svg);
-        return CAP_E_IO;
-    }
-    return rc == 0 ? CAP_OK : CAP_E_NOMEM;
-}
-
-/* Compute the chosen report, then render it as text or CSV. */
-static cap_result render(const args *a, const an_capture *m, int colour)
+/* Compute the chosen report, then render it as text or CSV, and as a
+ * picture into svg when not NULL. */
+static cap_result render(const args *a, const an_capture *m, int colour,
+                         FILE *svg)
 {
     cap_result rc = CAP_OK;
     FILE *out = stdout;
@@ -266,6 +242,8 @@ static cap_result render(const args *a, const an_capture *m, int colour)
         if ((rc = an_tree_compute(&t, m, a->depth, a->min_share)) != CAP_OK)
             break;
         a->csv ? an_csv_tree(out, &t) : an_text_tree(out, m, &t, colour);
+        if (svg)
+            rc = an_svg_flame(svg, m, &t, a->file);
         an_tree_free(&t);
         break;
     }
@@ -274,6 +252,8 @@ static cap_result render(const args *a, const an_capture *m, int colour)
         if ((rc = an_split_compute(&s, m, a->split_by)) != CAP_OK)
             break;
         a->csv ? an_csv_split(out, &s) : an_text_split(out, m, &s, colour);
+        if (svg)
+            rc = an_svg_split(svg, m, &s, a->file);
         an_split_free(&s);
         break;
     }
@@ -284,6 +264,8 @@ static cap_result render(const args *a, const an_capture *m, int colour)
             break;
         a->csv ? an_csv_over_time(out, &ot)
                : an_text_over_time(out, m, &ot, colour);
+        if (svg)
+            rc = an_svg_over_time(svg, m, &ot, a->file);
         an_over_time_free(&ot);
         break;
     }
@@ -295,6 +277,13 @@ static cap_result render(const args *a, const an_capture *m, int colour)
         an_frames_free(&f);
         break;
     }
+    }
+    if (rc == CAP_OK && svg && (a->report == R_RANKING || a->report == R_FRAMES)) {
+        an_frame_chart c;
+        if ((rc = an_frame_chart_compute(&c, m, AN_SVG_FRAME_COLUMNS)) != CAP_OK)
+            return rc;
+        rc = an_svg_frames(svg, m, &c, a->file);
+        an_frame_chart_free(&c);
     }
     return rc;
 }
@@ -334,12 +323,23 @@ static int run(const args *a)
         min_frames = 1;
     int warned = an_text_warnings(stderr, m, names[a->report], min_frames,
                                   colour_err);
-    cap_result rc = render(a, m, colour_out);
-    if (rc == CAP_OK && a->svg)
-        rc = write_svg(a, m);
-    an_free(m);
-    if (rc == CAP_E_IO) /* message printed */
+    FILE *svg = NULL;
+    if (a->svg && !(svg = fopen(a->svg, "w"))) {
+        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
+                strerror(errno));
+        an_free(m);
         return EXIT_USAGE;
+    }
+    cap_result rc = render(a, m, colour_out, svg);
+    an_free(m);
+    int svg_bad = svg && ferror(svg);
+    if (svg && fclose(svg) != 0)
+        svg_bad = 1;
+    if (svg_bad) {
+        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
+                a->svg);
+        return EXIT_USAGE;
+    }
     if (rc == CAP_E_MISUSE) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);

@@ -1,16 +1,17 @@
 /*
  * svg_flame.c - the flame graph of the merged call tree (an_svg_flame).
  *
- * Layout: one section per root (CPU threads first, then GPU tracks, in the
- * model's order), drawn top-down: the root's box spans the width, each
- * child sits under its parent, as wide as its total time, children
- * placed left to right by decreasing total (then by name). The layout is
- * computed once (positions in px) and then written; the inline script
- * only rescales what is written.
+ * Layout: one section per root of the an_tree (CPU threads first, then
+ * GPU tracks), drawn top-down: the root's box spans the width, each row
+ * sits under its parent, as wide as its total time, in the tree's order
+ * (children by decreasing total, then by name). The layout is computed
+ * once (positions in px) and then written; the inline script only
+ * rescales what is written.
  */
 #include "svg.h"
 #include "svg_util.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,114 +25,81 @@
 #define LABEL_PX 12
 
 typedef struct box {
-    uint32_t node;
-    uint32_t row;   /* 0: the root */
-    double x, w;    /* px */
+    const an_tree_row *row;
+    uint32_t level;    /* 0: the root */
+    double x, w;       /* px */
 } box;
 
 typedef struct flame {
-    const an_capture *m;
-    uint32_t *kids;      /* children of node i: kids[off[i] .. off[i+1]) */
-    uint32_t *off;
-    box *boxes;          /* in drawing order (preorder), all sections */
+    box *boxes;        /* in t's order, every section */
     size_t nboxes;
-    uint32_t *stack;     /* DFS scratch */
-    double denom;        /* ns: total frame time, or all CPU roots' time */
+    size_t *sec_first; /* section s: boxes[sec_first[s] .. sec_first[s+1]) */
+    uint32_t *sec_rows;
+    size_t nsec;
 } flame;
 
-static int64_t node_total(const an_capture *m, uint32_t i)
+/* Lay out t: each root starts a section spanning the width; a row goes
+ * under its parent (the nearest earlier row one level up), after its
+ * earlier siblings, as wide as its total time (clipped to what is left of
+ * its parent). Rows narrower than MIN_W are left out with their
+ * descendants. Returns 0 or -1 (memory). */
+static int layout(flame *fl, const an_tree *t)
 {
-    const an_node *n = &m->nodes[i];
-    if (!n->is_root)
-        return n->total_ns;
-    int64_t t = 0;
-    for (uint32_t c = n->first_child; c != UINT32_MAX; c = m->nodes[c].next_sibling)
-        if (__builtin_add_overflow(t, m->nodes[c].total_ns, &t))
-            return INT64_MAX;
-    return t;
-}
-
-static int kid_cmp(const void *a, const void *b, void *ctx)
-{
-    const an_capture *m = ctx;
-    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    int64_t x = node_total(m, i), y = node_total(m, j);
-    if (x != y)
-        return x > y ? -1 : 1;
-    int c = strcmp(m->nodes[i].name, m->nodes[j].name);
-    return c ? c : (i < j ? -1 : i > j);
-}
-
-/* Children lists, sorted. */
-static int build_kids(flame *fl)
-{
-    const an_capture *m = fl->m;
-    size_t n = m->nnodes;
-    fl->off = calloc(n + 1, sizeof *fl->off);
-    fl->kids = malloc((n ? n : 1) * sizeof *fl->kids);
-    fl->stack = malloc((n ? n : 1) * sizeof *fl->stack);
-    fl->boxes = malloc((n ? n : 1) * sizeof *fl->boxes);
-    if (!fl->off || !fl->kids || !fl->stack || !fl->boxes)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t k = 0;
-        for (uint32_t c = m->nodes[i].first_child; c != UINT32_MAX && k < n;
-             c = m->nodes[c].next_sibling)
-            k++;
-        fl->off[i + 1] = fl->off[i] + k;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t k = fl->off[i];
-        for (uint32_t c = m->nodes[i].first_child;
-             c != UINT32_MAX && k < fl->off[i + 1]; c = m->nodes[c].next_sibling)
-            fl->kids[k++] = c;
-        qsort_r(fl->kids + fl->off[i], fl->off[i + 1] - fl->off[i],
-                sizeof *fl->kids, kid_cmp, (void *)m);
-    }
-    return 0;
-}
-
-/* Lay out the section of root r: its boxes are appended. Returns the
- * number of rows. Children are placed inside their parent's interval (a
- * child whose total exceeds what is left is clipped to the parent). */
-static uint32_t layout(flame *fl, uint32_t r)
-{
-    const an_capture *m = fl->m;
-    double iw = W - 2 * PAD;
-    int64_t rt = node_total(m, r);
-    double scale = rt > 0 ? iw / (double)rt : 0;
-    fl->boxes[fl->nboxes++] = (box){r, 0, PAD, iw};
-    uint32_t rows = 1;
-    /* An explicit stack of boxes whose children are still to be placed
-     * (no recursion: a crafted tree may be deep). A box's children are
-     * placed together, so every box comes after its parent. */
-    size_t sp = 0;
-    fl->stack[sp++] = (uint32_t)(fl->nboxes - 1);
-    while (sp) {
-        uint32_t bi = fl->stack[--sp];
-        box parent = fl->boxes[bi];
-        if (scale <= 0)
+    size_t levels = 2; /* the roots and their children, at least */
+    for (size_t i = 0; i < t->n; i++)
+        if ((size_t)(t->rows[i].depth + 2) > levels)
+            levels = (size_t)(t->rows[i].depth + 2);
+    double *next = malloc(levels * sizeof *next); /* where a child goes */
+    double *end = malloc(levels * sizeof *end);   /* its parent's end */
+    unsigned char *open = calloc(levels, 1);      /* its parent is drawn */
+    fl->boxes = malloc((t->n ? t->n : 1) * sizeof *fl->boxes);
+    fl->sec_first = malloc((t->n + 1) * sizeof *fl->sec_first);
+    fl->sec_rows = calloc(t->n + 1, sizeof *fl->sec_rows);
+    int rc = -1;
+    if (!next || !end || !open || !fl->boxes || !fl->sec_first || !fl->sec_rows)
+        goto done;
+    double iw = W - 2 * PAD, scale = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const an_tree_row *r = &t->rows[i];
+        if (r->depth < 0) { /* a root: a new section */
+            fl->sec_first[fl->nsec++] = fl->nboxes;
+            fl->boxes[fl->nboxes++] = (box){r, 0, PAD, iw};
+            fl->sec_rows[fl->nsec - 1] = 1;
+            scale = r->total_ns > 0 ? iw / (double)r->total_ns : 0;
+            memset(open, 0, levels);
+            open[1] = scale > 0;
+            next[1] = PAD;
+            end[1] = PAD + iw;
             continue;
-        double cur = parent.x, end = parent.x + parent.w;
-        uint32_t a = fl->off[parent.node], b = fl->off[parent.node + 1];
-        size_t placed = fl->nboxes;
-        for (uint32_t k = a; k < b; k++) {
-            uint32_t c = fl->kids[k];
-            double w = (double)(m->nodes[c].total_ns > 0 ? m->nodes[c].total_ns : 0) *
-                       scale;
-            if (w > end - cur)
-                w = end - cur;
-            if (w < MIN_W)
-                continue;
-            fl->boxes[fl->nboxes++] = (box){c, parent.row + 1, cur, w};
-            if (parent.row + 2 > rows)
-                rows = parent.row + 2;
-            cur += w;
         }
-        for (size_t k = fl->nboxes; k > placed; k--)
-            fl->stack[sp++] = (uint32_t)(k - 1);
+        size_t lv = (size_t)r->depth + 1;
+        if (!fl->nsec || !open[lv])
+            continue; /* its parent was left out */
+        double w = (double)(r->total_ns > 0 ? r->total_ns : 0) * scale;
+        if (w > end[lv] - next[lv])
+            w = end[lv] - next[lv];
+        double x = next[lv];
+        next[lv] += w > 0 ? w : 0;
+        if (lv + 1 < levels)
+            open[lv + 1] = 0;
+        if (!(w >= MIN_W))
+            continue;
+        fl->boxes[fl->nboxes++] = (box){r, (uint32_t)lv, x, w};
+        if (lv + 1 > fl->sec_rows[fl->nsec - 1])
+            fl->sec_rows[fl->nsec - 1] = (uint32_t)(lv + 1);
+        if (lv + 1 < levels) {
+            open[lv + 1] = 1;
+            next[lv + 1] = x;
+            end[lv + 1] = x + w;
+        }
     }
-    return rows;
+    fl->sec_first[fl->nsec] = fl->nboxes;
+    rc = 0;
+done:
+    free(next);
+    free(end);
+    free(open);
+    return rc;
 }
 
 static const char FLAME_CSS[] =
@@ -171,8 +139,6 @@ static void box_fill(char *buf, size_t n, const an_node *nd)
     }
     snprintf(buf, n, "#%02X%02X%02X", rgb[0], rgb[1], rgb[2]);
 }
-
-static double ms(int64_t ns) { return (double)ns / 1e6; }
 
 /* The inline script: zoom on click, Escape or "Reset zoom" to undo,
  * "Search" to highlight names matching a regular expression. It reads
@@ -260,56 +226,90 @@ static const char FLAME_JS[] =
     "})();\n"
     "]]></script>\n";
 
-int an_svg_flame(FILE *out, const an_capture *m, const char *title)
-{
-    flame fl = {.m = m};
-    int rc = -1;
-    uint32_t *sec_first = NULL, *sec_rows = NULL;
-    size_t nsec = 0;
-    if (build_kids(&fl) != 0)
-        goto done;
-    sec_first = malloc((m->nnodes + 1) * sizeof *sec_first);
-    sec_rows = malloc((m->nnodes + 1) * sizeof *sec_rows);
-    if (!sec_first || !sec_rows)
-        goto done;
-    fl.denom = (double)an_total_frame_ns(m);
-    if (fl.denom <= 0)
-        for (size_t i = 0; i < m->nnodes; i++)
-            if (m->nodes[i].is_root && m->nodes[i].kind == AN_CPU)
-                fl.denom += (double)node_total(m, (uint32_t)i);
-    /* roots: CPU threads first, then GPU tracks, in order of appearance */
-    for (int k = AN_CPU; k <= AN_GPU; k++)
-        for (size_t i = 0; i < m->nnodes; i++)
-            if (m->nodes[i].is_root && (int)m->nodes[i].kind == k) {
-                sec_first[nsec] = (uint32_t)fl.nboxes;
-                sec_rows[nsec] = layout(&fl, (uint32_t)i);
-                nsec++;
-            }
-    sec_first[nsec] = (uint32_t)fl.nboxes;
+static double ms(int64_t ns) { return (double)ns / 1e6; }
 
-    int height = TOP;
-    for (size_t s = 0; s < nsec; s++)
-        height += (int)sec_rows[s] * ROW + GAP;
-    if (!nsec)
+static void write_box(FILE *out, const an_tree *t, const box *b, int y,
+                      const an_tree_row *root, const an__flame_paint *paint)
+{
+    const an_node *nd = b->row->node;
+    const char *where = nd->kind == AN_CPU ? "thread" : "GPU track";
+    const char *path = t->paths ? t->paths + b->row->path_off : nd->name;
+    char fill[16];
+    if (paint && b->row->depth >= 0)
+        paint->fill(paint->ctx, b->row, path, fill, sizeof fill);
+    else
+        box_fill(fill, sizeof fill, nd);
+    fputs("<g class=\"fg\"><title>", out);
+    if (b->row->depth < 0) {
+        fprintf(out, "%s ", where);
+        an__svg_text(out, nd->name, (size_t)-1);
+        fprintf(out, "\ntotal %.3f ms (the sum of its top-level scopes)",
+                ms(b->row->total_ns));
+    } else {
+        an__svg_text(out, nd->name, (size_t)-1);
+        fprintf(out, "\n%llu call%s \xC2\xB7 total %.3f ms \xC2\xB7 self %.3f ms\n",
+                (unsigned long long)nd->calls, nd->calls == 1 ? "" : "s",
+                ms(nd->total_ns), ms(nd->self_ns));
+        if (!isnan(b->row->share_pct))
+            fprintf(out, "%.1f%% of the time recorded on %s \xC2\xB7 ",
+                    b->row->share_pct,
+                    nd->kind == AN_CPU ? "CPU threads" : "GPU tracks");
+        fprintf(out, "%.1f%% of %s ",
+                root->total_ns > 0
+                    ? 100.0 * (double)nd->total_ns / (double)root->total_ns
+                    : 0.0,
+                where);
+        an__svg_text(out, root->node->name, (size_t)-1);
+        if (nd->is_wait)
+            fputs("\nwaiting (tagged as a wait by the producer)", out);
+        if (paint)
+            paint->tip(paint->ctx, out, b->row, path);
+    }
+    fprintf(out, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                 "height=\"%d\" fill=\"%s\"/>",
+            b->x, y, b->w, ROW - 1, fill);
+    size_t fit = an__svg_fit(b->w - 6, LABEL_PX);
+    if (fit >= 3) {
+        fprintf(out, "<text x=\"%.1f\" y=\"%d\">", b->x + 3, y + 12);
+        if (b->row->depth < 0) {
+            char tail[48];
+            snprintf(tail, sizeof tail, " (%.3f ms)", ms(b->row->total_ns));
+            size_t need = strlen(where) + 1 + an__svg_cols(nd->name) + strlen(tail);
+            if (need <= fit) {
+                fprintf(out, "%s ", where);
+                an__svg_text(out, nd->name, (size_t)-1);
+                fputs(tail, out);
+            } else {
+                an__svg_text(out, nd->name, fit);
+            }
+        } else {
+            an__svg_text(out, nd->name, fit);
+        }
+        fputs("</text>", out);
+    }
+    fputs("</g>\n", out);
+}
+
+cap_result an__svg_flame_doc(FILE *out, const an_capture *m, const an_tree *t,
+                             const char *title, const an__flame_paint *paint)
+{
+    flame fl = {0};
+    cap_result rc = CAP_E_NOMEM;
+    const char *what = paint ? paint->what : "Flame graph";
+    int top = TOP + (paint ? paint->legend_h : 0);
+    if (layout(&fl, t) != 0)
+        goto done;
+    int height = top;
+    for (size_t s = 0; s < fl.nsec; s++)
+        height += (int)fl.sec_rows[s] * ROW + GAP;
+    if (!fl.nsec)
         height += 30;
     height += 4;
 
     if (!title)
         title = m->path ? m->path : "capture";
-    {
-        /* the head's <title>: "Flame graph: TITLE" */
-        size_t tl = strlen(title) + 16;
-        char *t = malloc(tl);
-        if (!t)
-            goto done;
-        snprintf(t, tl, "Flame graph: %s", title);
-        an__svg_head(out, W, height, t, FLAME_CSS);
-        free(t);
-    }
     /* title row: the title on the left, the controls on the right */
-    fprintf(out, "<text class=\"h1\" x=\"%d\" y=\"24\">Flame graph: ", PAD);
-    an__svg_text(out, title, an__svg_fit(W - 2 * PAD - 260, 17) - 13);
-    fputs("</text>\n", out);
+    an__svg_begin(out, W, height, what, title, FLAME_CSS, W - 2 * PAD - 260);
     fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%d\" y=\"24\" "
                  "text-anchor=\"end\" style=\"display:none\">Search</text>\n"
                  "<text id=\"reset\" class=\"btn\" x=\"%d\" y=\"24\" "
@@ -320,7 +320,10 @@ int an_svg_flame(FILE *out, const an_capture *m, const char *title)
         char sub[400];
         const char *prog = an_meta(m, "program");
         const char *build = an_meta(m, "build");
-        snprintf(sub, sizeof sub,
+        if (paint)
+            snprintf(sub, sizeof sub, "%s", paint->subtitle);
+        else
+            snprintf(sub, sizeof sub,
                  "%s%s%s%s%zu frames \xC2\xB7 call tree merged by call path, "
                  "top-down; width: total time \xC2\xB7 click a box to zoom",
                  prog ? prog : "", prog && build ? " " : "",
@@ -332,92 +335,33 @@ int an_svg_flame(FILE *out, const an_capture *m, const char *title)
         fprintf(out, "<text id=\"matched\" class=\"sub\" x=\"%d\" y=\"46\" "
                      "text-anchor=\"end\"></text>\n", W - PAD);
     }
-    if (!nsec)
-        fprintf(out, "<text x=\"%d\" y=\"%d\">The capture holds no scopes.</text>\n",
-                PAD, TOP + 16);
-
-    int y0 = TOP;
-    for (size_t s = 0; s < nsec; s++) {
-        const box *rb = &fl.boxes[sec_first[s]];
-        const an_node *root = &m->nodes[rb->node];
-        int64_t rt = node_total(m, rb->node);
-        fprintf(out, "<g class=\"sec\">\n");
-        for (uint32_t bi = sec_first[s]; bi < sec_first[s + 1]; bi++) {
-            const box *b = &fl.boxes[bi];
-            const an_node *nd = &m->nodes[b->node];
-            int y = y0 + (int)b->row * ROW;
-            char fill[16];
-            box_fill(fill, sizeof fill, nd);
-            fputs("<g class=\"fg\"><title>", out);
-            int64_t tot = node_total(m, b->node);
-            if (nd->is_root) {
-                fprintf(out, "%s ", nd->kind == AN_CPU ? "thread" : "GPU track");
-                an__svg_text(out, nd->name, (size_t)-1);
-                fprintf(out, "\ntotal %.3f ms", ms(tot));
-                if (fl.denom > 0)
-                    fprintf(out, ", %.1f%% of %s", 100.0 * (double)tot / fl.denom,
-                            m->nframes ? "frame time" : "all threads' time");
-            } else {
-                an__svg_text(out, nd->name, (size_t)-1);
-                fprintf(out, "\n%llu call%s \xC2\xB7 total %.3f ms \xC2\xB7 "
-                             "self %.3f ms\n",
-                        (unsigned long long)nd->calls, nd->calls == 1 ? "" : "s",
-                        ms(nd->total_ns), ms(nd->self_ns));
-                if (fl.denom > 0)
-                    fprintf(out, "%.1f%% of %s \xC2\xB7 ",
-                            100.0 * (double)nd->total_ns / fl.denom,
-                            m->nframes ? "frame time" : "all threads' time");
-                fprintf(out, "%.1f%% of %s ",
-                        rt > 0 ? 100.0 * (double)nd->total_ns / (double)rt : 0.0,
-                        root->kind == AN_CPU ? "thread" : "GPU track");
-                an__svg_text(out, root->name, (size_t)-1);
-                if (nd->is_wait)
-                    fputs("\nwaiting (tagged as a wait by the producer)", out);
-            }
-            fprintf(out, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-                         "height=\"%d\" fill=\"%s\"/>",
-                    b->x, y, b->w, ROW - 1, fill);
-            /* the label */
-            char lab[64];
-            const char *name = nd->name;
-            if (nd->is_root) {
-                snprintf(lab, sizeof lab, "%s ", nd->kind == AN_CPU ? "thread"
-                                                                    : "GPU track");
-            } else {
-                lab[0] = '\0';
-            }
-            char tail[48];
-            if (nd->is_root)
-                snprintf(tail, sizeof tail, " (%.3f ms)", ms(tot));
-            else
-                tail[0] = '\0';
-            size_t fit = an__svg_fit(b->w - 6, LABEL_PX);
-            if (fit >= 3) {
-                fprintf(out, "<text x=\"%.1f\" y=\"%d\">", b->x + 3, y + 12);
-                size_t need = strlen(lab) + an__svg_cols(name) + strlen(tail);
-                if (nd->is_root && need <= fit) {
-                    fputs(lab, out);
-                    an__svg_text(out, name, (size_t)-1);
-                    fputs(tail, out);
-                } else {
-                    an__svg_text(out, name, fit);
-                }
-                fputs("</text>", out);
-            }
-            fputs("</g>\n", out);
-        }
+    if (paint && paint->legend)
+        paint->legend(paint->ctx, out, TOP);
+    if (!fl.nsec)
+        fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\">The capture holds no scopes.</text>\n",
+                PAD, top + 16);
+    int y0 = top;
+    for (size_t s = 0; s < fl.nsec; s++) {
+        const an_tree_row *root = fl.boxes[fl.sec_first[s]].row;
+        fputs("<g class=\"sec\">\n", out);
+        for (size_t bi = fl.sec_first[s]; bi < fl.sec_first[s + 1]; bi++)
+            write_box(out, t, &fl.boxes[bi], y0 + (int)fl.boxes[bi].level * ROW,
+                      root, paint);
         fputs("</g>\n", out);
-        y0 += (int)sec_rows[s] * ROW + GAP;
+        y0 += (int)fl.sec_rows[s] * ROW + GAP;
     }
     fprintf(out, FLAME_JS, W, PAD, LABEL_PX * AN__SVG_CHAR_EM);
     fputs("</svg>\n", out);
-    rc = 0;
+    rc = CAP_OK;
 done:
-    free(fl.off);
-    free(fl.kids);
-    free(fl.stack);
     free(fl.boxes);
-    free(sec_first);
-    free(sec_rows);
+    free(fl.sec_first);
+    free(fl.sec_rows);
     return rc;
+}
+
+cap_result an_svg_flame(FILE *out, const an_capture *m, const an_tree *t,
+                        const char *title)
+{
+    return an__svg_flame_doc(out, m, t, title, NULL);
 }

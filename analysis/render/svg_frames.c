@@ -24,6 +24,8 @@
 #define PT 92          /* plot top */
 #define PB (H - 52)    /* plot bottom */
 
+_Static_assert(PR - PL == AN_SVG_FRAME_COLUMNS, "one column per pixel");
+
 static const char FRAMES_CSS[] =
     ".band { stroke-width: 1.2; stroke-linejoin: round; stroke-linecap: round; }\n"
     ".ref { stroke: " AN__SVG_INK "; stroke-width: 1; fill: none; }\n"
@@ -191,31 +193,18 @@ static void stutters(const plot *p, const an_capture *m, const an_frame_chart *c
     fputs("</g>\n", f);
 }
 
-int an_svg_frames(FILE *out, const an_capture *m, const char *title)
+cap_result an_svg_frames(FILE *out, const an_capture *m,
+                         const an_frame_chart *cp, const char *title)
 {
-    an_frame_chart c;
-    if (an_frame_chart_compute(&c, m, (size_t)(PR - PL)) != 0)
-        return -1;
+    const an_frame_chart c = *cp;
     if (!title)
         title = m->path ? m->path : "capture";
-    size_t tl = strlen(title) + 16;
-    char *t = malloc(tl);
-    if (!t) {
-        an_frame_chart_free(&c);
-        return -1;
-    }
-    snprintf(t, tl, "Frame time: %s", title);
-    an__svg_head(out, W, H, t, FRAMES_CSS);
-    free(t);
-    fputs("<text class=\"h1\" x=\"10\" y=\"24\">Frame time: ", out);
-    an__svg_text(out, title, an__svg_fit(W - 20, 17) - 12);
-    fputs("</text>\n", out);
+    an__svg_begin(out, W, H, "Frame time", title, FRAMES_CSS, W - 20);
     if (!m->nframes) {
-        fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
+        fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
                      "capture holds no frames.</text>\n</svg>\n",
                 W / 2, H / 2);
-        an_frame_chart_free(&c);
-        return 0;
+        return CAP_OK;
     }
     fprintf(out, "<text class=\"sub\" x=\"10\" y=\"46\">%zu frames \xC2\xB7 "
                  "mean %.3f ms \xC2\xB7 median %.3f \xC2\xB7 p95 %.3f \xC2\xB7 "
@@ -242,10 +231,7 @@ int an_svg_frames(FILE *out, const an_capture *m, const char *title)
                  "%d frames around it</text>\n</g>\n",
             lx + 7, lx + 17, AN_STUTTER_FACTOR, AN_STUTTER_WINDOW);
     plot p = {out, 1, c.ncols};
-    double step = an__svg_tick_step(c.max_ms, 6);
-    p.ymax = c.max_ms > 0 ? ceil(c.max_ms / step * (1 - 1e-12)) * step : 1;
-    if (p.ymax < c.max_ms)
-        p.ymax += step;
+    p.ymax = an__svg_axis_top(c.max_ms);
     axes(&p, m, &c);
     if (c.has_gpu)
         band(&p, &c, 1, AN__SVG_ORANGE);
@@ -253,6 +239,5 @@ int an_svg_frames(FILE *out, const an_capture *m, const char *title)
     ref_lines(&p, &c);
     stutters(&p, m, &c);
     fputs("</svg>\n", out);
-    an_frame_chart_free(&c);
-    return 0;
+    return CAP_OK;
 }

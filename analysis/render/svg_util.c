@@ -5,10 +5,11 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-void an__svg_head(FILE *f, int width, int height, const char *title,
-                  const char *extra_css)
+void an__svg_begin(FILE *f, int width, int height, const char *what,
+                   const char *title, const char *extra_css, double title_px)
 {
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -16,6 +17,8 @@ void an__svg_head(FILE *f, int width, int height, const char *title,
             "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
             "font-family=\"" AN__SVG_SANS "\" font-size=\"12\">\n<title>",
             width, height, width, height);
+    an__svg_text(f, what, (size_t)-1);
+    fputs(": ", f);
     an__svg_text(f, title, (size_t)-1);
     fputs("</title>\n<style>\n"
           "text { fill: " AN__SVG_INK "; }\n"
@@ -30,6 +33,21 @@ void an__svg_head(FILE *f, int width, int height, const char *title,
     fprintf(f, "</style>\n<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" "
                "height=\"%d\" fill=\"#FFFFFF\"/>\n",
             width, height);
+    fputs("<text class=\"h1\" x=\"10\" y=\"24\">", f);
+    an__svg_text(f, what, (size_t)-1);
+    fputs(": ", f);
+    size_t fit = an__svg_fit(title_px, 17), used = an__svg_cols(what) + 2;
+    an__svg_text(f, title, fit > used ? fit - used : 1);
+    fputs("</text>\n", f);
+}
+
+double an__svg_axis_top(double v)
+{
+    if (!(v > 0) || !isfinite(v))
+        return 1;
+    double step = an__svg_tick_step(v, 6);
+    double top = ceil(v / step - 1e-9) * step;
+    return top < v ? top + step : top;
 }
 
 /* Decode one UTF-8 character at s (n bytes left). Returns its length, or
@@ -168,4 +186,96 @@ void an__svg_tick_label(char *buf, size_t n, double v, double step)
     if (fabs(v) < step * 1e-6)
         v = 0; /* no "-0" */
     snprintf(buf, n, "%.*f", dec, v);
+}
+
+void an__svg_spread(double *y, size_t n, double gap, double lo, double hi)
+{
+    if (n == 0)
+        return;
+    if (n == 1) {
+        y[0] = y[0] < lo ? lo : y[0] > hi ? hi : y[0];
+        return;
+    }
+    /* insertion sort of indices by y (n is small: a few labels) */
+    size_t idx[64];
+    if (n > 64)
+        n = 64;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        while (j > 0 && y[idx[j - 1]] > y[i]) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+    /* down from the top, then up from the bottom */
+    if (y[idx[0]] < lo)
+        y[idx[0]] = lo;
+    for (size_t k = 1; k < n; k++)
+        if (y[idx[k]] < y[idx[k - 1]] + gap)
+            y[idx[k]] = y[idx[k - 1]] + gap;
+    if (y[idx[n - 1]] > hi)
+        y[idx[n - 1]] = hi;
+    for (size_t k = n - 1; k-- > 0;)
+        if (y[idx[k]] > y[idx[k + 1]] - gap)
+            y[idx[k]] = y[idx[k + 1]] - gap;
+}
+
+int an__svg_para(FILE *f, double x, double y, double line_h, size_t cols,
+                 int max_lines, const char *attrs, const char *s)
+{
+    size_t n = strlen(s), pos = 0;
+    int lines = 0;
+    char *buf = malloc(n + 1);
+    if (!buf || !cols)
+        goto done;
+    while (pos < n && lines < max_lines) {
+        while (pos < n && s[pos] == ' ')
+            pos++;
+        if (pos >= n)
+            break;
+        /* take words while they fit */
+        size_t end = pos, best = pos;
+        for (;;) {
+            size_t w = end;
+            while (w < n && s[w] == ' ')
+                w++;
+            while (w < n && s[w] != ' ')
+                w++;
+            memcpy(buf, s + pos, w - pos);
+            buf[w - pos] = '\0';
+            if (an__svg_cols(buf) > cols)
+                break;
+            best = end = w;
+            if (w >= n)
+                break;
+        }
+        int last = lines + 1 == max_lines;
+        if (best == pos) /* one word longer than the line: cut it */
+            best = n;
+        memcpy(buf, s + pos, best - pos);
+        buf[best - pos] = '\0';
+        size_t rest = best;
+        while (rest < n && s[rest] == ' ')
+            rest++;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\"%s%s>", x, y + line_h * lines,
+                *attrs ? " " : "", attrs);
+        if (last && rest < n) {
+            /* text is left over: cut this line to make room for U+2026 */
+            if (an__svg_cols(buf) + 1 <= cols) {
+                an__svg_text(f, buf, (size_t)-1);
+                fputs("\xE2\x80\xA6", f);
+            } else {
+                an__svg_text(f, buf, cols - 1); /* ends in U+2026 itself */
+            }
+        } else {
+            an__svg_text(f, buf, cols);
+        }
+        fputs("</text>\n", f);
+        lines++;
+        pos = best;
+    }
+done:
+    free(buf);
+    return lines;
 }

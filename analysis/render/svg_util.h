@@ -27,10 +27,15 @@
 #define AN__SVG_INK "#222222"
 
 /* The XML prolog, the <svg> element (width x height px, with a matching
- * viewBox), its <title>, a white background and the shared style sheet
- * (`extra_css` appended when not NULL). */
-void an__svg_head(FILE *f, int width, int height, const char *title,
-                  const char *extra_css);
+ * viewBox), its <title> "WHAT: TITLE", the shared style sheet
+ * (`extra_css` appended when not NULL), a white background, and the
+ * heading "WHAT: TITLE" at the top left, TITLE cut to fit title_px. */
+void an__svg_begin(FILE *f, int width, int height, const char *what,
+                   const char *title, const char *extra_css, double title_px);
+
+/* A round top for an axis from 0 that shows values up to v (1 when v is
+ * not a positive number). */
+double an__svg_axis_top(double v);
 
 /* Write s as XML character data or attribute text: & < > " ' escaped,
  * bytes that are not UTF-8 as U+FFFD, control characters as spaces. At
@@ -52,4 +57,40 @@ double an__svg_tick_step(double hi, int max_ticks);
 /* A tick value with as many decimals as `step` needs ("0", "2.5", "0.02"). */
 void an__svg_tick_label(char *buf, size_t n, double v, double step);
 
+/* The flame graph document (svg_flame.c) with its colours and extra
+ * tooltip lines chosen by a painter: the differential flame graph is the
+ * same picture painted by the diff. */
+#include "report.h"
+
+typedef struct an__flame_paint {
+    void *ctx;
+    const char *what;       /* the title's first words */
+    const char *subtitle;   /* the line under the title */
+    /* the fill ("#RRGGBB") of a scope's box; path is "thread;a;b" */
+    void (*fill)(void *ctx, const an_tree_row *r, const char *path,
+                 char *buf, size_t n);
+    /* more tooltip lines, each starting with '\n' */
+    void (*tip)(void *ctx, FILE *f, const an_tree_row *r, const char *path);
+    /* a legend drawn at y (legend_h px are kept free for it), or NULL */
+    void (*legend)(void *ctx, FILE *f, int y);
+    int legend_h;
+} an__flame_paint;
+
+/* The flame graph of t; paint NULL: the plain one (an_svg_flame). */
+cap_result an__svg_flame_doc(FILE *out, const an_capture *m, const an_tree *t,
+                             const char *title, const an__flame_paint *paint);
+
 #endif
+
+/* Move label positions y[0..n) apart so that consecutive ones (in order of
+ * y) are at least `gap` apart, staying within [lo, hi] where there is
+ * room, each as near its own position as the others allow. */
+void an__svg_spread(double *y, size_t n, double gap, double lo, double hi);
+
+/* Write s as lines of at most `cols` columns broken at spaces (a word
+ * longer than a line is cut), each a <text> at x, from baseline y down by
+ * line_h, at most max_lines (the last one ends in U+2026 when text is
+ * left over). `attrs` is added to each <text> (may be ""). Returns the
+ * number of lines written. */
+int an__svg_para(FILE *f, double x, double y, double line_h, size_t cols,
+                 int max_lines, const char *attrs, const char *s);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "render/render.h"
 #include "render/svg.h"
 #include "report.h"
 
@@ -27,17 +28,24 @@ int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
         return CVT_EXIT_INPUT;
     }
     if (o->diag)
-        rep_warnings(o->diag, m, "the flame graph", 0, 0);
+        an_text_warnings(o->diag, m, "the flame graph", 0, 0);
+    an_tree t;
+    if (an_tree_compute(&t, m, -1, 0) != CAP_OK) {
+        cvt_error(&d, "out of memory");
+        an_free(m);
+        return CVT_EXIT_INPUT;
+    }
     int to_stdout = strcmp(out, "-") == 0;
     FILE *fp = to_stdout ? stdout : fopen(out, "w");
     if (!fp) {
         d.file = out;
         cvt_error(&d, "cannot create: %s", strerror(errno));
+        an_tree_free(&t);
         an_free(m);
         return CVT_EXIT_OUTPUT;
     }
     int rc = CVT_OK;
-    if (an_svg_flame(fp, m, o->title ? o->title : in) != 0) {
+    if (an_svg_flame(fp, m, &t, o->title ? o->title : in) != CAP_OK) {
         cvt_error(&d, "out of memory");
         rc = CVT_EXIT_INPUT;
     }
@@ -49,6 +57,7 @@ int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
         cvt_error(&d, "write failed: %s", strerror(errno));
         rc = CVT_EXIT_OUTPUT;
     }
+    an_tree_free(&t);
     an_free(m);
     return rc;
 }

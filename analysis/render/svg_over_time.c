@@ -1,0 +1,392 @@
+/*
+ * svg_over_time.c - the over-time chart (an_svg_over_time), drawn from an
+ * an_over_time (report.h).
+ *
+ * Layout: the title, a summary line, the verdicts written out in a box
+ * (the sentences of the text report); then the plot: x is the time since
+ * the first frame (each bin a point at its middle), the left axis ms (the
+ * frame median per bin in black, each top scope's median self time per
+ * frame in its colour, waits dashed), the right axis the counters' means
+ * per bin (grey, dotted, square marks). Every line is named at its right
+ * end with its growth, labels moved apart where they would collide.
+ */
+#include "svg.h"
+#include "svg_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/render.h"
+
+#define W 1200
+#define PL 70
+#define PR 860                 /* plot right; the right axis beyond it */
+#define LABEL_X (PR + 80)      /* line labels */
+#define PLOT_H 300
+#define MAX_VERDICT_LINES 6
+#define MAX_COUNTERS 6
+
+/* Okabe-Ito colours for the scope lines (the yellow is too light for a
+ * line on white); scopes past the sixth reuse them, dash-dotted. */
+static const char *const LINE_COLOURS[6] = {
+    AN__SVG_BLUE, AN__SVG_VERMILLION, AN__SVG_GREEN, AN__SVG_ORANGE,
+    AN__SVG_PURPLE, AN__SVG_SKY};
+
+static const char OT_CSS[] =
+    ".ln { fill: none; stroke-width: 2; stroke-linejoin: round; }\n"
+    ".verdict { fill: #F3F3F3; stroke: #CCCCCC; }\n"
+    ".lab { font-size: 12px; }\n";
+
+typedef struct ot_plot {
+    FILE *f;
+    int top, bottom;
+    double t0, t1;   /* x range, s */
+    double lmax;     /* left axis top, ms */
+    double rmax;     /* right axis top */
+} ot_plot;
+
+static double ox(const ot_plot *p, double t)
+{
+    return PL + (t - p->t0) / (p->t1 - p->t0) * (PR - PL);
+}
+
+static double oy(const ot_plot *p, double v, double max)
+{
+    double y = p->bottom - v / max * (p->bottom - p->top);
+    return y < p->top ? p->top : y > p->bottom ? p->bottom : y;
+}
+
+static double bin_mid(const an_over_time *ot, int b)
+{
+    return (ot->bins[b].start_s + ot->bins[b].end_s) / 2;
+}
+
+/* One series: a path through the bins that have a value (a gap where
+ * one has none) and a mark at each. Returns the y of the last value, or
+ * NAN when the series has none. */
+static double series(const ot_plot *p, const an_over_time *ot,
+                     const double *v, double max, const char *colour,
+                     const char *dash, int square, double width,
+                     const char *id, const char *tip)
+{
+    FILE *f = p->f;
+    double last = NAN;
+    fprintf(f, "<g id=\"%s\"><title>", id);
+    an__svg_text(f, tip, (size_t)-1);
+    fprintf(f, "</title>\n<path class=\"ln\" stroke=\"%s\" stroke-width=\"%.1f\"%s%s%s d=\"",
+            colour, width, *dash ? " stroke-dasharray=\"" : "", dash,
+            *dash ? "\"" : "");
+    int pen = 0;
+    for (int b = 0; b < ot->nbins; b++) {
+        if (isnan(v[b])) {
+            pen = 0;
+            continue;
+        }
+        fprintf(f, "%s%.1f,%.1f", pen ? " L" : (b ? " M" : "M"),
+                ox(p, bin_mid(ot, b)), oy(p, v[b], max));
+        pen = 1;
+    }
+    fputs("\"/>\n", f);
+    for (int b = 0; b < ot->nbins; b++) {
+        if (isnan(v[b]))
+            continue;
+        double x = ox(p, bin_mid(ot, b)), y = oy(p, v[b], max);
+        if (square)
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"5\" height=\"5\" "
+                       "fill=\"%s\"/>\n", x - 2.5, y - 2.5, colour);
+        else
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n",
+                    x, y, colour);
+        last = y;
+    }
+    fputs("</g>\n", f);
+    return last;
+}
+
+static void ratio_text(char *buf, size_t n, an_ratio r)
+{
+    switch (r.state) {
+    case AN_RATIO_VALUE: snprintf(buf, n, "%.2fx", r.value); break;
+    case AN_RATIO_NO_DATA: snprintf(buf, n, "empty"); break;
+    case AN_RATIO_FROM_ZERO: snprintf(buf, n, "from 0"); break;
+    default: snprintf(buf, n, "at 0"); break;
+    }
+}
+
+static void axis_y(const ot_plot *p, double max, int right, const char *label)
+{
+    FILE *f = p->f;
+    char lab[32];
+    double step = an__svg_tick_step(max, 6);
+    fprintf(f, "<g id=\"%s\">\n", right ? "yaxis-right" : "yaxis");
+    for (int i = 0;; i++) {
+        double v = step * i;
+        if (v > max * (1 + 1e-9))
+            break;
+        double y = oy(p, v, max);
+        if (!right && i)
+            fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" "
+                       "y2=\"%.1f\"/>\n", PL, y, PR, y);
+        an__svg_tick_label(lab, sizeof lab, v, step);
+        fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"%s\">",
+                right ? PR + 6 : PL - 6, y + 4, right ? "start" : "end");
+        an__svg_text(f, lab, 8);
+        fputs("</text>\n", f);
+    }
+    int mid = (p->top + p->bottom) / 2;
+    if (right) /* above its axis: the line labels own the space beside it */
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", PR,
+                p->top - 12);
+    else
+        fprintf(f, "<text x=\"18\" y=\"%d\" text-anchor=\"middle\" "
+                   "transform=\"rotate(-90 18 %d)\">",
+                mid, mid);
+    an__svg_text(f, label, right ? 14 : an__svg_fit(p->bottom - p->top, 12));
+    fputs("</text>\n</g>\n", f);
+}
+
+typedef struct label {
+    double y0, y;      /* the line's end, the label's place */
+    const char *colour;
+    const char *dash;
+    char text[96];
+    const char *name;  /* the full name, for the tooltip */
+} label;
+
+cap_result an_svg_over_time(FILE *out, const an_capture *m,
+                            const an_over_time *ot, const char *title)
+{
+    cap_result rc = CAP_E_NOMEM;
+    char *vtext = NULL;
+    size_t vlen = 0;
+    double *frame_med = NULL;
+    label *labs = NULL;
+    if (!title)
+        title = m->path ? m->path : "capture";
+    /* the verdicts' sentences, one line each */
+    FILE *vf = open_memstream(&vtext, &vlen);
+    if (!vf)
+        return CAP_E_NOMEM;
+    for (size_t i = 0; i < ot->verdicts.n; i++)
+        an_text_verdict(vf, &ot->verdicts.v[i]);
+    if (fclose(vf) != 0 || !vtext)
+        goto done;
+    size_t vcols = an__svg_fit(W - 40, 12);
+    /* lines needed: a dry count (each verdict wrapped on its own) */
+    int vlines = 0;
+    {
+        FILE *nul = fopen("/dev/null", "w");
+        if (!nul)
+            goto done;
+        char *s = vtext;
+        while (*s && vlines < MAX_VERDICT_LINES) {
+            char *nl = strchr(s, '\n');
+            if (nl)
+                *nl = '\0';
+            vlines += an__svg_para(nul, 0, 0, 0, vcols,
+                                   MAX_VERDICT_LINES - vlines, "", s);
+            if (!nl)
+                break;
+            *nl = '\n';
+            s = nl + 1;
+        }
+        fclose(nul);
+    }
+    int vbox_top = 58, vbox_h = vlines ? vlines * 16 + 12 : 0;
+    ot_plot p = {out, 0, 0, 0, 1, 1, 1};
+    p.top = vbox_top + vbox_h + 34;
+    p.bottom = p.top + PLOT_H;
+    int height = p.bottom + 50;
+
+    an__svg_begin(out, W, height, "Over time", title, OT_CSS, W - 20);
+    if (!ot->nframes || ot->nbins < 1) {
+        fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
+                     "capture holds no frames.</text>\n</svg>\n",
+                W / 2, p.top + 40);
+        rc = CAP_OK;
+        goto done;
+    }
+    size_t shown_counters = ot->ncounters < MAX_COUNTERS ? ot->ncounters
+                                                          : MAX_COUNTERS;
+    {
+        char sub[300];
+        snprintf(sub, sizeof sub,
+                 "%zu frames in %d bins of %.3f s \xC2\xB7 left: median ms "
+                 "per bin (the frame, and each top scope's self time per "
+                 "frame)%s",
+                 ot->nframes, ot->nbins, ot->width_s,
+                 ot->ncounters ? " \xC2\xB7 right: counters' means" : "");
+        fputs("<text class=\"sub\" x=\"10\" y=\"46\">", out);
+        an__svg_text(out, sub, an__svg_fit(W - 20, 12));
+        fputs("</text>\n", out);
+    }
+    /* the verdicts, written on the picture */
+    if (vlines) {
+        fprintf(out, "<g id=\"verdicts\">\n<rect class=\"verdict\" x=\"10\" "
+                     "y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\"/>\n",
+                vbox_top, W - 20, vbox_h);
+        int done_lines = 0;
+        char *s = vtext;
+        while (*s && done_lines < vlines) {
+            char *nl = strchr(s, '\n');
+            if (nl)
+                *nl = '\0';
+            done_lines += an__svg_para(out, 20, vbox_top + 18 + 16 * done_lines,
+                                       16, vcols, vlines - done_lines, "", s);
+            if (!nl)
+                break;
+            s = nl + 1;
+        }
+        fputs("</g>\n", out);
+    }
+
+    /* ranges */
+    p.t0 = ot->bins[0].start_s;
+    p.t1 = ot->bins[ot->nbins - 1].end_s;
+    if (!(p.t1 > p.t0))
+        p.t1 = p.t0 + 1;
+    frame_med = malloc((size_t)ot->nbins * sizeof *frame_med);
+    labs = calloc(1 + ot->nscopes + shown_counters, sizeof *labs);
+    if (!frame_med || !labs)
+        goto done;
+    double lmax = 0, rmax = 0;
+    for (int b = 0; b < ot->nbins; b++) {
+        frame_med[b] = ot->bins[b].frames ? ot->bins[b].frame.median : NAN;
+        if (frame_med[b] > lmax)
+            lmax = frame_med[b];
+        for (size_t j = 0; j < ot->nscopes; j++)
+            if (ot->scopes[j].median[b] > lmax)
+                lmax = ot->scopes[j].median[b];
+        for (size_t c = 0; c < shown_counters; c++)
+            if (ot->counters[c].mean[b] > rmax)
+                rmax = ot->counters[c].mean[b];
+    }
+    p.lmax = an__svg_axis_top(lmax);
+    p.rmax = an__svg_axis_top(rmax);
+
+    /* axes */
+    axis_y(&p, p.lmax, 0, "median ms per frame");
+    if (shown_counters)
+        axis_y(&p, p.rmax, 1, "counters");
+    {
+        char lab[32];
+        double span = p.t1 - p.t0, step = an__svg_tick_step(span, 10);
+        fputs("<g id=\"xaxis\">\n", out);
+        /* counted, not accumulated: far from 0 a small step may not move
+         * a double at all */
+        double first = ceil(p.t0 / step - 1e-9) * step;
+        for (int i = 0; i <= 20; i++) {
+            double v = first + step * i;
+            if (!(v <= p.t1 + step * 1e-9))
+                break;
+            double x = ox(&p, v);
+            fprintf(out, "<line class=\"ax\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+                         "y2=\"%d\"/>\n", x, p.bottom, x, p.bottom + 5);
+            an__svg_tick_label(lab, sizeof lab, v, step);
+            fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" "
+                         "text-anchor=\"middle\">%s</text>\n",
+                    x, p.bottom + 18, lab);
+        }
+        fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">seconds "
+                     "since the first frame (each point: the middle of its "
+                     "bin)</text>\n</g>\n",
+                (PL + PR) / 2, p.bottom + 38);
+        fprintf(out, "<path class=\"ax\" d=\"M%d,%d V%d H%d%s\"/>\n", PL, p.top,
+                p.bottom, PR, shown_counters ? " V" : "");
+        if (shown_counters)
+            fprintf(out, "<path class=\"ax\" d=\"M%d,%d V%d\"/>\n", PR, p.top,
+                    p.bottom);
+    }
+
+    /* the lines: counters under the scopes, the frame on top */
+    size_t nl = 0;
+    char tip[200], gr[16];
+    for (size_t c = 0; c < shown_counters; c++) {
+        const an_ot_counter *C = &ot->counters[c];
+        char id[32];
+        snprintf(id, sizeof id, "counter%zu", c);
+        ratio_text(gr, sizeof gr, C->growth);
+        snprintf(tip, sizeof tip, "counter %s%s: mean per bin (right axis), "
+                 "growth %s", C->name, C->profiler ? " (the profiler's own)" : "",
+                 gr);
+        double y = series(&p, ot, C->mean, p.rmax, "#777777", "2 3", 1, 1.5,
+                          id, tip);
+        if (!isnan(y)) {
+            label *L = &labs[nl++];
+            L->y0 = L->y = y;
+            L->colour = "#777777";
+            L->dash = "2 3";
+            L->name = C->name;
+            snprintf(L->text, sizeof L->text, "%s %s (right)", C->name, gr);
+        }
+    }
+    for (size_t j = 0; j < ot->nscopes; j++) {
+        const an_ot_scope *S = &ot->scopes[j];
+        char id[32];
+        snprintf(id, sizeof id, "scope%zu", j);
+        const char *colour = LINE_COLOURS[j % 6];
+        /* waits dashed; the seventh and eighth scope reuse the first
+         * colours, dash-dotted */
+        const char *dash = S->scope->is_wait ? "7 4" : j >= 6 ? "10 3 2 3" : "";
+        ratio_text(gr, sizeof gr, S->growth);
+        snprintf(tip, sizeof tip, "%s %s%s: median self ms per frame, growth %s",
+                 S->scope->kind == AN_GPU ? "GPU" : "CPU", S->scope->name,
+                 S->scope->is_wait ? " (a wait)" : "", gr);
+        double y = series(&p, ot, S->median, p.lmax, colour, dash, 0, 2, id, tip);
+        if (!isnan(y)) {
+            label *L = &labs[nl++];
+            L->y0 = L->y = y;
+            L->colour = colour;
+            L->dash = dash;
+            L->name = S->scope->name;
+            snprintf(L->text, sizeof L->text, "%s%s %s", S->scope->name,
+                     S->scope->is_wait ? " (wait)" : "", gr);
+        }
+    }
+    {
+        ratio_text(gr, sizeof gr, ot->bins[ot->last >= 0 ? ot->last : 0].growth);
+        snprintf(tip, sizeof tip, "frame time: median per bin, growth %s", gr);
+        double y = series(&p, ot, frame_med, p.lmax, AN__SVG_INK, "", 0, 3,
+                          "frame", tip);
+        if (!isnan(y)) {
+            label *L = &labs[nl++];
+            L->y0 = L->y = y;
+            L->colour = AN__SVG_INK;
+            L->dash = "";
+            L->name = "frame";
+            snprintf(L->text, sizeof L->text, "frame time (median) %s", gr);
+        }
+    }
+    /* the labels at the right, apart */
+    double ys[64];
+    size_t nlab = nl < 64 ? nl : 64;
+    for (size_t i = 0; i < nlab; i++)
+        ys[i] = labs[i].y0;
+    an__svg_spread(ys, nlab, 14, p.top - 6, p.bottom + 24);
+    fputs("<g id=\"labels\">\n", out);
+    for (size_t i = 0; i < nlab; i++) {
+        label *L = &labs[i];
+        fprintf(out, "<g><title>");
+        an__svg_text(out, L->name, (size_t)-1);
+        fprintf(out, "</title><polyline class=\"ax\" stroke-dasharray=\"1 2\" "
+                     "points=\"%d,%.1f %d,%.1f\"/>"
+                     "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+                     "stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>"
+                     "<text class=\"lab\" x=\"%d\" y=\"%.1f\">",
+                shown_counters ? PR + 40 : PR + 2, L->y0, LABEL_X - 20, ys[i],
+                LABEL_X - 18, ys[i],
+                LABEL_X - 4, ys[i], L->colour,
+                *L->dash ? " stroke-dasharray=\"" : "", L->dash,
+                *L->dash ? "\"" : "", LABEL_X, ys[i] + 4);
+        an__svg_text(out, L->text, an__svg_fit(W - 10 - LABEL_X, 12));
+        fputs("</text></g>\n", out);
+    }
+    fputs("</g>\n</svg>\n", out);
+    rc = CAP_OK;
+done:
+    free(vtext);
+    free(frame_med);
+    free(labs);
+    return rc;
+}
