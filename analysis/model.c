@@ -1,7 +1,7 @@
 /* model.c - reduce a capture to frames, scope rows, a call tree, counters. */
 #include "model.h"
 
-#include "capture/cap_writer.h"
+#include "capture/cap_limits.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -556,6 +556,19 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
 
 /* ---- events ------------------------------------------------------------ */
 
+/* A declared CPU thread joins the header's list under its name (or
+ * "thread N"), whether or not it records a scope. */
+static int thread_declared(an_capture *m, uint32_t tid, const char *name)
+{
+    char buf[32];
+    if (!name || !*name) {
+        snprintf(buf, sizeof buf, "thread %u", tid);
+        name = buf;
+    }
+    return add_name(&m->threads, &m->nthreads, name);
+}
+
+
 /* pre: the scope's frame position worked out ahead (AN_PRE_CUT: before
  * the cutoff), or AN_PRE_NONE to work it out here. */
 #define AN_PRE_NONE LONG_MIN
@@ -590,6 +603,12 @@ static int on_scope(loader *L, const cap_ev_scope *e, long pre)
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
         sat_add(&s->total_ns, dur);
     long f = pre != AN_PRE_NONE ? pre : frame_at(m, e->begin_ns, &c->frame_hint);
+    if (f < 0 && m->nframes)
+        sat_add(&m->outside_ns[e->begin_ns < m->frames[0].begin_ns ? 0
+                               : e->begin_ns >= m->frames[m->nframes - 1].end_ns
+                                   ? 2
+                                   : 1],
+                self);
     if (pf_note(L, si, f, self) != 0)
         return -1;
     if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
@@ -745,6 +764,9 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
         size_t k = 0;
         while (k < m->nframes && m->frames[k].begin_ns < L->cutoff_ns)
             k++;
+        /* whole frames: what ran in the frame cut in two goes with it */
+        if (k < m->nframes)
+            L->cutoff_ns = m->frames[k].begin_ns;
         memmove(m->frames, m->frames + k, (m->nframes - k) * sizeof *m->frames);
         m->nframes -= k;
     }
@@ -767,6 +789,12 @@ static int apply(loader *L, const cap_event *evs, const long *pre, size_t n)
             break;
         case CAP_EV_COUNTER:
             rc = on_counter(L, &ev->u.counter);
+            break;
+        case CAP_EV_THREAD: /* counted even when it records no scope */
+            rc = thread_declared(L->m, ev->u.thread.tid,
+                                 ev->u.thread.name
+                                     ? ev->u.thread.name
+                                     : root_name(L, AN_CPU, ev->u.thread.tid));
             break;
         default:
             break;
@@ -892,7 +920,10 @@ static int fill(ahead *A, slot *s)
             st = ev->u.gpu_span.stack;
             depth = ev->u.gpu_span.depth;
         } else if (ev->kind == CAP_EV_THREAD) {
-            ev->u.thread.name = NULL; /* not used by the model */
+            /* the header lists it by name: keep the name in the slot */
+            if (slot_root(s, AN_CPU, ev->u.thread.tid, ev->u.thread.name) != 0)
+                return -1;
+            ev->u.thread.name = NULL;
             continue;
         } else if (ev->kind == CAP_EV_GPU_TRACK) {
             ev->u.gpu_track.name = NULL;

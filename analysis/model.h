@@ -118,6 +118,10 @@ typedef struct an_capture {
     size_t ntracks;
 
     int64_t first_ns, last_ns; /* extent of frames and events */
+    int64_t outside_ns[3];     /* CPU self time of scopes begun in no
+                                  frame: before the first frame, between
+                                  frames, after the last (0 without
+                                  frames) */
     uint64_t cpu_events, gpu_events;
 
     cap_reader_stats st;        /* damage and drop statistics */

@@ -24,6 +24,9 @@
  * called again and goes on (CAP_DONE at the end). Any other error is final.
  *
  * Thread safety: one reader per thread; distinct readers are independent.
+ *
+ * Captures are written by capture.h (a program recording itself) or by
+ * cap_writer.h (events with known timestamps: importers, tests).
  */
 #ifndef CAP_READER_H
 #define CAP_READER_H
@@ -32,6 +35,7 @@
 #include <stdint.h>
 
 #include "cap_export.h"
+#include "cap_limits.h"
 #include "cap_result.h"
 
 #ifdef __cplusplus

@@ -38,6 +38,7 @@
 #include <cpuid.h>
 #endif
 
+#define CAP__NAME_FLAGS_KNOWN 0u
 #define RESERVE_RECORDS (CAP_MAX_DEPTH + 64)
 #define MISC_MAX 1000000u
 
@@ -143,10 +144,11 @@ typedef struct producer {
 
 static struct {
     pthread_mutex_t lock;
-    char **names; /* id - 1 */
+    cap__name **names; /* id - 1; entries are never freed */
     uint32_t names_n, names_cap;
     uint32_t *ht; /* open addressing: id or 0 */
     uint32_t ht_cap;
+    uint32_t invalid_id; /* "<invalid scope id>", registered on first need */
     producer *active; /* atomic */
     unsigned inflight; /* atomic: calls using `active` right now */
     int closing;       /* a cap_close is tearing a producer down */
@@ -197,44 +199,44 @@ static uint32_t hash_str(const char *s)
     return h;
 }
 
-static int ht_insert(uint32_t *ht, uint32_t cap, char **names, uint32_t id)
+static void ht_insert(uint32_t *ht, uint32_t cap, cap__name **names,
+                      uint32_t id)
 {
-    uint32_t i = hash_str(names[id - 1]) & (cap - 1);
+    uint32_t i = hash_str(names[id - 1]->text) & (cap - 1);
     while (ht[i])
         i = (i + 1) & (cap - 1);
     ht[i] = id;
-    return 0;
 }
 
-uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
+/* The entry of `name` (at most CAP_MAX_NAME_LEN bytes of it), created when
+ * new; its flags gain `flags`. NULL when out of memory or out of ids.
+ * Caller holds reg.lock. */
+static cap__name *name_intern(const char *name, uint32_t flags)
 {
-    (void)file;
-    (void)line;
-    if (!name)
-        return 0;
     size_t len = strlen(name);
     if (len > CAP_MAX_NAME_LEN)
         len = CAP_MAX_NAME_LEN;
-    pthread_mutex_lock(&reg.lock);
-    uint32_t id = 0;
+    uint32_t h = 2166136261u;
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ (uint8_t)name[k]) * 16777619u;
     if (reg.ht_cap) {
-        uint32_t i = hash_str(name) & (reg.ht_cap - 1);
+        uint32_t i = h & (reg.ht_cap - 1);
         while (reg.ht[i]) {
-            if (strncmp(reg.names[reg.ht[i] - 1], name, len) == 0 &&
-                reg.names[reg.ht[i] - 1][len] == 0) {
-                id = reg.ht[i];
-                goto out;
+            cap__name *e = reg.names[reg.ht[i] - 1];
+            if (strncmp(e->text, name, len) == 0 && e->text[len] == 0) {
+                e->flags |= flags;
+                return e;
             }
             i = (i + 1) & (reg.ht_cap - 1);
         }
     }
     if (reg.names_n >= CAP_MAX_NAME_ID)
-        goto out;
+        return NULL;
     if (reg.names_n == reg.names_cap) {
         uint32_t n = reg.names_cap ? reg.names_cap * 2 : 64;
-        char **p = realloc(reg.names, n * sizeof *p);
+        cap__name **p = realloc(reg.names, n * sizeof *p);
         if (!p)
-            goto out;
+            return NULL;
         reg.names = p;
         reg.names_cap = n;
     }
@@ -242,33 +244,86 @@ uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
         uint32_t n = reg.ht_cap ? reg.ht_cap * 2 : 128;
         uint32_t *ht = calloc(n, sizeof *ht);
         if (!ht)
-            goto out;
+            return NULL;
         for (uint32_t i = 1; i <= reg.names_n; i++)
             ht_insert(ht, n, reg.names, i);
         free(reg.ht);
         reg.ht = ht;
         reg.ht_cap = n;
     }
-    char *copy = malloc(len + 1);
-    if (!copy)
-        goto out;
-    memcpy(copy, name, len);
-    copy[len] = 0;
-    reg.names[reg.names_n++] = copy;
-    id = reg.names_n;
-    ht_insert(reg.ht, reg.ht_cap, reg.names, id);
-out:
+    /* entry and text in one allocation */
+    cap__name *e = malloc(sizeof *e + len + 1);
+    if (!e)
+        return NULL;
+    char *text = (char *)(e + 1);
+    memcpy(text, name, len);
+    text[len] = 0;
+    e->text = text;
+    e->flags = flags;
+    reg.names[reg.names_n++] = e;
+    e->id = reg.names_n;
+    ht_insert(reg.ht, reg.ht_cap, reg.names, e->id);
+    return e;
+}
+
+static uint32_t cap_name_register_flags(const char *name, const char *file,
+                                        uint32_t line, uint32_t flags)
+{
+    (void)file;
+    (void)line;
+    if (!name)
+        return 0;
+    pthread_mutex_lock(&reg.lock);
+    cap__name *e = name_intern(name, flags & CAP__NAME_FLAGS_KNOWN);
+    uint32_t id = e ? e->id : 0;
     pthread_mutex_unlock(&reg.lock);
     return id;
 }
 
-uint32_t cap__site_register(uint32_t *site, const char *name, const char *file,
-                            uint32_t line)
+uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
 {
-    uint32_t id = cap_name_register(name, file, line);
-    if (id)
-        __atomic_store_n(site, id, __ATOMIC_RELAXED);
+    return cap_name_register_flags(name, file, line, 0);
+}
+
+uint32_t cap__site_resolve(cap__site *site, const char *name, const char *file,
+                           uint32_t line, uint32_t flags, int literal)
+{
+    (void)file;
+    (void)line;
+    if (!name)
+        return 0;
+    pthread_mutex_lock(&reg.lock);
+    cap__name *e = name_intern(name, flags & CAP__NAME_FLAGS_KNOWN);
+    pthread_mutex_unlock(&reg.lock);
+    if (!e)
+        return 0;
+    if (literal)
+        __atomic_store_n(&site->id, e->id, __ATOMIC_RELAXED);
+    else /* publishes the entry's fields, written under the lock */
+        __atomic_store_n(&site->entry, e, __ATOMIC_RELEASE);
+    return e->id;
+}
+
+uint32_t cap__invalid_id(void)
+{
+    pthread_mutex_lock(&reg.lock);
+    if (!reg.invalid_id) {
+        cap__name *e = name_intern("<invalid scope id>", 0);
+        reg.invalid_id = e ? e->id : 0;
+    }
+    uint32_t id = reg.invalid_id;
+    pthread_mutex_unlock(&reg.lock);
     return id;
+}
+
+void cap_scope_begin(uint32_t id)
+{
+    (void)cap__scope_enter(id);
+}
+
+void cap_scope_end(void)
+{
+    cap__emit(CAP__KIND_END << CAP__KIND_SHIFT);
 }
 
 /* ---- clock ------------------------------------------------------------- */
@@ -708,7 +763,7 @@ static void define_name(producer *p, uint32_t id)
     if (p->defined[id])
         return;
     pthread_mutex_lock(&reg.lock);
-    char *name = id <= reg.names_n ? strdup(reg.names[id - 1]) : NULL;
+    char *name = id <= reg.names_n ? strdup(reg.names[id - 1]->text) : NULL;
     pthread_mutex_unlock(&reg.lock);
     if (name) {
         (void)cap_writer_name(p->w, id, name, NULL, 0);

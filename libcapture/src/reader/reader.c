@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "capture/cap_writer.h"
+#include "capture/cap_limits.h"
 #include "format/format.h"
 
 /* read_chunk: a damaged chunk whose size is trustworthy (skip it whole). */
