@@ -164,8 +164,24 @@ void an_csv_frames(FILE *out, const an_capture *m, an_frames *f)
     size_t ns = m->nscopes;
     size_t *cur = f->cursor;
     memset(cur, 0, (ns ? ns : 1) * sizeof *cur);
+    /* a frame's first four fields, formatted once per frame (issue 12) */
+    char pre[256];
+    size_t pre_n = 0;
+    FILE *pf = fmemopen(pre, sizeof pre, "w");
     for (size_t fi = 0; fi < n; fi++) {
         const an_frame *fr = &m->frames[fi];
+        pre_n = 0;
+        if (pf) {
+            rewind(pf);
+            fprintf(pf, "%llu,%.6f,", (unsigned long long)fr->index,
+                    an_elapsed_ns(t0, fr->begin_ns) / 1e9);
+            num(pf, MS(an_frame_ns(fr)));
+            fputc(',', pf);
+            num(pf, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+            fflush(pf);
+            long at = ftell(pf);
+            pre_n = at > 0 && (size_t)at < sizeof pre ? (size_t)at : 0;
+        }
         for (size_t s = 0; s < ns; s++) {
             const an_scope *sc = &m->scopes[s];
             if (f->only && sc != f->only)
@@ -180,11 +196,15 @@ void an_csv_frames(FILE *out, const an_capture *m, an_frames *f)
             }
             if (!present && !f->only)
                 continue;
-            fprintf(out, "%llu,%.6f,", (unsigned long long)fr->index,
-                    an_elapsed_ns(t0, fr->begin_ns) / 1e9);
-            num(out, MS(an_frame_ns(fr)));
-            fputc(',', out);
-            num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+            if (pre_n) {
+                fwrite(pre, 1, pre_n, out);
+            } else {
+                fprintf(out, "%llu,%.6f,", (unsigned long long)fr->index,
+                        an_elapsed_ns(t0, fr->begin_ns) / 1e9);
+                num(out, MS(an_frame_ns(fr)));
+                fputc(',', out);
+                num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+            }
             fprintf(out, ",%s,", kind_name(sc->kind));
             an_csv_field(out, sc->name);
             fputc(',', out);
@@ -192,4 +212,6 @@ void an_csv_frames(FILE *out, const an_capture *m, an_frames *f)
             fputc('\n', out);
         }
     }
+    if (pf)
+        fclose(pf);
 }
