@@ -46,6 +46,10 @@ typedef struct loader {
     uint32_t last_tid;
     path_cache *last_cache;
     const struct slot *slot; /* decoding ahead: the batch being applied */
+    /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
+    struct kid_memo {
+        uint32_t parent, key, node;
+    } memo[4096];
 } loader;
 
 /* The children of one call-tree node: (kind, name id) -> node, a short
@@ -206,9 +210,27 @@ static void kid_ht_put(kid_table *t, uint32_t key, uint32_t entry)
 }
 
 /* The child of `parent` with (kind, name), made when missing. */
+static uint32_t node_find(loader *L, uint32_t parent, an_kind kind,
+                          uint32_t name, struct kid_memo *mm);
+
 static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
                          uint32_t name)
 {
+    uint32_t key = kid_key(kind, name);
+    struct kid_memo *mm = &L->memo[(parent * 0x9e3779b1u ^ key * 0x85ebca6bu) >>
+                                   20];
+    if (mm->parent == parent && mm->key == key && mm->node != NONE)
+        return mm->node;
+    uint32_t node = node_find(L, parent, kind, name, mm);
+    if (node != NONE)
+        *mm = (struct kid_memo){parent, key, node};
+    return node;
+}
+
+static uint32_t node_find(loader *L, uint32_t parent, an_kind kind,
+                          uint32_t name, struct kid_memo *mm)
+{
+    (void)mm;
     an_capture *m = L->m;
     if (parent >= L->kids_cap) {
         size_t n = L->kids_cap ? L->kids_cap : 256;
@@ -221,8 +243,8 @@ static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
         L->kids = p;
         L->kids_cap = n;
     }
-    kid_table *t = &L->kids[parent];
     uint32_t key = kid_key(kind, name);
+    kid_table *t = &L->kids[parent];
     if (!t->ht) {
         for (uint32_t i = 0; i < t->n; i++)
             if ((uint32_t)(t->e[i] >> 32) == key)
