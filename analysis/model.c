@@ -833,7 +833,7 @@ static int apply(loader *L, const cap_event *evs, const long *pre, size_t n)
  * applies them in order. Events, their order and every input of the model
  * are those of the one-thread load, so the model is the same. */
 
-enum { SLOT_EVENTS = 512, SLOTS = 8 };
+enum { SLOT_EVENTS = 2048, SLOTS = 16 };
 
 typedef struct slot_name {
     an_kind kind;
