@@ -591,15 +591,35 @@ static int thread_declared(an_capture *m, uint32_t tid, const char *name)
 }
 
 
-/* pre: the scope's frame position worked out ahead (AN_PRE_CUT: before
- * the cutoff), or AN_PRE_NONE to work it out here. */
+/* What a scope's event alone decides, worked out ahead by the reader
+ * thread: its frame position (AN_PRE_CUT: before the cutoff), duration,
+ * self time and whether its name is among its ancestors. */
 #define AN_PRE_NONE LONG_MIN
 #define AN_PRE_CUT (LONG_MIN + 1)
-static int on_scope(loader *L, const cap_ev_scope *e, long pre)
+typedef struct scope_pre {
+    long frame;
+    int64_t dur, self;
+    int recursive;
+} scope_pre;
+
+static inline void scope_times(const cap_ev_scope *e, int64_t *dur_out,
+                               int64_t *self_out)
+{
+    int64_t dur, self;
+    if (__builtin_sub_overflow(e->end_ns, e->begin_ns, &dur) || dur < 0)
+        dur = dur < 0 ? 0 : INT64_MAX;
+    if (__builtin_sub_overflow(dur, e->children_ns, &self) || self < 0)
+        self = 0;
+    *dur_out = dur;
+    *self_out = self;
+}
+
+/* pre: worked out ahead, or NULL to work it out here. */
+static int on_scope(loader *L, const cap_ev_scope *e, const scope_pre *pre)
 {
     an_capture *m = L->m;
-    if (pre == AN_PRE_CUT ||
-        (pre == AN_PRE_NONE && L->have_cutoff && e->begin_ns < L->cutoff_ns))
+    if (pre ? pre->frame == AN_PRE_CUT
+            : L->have_cutoff && e->begin_ns < L->cutoff_ns)
         return 0;
     path_cache *c;
     uint32_t node = event_node(L, AN_CPU, e->tid, e->stack, e->depth, e->name,
@@ -607,10 +627,12 @@ static int on_scope(loader *L, const cap_ev_scope *e, long pre)
     if (node == NONE)
         return -1;
     int64_t dur, self;
-    if (__builtin_sub_overflow(e->end_ns, e->begin_ns, &dur) || dur < 0)
-        dur = dur < 0 ? 0 : INT64_MAX;
-    if (__builtin_sub_overflow(dur, e->children_ns, &self) || self < 0)
-        self = 0;
+    if (pre) {
+        dur = pre->dur;
+        self = pre->self;
+    } else {
+        scope_times(e, &dur, &self);
+    }
     an_node *n = &m->nodes[node];
     n->calls++;
     sat_add(&n->total_ns, dur);
@@ -622,9 +644,10 @@ static int on_scope(loader *L, const cap_ev_scope *e, long pre)
     an_scope *s = &m->scopes[si];
     s->calls++;
     sat_add(&s->self_ns, self);
-    if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
+    if (L->o->by_path ||
+        !(pre ? pre->recursive : in_stack(e->stack, e->depth, e->name)))
         sat_add(&s->total_ns, dur);
-    long f = pre != AN_PRE_NONE ? pre : frame_at(m, e->begin_ns, &c->frame_hint);
+    long f = pre ? pre->frame : frame_at(m, e->begin_ns, &c->frame_hint);
     if (f < 0 && m->nframes)
         sat_add(&m->outside_ns[e->begin_ns < m->frames[0].begin_ns ? 0
                                : e->begin_ns >= m->frames[m->nframes - 1].end_ns
@@ -797,14 +820,15 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
 
 /* Apply n events to the model (pre: each scope's frame worked out ahead,
  * or NULL). Returns -1 when memory ran out. */
-static int apply(loader *L, const cap_event *evs, const long *pre, size_t n)
+static int apply(loader *L, const cap_event *evs, const scope_pre *pre,
+                 size_t n)
 {
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const cap_event *ev = &evs[i];
         switch (ev->kind) {
         case CAP_EV_SCOPE:
-            rc = on_scope(L, &ev->u.scope, pre ? pre[i] : AN_PRE_NONE);
+            rc = on_scope(L, &ev->u.scope, pre ? &pre[i] : NULL);
             break;
         case CAP_EV_GPU_SPAN:
             rc = on_gpu(L, &ev->u.gpu_span);
@@ -833,7 +857,7 @@ static int apply(loader *L, const cap_event *evs, const long *pre, size_t n)
  * applies them in order. Events, their order and every input of the model
  * are those of the one-thread load, so the model is the same. */
 
-enum { SLOT_EVENTS = 2048, SLOTS = 16 };
+enum { SLOT_EVENTS = 1024, SLOTS = 8 };
 
 typedef struct slot_name {
     an_kind kind;
@@ -843,7 +867,7 @@ typedef struct slot_name {
 
 typedef struct slot {
     cap_event ev[SLOT_EVENTS];
-    long pre[SLOT_EVENTS];
+    scope_pre pre[SLOT_EVENTS];
     size_t n;
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
@@ -975,14 +999,16 @@ static int fill(ahead *A, slot *s)
     }
     for (size_t i = 0; i < s->n; i++) {
         cap_event *ev = &s->ev[i];
-        s->pre[i] = AN_PRE_NONE;
+        s->pre[i].frame = AN_PRE_NONE;
         if (ev->kind == CAP_EV_SCOPE) {
             ev->u.scope.stack = s->arena + (uintptr_t)ev->u.scope.stack;
             const cap_ev_scope *e = &ev->u.scope;
             if (L->have_cutoff && e->begin_ns < L->cutoff_ns) {
-                s->pre[i] = AN_PRE_CUT;
+                s->pre[i].frame = AN_PRE_CUT;
                 continue;
             }
+            scope_times(e, &s->pre[i].dur, &s->pre[i].self);
+            s->pre[i].recursive = in_stack(e->stack, e->depth, e->name);
             if (grow((void **)&A->hint_cpu, &A->hint_cap, (size_t)e->tid + 1,
                      sizeof *A->hint_cpu) != 0)
                 return -1;
@@ -993,7 +1019,8 @@ static int fill(ahead *A, slot *s)
                               cap_reader_thread_name(L->r, e->tid)) != 0)
                     return -1;
             }
-            s->pre[i] = frame_at(L->m, e->begin_ns, &A->hint_cpu[e->tid]);
+            s->pre[i].frame =
+                frame_at(L->m, e->begin_ns, &A->hint_cpu[e->tid]);
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
             ev->u.gpu_span.stack = s->arena + (uintptr_t)ev->u.gpu_span.stack;
             const cap_ev_gpu_span *e = &ev->u.gpu_span;
