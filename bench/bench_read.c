@@ -19,6 +19,9 @@
  *   reader_loop_*: every event through cap_reader_next, self time summed
  *                  per name (the minimum a ranking does).
  *   reader_batch_*: the same through cap_reader_next_batch (256 a call).
+ *   read_frames_only_*: cap_reader_frames_only, the model's first pass
+ *                  (frames only, each block decompressed as far as its
+ *                  frames).
  *   read_*:        read_capture's ranking report (the default report);
  *                  read_split_* and read_over_time_* the same for --split
  *                  and --over-time. Targets: read_scopes_per_s at least
@@ -234,7 +237,9 @@ static int child_read(const char *mode, const char *path)
         return 1;
     }
     int floor = strcmp(mode, "floor") == 0;
-    if (floor)
+    if (strcmp(mode, "frames") == 0)
+        cap_reader_frames_only(r);
+    else if (floor)
         cap_reader_set_filter(r, (1u << CAP_EV_FRAME) | (1u << CAP_EV_SCOPE) |
                                      (1u << CAP_EV_GPU_SPAN) |
                                      (1u << CAP_EV_COUNTER));
@@ -373,6 +378,11 @@ int main(int argc, char **argv)
         child_result fl = run_child(floor_argv, 1);
         snprintf(prefix, sizeof prefix, "read_floor%s", tag);
         report(prefix, fl, n, 0);
+
+        char *fo_argv[] = {self_exe, "--child", "frames", path, NULL};
+        child_result fo = run_child(fo_argv, 1);
+        snprintf(prefix, sizeof prefix, "read_frames_only%s", tag);
+        report(prefix, fo, n, fl.cpu_s);
 
         char *loop_argv[] = {self_exe, "--child", "loop", path, NULL};
         child_result lp = run_child(loop_argv, 1);
