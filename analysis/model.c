@@ -1164,9 +1164,8 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
     if (load_threads(L->o, m->path) == 2)
         return pass_ahead(L, detail, dsz);
     enum { BATCH = 256 };
-    cap_event *evs = malloc(BATCH * sizeof *evs);
-    if (!evs)
-        return CAP_E_NOMEM;
+    cap_event evs[BATCH]; /* on the stack: a load of a small capture
+                             allocates little */
     uint64_t seen = 0;
     for (;;) {
         size_t n;
@@ -1179,19 +1178,15 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         }
         if (res != CAP_OK) {
             snprintf(detail, dsz, "%s", cap_reader_detail(L->r));
-            free(evs);
             return res;
         }
         uint64_t before = seen;
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
-        if (apply(L, evs, NULL, n) != 0) {
-            free(evs);
+        if (apply(L, evs, NULL, n) != 0)
             return CAP_E_NOMEM;
-        }
     }
-    free(evs);
     progress(L, "", 1);
     return CAP_OK;
 }
