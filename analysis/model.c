@@ -857,7 +857,7 @@ static int apply(loader *L, const cap_event *evs, const scope_pre *pre,
  * applies them in order. Events, their order and every input of the model
  * are those of the one-thread load, so the model is the same. */
 
-enum { SLOT_EVENTS = 1024, SLOTS = 8 };
+enum { SLOT_EVENTS = 1024, SLOTS = 16 };
 
 typedef struct slot_name {
     an_kind kind;
@@ -884,6 +884,8 @@ typedef struct ahead {
     slot *slots;
     size_t head, tail; /* filled: [tail, head) */
     int stop;          /* the consumer gave up */
+    int ended;         /* the reader thread posted its last slot */
+    int prod_waiting, cons_waiting;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* the reader thread's own copies of what the model decides by */
@@ -1042,9 +1044,15 @@ static void *reader_main(void *arg)
     ahead *A = arg;
     uint64_t seen = 0;
     for (;;) {
+        /* a full ring: wait until half of it is free again, so that the
+         * threads hand over half a ring at a time, not a slot */
         pthread_mutex_lock(&A->mu);
-        while (A->head - A->tail == SLOTS && !A->stop)
-            pthread_cond_wait(&A->cv, &A->mu);
+        if (A->head - A->tail == SLOTS && !A->stop) {
+            A->prod_waiting = 1;
+            while (A->head - A->tail > SLOTS / 2 && !A->stop)
+                pthread_cond_wait(&A->cv, &A->mu);
+            A->prod_waiting = 0;
+        }
         int stop = A->stop;
         pthread_mutex_unlock(&A->mu);
         if (stop)
@@ -1060,11 +1068,16 @@ static void *reader_main(void *arg)
         if ((seen >> 20) != (before >> 20))
             progress(A->L, "reading", 0);
         cap_result res = s->res;
+        int last =
+            res != CAP_OK && res != CAP_E_CORRUPT && res != CAP_E_TRUNCATED;
         pthread_mutex_lock(&A->mu);
         A->head++;
-        pthread_cond_broadcast(&A->cv);
+        if (last)
+            A->ended = 1;
+        if (A->cons_waiting && (A->head - A->tail >= SLOTS / 2 || last))
+            pthread_cond_broadcast(&A->cv);
         pthread_mutex_unlock(&A->mu);
-        if (res != CAP_OK && res != CAP_E_CORRUPT && res != CAP_E_TRUNCATED)
+        if (last)
             return NULL; /* CAP_DONE or a final error: the last slot */
     }
 }
@@ -1090,8 +1103,12 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     }
     for (;;) {
         pthread_mutex_lock(&A.mu);
-        while (A.head == A.tail)
-            pthread_cond_wait(&A.cv, &A.mu);
+        if (A.head == A.tail) { /* empty: wait for half a ring */
+            A.cons_waiting = 1;
+            while (A.head - A.tail < SLOTS / 2 && !A.ended)
+                pthread_cond_wait(&A.cv, &A.mu);
+            A.cons_waiting = 0;
+        }
         pthread_mutex_unlock(&A.mu);
         slot *s = &A.slots[A.tail % SLOTS];
         cap_result r = s->res;
@@ -1115,7 +1132,8 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
         A.tail++;
         if (res != CAP_OK)
             A.stop = 1;
-        pthread_cond_broadcast(&A.cv);
+        if (A.stop || (A.prod_waiting && A.head - A.tail <= SLOTS / 2))
+            pthread_cond_broadcast(&A.cv);
         pthread_mutex_unlock(&A.mu);
         if (res != CAP_OK || r == CAP_DONE ||
             (r != CAP_OK && r != CAP_E_CORRUPT && r != CAP_E_TRUNCATED))
