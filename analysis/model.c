@@ -47,6 +47,10 @@ typedef struct loader {
     uint32_t last_tid;
     path_cache *last_cache;
     const struct slot *slot; /* decoding ahead: the batch being applied */
+    /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
+    struct kid_memo {
+        uint32_t parent, key, node;
+    } memo[4096];
 } loader;
 
 /* The children of one call-tree node: (kind, name id) -> node, a short
@@ -207,9 +211,27 @@ static void kid_ht_put(kid_table *t, uint32_t key, uint32_t entry)
 }
 
 /* The child of `parent` with (kind, name), made when missing. */
+static uint32_t node_find(loader *L, uint32_t parent, an_kind kind,
+                          uint32_t name, struct kid_memo *mm);
+
 static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
                          uint32_t name)
 {
+    uint32_t key = kid_key(kind, name);
+    struct kid_memo *mm = &L->memo[(parent * 0x9e3779b1u ^ key * 0x85ebca6bu) >>
+                                   20];
+    if (mm->parent == parent && mm->key == key && mm->node != NONE)
+        return mm->node;
+    uint32_t node = node_find(L, parent, kind, name, mm);
+    if (node != NONE)
+        *mm = (struct kid_memo){parent, key, node};
+    return node;
+}
+
+static uint32_t node_find(loader *L, uint32_t parent, an_kind kind,
+                          uint32_t name, struct kid_memo *mm)
+{
+    (void)mm;
     an_capture *m = L->m;
     if (parent >= L->kids_cap) {
         size_t n = L->kids_cap ? L->kids_cap : 256;
@@ -222,8 +244,8 @@ static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
         L->kids = p;
         L->kids_cap = n;
     }
-    kid_table *t = &L->kids[parent];
     uint32_t key = kid_key(kind, name);
+    kid_table *t = &L->kids[parent];
     if (!t->ht) {
         for (uint32_t i = 0; i < t->n; i++)
             if ((uint32_t)(t->e[i] >> 32) == key)
@@ -570,23 +592,44 @@ static int thread_declared(an_capture *m, uint32_t tid, const char *name)
 }
 
 
-/* pre: the scope's frame position worked out ahead (AN_PRE_CUT: before
- * the cutoff), or AN_PRE_NONE to work it out here. */
+/* What a scope's event alone decides, worked out ahead by the reader
+ * thread: its frame position (AN_PRE_CUT: before the cutoff), duration,
+ * self time and whether its name is among its ancestors. */
 #define AN_PRE_NONE LONG_MIN
 #define AN_PRE_CUT (LONG_MIN + 1)
-static int on_scope(loader *L, const cap_ev_scope *e, long pre)
+typedef struct scope_pre {
+    long frame;
+    int64_t dur, self;
+    int recursive;
+} scope_pre;
+
+static inline void scope_times(const cap_ev_scope *e, int64_t *dur_out,
+                               int64_t *self_out)
+{
+    /* the one self-time helper the reader and the exporters use too */
+    *dur_out = cap_duration_ns(e->begin_ns, e->end_ns);
+    *self_out = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
+}
+
+/* pre: worked out ahead, or NULL to work it out here. */
+static int on_scope(loader *L, const cap_ev_scope *e, const scope_pre *pre)
 {
     an_capture *m = L->m;
-    if (pre == AN_PRE_CUT ||
-        (pre == AN_PRE_NONE && L->have_cutoff && e->begin_ns < L->cutoff_ns))
+    if (pre ? pre->frame == AN_PRE_CUT
+            : L->have_cutoff && e->begin_ns < L->cutoff_ns)
         return 0;
     path_cache *c;
     uint32_t node = event_node(L, AN_CPU, e->tid, e->stack, e->depth, e->name,
                                &c);
     if (node == NONE)
         return -1;
-    int64_t dur = cap_duration_ns(e->begin_ns, e->end_ns);
-    int64_t self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
+    int64_t dur, self;
+    if (pre) {
+        dur = pre->dur;
+        self = pre->self;
+    } else {
+        scope_times(e, &dur, &self);
+    }
     an_node *n = &m->nodes[node];
     n->calls++;
     sat_add(&n->total_ns, dur);
@@ -598,9 +641,10 @@ static int on_scope(loader *L, const cap_ev_scope *e, long pre)
     an_scope *s = &m->scopes[si];
     s->calls++;
     sat_add(&s->self_ns, self);
-    if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
+    if (L->o->by_path ||
+        !(pre ? pre->recursive : in_stack(e->stack, e->depth, e->name)))
         sat_add(&s->total_ns, dur);
-    long f = pre != AN_PRE_NONE ? pre : frame_at(m, e->begin_ns, &c->frame_hint);
+    long f = pre ? pre->frame : frame_at(m, e->begin_ns, &c->frame_hint);
     c->in_frames |= f >= 0;
     c->outside |= f < 0 && m->nframes;
     if (f < 0 && m->nframes)
@@ -775,14 +819,15 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
 
 /* Apply n events to the model (pre: each scope's frame worked out ahead,
  * or NULL). Returns -1 when memory ran out. */
-static int apply(loader *L, const cap_event *evs, const long *pre, size_t n)
+static int apply(loader *L, const cap_event *evs, const scope_pre *pre,
+                 size_t n)
 {
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const cap_event *ev = &evs[i];
         switch (ev->kind) {
         case CAP_EV_SCOPE:
-            rc = on_scope(L, &ev->u.scope, pre ? pre[i] : AN_PRE_NONE);
+            rc = on_scope(L, &ev->u.scope, pre ? &pre[i] : NULL);
             break;
         case CAP_EV_GPU_SPAN:
             rc = on_gpu(L, &ev->u.gpu_span);
@@ -811,7 +856,7 @@ static int apply(loader *L, const cap_event *evs, const long *pre, size_t n)
  * applies them in order. Events, their order and every input of the model
  * are those of the one-thread load, so the model is the same. */
 
-enum { SLOT_EVENTS = 512, SLOTS = 8 };
+enum { SLOT_EVENTS = 1024, SLOTS = 16 };
 
 typedef struct slot_name {
     an_kind kind;
@@ -821,7 +866,7 @@ typedef struct slot_name {
 
 typedef struct slot {
     cap_event ev[SLOT_EVENTS];
-    long pre[SLOT_EVENTS];
+    scope_pre pre[SLOT_EVENTS];
     size_t n;
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
@@ -838,6 +883,8 @@ typedef struct ahead {
     slot *slots;
     size_t head, tail; /* filled: [tail, head) */
     int stop;          /* the consumer gave up */
+    int ended;         /* the reader thread posted its last slot */
+    int prod_waiting, cons_waiting;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* the reader thread's own copies of what the model decides by */
@@ -953,14 +1000,16 @@ static int fill(ahead *A, slot *s)
     }
     for (size_t i = 0; i < s->n; i++) {
         cap_event *ev = &s->ev[i];
-        s->pre[i] = AN_PRE_NONE;
+        s->pre[i].frame = AN_PRE_NONE;
         if (ev->kind == CAP_EV_SCOPE) {
             ev->u.scope.stack = s->arena + (uintptr_t)ev->u.scope.stack;
             const cap_ev_scope *e = &ev->u.scope;
             if (L->have_cutoff && e->begin_ns < L->cutoff_ns) {
-                s->pre[i] = AN_PRE_CUT;
+                s->pre[i].frame = AN_PRE_CUT;
                 continue;
             }
+            scope_times(e, &s->pre[i].dur, &s->pre[i].self);
+            s->pre[i].recursive = in_stack(e->stack, e->depth, e->name);
             if (grow((void **)&A->hint_cpu, &A->hint_cap, (size_t)e->tid + 1,
                      sizeof *A->hint_cpu) != 0)
                 return -1;
@@ -971,7 +1020,8 @@ static int fill(ahead *A, slot *s)
                               cap_reader_thread_name(L->r, e->tid)) != 0)
                     return -1;
             }
-            s->pre[i] = frame_at(L->m, e->begin_ns, &A->hint_cpu[e->tid]);
+            s->pre[i].frame =
+                frame_at(L->m, e->begin_ns, &A->hint_cpu[e->tid]);
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
             ev->u.gpu_span.stack = s->arena + (uintptr_t)ev->u.gpu_span.stack;
             const cap_ev_gpu_span *e = &ev->u.gpu_span;
@@ -993,9 +1043,15 @@ static void *reader_main(void *arg)
     ahead *A = arg;
     uint64_t seen = 0;
     for (;;) {
+        /* a full ring: wait until half of it is free again, so that the
+         * threads hand over half a ring at a time, not a slot */
         pthread_mutex_lock(&A->mu);
-        while (A->head - A->tail == SLOTS && !A->stop)
-            pthread_cond_wait(&A->cv, &A->mu);
+        if (A->head - A->tail == SLOTS && !A->stop) {
+            A->prod_waiting = 1;
+            while (A->head - A->tail > SLOTS / 2 && !A->stop)
+                pthread_cond_wait(&A->cv, &A->mu);
+            A->prod_waiting = 0;
+        }
         int stop = A->stop;
         pthread_mutex_unlock(&A->mu);
         if (stop)
@@ -1011,11 +1067,16 @@ static void *reader_main(void *arg)
         if ((seen >> 20) != (before >> 20))
             progress(A->L, "reading", 0);
         cap_result res = s->res;
+        int last =
+            res != CAP_OK && res != CAP_E_CORRUPT && res != CAP_E_TRUNCATED;
         pthread_mutex_lock(&A->mu);
         A->head++;
-        pthread_cond_broadcast(&A->cv);
+        if (last)
+            A->ended = 1;
+        if (A->cons_waiting && (A->head - A->tail >= SLOTS / 2 || last))
+            pthread_cond_broadcast(&A->cv);
         pthread_mutex_unlock(&A->mu);
-        if (res != CAP_OK && res != CAP_E_CORRUPT && res != CAP_E_TRUNCATED)
+        if (last)
             return NULL; /* CAP_DONE or a final error: the last slot */
     }
 }
@@ -1041,8 +1102,12 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     }
     for (;;) {
         pthread_mutex_lock(&A.mu);
-        while (A.head == A.tail)
-            pthread_cond_wait(&A.cv, &A.mu);
+        if (A.head == A.tail) { /* empty: wait for half a ring */
+            A.cons_waiting = 1;
+            while (A.head - A.tail < SLOTS / 2 && !A.ended)
+                pthread_cond_wait(&A.cv, &A.mu);
+            A.cons_waiting = 0;
+        }
         pthread_mutex_unlock(&A.mu);
         slot *s = &A.slots[A.tail % SLOTS];
         cap_result r = s->res;
@@ -1066,7 +1131,8 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
         A.tail++;
         if (res != CAP_OK)
             A.stop = 1;
-        pthread_cond_broadcast(&A.cv);
+        if (A.stop || (A.prod_waiting && A.head - A.tail <= SLOTS / 2))
+            pthread_cond_broadcast(&A.cv);
         pthread_mutex_unlock(&A.mu);
         if (res != CAP_OK || r == CAP_DONE ||
             (r != CAP_OK && r != CAP_E_CORRUPT && r != CAP_E_TRUNCATED))
@@ -1115,9 +1181,8 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
     if (load_threads(L->o, m->path) == 2)
         return pass_ahead(L, detail, dsz);
     enum { BATCH = 256 };
-    cap_event *evs = malloc(BATCH * sizeof *evs);
-    if (!evs)
-        return CAP_E_NOMEM;
+    cap_event evs[BATCH]; /* on the stack: a load of a small capture
+                             allocates little */
     uint64_t seen = 0;
     for (;;) {
         size_t n;
@@ -1130,19 +1195,15 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         }
         if (res != CAP_OK) {
             snprintf(detail, dsz, "%s", cap_reader_detail(L->r));
-            free(evs);
             return res;
         }
         uint64_t before = seen;
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
-        if (apply(L, evs, NULL, n) != 0) {
-            free(evs);
+        if (apply(L, evs, NULL, n) != 0)
             return CAP_E_NOMEM;
-        }
     }
-    free(evs);
     progress(L, "", 1);
     return CAP_OK;
 }

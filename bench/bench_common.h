@@ -146,8 +146,8 @@ static inline double bench_put_load(const char *prefix)
     double la[1] = {-1};
     if (getloadavg(la, 1) != 1)
         la[0] = -1;
-    char name[96];
-    snprintf(name, sizeof name, "%s_loadavg_1m", prefix);
+    char name[160];
+    snprintf(name, sizeof name, "%.120s_loadavg_1m", prefix);
     bench_put(name, la[0]);
     return la[0];
 }

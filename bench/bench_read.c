@@ -19,6 +19,9 @@
  *   reader_loop_*: every event through cap_reader_next, self time summed
  *                  per name (the minimum a ranking does).
  *   reader_batch_*: the same through cap_reader_next_batch (256 a call).
+ *   read_frames_only_*: cap_reader_frames_only, the model's first pass
+ *                  (frames only, each block decompressed as far as its
+ *                  frames).
  *   read_*:        read_capture's ranking report (the default report);
  *                  read_split_* and read_over_time_* the same for --split
  *                  and --over-time. Targets: read_scopes_per_s at least
@@ -81,7 +84,7 @@ static void generate(const char *path, uint64_t scopes)
     fprintf(stderr, "bench_read: generating %s (%llu scopes, once)\n", path,
             (unsigned long long)scopes);
     uint64_t t0 = bench_mono_ns();
-    char tmp[256];
+    char tmp[600];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     char count[32];
     snprintf(count, sizeof count, "%llu", (unsigned long long)scopes);
@@ -177,16 +180,32 @@ typedef struct child_result {
     int status;
 } child_result;
 
+/* Run argv as a child: stdout to out_path (NULL: /dev/null; "" keeps it),
+ * with CAP_READ_THREADS set to threads ("" leaves it alone). */
+static child_result run_child_env(char *const argv[], const char *out_path,
+                                  const char *threads);
+
 static child_result run_child(char *const argv[], int quiet)
 {
+    return run_child_env(argv, quiet ? NULL : "", "");
+}
+
+static child_result run_child_env(char *const argv[], const char *out_path,
+                                  const char *threads)
+{
+    int quiet = !out_path || out_path[0];
     child_result cr = {0};
     uint64_t t0 = bench_mono_ns();
     pid_t pid = fork();
     if (pid < 0)
         BENCH_DIE("fork: %s", strerror(errno));
     if (pid == 0) {
+        if (threads[0])
+            setenv("CAP_READ_THREADS", threads, 1);
         if (quiet) {
-            int fd = open("/dev/null", O_WRONLY);
+            int fd = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644)
+                              : open("/dev/null", O_WRONLY);
             if (fd >= 0) {
                 dup2(fd, 1);
                 close(fd);
@@ -218,7 +237,9 @@ static int child_read(const char *mode, const char *path)
         return 1;
     }
     int floor = strcmp(mode, "floor") == 0;
-    if (floor)
+    if (strcmp(mode, "frames") == 0)
+        cap_reader_frames_only(r);
+    else if (floor)
         cap_reader_set_filter(r, (1u << CAP_EV_FRAME) | (1u << CAP_EV_SCOPE) |
                                      (1u << CAP_EV_GPU_SPAN) |
                                      (1u << CAP_EV_COUNTER));
@@ -272,23 +293,60 @@ static void report(const char *prefix, child_result cr, uint64_t scopes,
     }
 }
 
+static int same_file(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    int same = x && y;
+    while (same) {
+        int c = fgetc(x), d = fgetc(y);
+        same = c == d;
+        if (c == EOF)
+            break;
+    }
+    if (x)
+        fclose(x);
+    if (y)
+        fclose(y);
+    return same;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--child") == 0)
         return child_read(argv[2], argv[3]);
-    const char *tool = NULL;
-    uint64_t scopes = 100000000;
+    const char *tool = NULL, *diff = NULL, *dir = ".";
+    uint64_t scopes = 100000000, sizes[8];
+    int nsizes = 0, reps = 3;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
             scopes = strtoull(argv[++i], NULL, 10);
-        else if (argv[i][0] != '-' && !tool)
+        } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+            for (char *p = argv[++i]; *p && nsizes < 8;) {
+                sizes[nsizes++] = (uint64_t)(strtod(p, &p) * 1e6);
+                if (*p == ',')
+                    p++;
+                else
+                    break;
+            }
+        } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+            dir = argv[++i];
+        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+            reps = atoi(argv[++i]);
+        } else if (argv[i][0] != '-' && !tool) {
             tool = argv[i];
-        else
-            BENCH_DIE("usage: bench_read [READ_CAPTURE] [--scopes N]");
+        } else if (argv[i][0] != '-' && !diff) {
+            diff = argv[i];
+        } else {
+            BENCH_DIE("usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] "
+                      "[--scopes N | --sizes M,M,...] [--dir DIR] [--reps R]");
+        }
     }
-    scopes = scopes / BENCH_SCOPES_PER_FRAME * BENCH_SCOPES_PER_FRAME;
-    if (!scopes)
-        BENCH_DIE("bad --scopes");
+    if (!nsizes) {
+        sizes[nsizes++] = scopes / 10;
+        sizes[nsizes++] = scopes;
+    }
+    if (reps < 1)
+        reps = 1;
     bench_put_machine();
     bench_put_load("start");
 
@@ -298,22 +356,33 @@ int main(int argc, char **argv)
         BENCH_DIE("readlink /proc/self/exe failed");
     self_exe[k] = 0;
 
-    uint64_t sizes[2] = {scopes / 10, scopes};
-    for (int s = 0; s < 2; s++) {
-        uint64_t n = sizes[s];
-        char path[128];
-        snprintf(path, sizeof path, "read-%lluM-v1.cap",
+    for (int s = 0; s < nsizes; s++) {
+        uint64_t n = sizes[s] / BENCH_SCOPES_PER_FRAME * BENCH_SCOPES_PER_FRAME;
+        if (!n)
+            BENCH_DIE("bad size");
+        char path[512], tag[32];
+        snprintf(path, sizeof path, "%s/read-%lluM-v1.cap", dir,
                  (unsigned long long)(n / 1000000));
         if (!usable(path, n))
             generate(path, n);
-        const char *tag = s == 0 ? "_small" : "";
-        char prefix[64];
-        bench_put(s == 0 ? "read_small_scopes" : "read_scopes", (double)n);
+        /* figures of the largest size carry no suffix (as before) */
+        if (s == nsizes - 1)
+            tag[0] = 0;
+        else
+            snprintf(tag, sizeof tag, "_%lluM", (unsigned long long)(n / 1000000));
+        char prefix[64], name[96];
+        snprintf(name, sizeof name, "read_scopes%s", tag);
+        bench_put(name, (double)n);
 
         char *floor_argv[] = {self_exe, "--child", "floor", path, NULL};
         child_result fl = run_child(floor_argv, 1);
         snprintf(prefix, sizeof prefix, "read_floor%s", tag);
         report(prefix, fl, n, 0);
+
+        char *fo_argv[] = {self_exe, "--child", "frames", path, NULL};
+        child_result fo = run_child(fo_argv, 1);
+        snprintf(prefix, sizeof prefix, "read_frames_only%s", tag);
+        report(prefix, fo, n, fl.cpu_s);
 
         char *loop_argv[] = {self_exe, "--child", "loop", path, NULL};
         child_result lp = run_child(loop_argv, 1);
@@ -330,21 +399,74 @@ int main(int argc, char **argv)
                             "are left out\n");
             continue;
         }
-        static const char *modes[3][2] = {{"", NULL},
-                                          {"_split", "--split"},
-                                          {"_over_time", "--over-time"}};
-        for (int m = 0; m < 3; m++) {
-            char *targv[4] = {(char *)tool, NULL, NULL, NULL};
+        /* one core: every report on one thread (CPU time) */
+        static const char *modes[5][3] = {{"", NULL, NULL},
+                                          {"_tree", "--tree", NULL},
+                                          {"_split", "--split", NULL},
+                                          {"_over_time", "--over-time", NULL},
+                                          {"_frames_csv", "--frames", "--csv"}};
+        for (int m = 0; m < 5; m++) {
+            char *targv[5] = {(char *)tool, NULL, NULL, NULL, NULL};
             int a = 1;
-            if (modes[m][1])
-                targv[a++] = (char *)modes[m][1];
+            for (int j = 1; j < 3; j++)
+                if (modes[m][j])
+                    targv[a++] = (char *)modes[m][j];
             targv[a] = path;
-            child_result tr = run_child(targv, 1);
+            child_result tr = run_child_env(targv, NULL, "1");
             snprintf(prefix, sizeof prefix, "read%s%s", modes[m][0], tag);
             report(prefix, tr, n, fl.cpu_s);
         }
+        /* both cores: the default report on one thread and on two,
+         * alternately, wall time; outputs compared byte for byte */
+        double w1[16], w2[16], rss2 = 0, cpu2 = 0;
+        int identical = 1, rr = reps < 16 ? reps : 16;
+        char o1[600], o2[600];
+        snprintf(o1, sizeof o1, "%s/bench-read-1t.txt", dir);
+        snprintf(o2, sizeof o2, "%s/bench-read-2t.txt", dir);
+        snprintf(name, sizeof name, "read_threads%s", tag);
+        bench_put_load(name);
+        for (int r = 0; r < rr; r++) {
+            char *targv[3] = {(char *)tool, path, NULL};
+            child_result a1 = run_child_env(targv, o1, "1");
+            child_result a2 = run_child_env(targv, o2, "2");
+            if (a1.status || a2.status)
+                BENCH_DIE("read_capture failed (%d, %d)", a1.status,
+                          a2.status);
+            w1[r] = a1.wall_s;
+            w2[r] = a2.wall_s;
+            rss2 = a2.rss_mib > rss2 ? a2.rss_mib : rss2;
+            cpu2 += a2.cpu_s / rr;
+            identical &= same_file(o1, o2);
+        }
+        unlink(o1);
+        unlink(o2);
+        double m1 = bench_median(w1, (size_t)rr), m2 = bench_median(w2, (size_t)rr);
+        snprintf(name, sizeof name, "read_1t_wall_s%s", tag);
+        bench_put(name, m1);
+        snprintf(name, sizeof name, "read_2t_wall_s%s", tag);
+        bench_put(name, m2);
+        snprintf(name, sizeof name, "read_2t_wall_ratio%s", tag);
+        bench_put(name, m1 / m2);
+        snprintf(name, sizeof name, "read_2t_cpu_s%s", tag);
+        bench_put(name, cpu2);
+        snprintf(name, sizeof name, "read_2t_peak_rss_mib%s", tag);
+        bench_put(name, rss2);
+        snprintf(name, sizeof name, "read_2t_identical%s", tag);
+        bench_put(name, identical);
+        snprintf(name, sizeof name, "read_threads_end%s", tag);
+        bench_put_load(name);
+        if (diff && s == 0) {
+            /* capture_diff A A on the smallest size: both inputs read */
+            char *dargv[4] = {(char *)diff, path, path, NULL};
+            child_result dr = run_child_env(dargv, NULL, "1");
+            snprintf(prefix, sizeof prefix, "capture_diff%s", tag);
+            report(prefix, dr, 2 * n, 0);
+        }
     }
     bench_put("read_scopes_per_s_target", 50e6);
+    bench_put("read_frames_csv_scopes_per_s_target", 15e6);
+    bench_put("read_2t_wall_ratio_target", 1.6);
     bench_put("read_peak_rss_mib_target", 64);
+    bench_put_load("end");
     return 0;
 }

@@ -5,7 +5,10 @@
  * going on after the recoverable errors (CAP_E_CORRUPT, CAP_E_TRUNCATED)
  * as a tool does, and touching every borrowed pointer an event carries
  * (names, ancestor stacks) so that ASan checks them. Then a second pass
- * with the frames-only filter, which steps over sections by length.
+ * with the frames-only filter, which steps over sections by length, a
+ * third through cap_reader_next_batch (every event of each batch touched
+ * after the batch is complete) and a fourth with cap_reader_frames_only
+ * (blocks decompressed only as far as the footer index says).
  * Any crash, sanitizer report, leak or hang is a bug in the reader.
  */
 #include <capture/cap_reader.h>
@@ -56,7 +59,8 @@ static void touch_event(const cap_reader *r, const cap_event *ev)
     }
 }
 
-static void walk(const char *path, unsigned filter)
+/* mode 0: cap_reader_next; 1: batches of 7; 2: cap_reader_frames_only. */
+static void walk(const char *path, unsigned filter, int mode)
 {
     cap_reader *r = NULL;
     char detail[256];
@@ -66,16 +70,21 @@ static void walk(const char *path, unsigned filter)
     }
     if (filter)
         cap_reader_set_filter(r, filter);
+    if (mode == 2)
+        cap_reader_frames_only(r);
     for (size_t i = 0; i < cap_reader_meta_count(r); i++) {
         touch_str(cap_reader_meta_key(r, i));
         touch_str(cap_reader_meta_value(r, i));
     }
     touch_str(cap_reader_clock_source(r));
-    cap_event ev;
+    cap_event ev[7];
     for (;;) {
-        cap_result res = cap_reader_next(r, &ev);
+        size_t n = 1;
+        cap_result res = mode == 1 ? cap_reader_next_batch(r, ev, 7, &n)
+                                   : cap_reader_next(r, ev);
         if (res == CAP_OK) {
-            touch_event(r, &ev);
+            for (size_t i = 0; i < n; i++)
+                touch_event(r, &ev[i]);
             continue;
         }
         touch_str(cap_reader_detail(r));
@@ -95,8 +104,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char path[64];
     fuzz_input_path(data, size, path, sizeof path);
-    walk(path, 0);
+    walk(path, 0, 0);
     walk(path, 1u << CAP_EV_SCOPE | 1u << CAP_EV_COUNTER |
-                   1u << CAP_EV_GPU_SPAN);
+                   1u << CAP_EV_GPU_SPAN, 0);
+    walk(path, 0, 1);
+    walk(path, 0, 2);
     return 0;
 }

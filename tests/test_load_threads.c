@@ -9,13 +9,13 @@
  *
  * Usage: test_load_threads FIXTURES_DIR
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "capture/cap_writer.h"
+#include "cap_files.h"
 #include "model.h"
 
 static int failures, compared;
@@ -122,25 +122,6 @@ static void all_ways(const char *path)
     compare(path, 0, 0.05);
 }
 
-static void walk(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[1024];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        size_t l = strlen(e->d_name);
-        if (l > 4 && strcmp(e->d_name + l - 4, ".cap") == 0)
-            all_ways(p);
-        else if (!strchr(e->d_name, '.'))
-            walk(p);
-    }
-    closedir(d);
-}
 
 /* Three threads (one renamed half-way), scopes up to 30 deep, 4 KiB
  * blocks, a counter, GPU spans: many batches and slots. */
@@ -200,7 +181,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_load_threads FIXTURES_DIR\n");
         return 2;
     }
-    walk(argv[1]);
+    cap_files_walk(argv[1], all_ways);
     char path[] = "/tmp/cap_test_load_threads_XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0)

@@ -9,7 +9,6 @@
  *
  * Usage: test_read_batch FIXTURES_DIR
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 
 #include "capture/cap_reader.h"
 #include "capture/cap_writer.h"
+#include "cap_files.h"
 #include "format/format.h"
 
 static int failures;
@@ -202,25 +202,6 @@ static void compare(const char *path)
     free(one);
 }
 
-static void walk(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[1024];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        size_t l = strlen(e->d_name);
-        if (l > 4 && strcmp(e->d_name + l - 4, ".cap") == 0)
-            compare(p);
-        else if (!strchr(e->d_name, '.'))
-            walk(p); /* a folder */
-    }
-    closedir(d);
-}
 
 /* A long capture on a 0.4 ns clock, scopes nested up to 40 deep and
  * blocks of 4 KiB, so that runs are long and stacks change often. */
@@ -385,7 +366,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_read_batch FIXTURES_DIR\n");
         return 2;
     }
-    walk(argv[1]);
+    cap_files_walk(argv[1], compare);
     char path[] = "/tmp/cap_test_read_batch_XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0)

@@ -23,6 +23,30 @@ static void num(FILE *f, double v)
     fprintf(f, "%.6f", v);
 }
 
+/* num(f, MS(ns)) for a whole number of ns, without printf for the usual
+ * sizes: below 2^52 ns, ns / 1e6 as a double lies within half a unit of
+ * the 6th decimal of ns / 10^6 exactly, so "%.6f" prints ns's digits; the
+ * same bytes (issue 12: one such field per row of --frames). */
+static void num_ns(FILE *f, int64_t ns)
+{
+    if (ns <= -(INT64_C(1) << 52) || ns >= (INT64_C(1) << 52)) {
+        num(f, MS(ns));
+        return;
+    }
+    char buf[32], *p = buf + sizeof buf;
+    uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+    for (int i = 0; i < 6; i++, a /= 10)
+        *--p = (char)('0' + a % 10);
+    *--p = '.';
+    do {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    } while (a);
+    if (ns < 0)
+        *--p = '-';
+    fwrite(p, 1, (size_t)(buf + sizeof buf - p), f);
+}
+
 static void ratio(FILE *f, an_ratio r)
 {
     if (r.state == AN_RATIO_VALUE)
@@ -164,8 +188,24 @@ void an_csv_frames(FILE *out, const an_capture *m, an_frames *f)
     size_t ns = m->nscopes;
     size_t *cur = f->cursor;
     memset(cur, 0, (ns ? ns : 1) * sizeof *cur);
+    /* a frame's first four fields, formatted once per frame (issue 12) */
+    char pre[256];
+    size_t pre_n = 0;
+    FILE *pf = fmemopen(pre, sizeof pre, "w");
     for (size_t fi = 0; fi < n; fi++) {
         const an_frame *fr = &m->frames[fi];
+        pre_n = 0;
+        if (pf) {
+            rewind(pf);
+            fprintf(pf, "%llu,%.6f,", (unsigned long long)fr->index,
+                    an_elapsed_ns(t0, fr->begin_ns) / 1e9);
+            num(pf, MS(an_frame_ns(fr)));
+            fputc(',', pf);
+            num(pf, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+            fflush(pf);
+            long at = ftell(pf);
+            pre_n = at > 0 && (size_t)at < sizeof pre ? (size_t)at : 0;
+        }
         for (size_t s = 0; s < ns; s++) {
             const an_scope *sc = &m->scopes[s];
             if (f->only && sc != f->only)
@@ -180,16 +220,22 @@ void an_csv_frames(FILE *out, const an_capture *m, an_frames *f)
             }
             if (!present && !f->only)
                 continue;
-            fprintf(out, "%llu,%.6f,", (unsigned long long)fr->index,
-                    an_elapsed_ns(t0, fr->begin_ns) / 1e9);
-            num(out, MS(an_frame_ns(fr)));
-            fputc(',', out);
-            num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+            if (pre_n) {
+                fwrite(pre, 1, pre_n, out);
+            } else {
+                fprintf(out, "%llu,%.6f,", (unsigned long long)fr->index,
+                        an_elapsed_ns(t0, fr->begin_ns) / 1e9);
+                num(out, MS(an_frame_ns(fr)));
+                fputc(',', out);
+                num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+            }
             fprintf(out, ",%s,", kind_name(sc->kind));
             an_csv_field(out, sc->name);
             fputc(',', out);
-            num(out, MS(v));
+            num_ns(out, v);
             fputc('\n', out);
         }
     }
+    if (pf)
+        fclose(pf);
 }

@@ -118,6 +118,9 @@ struct cap_reader {
     cap_result pending; /* an error found after a batch's first scopes,
                            reported by the next call */
     uint32_t *arena;    /* batches: copies of the ancestor stacks */
+    size_t arena_cap;   /* entries, doubled up to RD_ARENA when a batch
+                           ended for want of room */
+    int arena_full;
     /* cap_reader_frames_only: the footer's block index, and the frames
      * the current block must yield (-1: decode it whole) */
     int frames_only;
@@ -1058,8 +1061,8 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
     return NULL;
 }
 
-#define RD_ARENA (1u << 16) /* uint32 entries of ancestor stacks a batch
-                              may copy */
+#define RD_ARENA (1u << 15) /* uint32 entries of ancestor stacks a batch
+                              may copy, at most */
 
 /* ST_SCOPES: decode begin/end events until `max` scopes have closed
  * (CAP_OK, ev[0..max) filled) or the section ends (CAP_DONE, *got filled);
@@ -1136,7 +1139,8 @@ static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
         const uint32_t *stack = r->stk_name;
         if (max > 1) {
             if (!cur) {
-                if (*apos + dpt > RD_ARENA) { /* full: this scope waits */
+                if (*apos + dpt > r->arena_cap) { /* full: it waits */
+                    r->arena_full = 1;
                     tok_c.p = tok_p;
                     dt_c.p = dt_p;
                     left++;
@@ -1480,8 +1484,16 @@ cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
         return CAP_E_MISUSE;
     *n = 0;
     size_t apos = 0, k = 0;
-    if (max > 1 && !r->arena) {
-        r->arena = malloc(RD_ARENA * sizeof *r->arena);
+    if (max > 1 && (!r->arena || (r->arena_full && r->arena_cap < RD_ARENA))) {
+        /* small to start with (captures are often small), doubled when a
+         * batch ran out of room; always room for one full stack */
+        size_t cap = r->arena ? r->arena_cap * 2 : 2 * CAP_MAX_DEPTH;
+        uint32_t *a = realloc(r->arena, cap * sizeof *a);
+        if (a) {
+            r->arena = a;
+            r->arena_cap = cap;
+        }
+        r->arena_full = 0;
         if (!r->arena)
             max = 1;
     }
