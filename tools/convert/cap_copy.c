@@ -44,7 +44,21 @@ typedef struct copy {
     uint64_t gframe;
     uint8_t cal_written[CAP_MAX_TRACKS];
     int fatal;               /* CVT_EXIT_* once something failed */
+    /* a window (cvt_copy_reader), resolved once the metadata is read */
+    const cvt_window *win;
+    int64_t lo, hi;          /* keep what begins in [lo, hi) */
+    uint64_t kept_frames;
+    int have_first;
+    uint64_t first_frame, last_frame; /* indices of the kept frames */
+    int done;                /* the window is complete */
+    uint64_t left_out;       /* scope trees outside the window */
 } copy;
+
+/* 1 when an event beginning at t is inside the window. */
+static int in_window(const copy *c, int64_t t)
+{
+    return !c->win || (t >= c->lo && t < c->hi);
+}
 
 static int wfail(copy *c, cap_result r, const char *what)
 {
@@ -92,6 +106,10 @@ static int use_name(copy *c, uint32_t id)
 static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
 {
     copy *c = user;
+    if (n && !in_window(c, s[0].begin)) {
+        c->left_out++;
+        return 0;
+    }
     if (cvt_grow((void **)&c->open_end, &c->open_cap, n + 1,
                  sizeof *c->open_end))
         return wfail(c, CAP_E_NOMEM, "scopes");
@@ -191,21 +209,79 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
     return 0;
 }
 
+/* Whether frame f goes into the output; moves the window along. */
+static int keep_frame(copy *c, const cap_ev_frame *f)
+{
+    if (!c->win)
+        return 1;
+    if (c->done || f->begin_ns < c->lo)
+        return 0;
+    if (f->begin_ns >= c->hi) {
+        c->done = 1;
+        return 0;
+    }
+    if (!c->have_first) {
+        c->have_first = 1;
+        c->first_frame = f->index;
+    }
+    c->last_frame = f->index;
+    c->kept_frames++;
+    if (c->win->frames && c->kept_frames >= c->win->frames) {
+        c->done = 1;
+        c->hi = f->end_ns; /* nothing after the last frame */
+    }
+    if (c->win->progress)
+        c->win->progress(c->win->user, c->kept_frames, c->done);
+    return 1;
+}
+
+static void resolve_window(copy *c)
+{
+    const cvt_window *w = c->win;
+    int64_t base = 0;
+    const char *s = cap_reader_meta_get(c->r, "stream_start_ns");
+    if (s)
+        base = strtoll(s, NULL, 10);
+    double skip = w->skip_seconds > 0 ? w->skip_seconds * 1e9 : 0;
+    c->lo = base + (int64_t)(skip < 9e18 ? skip : 9e18);
+    double len = w->seconds > 0 ? w->seconds * 1e9 : 0;
+    c->hi = len > 0 && len < 9e18 && c->lo < INT64_MAX - (int64_t)len
+                ? c->lo + (int64_t)len
+                : INT64_MAX;
+}
+
 int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
 {
-    copy *c = calloc(1, sizeof *c);
-    if (!c)
+    cvt_diag d = {0};
+    d.out = o ? o->diag : NULL;
+    d.file = in;
+    char detail[256] = "";
+    cap_reader *r;
+    cap_result res = cap_reader_open(&r, in, detail, sizeof detail);
+    if (res != CAP_OK) {
+        cvt_error(&d, "%s", detail[0] ? detail : cap_result_message(res));
         return CVT_EXIT_INPUT;
+    }
+    return cvt_copy_reader(r, in, out, NULL, o, NULL);
+}
+
+int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
+                    const cvt_window *win, const cvt_options *o,
+                    cvt_copy_result *result)
+{
+    copy *c = calloc(1, sizeof *c);
+    if (!c) {
+        cap_reader_close(rd);
+        return CVT_EXIT_INPUT;
+    }
     c->d.out = o ? o->diag : NULL;
     c->d.file = in;
     c->out = out;
-    char detail[256] = "";
-    cap_result res = cap_reader_open(&c->r, in, detail, sizeof detail);
-    if (res != CAP_OK) {
-        cvt_error(&c->d, "%s", detail[0] ? detail : cap_result_message(res));
-        free(c);
-        return CVT_EXIT_INPUT;
-    }
+    c->r = rd;
+    c->win = win;
+    cap_result res;
+    if (win)
+        resolve_window(c);
     size_t nmeta = cap_reader_meta_count(c->r);
     cap_meta_kv *meta = calloc(nmeta ? nmeta : 1, sizeof *meta);
     if (!meta) {
@@ -240,6 +316,11 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         res = cap_reader_next(c->r, &ev);
         if (res == CAP_DONE)
             break;
+        if (res == CAP_E_TRUNCATED && win) {
+            if (result)
+                result->truncated = 1; /* a live stream cut: said by the tool */
+            continue;
+        }
         if (res == CAP_E_TRUNCATED || res == CAP_E_CORRUPT) {
             damaged = 1;
             cvt_warn(&c->d, W_DAMAGE, "%s; copying what can be read",
@@ -265,6 +346,8 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
                                      ev.u.gpu_track.name, 1.0);
             break;
         case CAP_EV_FRAME:
+            if (!keep_frame(c, &ev.u.frame))
+                break;
             r = cap_writer_frame(c->w, ev.u.frame.index,
                                  tick(c, ev.u.frame.begin_ns),
                                  tick(c, ev.u.frame.end_ns));
@@ -278,9 +361,14 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
             break;
         }
         case CAP_EV_GPU_SPAN:
-            add_gpu(c, &ev.u.gpu_span);
+            if (!c->win ||
+                (c->have_first && ev.u.gpu_span.cpu_frame >= c->first_frame &&
+                 (!c->done || ev.u.gpu_span.cpu_frame <= c->last_frame)))
+                add_gpu(c, &ev.u.gpu_span);
             break;
         case CAP_EV_COUNTER:
+            if (!in_window(c, ev.u.counter.time_ns))
+                break;
             if (use_name(c, ev.u.counter.name) == 0)
                 r = cap_writer_counter(c->w, ev.u.counter.name,
                                        tick(c, ev.u.counter.time_ns),
@@ -294,6 +382,11 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     }
     if (!c->fatal)
         flush_gpu(c);
+    /* a live window keeps the whole name table, as the stream had it */
+    for (uint32_t id = 1; win && !c->fatal && id <= cap_reader_max_name_id(c->r);
+         id++)
+        if (cap_reader_name(c->r, id))
+            use_name(c, id);
     if (!c->fatal) {
         uint64_t orphans = 0;
         cvt_preorder_finish(&pre, &orphans);
@@ -318,6 +411,15 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         cvt_warn(&c->d, W_CLAMP, "%llu time(s) before the capture's origin "
                  "written as the origin", (unsigned long long)c->clamped);
     int rc = c->fatal;
+    if (result) {
+        const cap_reader_stats *st = cap_reader_get_stats(c->r);
+        result->frames = c->win ? c->kept_frames : st->frames;
+        result->window_done = c->done;
+        result->has_footer = st->has_footer;
+        result->dropped_scopes = st->dropped_scopes;
+        result->corrupt_chunks = st->corrupt_chunks;
+        result->left_out = c->left_out;
+    }
     if (!rc) {
         res = cap_writer_close(c->w);
         if (res != CAP_OK) {

@@ -11,7 +11,10 @@
 #ifndef CVT_H
 #define CVT_H
 
+#include <stdint.h>
 #include <stdio.h>
+
+#include <capture/cap_reader.h>
 
 #define CVT_OK 0
 #define CVT_EXIT_OUTPUT 1
@@ -31,5 +34,39 @@ int cvt_puffin_to_cap(const char *in, const char *out, const cvt_options *o);
 int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o);
 int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o);
 int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o);
+
+/* A window of a capture (cvt_copy_reader): from skip_seconds after the
+ * capture's `stream_start_ns` (a live stream's first complete moment; the
+ * origin when absent), `seconds` long (0: no end) and at most `frames`
+ * frames (0: no limit). Frames, scope trees (by their root) and counters
+ * are kept when they begin inside it; GPU spans when the CPU frame that
+ * recorded them is kept. progress(user, frames kept, done) is called for
+ * each frame kept; done is 1 once the window is complete. */
+typedef struct cvt_window {
+    double skip_seconds;
+    double seconds;
+    uint64_t frames;
+    void (*progress)(void *user, uint64_t frames, int done);
+    void *user;
+} cvt_window;
+
+/* What cvt_copy_reader copied. */
+typedef struct cvt_copy_result {
+    uint64_t frames;         /* frames written */
+    int window_done;         /* the window was complete */
+    int truncated;           /* the input ended without a footer */
+    int has_footer;
+    uint64_t dropped_scopes; /* counted as dropped in the input */
+    uint64_t corrupt_chunks;
+    uint64_t left_out;       /* scope trees outside the window */
+} cvt_copy_result;
+
+/* As cvt_cap_to_cap from an open reader (which it closes), named `in` in
+ * messages, keeping only `win` when not NULL. With a window, an input that
+ * ends without a footer is not a warning (result->truncated says it).
+ * result may be NULL. */
+int cvt_copy_reader(cap_reader *r, const char *in, const char *out,
+                    const cvt_window *win, const cvt_options *o,
+                    cvt_copy_result *result);
 
 #endif
