@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "remote.h"
 #include "report.h"
 
 #define EXIT_REPORT 0
@@ -33,11 +34,18 @@ typedef struct args {
     double bin_seconds;
     const char *scope;
     double skip_seconds;
+    double seconds; /* --seconds: the window of a live source */
 } args;
 
 static void usage(FILE *f)
 {
     fputs("usage: read_capture [options] FILE\n"
+          "       read_capture [options] HOST:PORT --seconds N\n"
+          "       read_capture [options] -\n"
+          "\n"
+          "FILE is a capture file; HOST:PORT a program serving its capture\n"
+          "(CAP_LISTEN, docs/LIVE.md), of which a window is reported without\n"
+          "keeping a file; - reads a capture from standard input.\n"
           "\n"
           "Reports (one at a time; the default ranks scopes by self time):\n"
           "  --tree             the call tree merged by path\n"
@@ -59,7 +67,11 @@ static void usage(FILE *f)
           "Common:\n"
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
-          "frame (default 0)\n"
+          "frame (default 0;\n"
+          "                     HOST:PORT: after connecting)\n"
+          "  --seconds N        HOST:PORT: report on N seconds (default: "
+          "until the\n"
+          "                     program closes its capture or Ctrl-C)\n"
           "  --strict           exit 3 when any warning was printed\n"
           "  -h, --help         this help\n"
           "\n"
@@ -88,7 +100,8 @@ static int parse_number(const char *opt, const char *s, double min, double *out)
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
-           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP };
+           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP,
+           O_SECONDS };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
@@ -103,6 +116,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"csv", no_argument, 0, O_CSV},
         {"strict", no_argument, 0, O_STRICT},
         {"skip-seconds", required_argument, 0, O_SKIP},
+        {"seconds", required_argument, 0, O_SECONDS},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -145,6 +159,10 @@ static int parse_args(int argc, char **argv, args *a)
             if (parse_number("--skip-seconds", optarg, 0, &a->skip_seconds) != 0)
                 return -1;
             break;
+        case O_SECONDS:
+            if (parse_number("--seconds", optarg, 1e-3, &a->seconds) != 0)
+                return -1;
+            break;
         case 'h':
             return 1;
         case ':':
@@ -179,6 +197,10 @@ static int parse_args(int argc, char **argv, args *a)
         return -1;
     }
     a->file = argv[optind];
+    if (a->seconds > 0 && !rem_is_address(a->file)) {
+        fprintf(stderr, "read_capture: --seconds goes with HOST:PORT\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -189,12 +211,32 @@ static int run(const args *a)
     int colour_err = tty_err && !getenv("NO_COLOR");
     an_options o = {.skip_seconds = a->skip_seconds,
                     .progress = tty_err ? stderr : NULL};
+    /* a live source or standard input: read from an in-memory copy */
+    char live_path[64];
+    int live_fd = -1;
+    int live = rem_source_open(a->file, a->seconds, a->skip_seconds,
+                               "read_capture", live_path, sizeof live_path,
+                               &live_fd);
+    if (live < 0)
+        return EXIT_USAGE;
+    if (live == 0 && strcmp(a->file, "-") != 0)
+        o.skip_seconds = 0; /* the window skipped it already */
     an_capture *m;
     char detail[400];
-    cap_result r = an_load(&m, a->file, &o, detail, sizeof detail);
+    cap_result r = an_load(&m, live == 0 ? live_path : a->file, &o, detail,
+                           sizeof detail);
+    if (live_fd >= 0)
+        close(live_fd);
     if (r != CAP_OK) {
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return EXIT_USAGE;
+    }
+    if (live == 0) { /* messages name the source, not the copy */
+        char *name = strdup(a->file);
+        if (name) {
+            free(m->path);
+            m->path = name;
+        }
     }
     const char *want = a->report == R_SPLIT ? a->split_by
                        : a->report == R_FRAMES ? a->scope : NULL;

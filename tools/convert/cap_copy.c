@@ -218,6 +218,8 @@ static int keep_frame(copy *c, const cap_ev_frame *f)
         return 0;
     if (f->begin_ns >= c->hi) {
         c->done = 1;
+        if (c->win->progress)
+            c->win->progress(c->win->user, c->kept_frames, 1);
         return 0;
     }
     if (!c->have_first) {

@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -494,4 +495,49 @@ int rem_record(const rem_options *o)
                   "that arrived\n",
             tool, o->source, reason, o->out, nf);
     return REM_CUT;
+}
+
+/* ---- live sources for the readers ---------------------------------------- */
+
+int rem_source_open(const char *src, double seconds, double skip_seconds,
+                    const char *tool, char *path, size_t path_size, int *fd)
+{
+    *fd = -1;
+    int from_stdin = strcmp(src, "-") == 0;
+    if (!from_stdin && !rem_is_address(src))
+        return 1;
+    int m = memfd_create("capture", MFD_CLOEXEC);
+    if (m < 0) {
+        fprintf(stderr, "%s: %s: cannot make a buffer: %s\n", tool, src,
+                strerror(errno));
+        return -1;
+    }
+    snprintf(path, path_size, "/proc/self/fd/%d", m);
+    if (from_stdin) {
+        /* the bytes as they are: damage and truncation stay visible */
+        uint8_t buf[65536];
+        ssize_t n;
+        while ((n = read(STDIN_FILENO, buf, sizeof buf)) != 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 || write_all(m, buf, (size_t)n) != 0) {
+                fprintf(stderr, "%s: -: %s\n", tool, strerror(errno));
+                close(m);
+                return -1;
+            }
+        }
+        *fd = m;
+        return 0;
+    }
+    rem_options o = {.source = src, .out = path, .seconds = seconds,
+                     .skip_seconds = skip_seconds, .connect_timeout = 10,
+                     .progress = isatty(STDERR_FILENO), .quiet = 1,
+                     .tool = tool, .diag = stderr};
+    int rc = rem_record(&o);
+    if (rc != REM_OK && rc != REM_CUT) {
+        close(m);
+        return -1;
+    }
+    *fd = m;
+    return 0;
 }

@@ -51,4 +51,16 @@ int rem_record(const rem_options *o);
  * names no existing file. */
 int rem_is_address(const char *s);
 
+/* For a tool that reads a capture by path (twice, as the analysis does):
+ * when src is "-" (standard input, copied as it is) or HOST:PORT (a window
+ * of `seconds` after `skip_seconds`, recorded with rem_record), put the
+ * capture in an anonymous in-memory file and write its path
+ * (/proc/self/fd/N) into path; *fd is that file, to close when done.
+ * Returns 0 then, 1 when src is neither (a plain file: nothing done), -1
+ * when it failed (one line printed on stderr, prefixed by tool). A
+ * recording that stopped early (REM_CUT) is a success: its reason has been
+ * printed. */
+int rem_source_open(const char *src, double seconds, double skip_seconds,
+                    const char *tool, char *path, size_t path_size, int *fd);
+
 #endif
