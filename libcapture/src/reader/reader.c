@@ -409,6 +409,21 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
 
 static cap_result open_rest(cap_reader *r);
 
+/* The end of both opens: hand r out, or explain res and free r. */
+static cap_result open_done(cap_reader *r, cap_result res, cap_reader **out,
+                            char *detail, size_t detail_size)
+{
+    if (res == CAP_OK) {
+        *out = r;
+        return CAP_OK;
+    }
+    if (detail && detail_size)
+        snprintf(detail, detail_size, "%s",
+                 r->detail[0] ? r->detail : cap_result_message(res));
+    cap_reader_close(r);
+    return res;
+}
+
 cap_result cap_reader_open(cap_reader **out, const char *path, char *detail,
                            size_t detail_size)
 {
@@ -434,16 +449,8 @@ cap_result cap_reader_open(cap_reader **out, const char *path, char *detail,
         goto fail;
     }
     res = open_rest(r);
-    if (res != CAP_OK)
-        goto fail;
-    *out = r;
-    return CAP_OK;
 fail:
-    if (detail && detail_size)
-        snprintf(detail, detail_size, "%s",
-                 r->detail[0] ? r->detail : cap_result_message(res));
-    cap_reader_close(r);
-    return res;
+    return open_done(r, res, out, detail, detail_size);
 }
 
 cap_result cap_reader_open_fd(cap_reader **out, int fd, char *detail,
@@ -473,16 +480,8 @@ cap_result cap_reader_open_fd(cap_reader **out, int fd, char *detail,
         goto fail;
     }
     res = open_rest(r);
-    if (res != CAP_OK)
-        goto fail;
-    *out = r;
-    return CAP_OK;
 fail:
-    if (detail && detail_size)
-        snprintf(detail, detail_size, "%s",
-                 r->detail[0] ? r->detail : cap_result_message(res));
-    cap_reader_close(r);
-    return res;
+    return open_done(r, res, out, detail, detail_size);
 }
 
 /* Header and META chunk of a reader whose r->f is open. */

@@ -463,22 +463,30 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
     return CAP_OK;
 }
 
-cap_result cap_writer_open_path(cap_writer **out, const char *path,
-                                const cap_writer_options *opt)
+/* Create path and start a writer on it that owns the descriptor. */
+static cap_result start_on_path(cap_writer **out, const char *path,
+                                const cap_writer_options *opt, cap__tee_fn tee,
+                                void *user)
 {
-    if (!out || !path)
-        return CAP_E_MISUSE;
-    *out = NULL;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return CAP_E_IO;
-    cap_result r = writer_start(out, fd, 1, opt, NULL, NULL);
+    cap_result r = writer_start(out, fd, 1, opt, tee, user);
     if (r != CAP_OK) {
         int e = errno;
         close(fd);
         errno = e;
     }
     return r;
+}
+
+cap_result cap_writer_open_path(cap_writer **out, const char *path,
+                                const cap_writer_options *opt)
+{
+    if (!out || !path)
+        return CAP_E_MISUSE;
+    *out = NULL;
+    return start_on_path(out, path, opt, NULL, NULL);
 }
 
 cap_result cap_writer_open_fd(cap_writer **out, int fd,
@@ -497,18 +505,8 @@ cap_result cap__writer_open_tee(cap_writer **out, const char *path, int fd,
     if (!out || !tee || fd < -1)
         return CAP_E_MISUSE;
     *out = NULL;
-    if (!path)
-        return writer_start(out, fd, 0, opt, tee, user);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return CAP_E_IO;
-    cap_result r = writer_start(out, fd, 1, opt, tee, user);
-    if (r != CAP_OK) {
-        int e = errno;
-        close(fd);
-        errno = e;
-    }
-    return r;
+    return path ? start_on_path(out, path, opt, tee, user)
+                : writer_start(out, fd, 0, opt, tee, user);
 }
 
 cap_result cap_writer_name(cap_writer *w, uint32_t id, const char *name,
