@@ -902,8 +902,6 @@ static void *writer_main(void *arg)
         }
         p->wake = 0;
         int stopping = p->stop;
-        if (p->live && p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED))
-            cap__live_poll(p->live, p->w);
         misc *q = p->q;
         size_t qn = p->q_n, qcap = p->q_cap;
         p->q = p->q_spare;
@@ -915,6 +913,8 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&p->lock);
 
         int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+        if (live && p->live) /* clients that connected: their declarations */
+            cap__live_poll(p->live, p->w);
         if (live)
             process_misc(p, q, qn);
         else

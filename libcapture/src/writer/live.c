@@ -47,6 +47,7 @@ typedef struct lv_client {
     uint64_t loss_n[LV_MAX_LOSS];
     size_t loss_k;
     uint64_t lost_blocks;
+    char note[320]; /* logged by the sink's thread, outside the lock */
 } lv_client;
 
 struct cap__live {
@@ -136,12 +137,16 @@ static int index_block(lv_client *c, uint64_t off, uint64_t first,
     return 0;
 }
 
+/* Mark c dead (caller holds l->lock); why is logged when it is reaped,
+ * after the lock is released: nothing is logged under the sink's lock,
+ * since the log callback takes locks of its own. */
 static void client_kill(cap__live *l, lv_client *c, const char *why)
 {
+    (void)l;
     if (c->state == LV_DEAD)
         return;
-    if (why)
-        lv_log(l, "capture client %s %s", c->peer, why);
+    if (why && !c->note[0])
+        snprintf(c->note, sizeof c->note, "capture client %s %s", c->peer, why);
     c->state = LV_DEAD;
 }
 
@@ -247,9 +252,10 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
                 (void)enqueue(c, b.data, b.len, NULL, 0);
             capf_buf_free(&b);
             if (c->lost_blocks)
-                lv_log(l, "capture client %s could not take %llu block(s); "
-                          "their scopes are counted as dropped in its stream",
-                       c->peer, (unsigned long long)c->lost_blocks);
+                snprintf(c->note, sizeof c->note,
+                         "capture client %s could not take %llu block(s); "
+                         "their scopes are counted as dropped in its stream",
+                         c->peer, (unsigned long long)c->lost_blocks);
             c->state = LV_FINISHING;
         }
     }
@@ -396,6 +402,7 @@ static void *live_main(void *arg)
         pthread_mutex_lock(&l->lock);
         int stop = l->stop;
         int busy = 0;
+        lv_client *gone = NULL;
         for (lv_client **pp = &l->clients; *pp;) {
             lv_client *c = *pp;
             if (c->state != LV_DEAD && c->head &&
@@ -413,21 +420,35 @@ static void *live_main(void *arg)
             }
             if (c->state == LV_DEAD) {
                 *pp = c->next;
-                client_free(c);
+                c->next = gone;
+                gone = c;
                 continue;
             }
             busy |= c->head != NULL || c->state == LV_FINISHING;
             pp = &c->next;
         }
-        if (stop && (!busy || now >= l->stop_deadline)) {
+        int leaving = stop && (!busy || now >= l->stop_deadline);
+        if (leaving)
             for (lv_client *c = l->clients; c; c = c->next)
-                if (c->head)
-                    lv_log(l, "capture client %s closed with %zu bytes it "
-                              "had not taken",
-                           c->peer, c->queued);
-            pthread_mutex_unlock(&l->lock);
+                if (c->head && !c->note[0])
+                    snprintf(c->note, sizeof c->note,
+                             "capture client %s closed with %zu bytes it had "
+                             "not taken",
+                             c->peer, c->queued);
+        pthread_mutex_unlock(&l->lock);
+        for (lv_client *c = gone, *next; c; c = next) {
+            next = c->next;
+            if (c->note[0])
+                lv_log(l, "%s", c->note);
+            client_free(c);
+        }
+        if (leaving) {
+            for (lv_client *c = l->clients; c; c = c->next) /* only we */
+                if (c->note[0])                           /* touch them */
+                    lv_log(l, "%s", c->note);
             break;
         }
+        pthread_mutex_lock(&l->lock);
         nfds_t n = 0;
         pf[n] = (struct pollfd){l->wake[0], POLLIN, 0};
         who[n++] = NULL;
