@@ -177,6 +177,7 @@ typedef struct cap_read {
     int startup_named;
     int64_t first_begin, last_begin; /* of frames */
     uint64_t first_index, last_index;
+    int64_t stream_start; /* stream_start_ns, INT64_MIN when absent */
 } cap_read;
 
 static void add_rec(cap_read *c, rec x)
@@ -192,6 +193,8 @@ static void add_rec(cap_read *c, rec x)
 static void read_all(cap_reader *r, cap_read *c)
 {
     memset(c, 0, sizeof *c);
+    const char *ss = cap_reader_meta_get(r, "stream_start_ns");
+    c->stream_start = ss ? strtoll(ss, NULL, 10) : INT64_MIN;
     cap_event ev;
     cap_result res;
     int first = 1;
@@ -428,6 +431,23 @@ static void a_client_that_reads_nothing_costs_nothing_and_its_drops_are_counted(
                  (unsigned long long)s.c.st.frames, log_text);
     if (log_count("could not take") != 1)
         fail_msg("log:\n%s", log_text);
+    /* received + counted as lost = the file's scopes from the moment the
+     * client was attached (give or take the block being assembled then) */
+    cap_read f;
+    read_path(file_path, &f);
+    assert_true(s.c.stream_start != INT64_MIN);
+    uint64_t after = 0, near = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        after += f.r[i].kind == 1 && f.r[i].end > s.c.stream_start;
+        near += f.r[i].kind == 1 && f.r[i].end > s.c.stream_start - 100000000;
+    }
+    uint64_t got = s.c.st.scopes + s.c.st.dropped_scopes;
+    if (got < after || got > near)
+        fail_msg("%llu received + %llu counted lost, not within [%llu, %llu]",
+                 (unsigned long long)s.c.st.scopes,
+                 (unsigned long long)s.c.st.dropped_scopes,
+                 (unsigned long long)after, (unsigned long long)near);
+    free(f.r);
     free(s.c.r);
     remove_paths();
 }
@@ -438,20 +458,22 @@ static void a_stalled_client_is_disconnected_and_the_program_goes_on(
     (void)state;
     make_paths();
     log_reset();
+    /* large blocks (200 ms each): the few bytes at a time the kernel
+     * still takes from a client that reads nothing never make one whole */
     cap_capture_options o = {.listen = "127.0.0.1:0",
-                             .flush_interval_ms = 20,
+                             .flush_interval_ms = 200,
                              .listen_queue_bytes = 1,
                              .stall_timeout_ms = 300};
     assert_int_equal(cap_open(file_path, &o), CAP_OK);
     program p = {.workers = 2, .frame_us = 1000, .busy = 1};
     program_start(&p);
     int fd = connect_port(cap_listen_port(), 4096);
-    sleep_ms(1200);
+    sleep_ms(2000);
     program_stop(&p);
     assert_int_equal(cap_close(), CAP_OK);
     cap_set_log(NULL, NULL);
     close(fd);
-    if (log_count("took no byte for 300 ms") != 1)
+    if (log_count("took no whole block for 300 ms") != 1)
         fail_msg("log:\n%s", log_text);
     cap_read f;
     read_path(file_path, &f);
@@ -481,7 +503,7 @@ static void the_port_in_use_is_one_log_line_and_recording_goes_on(void **state)
     assert_int_equal(cap_listen_port(), 0);
     program p = {.workers = 1, .frame_us = 1000};
     program_start(&p);
-    sleep_ms(100);
+    sleep_ms(300);
     program_stop(&p);
     assert_int_equal(cap_close(), CAP_OK);
     cap_set_log(NULL, NULL);
@@ -490,7 +512,8 @@ static void the_port_in_use_is_one_log_line_and_recording_goes_on(void **state)
     assert_int_equal(log_count("\n"), 1); /* and nothing else */
     cap_read f;
     read_path(file_path, &f);
-    assert_true(f.st.has_footer && f.n > 50);
+    assert_true(f.st.has_footer);
+    assert_true(f.n > 20);
     free(f.r);
     /* the socket alone cannot go on: an error, still one line */
     log_reset();

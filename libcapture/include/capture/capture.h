@@ -86,7 +86,8 @@ typedef struct cap_capture_options {
                                     takes no byte for this long fails the
                                     capture with CAP_E_IO; default 5000.
                                     A live client (listen) that takes no
-                                    byte for this long is disconnected */
+                                    whole block for this long is
+                                    disconnected */
     const char *listen;          /* "ADDR:PORT": also serve the capture to
                                     TCP clients (capture_remote); NULL: no
                                     socket (the default). The environment

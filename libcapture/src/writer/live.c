@@ -27,6 +27,7 @@
 typedef struct lv_item {
     struct lv_item *next;
     size_t len, off;
+    int progress; /* taking it whole counts as progress (not a loss block) */
     uint8_t data[];
 } lv_item;
 
@@ -94,7 +95,7 @@ static void wake(cap__live *l)
 /* ---- queues (caller holds l->lock) -------------------------------------- */
 
 static int enqueue(lv_client *c, const uint8_t *a, size_t an, const uint8_t *b,
-                   size_t bn)
+                   size_t bn, int progress)
 {
     lv_item *it = malloc(sizeof *it + an + bn);
     if (!it)
@@ -102,6 +103,9 @@ static int enqueue(lv_client *c, const uint8_t *a, size_t an, const uint8_t *b,
     it->next = NULL;
     it->len = an + bn;
     it->off = 0;
+    it->progress = progress;
+    if (!c->head) /* the stall clock starts when bytes start waiting */
+        c->last_progress_ms = now_ms();
     if (an)
         memcpy(it->data, a, an);
     if (bn)
@@ -161,7 +165,7 @@ static void activate(cap__live *l, lv_client *c, cap_writer *w)
     size_t decl_at = b.len;
     if (rc == 0)
         rc = cap__writer_decl_chunk(w, &b);
-    if (rc != 0 || b.failed || enqueue(c, b.data, b.len, NULL, 0) != 0 ||
+    if (rc != 0 || b.failed || enqueue(c, b.data, b.len, NULL, 0, 1) != 0 ||
         index_block(c, decl_at, 0, 0) != 0)
         client_kill(l, c, "dropped: out of memory");
     else
@@ -188,7 +192,7 @@ static void send_losses(cap__live *l, lv_client *c, cap_writer *w, int force)
     }
     if (b.len && (force || c->queued + b.len <= l->queue_max)) {
         uint64_t at = c->pos;
-        if (enqueue(c, b.data, b.len, NULL, 0) == 0 &&
+        if (enqueue(c, b.data, b.len, NULL, 0, 0) == 0 &&
             index_block(c, at, 0, 0) == 0)
             c->loss_k = 0;
     } else if (!b.len) {
@@ -235,7 +239,7 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
             if (!c->loss_k && (c->queued + len <= l->queue_max || !c->head)) {
                 uint64_t at = c->pos;
                 if (enqueue(c, ch->hdr, CAPF_CHUNK_HEADER_LEN, ch->body,
-                            ch->body_len) == 0 &&
+                            ch->body_len, 1) == 0 &&
                     index_block(c, at, ch->first_frame, ch->frames) == 0)
                     continue;
             }
@@ -249,7 +253,7 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
             if (cap__writer_footer_chunk(w, c->ix_off, c->ix_first,
                                          c->ix_frames, c->ix_n, c->pos,
                                          &b) == 0)
-                (void)enqueue(c, b.data, b.len, NULL, 0);
+                (void)enqueue(c, b.data, b.len, NULL, 0, 1);
             capf_buf_free(&b);
             if (c->lost_blocks)
                 snprintf(c->note, sizeof c->note,
@@ -377,10 +381,14 @@ static void send_queue(cap__live *l, lv_client *c)
             }
             return;
         }
-        c->last_progress_ms = now_ms();
         it->off += (size_t)n;
         if (it->off == it->len) {
             pthread_mutex_lock(&l->lock);
+            /* progress is a whole block taken (a loss block does not
+             * count): a client whose window the kernel opens a few bytes
+             * at a time is stalled all the same */
+            if (it->progress)
+                c->last_progress_ms = now_ms();
             c->head = it->next;
             if (!c->head)
                 c->tail = NULL;
@@ -409,8 +417,8 @@ static void *live_main(void *arg)
                 now - c->last_progress_ms > l->stall_ms) {
                 char why[160];
                 snprintf(why, sizeof why,
-                         "took no byte for %u ms (%zu bytes waiting); "
-                         "disconnected",
+                         "took no whole block for %u ms (%zu bytes "
+                         "waiting); disconnected",
                          l->stall_ms, c->queued);
                 client_kill(l, c, why);
             }

@@ -17,10 +17,10 @@
  *
  * Each client's queue holds at most queue_bytes (or one block, when a block
  * is larger), and its socket's kernel buffer a quarter of that (16 KiB to
- * 1 MiB); a block that does not fit
- * is dropped for that client alone, and the scopes it held are counted, per
- * thread, in a STATS section (DROPPED_SCOPES) of a block sent to that
- * client once its queue has room again. A client that takes no byte for
+ * 1 MiB); a block that does not fit is dropped for that client alone, and
+ * the scopes lost with it (those that end in it) are counted, per thread,
+ * in a STATS section (DROPPED_SCOPES) of a block sent to that client once
+ * its queue has room again. A client that takes no whole block for
  * stall_ms while bytes wait for it is disconnected, with one log line.
  */
 #ifndef CAP_LIVE_H

@@ -1597,11 +1597,11 @@ size_t cap__writer_block_scopes(cap_writer *w, uint32_t *tids,
     for (size_t i = 0; i < w->blk_threads_n && k < max; i++) {
         const wr_thread *th = w->threads[w->blk_threads[i]];
         capf_cur c = {th->tokens.data, th->tokens.data + th->tokens.len, 0};
-        uint64_t begins = 0;
+        uint64_t ends = 0; /* token 0: a scope closes in this block */
         while (c.p < c.end && !c.bad)
-            begins += capf_cur_varint(&c) != 0;
+            ends += capf_cur_varint(&c) == 0;
         tids[k] = w->blk_threads[i];
-        scopes[k++] = begins;
+        scopes[k++] = ends;
     }
     return k;
 }

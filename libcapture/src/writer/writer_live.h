@@ -63,9 +63,11 @@ int cap__writer_footer_chunk(cap_writer *w, const uint64_t *offsets,
                              const uint64_t *frames, size_t n,
                              uint64_t footer_offset, capf_buf *out);
 
-/* Inside the tee callback of a BLOCK: the scope begins per thread in that
- * block. Fills at most `max` pairs and returns how many threads had
- * events. */
+/* Inside the tee callback of a BLOCK: per thread, the scopes that block
+ * loses when it is left out of a stream, i.e. the scopes that end in it (a
+ * scope that begins in it and ends later is still read from the later
+ * block's open-scope prefix). Fills at most `max` pairs and returns how
+ * many threads had events. */
 size_t cap__writer_block_scopes(cap_writer *w, uint32_t *tids,
                                 uint64_t *scopes, size_t max);
 
