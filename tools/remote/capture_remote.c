@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../tool_version.h"
 #include "remote.h"
 
 static void usage(FILE *f)
@@ -30,6 +31,7 @@ static void usage(FILE *f)
           "(default 10)\n"
           "  -q, --quiet          no summary line when all went well\n"
           "  -h, --help           this help\n"
+          "  --version            the version, then exit\n"
           "\n"
           "The window counts from the first moment the stream holds complete\n"
           "(stream_start_ns): every frame that begins in it is written whole.\n"
@@ -71,6 +73,8 @@ int main(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
+    if (tool_version(argc, argv, "capture_remote"))
+        return tool_version_done();
     rem_options o = {.tool = "capture_remote", .connect_timeout = 10};
     double v;
     int c;

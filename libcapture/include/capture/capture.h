@@ -14,6 +14,13 @@
  *     }
  *     cap_close();                          // footer: the file is complete
  *
+ * Which writer: this header, the producer, is for a program measuring
+ * itself: it takes timestamps, buffers per thread and writes from a thread
+ * of its own, and every macro compiles out. cap_writer.h, the explicit
+ * writer it uses underneath, is for events that already have timestamps
+ * (importers, converters, tests that need exact values); one thread, no
+ * clock, no macros.
+ *
  * Model: one capture per process at a time (the producer's registry is the
  * only process-wide state of libcapture). Each recording thread owns a
  * buffer: a scope costs two clock reads and two 16-byte stores, with no
@@ -35,8 +42,10 @@
  * program that exits without cap_close(): no atexit handler is installed.
  * docs/RELIABILITY.md says how each of these promises is tested.
  *
- * Compile with -DCAP_DISABLE and every CAP_ macro expands to nothing: a
- * shipped build carries no instrumentation.
+ * Compile with -DCAP_DISABLE and every CAP_ macro expands to nothing and
+ * every function below becomes an inline no-op (see the end of this
+ * header): a shipped build carries no instrumentation and needs no
+ * library, so it links without -lcapture.
  */
 #ifndef CAP_CAPTURE_H
 #define CAP_CAPTURE_H
@@ -45,6 +54,7 @@
 #include <stdint.h>
 
 #include "cap_export.h"
+#include "cap_record.h"
 #include "cap_result.h"
 #include "cap_writer.h"
 
@@ -88,6 +98,16 @@ typedef struct cap_capture_options {
                                     A live client (listen) that takes no
                                     whole block for this long is
                                     disconnected */
+    int sample_device;           /* 1: the writer thread samples the
+                                    device's own evidence as counters (CPU
+                                    clock per cluster, thermal zones,
+                                    battery power, the process's RSS and
+                                    CPU time, GPU clock, temperature and
+                                    power from sysfs or NVML); see
+                                    docs/EVIDENCE.md. Env CAP_SAMPLE_DEVICE=1
+                                    (or 0) overrides. Default 0 */
+    unsigned sample_period_ms;   /* ...every this many ms; default 100, env
+                                    CAP_SAMPLE_PERIOD_MS overrides */
     const char *listen;          /* "ADDR:PORT": also serve the capture to
                                     TCP clients (capture_remote); NULL: no
                                     socket (the default). The environment
@@ -109,6 +129,8 @@ typedef struct cap_producer_stats {
     uint64_t bytes;           /* bytes written to the file */
     uint64_t frames;
 } cap_producer_stats;
+
+#ifndef CAP_DISABLE
 
 /* Open the process's capture on `path` (created or truncated) and start
  * recording. Writes the file header at once, so an unwritable path fails
@@ -154,6 +176,34 @@ CAP_API void cap_set_log(void (*fn)(void *user, const char *line), void *user);
  * out of memory or name is NULL. Thread-safe. */
 CAP_API uint32_t cap_name_register(const char *name, const char *file,
                                    uint32_t line);
+
+/* ---- scopes by id ------------------------------------------------------
+ * For names known only at run time (assets, levels, script functions):
+ * intern each name once with cap_name_register, keep the id, and open
+ * scopes by id. That costs what a literal CAP_SCOPE costs, where
+ * CAP_SCOPE(runtime_string) compares the string with the call site's last
+ * name on every call and takes the registry lock whenever it changes
+ * (docs/NAMES.md has the figures).
+ *
+ *     uint32_t id = cap_name_register(asset->name, NULL, 0);   // at load
+ *     { CAP_SCOPE_ID(id); load(asset); }                        // hot
+ *     CAP_BEGIN_ID(id); load(asset); CAP_END();                 // or pairs
+ *     cap_scope_begin(id); load(asset); cap_scope_end();        // or calls
+ *
+ * An id that cap_name_register did not return (0 after a failure, a
+ * made-up number) is still recorded, so its end closes it: as the name
+ * "<invalid scope id>" when out of range, as an unnamed id (every reader
+ * warns) when in range but never registered. */
+
+/* Open a scope named by `id` on the calling thread (CAP_BEGIN_ID as a
+ * function, for bindings that cannot use macros). Never fails: when the
+ * thread's buffers are full the scope is dropped and counted. */
+CAP_API void cap_scope_begin(uint32_t id);
+
+/* Close the calling thread's innermost open scope (CAP_END as a function).
+ * An end with no scope open is counted in the file's stray_ends statistic
+ * and read back as a warning. */
+CAP_API void cap_scope_end(void);
 
 /* Name the calling thread in the capture and give it its buffer. A thread
  * that records without registering is registered as "thread <tid>".
@@ -203,27 +253,38 @@ CAP_API uint64_t cap_tick_from_mono_ns(uint64_t mono_ns);
 
 /* ---- the hot path (internal, inline; use the macros) ------------------ */
 
-typedef struct cap__rec {
-    uint64_t tick;
-    uint32_t word; /* name id (30 bits) | kind << 30 */
-    uint32_t aux;
-} cap__rec;
-
 typedef struct cap__head {
     cap__rec *pos; /* next free record; published with release order */
     cap__rec *end; /* pos == end sends the next event to the slow path */
 } cap__head;
 
-#define CAP__KIND_BEGIN 0u
-#define CAP__KIND_END 1u
-#define CAP__KIND_SHIFT 30
+/* Exported for the inline code above the library, shared or static. */
+extern CAP_API __thread cap__head *cap__tls
+    __attribute__((tls_model("initial-exec")));
+extern CAP_API int cap__clock_is_counter; /* set at open: 1 when a cycle
+                                             counter */
 
-extern __thread cap__head *cap__tls __attribute__((tls_model("initial-exec")));
-extern int cap__clock_is_counter; /* set at open: 1 when a cycle counter */
+/* A registered name: immutable once published, owned by the registry and
+ * never freed (names live as long as the process). */
+typedef struct cap__name {
+    uint32_t id;
+    uint32_t flags;   /* written under the registry lock only */
+    const char *text; /* the interned copy */
+} cap__name;
+
+/* A CAP_SCOPE call site's cache (static, zero-initialised): `id` for a
+ * string literal, `entry` (the last name seen, checked by content) for any
+ * other string. */
+typedef struct cap__site {
+    uint32_t id;
+    const cap__name *entry;
+} cap__site;
 
 CAP_API void cap__emit_slow(uint32_t word, uint64_t tick);
-CAP_API uint32_t cap__site_register(uint32_t *site, const char *name,
-                                    const char *file, uint32_t line);
+CAP_API uint32_t cap__site_resolve(cap__site *site, const char *name,
+                                   const char *file, uint32_t line,
+                                   uint32_t flags, int literal);
+CAP_API uint32_t cap__invalid_id(void);
 CAP_API uint64_t cap__now_monotonic(void);
 
 static inline uint64_t cap__now(void)
@@ -258,17 +319,35 @@ static inline void cap__emit(uint32_t word)
     __atomic_store_n(&h->pos, p + 1, __ATOMIC_RELEASE);
 }
 
-static inline uint32_t cap__site_id(uint32_t *site, const char *name,
-                                    const char *file, uint32_t line)
+/* The id of `name` at a call site. A string literal (known at compile
+ * time: its text cannot change) costs one load once resolved. Any other
+ * string is compared, by content, with the name the site saw last: equal,
+ * the cached id; different (another string, or new contents under the same
+ * pointer), the registry resolves it (a lock and a hash lookup). */
+static inline uint32_t cap__site_id(cap__site *site, const char *name,
+                                    const char *file, uint32_t line,
+                                    uint32_t flags, int literal)
 {
-    uint32_t id = __atomic_load_n(site, __ATOMIC_RELAXED);
-    if (__builtin_expect(id == 0, 0))
-        id = cap__site_register(site, name, file, line);
-    return id;
+    if (literal) {
+        uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+        if (__builtin_expect(id != 0, 1))
+            return id;
+    } else {
+        const cap__name *e = __atomic_load_n(&site->entry, __ATOMIC_ACQUIRE);
+        if (__builtin_expect(e && name && __builtin_strcmp(e->text, name) == 0,
+                             1))
+            return e->id;
+    }
+    return cap__site_resolve(site, name, file, line, flags, literal);
 }
 
+/* Ids a scope may carry: 1 .. CAP_MAX_NAME_ID. Any other value (0 from a
+ * failed registration, a made-up id) is recorded under the name
+ * "<invalid scope id>", so that its end still closes it. */
 static inline uint32_t cap__scope_enter(uint32_t id)
 {
+    if (__builtin_expect(id - 1u >= CAP_MAX_NAME_ID, 0))
+        id = cap__invalid_id();
     cap__emit(id);
     return id;
 }
@@ -277,6 +356,47 @@ static inline void cap__scope_leave(const uint32_t *id)
 {
     cap__emit(*id | (CAP__KIND_END << CAP__KIND_SHIFT));
 }
+
+#else /* CAP_DISABLE */
+
+/* ---- compiled out: every function above as an inline no-op -------------
+ * One line per function, same signature. A program built with CAP_DISABLE
+ * calls no library function and needs no -lcapture. The no-ops report
+ * success and "nothing recorded": CAP_OK, zero statistics, name and track
+ * id 0, no frame (UINT64_MAX), clock 0. tests/disabled_link.sh fails when
+ * a CAP_API function of this header has no line here. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#endif
+static inline cap_result cap_open(const char *path, const cap_capture_options *opt) { return CAP_OK; }
+static inline cap_result cap_open_fd(int fd, const cap_capture_options *opt) { return CAP_OK; }
+static inline cap_result cap_close(void) { return CAP_OK; }
+static inline int cap_listen_port(void) { return 0; }
+static inline cap_result cap_status(void) { return CAP_OK; }
+static inline void cap_get_stats(cap_producer_stats *out) { if (out) out->events = out->dropped_scopes = out->blocks = out->bytes = out->frames = 0; }
+static inline void cap_set_log(void (*fn)(void *user, const char *line), void *user) {}
+static inline uint32_t cap_name_register(const char *name, const char *file, uint32_t line) { return 0; }
+static inline void cap_scope_begin(uint32_t id) {}
+static inline void cap_scope_end(void) {}
+static inline cap_result cap_thread_register(const char *name) { return CAP_OK; }
+static inline void cap_thread_unregister(void) {}
+static inline void cap_frame_mark(void) {}
+static inline void cap_frame_begin(void) {}
+static inline void cap_frame_end(void) {}
+static inline uint64_t cap_frame_current(void) { return UINT64_MAX; }
+static inline void cap_counter(uint32_t name, double value) {}
+static inline uint32_t cap_gpu_track(const char *name, double period_ns) { return 0; }
+static inline void cap_gpu_calibrate(uint32_t track, uint64_t gpu_tick, uint64_t mono_ns, uint64_t deviation_ns) {}
+static inline void cap_gpu_frame(uint32_t track, uint64_t cpu_frame, const cap_gpu_span *spans, size_t n) {}
+static inline void cap_gpu_untimed(uint32_t track, uint64_t untimed_frames, uint64_t invalid_spans) {}
+static inline uint64_t cap_now(void) { return 0; }
+static inline uint64_t cap_tick_from_mono_ns(uint64_t mono_ns) { return 0; }
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* CAP_DISABLE */
 
 #ifdef __cplusplus
 }
@@ -289,6 +409,11 @@ static inline void cap__scope_leave(const uint32_t *id)
 
 #ifndef CAP_DISABLE
 
+/* The call site's cache and the literal test, for the macros below. */
+#define CAP__SITE_ID(site, name, flags)                                        \
+    cap__site_id(&(site), (name), __FILE__, __LINE__, (flags),                 \
+                 __builtin_constant_p(name))
+
 #ifdef __cplusplus
 struct cap__scope_guard {
     uint32_t id;
@@ -297,26 +422,38 @@ struct cap__scope_guard {
     cap__scope_guard(const cap__scope_guard &) = delete;
     cap__scope_guard &operator=(const cap__scope_guard &) = delete;
 };
-#define CAP_SCOPE(name)                                                        \
-    static uint32_t CAP__CAT(cap__site_, __LINE__);                            \
-    cap__scope_guard CAP__CAT(cap__scope_, __LINE__)(cap__site_id(             \
-        &CAP__CAT(cap__site_, __LINE__), (name), __FILE__, __LINE__))
+#define CAP__SCOPE_FLAGS(name, flags)                                          \
+    static cap__site CAP__CAT(cap__site_, __LINE__);                           \
+    cap__scope_guard CAP__CAT(cap__scope_, __LINE__)(                          \
+        CAP__SITE_ID(CAP__CAT(cap__site_, __LINE__), name, flags))
+#define CAP_SCOPE_ID(id)                                                       \
+    cap__scope_guard CAP__CAT(cap__scope_, __LINE__)((uint32_t)(id))
 #else
-/* A scope that lasts until the end of the enclosing block. */
-#define CAP_SCOPE(name)                                                        \
-    static uint32_t CAP__CAT(cap__site_, __LINE__);                            \
+#define CAP__SCOPE_FLAGS(name, flags)                                          \
+    static cap__site CAP__CAT(cap__site_, __LINE__);                           \
     const uint32_t CAP__CAT(cap__scope_, __LINE__)                             \
         __attribute__((cleanup(cap__scope_leave), unused)) =                   \
-            cap__scope_enter(cap__site_id(&CAP__CAT(cap__site_, __LINE__),    \
-                                          (name), __FILE__, __LINE__))
+            cap__scope_enter(                                                  \
+                CAP__SITE_ID(CAP__CAT(cap__site_, __LINE__), name, flags))
+/* A scope by registered id (cap_name_register), to the end of the block. */
+#define CAP_SCOPE_ID(id)                                                       \
+    const uint32_t CAP__CAT(cap__scope_, __LINE__)                             \
+        __attribute__((cleanup(cap__scope_leave), unused)) =                   \
+            cap__scope_enter((uint32_t)(id))
 #endif
+
+/* A scope that lasts until the end of the enclosing block. `name` may be a
+ * literal (cheapest) or any string, even one whose contents change between
+ * calls at the same site: each call records the text it is given. */
+#define CAP_SCOPE(name) CAP__SCOPE_FLAGS(name, 0)
 
 /* Explicit pairs: CAP_BEGIN opens a scope, CAP_END closes the innermost. */
 #define CAP_BEGIN(name)                                                        \
     do {                                                                       \
-        static uint32_t cap__site;                                             \
-        cap__emit(cap__site_id(&cap__site, (name), __FILE__, __LINE__));       \
+        static cap__site cap__site_b;                                          \
+        (void)cap__scope_enter(CAP__SITE_ID(cap__site_b, name, 0));            \
     } while (0)
+#define CAP_BEGIN_ID(id) ((void)cap__scope_enter((uint32_t)(id)))
 #define CAP_END() cap__emit(CAP__KIND_END << CAP__KIND_SHIFT)
 
 #define CAP_FRAME_MARK() cap_frame_mark()
@@ -325,15 +462,16 @@ struct cap__scope_guard {
 #define CAP_THREAD(name) ((void)cap_thread_register(name))
 #define CAP_COUNTER(name, value)                                               \
     do {                                                                       \
-        static uint32_t cap__site;                                             \
-        cap_counter(cap__site_id(&cap__site, (name), __FILE__, __LINE__),      \
-                    (double)(value));                                          \
+        static cap__site cap__site_c;                                          \
+        cap_counter(CAP__SITE_ID(cap__site_c, name, 0), (double)(value));      \
     } while (0)
 
 #else /* CAP_DISABLE */
 
 #define CAP_SCOPE(name) ((void)0)
+#define CAP_SCOPE_ID(id) ((void)0)
 #define CAP_BEGIN(name) ((void)0)
+#define CAP_BEGIN_ID(id) ((void)0)
 #define CAP_END() ((void)0)
 #define CAP_FRAME_MARK() ((void)0)
 #define CAP_FRAME_BEGIN() ((void)0)
