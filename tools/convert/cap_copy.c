@@ -87,6 +87,8 @@ typedef struct copy {
     int lw_have_first;
     uint64_t lw_first, lw_last; /* indices of the first and last kept */
     int lw_done;             /* the window is complete */
+    int lw_have_pre;         /* a frame before the window was seen: */
+    uint64_t lw_pre;         /* the highest index of those */
 } copy;
 
 /* 1 when an event beginning at t is inside the live window (or none). */
@@ -453,6 +455,11 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
 /* Whether frame f goes into a live window's output; moves it along. */
 static int live_frame(copy *c, const cap_ev_frame *f)
 {
+    if (f->begin_ns < c->lw_lo) {
+        if (!c->lw_have_pre || f->index > c->lw_pre)
+            c->lw_pre = f->index;
+        c->lw_have_pre = 1;
+    }
     if (c->lw_done || f->begin_ns < c->lw_lo)
         return 0;
     if (f->begin_ns >= c->lw_hi) {
@@ -567,7 +574,8 @@ static int copy_run(copy *c, const char *in, const char *out,
     if (c->sliced) {
         const char *base = strrchr(in, '/');
         snprintf(slice_text, sizeof slice_text, "%s of %s (%zu frames)",
-                 sl->text ? sl->text : "?", base ? base + 1 : in, c->nkeep);
+                 sl->text ? sl->text : "?",
+                 sl->source ? sl->source : base ? base + 1 : in, c->nkeep);
         meta[kmeta++] = (cap_meta_kv){"slice", slice_text};
     }
     cap_writer_options wo = {0};
@@ -643,10 +651,14 @@ static int copy_run(copy *c, const char *in, const char *out,
             break;
         }
         case CAP_EV_GPU_SPAN:
-            if (c->lw && !(c->lw_have_first &&
-                           ev.u.gpu_span.cpu_frame >= c->lw_first &&
-                           (!c->lw_done ||
-                            ev.u.gpu_span.cpu_frame <= c->lw_last)))
+            /* a span may come before its frame: kept unless its frame is
+             * known to be outside the window */
+            if (c->lw && ((c->lw_have_pre &&
+                           ev.u.gpu_span.cpu_frame <= c->lw_pre) ||
+                          (c->lw_have_first &&
+                           ev.u.gpu_span.cpu_frame < c->lw_first) ||
+                          (c->lw_done &&
+                           ev.u.gpu_span.cpu_frame > c->lw_last)))
                 break;
             if (!c->sliced || kept(c, ev.u.gpu_span.cpu_frame))
                 add_gpu(c, &ev.u.gpu_span);
@@ -670,14 +682,15 @@ static int copy_run(copy *c, const char *in, const char *out,
     if (!c->fatal)
         flush_gpu(c);
     /* a live window keeps the whole name table, as the stream had it */
+    int all_names = c->lw || (sl && sl->all_names);
     for (uint32_t id = 1;
-         c->lw && !c->fatal && id <= cap_reader_max_name_id(c->r); id++)
+         all_names && !c->fatal && id <= cap_reader_max_name_id(c->r); id++)
         if (cap_reader_name(c->r, id))
             use_name(c, id);
     if (!c->fatal) {
         uint64_t orphans = 0;
         cvt_preorder_finish(&pre, &orphans);
-        if (orphans)
+        if (orphans && !c->lw) /* a live window is cut inside them */
             cvt_warn(&c->d, W_ORPHAN, "%llu scope(s) whose enclosing scope "
                      "never closed (the capture was cut inside it) are kept "
                      "without it", (unsigned long long)orphans);
@@ -710,6 +723,8 @@ static int copy_run(copy *c, const char *in, const char *out,
     if (result) {
         const cap_reader_stats *st = cap_reader_get_stats(c->r);
         result->frames = c->lw ? c->lw_kept : st->frames;
+        result->first_frame = c->lw_first;
+        result->last_frame = c->lw_last;
         result->window_done = c->lw_done;
         result->has_footer = st->has_footer;
         result->dropped_scopes = st->dropped_scopes;

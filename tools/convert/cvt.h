@@ -36,6 +36,8 @@ typedef struct cvt_slice {
     uint64_t n;        /* --slowest N */
     uint64_t context;  /* --context K (default 2) */
     const char *text;  /* the option as given, recorded in the metadata */
+    const char *source; /* the input's name there; NULL: its file name */
+    int all_names;      /* keep every name of the input, used or not */
 } cvt_slice;
 
 typedef struct cvt_options {
@@ -78,6 +80,8 @@ typedef struct cvt_window {
 /* What cvt_copy_reader copied. */
 typedef struct cvt_copy_result {
     uint64_t frames;         /* frames written */
+    uint64_t first_frame;    /* indices of the first and last of them */
+    uint64_t last_frame;
     int window_done;         /* the window was complete */
     int truncated;           /* the input ended without a footer */
     int has_footer;
@@ -87,8 +91,12 @@ typedef struct cvt_copy_result {
 
 /* As cvt_cap_to_cap from an open reader (which it closes), named `in` in
  * messages, keeping only `win` when not NULL. With a window, an input that
- * ends without a footer is not a warning (result->truncated says it).
- * result may be NULL. */
+ * ends without a footer is not a warning (result->truncated says it), and
+ * the output may hold a little more than the window: the scopes of the
+ * frame in progress at its start, GPU spans of frames not yet known to be
+ * outside it. Slicing the output to result->first_frame ..
+ * result->last_frame (cvt_cap_to_cap, CVT_SLICE_FRAMES) leaves exactly the
+ * window's frames with what belongs to them. result may be NULL. */
 int cvt_copy_reader(cap_reader *r, const char *in, const char *out,
                     const cvt_window *win, const cvt_options *o,
                     cvt_copy_result *result);

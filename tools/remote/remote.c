@@ -150,6 +150,7 @@ static int try_connect(const char *host, const char *port, double wait,
 
 typedef struct feed {
     const rem_options *o;
+    const char *part; /* the first pass's output (a memory file) */
     int pipe_r;
     cvt_window win;
     cvt_copy_result res;
@@ -179,7 +180,7 @@ static void *copy_main(void *arg)
         return NULL;
     }
     cvt_options co = {.diag = f->o->diag ? f->o->diag : stderr};
-    f->rc = cvt_copy_reader(r, f->o->source, f->o->out, &f->win, &co, &f->res);
+    f->rc = cvt_copy_reader(r, f->o->source, f->part, &f->win, &co, &f->res);
     return NULL;
 }
 
@@ -198,6 +199,33 @@ static int write_all(int fd, const uint8_t *p, size_t n)
             return -1;
         p += k;
         n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* The second pass: the window's frames, with exactly what belongs to
+ * them, from the memory file into o->out (a frames slice); the whole first
+ * pass when no frame was kept. Returns 0, or -1 (message printed). */
+static int finish(const feed *f, const char *part, FILE *diag,
+                  const char *tool)
+{
+    static FILE *null;
+    if (!null)
+        null = fopen("/dev/null", "w");
+    char text[300];
+    snprintf(text, sizeof text, "the live window");
+    cvt_slice sl = {.kind = CVT_SLICE_FRAMES,
+                    .a = (double)f->res.first_frame,
+                    .b = (double)f->res.last_frame + 1,
+                    .text = text,
+                    .source = f->o->source,
+                    .all_names = 1};
+    cvt_options co = {.slice = f->res.frames ? &sl : NULL,
+                      .diag = null ? null : diag};
+    if (cvt_cap_to_cap(part, f->o->out, &co) != CVT_OK) {
+        fprintf(diag, "%s: %s: cannot write: %s\n", tool, f->o->out,
+                strerror(errno ? errno : EIO));
+        return -1;
     }
     return 0;
 }
@@ -224,6 +252,18 @@ int rem_record(const rem_options *o)
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &old_pipe);
     got_signal = 0;
+
+    /* OUT must be writable before anything is recorded for it */
+    int ofd = o->out ? open(o->out, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (ofd < 0) {
+        fprintf(diag, "%s: %s: cannot write: %s\n", tool,
+                o->out ? o->out : "", strerror(errno));
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGPIPE, &old_pipe, NULL);
+        return REM_OUTPUT;
+    }
+    close(ofd);
 
     /* connect, retrying until the timeout */
     double timeout = o->connect_timeout > 0 ? o->connect_timeout : 10;
@@ -264,13 +304,20 @@ int rem_record(const rem_options *o)
         return rc;
     }
 
+    /* the window goes to a memory file first, then is sliced to its
+     * frames into o->out (see finish) */
+    int part_fd = memfd_create("capture-window", MFD_CLOEXEC);
+    char part[64];
+    snprintf(part, sizeof part, "/proc/self/fd/%d", part_fd);
     int pp[2];
-    feed f = {.o = o};
+    feed f = {.o = o, .part = part};
     f.win = (cvt_window){o->skip_seconds, o->seconds, o->frames, on_progress,
                          &f};
     pthread_t th;
-    if (pipe2(pp, O_CLOEXEC) != 0) {
+    if (part_fd < 0 || pipe2(pp, O_CLOEXEC) != 0) {
         fprintf(diag, "%s: %s\n", tool, strerror(errno));
+        if (part_fd >= 0)
+            close(part_fd);
         close(fd);
         return REM_OUTPUT;
     }
@@ -422,6 +469,9 @@ int rem_record(const rem_options *o)
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);
 
+    if (!f.open_failed && f.rc == CVT_OK && finish(&f, part, diag, tool) != 0)
+        f.rc = CVT_EXIT_OUTPUT;
+    close(part_fd);
     if (why == WHY_NOTCAP || (f.open_failed && ust == U_HEADER)) {
         fprintf(diag, "%s: %s does not send a capture (no libcapture header "
                       "at the start of the stream); nothing written\n",
