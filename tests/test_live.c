@@ -659,6 +659,154 @@ static void killing_the_program_or_interrupting_leaves_a_complete_file(
     remove_paths();
 }
 
+
+/* Everything a reader yields from a capture, in order, as one digest. */
+typedef struct digest {
+    uint64_t hash, events, corrupt, truncated;
+    cap_reader_stats st;
+} digest;
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    return (h ^ v) * 1099511628211ull;
+}
+
+static digest digest_of(cap_reader *r)
+{
+    digest d = {.hash = 1469598103934665603ull};
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        if (res == CAP_E_CORRUPT) {
+            d.corrupt++;
+            continue;
+        }
+        if (res == CAP_E_TRUNCATED) {
+            d.truncated++;
+            continue;
+        }
+        assert_int_equal(res, CAP_OK);
+        d.events++;
+        d.hash = mix(d.hash, ev.kind);
+        switch (ev.kind) {
+        case CAP_EV_FRAME:
+            d.hash = mix(mix(d.hash, ev.u.frame.index),
+                         (uint64_t)ev.u.frame.begin_ns);
+            break;
+        case CAP_EV_SCOPE: {
+            const char *n = cap_reader_name(r, ev.u.scope.name);
+            d.hash = mix(mix(mix(d.hash, ev.u.scope.tid),
+                             (uint64_t)ev.u.scope.begin_ns),
+                         (uint64_t)ev.u.scope.end_ns);
+            for (; n && *n; n++)
+                d.hash = mix(d.hash, (uint8_t)*n);
+            break;
+        }
+        case CAP_EV_GPU_SPAN:
+            d.hash = mix(mix(d.hash, ev.u.gpu_span.name),
+                         (uint64_t)ev.u.gpu_span.duration_ns);
+            break;
+        case CAP_EV_COUNTER:
+            d.hash = mix(d.hash, (uint64_t)ev.u.counter.time_ns);
+            break;
+        default:
+            break;
+        }
+    }
+    d.st = *cap_reader_get_stats(r);
+    cap_reader_close(r);
+    return d;
+}
+
+typedef struct feeder {
+    int fd;
+    const char *path;
+} feeder;
+
+static void *feed_pipe(void *arg)
+{
+    feeder *f = arg;
+    FILE *in = fopen(f->path, "rb");
+    char buf[4096];
+    size_t n;
+    while (in && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (write(f->fd, buf, n) != (ssize_t)n)
+            break;
+    if (in)
+        fclose(in);
+    close(f->fd);
+    return NULL;
+}
+
+static void a_stream_reads_as_the_file_does_damage_included(void **state)
+{
+    (void)state;
+    const char *dir = getenv("CAP_FIXTURES");
+    if (!dir)
+        skip();
+    /* and demo.cap with its third chunk header broken: the reader has to
+     * resynchronise on the bytes that follow (no seeking on a pipe) */
+    char broken[64] = "/tmp/cap_test_live_broken_XXXXXX";
+    {
+        char src[512];
+        snprintf(src, sizeof src, "%s/demo.cap", dir);
+        FILE *in = fopen(src, "rb");
+        assert_non_null(in);
+        static uint8_t buf[1 << 20];
+        size_t n = fread(buf, 1, sizeof buf, in);
+        fclose(in);
+        int seen = 0;
+        for (size_t k = 0; k + 4 <= n; k++)
+            if (memcmp(buf + k, "CHNK", 4) == 0 && ++seen == 3) {
+                buf[k + 1] ^= 0xff;
+                break;
+            }
+        assert_int_equal(seen, 3);
+        int fd = mkstemp(broken);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, buf, n), (ssize_t)n);
+        close(fd);
+    }
+    const char *names[] = {"demo.cap", "demo-truncated.cap", "demo-corrupt.cap",
+                           "counted-losses.cap", "unnamed.cap", broken};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[512];
+        if (names[i][0] == '/')
+            snprintf(path, sizeof path, "%s", names[i]);
+        else
+            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        cap_reader *r;
+        char d[256];
+        assert_int_equal(cap_reader_open(&r, path, d, sizeof d), CAP_OK);
+        digest want = digest_of(r);
+        int pp[2];
+        assert_int_equal(pipe(pp), 0);
+        feeder f = {pp[1], path};
+        pthread_t th;
+        pthread_create(&th, NULL, feed_pipe, &f);
+        assert_int_equal(cap_reader_open_fd(&r, pp[0], d, sizeof d), CAP_OK);
+        assert_int_equal(cap_reader_file_size(r), 0);
+        digest got = digest_of(r);
+        pthread_join(th, NULL);
+        if (got.hash != want.hash || got.events != want.events ||
+            got.corrupt != want.corrupt || got.truncated != want.truncated ||
+            got.st.has_footer != want.st.has_footer ||
+            got.st.dropped_scopes != want.st.dropped_scopes ||
+            got.st.unnamed_ids != want.st.unnamed_ids)
+            fail_msg("%s through a pipe: %llu events, %llu corrupt, %llu "
+                     "truncated; from the file: %llu, %llu, %llu",
+                     names[i], (unsigned long long)got.events,
+                     (unsigned long long)got.corrupt,
+                     (unsigned long long)got.truncated,
+                     (unsigned long long)want.events,
+                     (unsigned long long)want.corrupt,
+                     (unsigned long long)want.truncated);
+        if (names[i] == broken)
+            assert_true(got.corrupt > 0 && got.events > 1000);
+    }
+    unlink(broken);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -673,6 +821,7 @@ int main(void)
             killing_the_client_then_closing_and_reopening_is_clean),
         cmocka_unit_test(
             killing_the_program_or_interrupting_leaves_a_complete_file),
+        cmocka_unit_test(a_stream_reads_as_the_file_does_damage_included),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
