@@ -87,6 +87,7 @@ typedef struct copy {
     int lw_have_first;
     uint64_t lw_first, lw_last; /* indices of the first and last kept */
     int lw_done;             /* the window is complete */
+    uint64_t lw_tail;        /* frames seen since it was complete */
     int lw_have_pre;         /* a frame before the window was seen: */
     uint64_t lw_pre;         /* the highest index of those */
 } copy;
@@ -452,6 +453,10 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
     return 0;
 }
 
+/* Frames read past a live window before it is called complete: the GPU
+ * spans of its last frames arrive that much later (a query ring's depth). */
+#define LIVE_TAIL_FRAMES 8
+
 /* Whether frame f goes into a live window's output; moves it along. */
 static int live_frame(copy *c, const cap_ev_frame *f)
 {
@@ -460,12 +465,14 @@ static int live_frame(copy *c, const cap_ev_frame *f)
             c->lw_pre = f->index;
         c->lw_have_pre = 1;
     }
+    if (c->lw_done && f->index > c->lw_last &&
+        ++c->lw_tail == LIVE_TAIL_FRAMES && c->lw->progress)
+        c->lw->progress(c->lw->user, c->lw_kept, 1);
     if (c->lw_done || f->begin_ns < c->lw_lo)
         return 0;
     if (f->begin_ns >= c->lw_hi) {
         c->lw_done = 1;
-        if (c->lw->progress)
-            c->lw->progress(c->lw->user, c->lw_kept, 1);
+        c->lw_tail = 1;
         return 0;
     }
     if (!c->lw_have_first) {
@@ -479,7 +486,7 @@ static int live_frame(copy *c, const cap_ev_frame *f)
         c->lw_hi = f->end_ns; /* nothing after the last frame */
     }
     if (c->lw->progress)
-        c->lw->progress(c->lw->user, c->lw_kept, c->lw_done);
+        c->lw->progress(c->lw->user, c->lw_kept, 0);
     return 1;
 }
 

@@ -68,7 +68,9 @@ int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o);
  * frames (0: no limit). Frames, scope trees (by their root) and counters
  * are kept when they begin inside it; GPU spans when the CPU frame that
  * recorded them is kept. progress(user, frames kept, done) is called for
- * each frame kept; done is 1 once the window is complete. */
+ * each frame kept, and with done 1 once the window is complete and 8 more
+ * frames have been read (the GPU spans of the last frames come that late:
+ * stop reading then). */
 typedef struct cvt_window {
     double skip_seconds;
     double seconds;
