@@ -159,7 +159,7 @@ static void activate(cap__live *l, lv_client *c, cap_writer *w)
 {
     capf_buf b = {0};
     uint8_t hdr[CAPF_HEADER_LEN];
-    capf_header_encode(hdr, CAPF_VERSION_MAJOR, CAPF_VERSION_MINOR);
+    cap__writer_header(w, hdr); /* the same version as the file's */
     capf_buf_bytes(&b, hdr, sizeof hdr);
     int rc = cap__writer_meta_chunk(w, cap__now(), &b);
     size_t decl_at = b.len;

@@ -41,6 +41,9 @@ cap_result cap__writer_open_tee(cap_writer **out, const char *path, int fd,
                                 const cap_writer_options *opt, cap__tee_fn tee,
                                 void *user);
 
+/* The 16-byte file header the writer wrote (its format version). */
+void cap__writer_header(const cap_writer *w, uint8_t out[CAPF_HEADER_LEN]);
+
 /* A META chunk equal to the writer's, with `stream_start_ns` = the time of
  * CPU tick `start_tick` (ns since the origin, converted with the latest
  * clock sample as a reader converts it) appended to the metadata. */
