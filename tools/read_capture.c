@@ -16,6 +16,18 @@
 #include "model.h"
 #include "read_capture_fleet.h"
 #include "render/render.h"
+#ifdef CAP_HAVE_REMOTE
+#include "remote.h"
+#else /* built without the converters: no live sources, no standard input */
+static int rem_is_address(const char *s) { (void)s; return 0; }
+static int rem_source_open(const char *src, double seconds, double skip,
+                           const char *tool, char *path, size_t n, int *fd)
+{
+    (void)src, (void)seconds, (void)skip, (void)tool, (void)path, (void)n;
+    *fd = -1;
+    return 1;
+}
+#endif
 #include "render/svg.h"
 #include "report.h"
 #include "tool_version.h"
@@ -40,11 +52,18 @@ typedef struct args {
     const char *wait[16];
     size_t nwait;
     const char *svg; /* --svg FILE, or NULL */
+    double seconds; /* --seconds: the window of a live source */
 } args;
 
 static void usage(FILE *f)
 {
     fputs("usage: read_capture [options] FILE\n"
+          "       read_capture [options] HOST:PORT --seconds N\n"
+          "       read_capture [options] -\n"
+          "\n"
+          "FILE is a capture file; HOST:PORT a program serving its capture\n"
+          "(CAP_LISTEN, docs/LIVE.md), of which a window is reported without\n"
+          "keeping a file; - reads a capture from standard input.\n"
           "\n"
           "Reports (one at a time; the default ranks scopes by self time):\n"
           "  --tree             the call tree merged by path\n"
@@ -78,7 +97,11 @@ static void usage(FILE *f)
           "                     the flame graph (--tree), the two quarters\n"
           "                     (--split), the drift chart (--over-time)\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
-          "frame (default 0)\n"
+          "frame (default 0;\n"
+          "                     HOST:PORT: after connecting)\n"
+          "  --seconds N        HOST:PORT: report on N seconds (default: "
+          "until the\n"
+          "                     program closes its capture or Ctrl-C)\n"
           "  --strict           exit 3 when any warning was printed\n"
           "  -h, --help         this help\n"
           "  --version          the version, then exit\n"
@@ -109,7 +132,7 @@ static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
            O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP,
-           O_WAIT, O_SVG };
+           O_WAIT, O_SVG, O_SECONDS };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
@@ -126,6 +149,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"skip-seconds", required_argument, 0, O_SKIP},
         {"wait", required_argument, 0, O_WAIT},
         {"svg", required_argument, 0, O_SVG},
+        {"seconds", required_argument, 0, O_SECONDS},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -176,6 +200,10 @@ static int parse_args(int argc, char **argv, args *a)
             if (parse_number("--skip-seconds", optarg, 0, &a->skip_seconds) != 0)
                 return -1;
             break;
+        case O_SECONDS:
+            if (parse_number("--seconds", optarg, 1e-3, &a->seconds) != 0)
+                return -1;
+            break;
         case 'h':
             return 1;
         case ':':
@@ -210,6 +238,10 @@ static int parse_args(int argc, char **argv, args *a)
         return -1;
     }
     a->file = argv[optind];
+    if (a->seconds > 0 && !rem_is_address(a->file)) {
+        fprintf(stderr, "read_capture: --seconds goes with HOST:PORT\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -295,14 +327,34 @@ static int run(const args *a)
     int colour_err = tty_err && !getenv("NO_COLOR");
     an_options o = {.skip_seconds = a->skip_seconds,
                     .progress = tty_err ? stderr : NULL};
+    /* a live source or standard input: read from an in-memory copy */
+    char live_path[64];
+    int live_fd = -1;
+    int live = rem_source_open(a->file, a->seconds, a->skip_seconds,
+                               "read_capture", live_path, sizeof live_path,
+                               &live_fd);
+    if (live < 0)
+        return EXIT_USAGE;
+    if (live == 0 && strcmp(a->file, "-") != 0)
+        o.skip_seconds = 0; /* the window skipped it already */
     an_capture *m;
     char detail[400];
-    cap_result r = an_load(&m, a->file, &o, detail, sizeof detail);
+    cap_result r = an_load(&m, live == 0 ? live_path : a->file, &o, detail,
+                           sizeof detail);
+    if (live_fd >= 0)
+        close(live_fd);
     if (r != CAP_OK) {
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return EXIT_USAGE;
     }
     an_mark_waits(m, a->wait, a->nwait);
+    if (live == 0) { /* messages name the source, not the copy */
+        char *name = strdup(a->file);
+        if (name) {
+            free(m->path);
+            m->path = name;
+        }
+    }
     const char *want = a->report == R_SPLIT ? a->split_by
                        : a->report == R_FRAMES ? a->scope : NULL;
     if (want && an_find_scope(m, AN_CPU, want) < 0 &&

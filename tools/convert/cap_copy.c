@@ -27,6 +27,13 @@
  * begins inside a window, the GPU spans recorded by a kept frame and the
  * counter samples inside a window. Names are defined as they are used, so
  * the slice names every id it holds and nothing more.
+ *
+ * A live window (cvt_copy_reader, capture_remote): the reader is already
+ * open on a stream that cannot be read twice, so frames are judged as they
+ * come: from the stream's stream_start_ns plus the skip, for the length or
+ * the number of frames asked for; scope trees by their root, counters by
+ * their time, GPU spans by the frame that recorded them, as for slices.
+ * Every name the stream declared is written.
  */
 #include "cvt.h"
 #include "cvt_util.h"
@@ -73,7 +80,23 @@ typedef struct copy {
     uint64_t gframe;
     uint8_t cal_written[CAP_MAX_TRACKS];
     int fatal;               /* CVT_EXIT_* once something failed */
+    /* a live window (cvt_copy_reader), resolved once the metadata is read */
+    const cvt_window *lw;
+    int64_t lw_lo, lw_hi;    /* keep what begins in [lo, hi) */
+    uint64_t lw_kept;        /* frames kept */
+    int lw_have_first;
+    uint64_t lw_first, lw_last; /* indices of the first and last kept */
+    int lw_done;             /* the window is complete */
+    uint64_t lw_tail;        /* frames seen since it was complete */
+    int lw_have_pre;         /* a frame before the window was seen: */
+    uint64_t lw_pre;         /* the highest index of those */
 } copy;
+
+/* 1 when an event beginning at t is inside the live window (or none). */
+static int live_in(const copy *c, int64_t t)
+{
+    return !c->lw || (t >= c->lw_lo && t < c->lw_hi);
+}
 
 static int wfail(copy *c, cap_result r, const char *what)
 {
@@ -332,10 +355,10 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
     int keep = 1;
     uint32_t top = n ? s[0].depth : 0;
     for (size_t i = 0; i < n && r == CAP_OK; i++) {
-        if (c->sliced) {
+        if (c->sliced || c->lw) {
             if (s[i].depth <= top) { /* a root, or an orphan at its level */
                 top = s[i].depth;
-                keep = in_window(c, s[i].begin);
+                keep = c->lw ? live_in(c, s[i].begin) : in_window(c, s[i].begin);
             }
             if (!keep) {
                 c->sliced_out++;
@@ -433,6 +456,80 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
     return 0;
 }
 
+/* Frames read past a live window before it is called complete: the GPU
+ * spans of its last frames arrive that much later (a query ring's depth). */
+#define LIVE_TAIL_FRAMES 8
+
+/* Whether frame f goes into a live window's output; moves it along. */
+static int live_frame(copy *c, const cap_ev_frame *f)
+{
+    if (f->begin_ns < c->lw_lo) {
+        if (!c->lw_have_pre || f->index > c->lw_pre)
+            c->lw_pre = f->index;
+        c->lw_have_pre = 1;
+    }
+    if (c->lw_done && f->index > c->lw_last &&
+        ++c->lw_tail == LIVE_TAIL_FRAMES && c->lw->progress)
+        c->lw->progress(c->lw->user, c->lw_kept, 1);
+    if (c->lw_done || f->begin_ns < c->lw_lo)
+        return 0;
+    if (f->begin_ns >= c->lw_hi) {
+        c->lw_done = 1;
+        c->lw_tail = 1;
+        return 0;
+    }
+    if (!c->lw_have_first) {
+        c->lw_have_first = 1;
+        c->lw_first = f->index;
+    }
+    c->lw_last = f->index;
+    c->lw_kept++;
+    if (c->lw->frames && c->lw_kept >= c->lw->frames) {
+        c->lw_done = 1;
+        c->lw_hi = f->end_ns; /* nothing after the last frame */
+    }
+    if (c->lw->progress)
+        c->lw->progress(c->lw->user, c->lw_kept, 0);
+    return 1;
+}
+
+static void live_resolve(copy *c)
+{
+    const cvt_window *w = c->lw;
+    int64_t base = 0;
+    const char *s = cap_reader_meta_get(c->r, "stream_start_ns");
+    if (s)
+        base = strtoll(s, NULL, 10);
+    double skip = w->skip_seconds > 0 ? w->skip_seconds * 1e9 : 0;
+    c->lw_lo = base + (int64_t)(skip < 9e18 ? skip : 9e18);
+    double len = w->seconds > 0 ? w->seconds * 1e9 : 0;
+    c->lw_hi = len > 0 && len < 9e18 && c->lw_lo < INT64_MAX - (int64_t)len
+                   ? c->lw_lo + (int64_t)len
+                   : INT64_MAX;
+}
+
+static int copy_run(copy *c, const char *in, const char *out,
+                    const cvt_slice *sl, cvt_copy_result *result);
+
+int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
+                    const cvt_window *win, const cvt_options *o,
+                    cvt_copy_result *result)
+{
+    copy *c = calloc(1, sizeof *c);
+    if (!c) {
+        cap_reader_close(rd);
+        return CVT_EXIT_INPUT;
+    }
+    c->d.out = o ? o->diag : NULL;
+    c->d.file = in;
+    c->out = out;
+    c->r = rd;
+    c->lw = win;
+    if (win)
+        live_resolve(c);
+    return copy_run(c, in, out, NULL, result);
+}
+
 int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
 {
     copy *c = calloc(1, sizeof *c);
@@ -460,6 +557,14 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         free(c);
         return CVT_EXIT_INPUT;
     }
+    return copy_run(c, in, out, sl, NULL);
+}
+
+/* The copy itself, from c->r (open) into out; frees c and the reader. */
+static int copy_run(copy *c, const char *in, const char *out,
+                    const cvt_slice *sl, cvt_copy_result *result)
+{
+    cap_result res;
     size_t nmeta = cap_reader_meta_count(c->r), kmeta = 0;
     cap_meta_kv *meta = calloc(nmeta + 1, sizeof *meta);
     char slice_text[256];
@@ -479,7 +584,8 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     if (c->sliced) {
         const char *base = strrchr(in, '/');
         snprintf(slice_text, sizeof slice_text, "%s of %s (%zu frames)",
-                 sl->text ? sl->text : "?", base ? base + 1 : in, c->nkeep);
+                 sl->text ? sl->text : "?",
+                 sl->source ? sl->source : base ? base + 1 : in, c->nkeep);
         meta[kmeta++] = (cap_meta_kv){"slice", slice_text};
     }
     cap_writer_options wo = {0};
@@ -511,6 +617,11 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         res = cap_reader_next(c->r, &ev);
         if (res == CAP_DONE)
             break;
+        if (res == CAP_E_TRUNCATED && c->lw) {
+            if (result) /* a live stream cut: the tool says why */
+                result->truncated = 1;
+            continue;
+        }
         if (res == CAP_E_TRUNCATED || res == CAP_E_CORRUPT) {
             damaged = 1;
             cvt_warn(&c->d, W_DAMAGE, "%s; copying what can be read",
@@ -538,6 +649,8 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         case CAP_EV_FRAME:
             if (c->sliced && !kept(c, ev.u.frame.index))
                 break;
+            if (c->lw && !live_frame(c, &ev.u.frame))
+                break;
             r = cap_writer_frame(c->w, ev.u.frame.index,
                                  tick(c, ev.u.frame.begin_ns),
                                  tick(c, ev.u.frame.end_ns));
@@ -551,11 +664,22 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
             break;
         }
         case CAP_EV_GPU_SPAN:
+            /* a span may come before its frame: kept unless its frame is
+             * known to be outside the window */
+            if (c->lw && ((c->lw_have_pre &&
+                           ev.u.gpu_span.cpu_frame <= c->lw_pre) ||
+                          (c->lw_have_first &&
+                           ev.u.gpu_span.cpu_frame < c->lw_first) ||
+                          (c->lw_done &&
+                           ev.u.gpu_span.cpu_frame > c->lw_last)))
+                break;
             if (!c->sliced || kept(c, ev.u.gpu_span.cpu_frame))
                 add_gpu(c, &ev.u.gpu_span);
             break;
         case CAP_EV_COUNTER:
             if (c->sliced && !in_window(c, ev.u.counter.time_ns))
+                break;
+            if (!live_in(c, ev.u.counter.time_ns))
                 break;
             if (use_name(c, ev.u.counter.name) == 0)
                 r = cap_writer_counter(c->w, ev.u.counter.name,
@@ -570,10 +694,16 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     }
     if (!c->fatal)
         flush_gpu(c);
+    /* a live window keeps the whole name table, as the stream had it */
+    int all_names = c->lw || (sl && sl->all_names);
+    for (uint32_t id = 1;
+         all_names && !c->fatal && id <= cap_reader_max_name_id(c->r); id++)
+        if (cap_reader_name(c->r, id))
+            use_name(c, id);
     if (!c->fatal) {
         uint64_t orphans = 0;
         cvt_preorder_finish(&pre, &orphans);
-        if (orphans)
+        if (orphans && !c->lw) /* a live window is cut inside them */
             cvt_warn(&c->d, W_ORPHAN, "%llu scope(s) whose enclosing scope "
                      "never closed (the capture was cut inside it) are kept "
                      "without it", (unsigned long long)orphans);
@@ -603,6 +733,16 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         cvt_warn(&c->d, W_CLAMP, "%llu time(s) before the capture's origin "
                  "written as the origin", (unsigned long long)c->clamped);
     int rc = c->fatal;
+    if (result) {
+        const cap_reader_stats *st = cap_reader_get_stats(c->r);
+        result->frames = c->lw ? c->lw_kept : st->frames;
+        result->first_frame = c->lw_first;
+        result->last_frame = c->lw_last;
+        result->window_done = c->lw_done;
+        result->has_footer = st->has_footer;
+        result->dropped_scopes = st->dropped_scopes;
+        result->corrupt_chunks = st->corrupt_chunks;
+    }
     if (!rc) {
         res = cap_writer_close(c->w);
         if (res != CAP_OK) {

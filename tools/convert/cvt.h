@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <capture/cap_reader.h>
+
 #define CVT_OK 0
 #define CVT_EXIT_OUTPUT 1
 #define CVT_EXIT_INPUT 2
@@ -34,6 +36,8 @@ typedef struct cvt_slice {
     uint64_t n;        /* --slowest N */
     uint64_t context;  /* --context K (default 2) */
     const char *text;  /* the option as given, recorded in the metadata */
+    const char *source; /* the input's name there; NULL: its file name */
+    int all_names;      /* keep every name of the input, used or not */
 } cvt_slice;
 
 typedef struct cvt_options {
@@ -57,5 +61,46 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o);
 int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o);
 /* The flame graph of the capture (analysis/render/svg.h, an_svg_flame). */
 int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o);
+
+/* A window of a capture (cvt_copy_reader): from skip_seconds after the
+ * capture's `stream_start_ns` (a live stream's first complete moment; the
+ * origin when absent), `seconds` long (0: no end) and at most `frames`
+ * frames (0: no limit). Frames, scope trees (by their root) and counters
+ * are kept when they begin inside it; GPU spans when the CPU frame that
+ * recorded them is kept. progress(user, frames kept, done) is called for
+ * each frame kept, and with done 1 once the window is complete and 8 more
+ * frames have been read (the GPU spans of the last frames come that late:
+ * stop reading then). */
+typedef struct cvt_window {
+    double skip_seconds;
+    double seconds;
+    uint64_t frames;
+    void (*progress)(void *user, uint64_t frames, int done);
+    void *user;
+} cvt_window;
+
+/* What cvt_copy_reader copied. */
+typedef struct cvt_copy_result {
+    uint64_t frames;         /* frames written */
+    uint64_t first_frame;    /* indices of the first and last of them */
+    uint64_t last_frame;
+    int window_done;         /* the window was complete */
+    int truncated;           /* the input ended without a footer */
+    int has_footer;
+    uint64_t dropped_scopes; /* counted as dropped in the input */
+    uint64_t corrupt_chunks;
+} cvt_copy_result;
+
+/* As cvt_cap_to_cap from an open reader (which it closes), named `in` in
+ * messages, keeping only `win` when not NULL. With a window, an input that
+ * ends without a footer is not a warning (result->truncated says it), and
+ * the output may hold a little more than the window: the scopes of the
+ * frame in progress at its start, GPU spans of frames not yet known to be
+ * outside it. Slicing the output to result->first_frame ..
+ * result->last_frame (cvt_cap_to_cap, CVT_SLICE_FRAMES) leaves exactly the
+ * window's frames with what belongs to them. result may be NULL. */
+int cvt_copy_reader(cap_reader *r, const char *in, const char *out,
+                    const cvt_window *win, const cvt_options *o,
+                    cvt_copy_result *result);
 
 #endif

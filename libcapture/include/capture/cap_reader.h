@@ -175,6 +175,22 @@ typedef struct cap_reader cap_reader;
 CAP_API cap_result cap_reader_open(cap_reader **out, const char *path,
                                    char *detail, size_t detail_size);
 
+/* As cap_reader_open on an open, readable descriptor: a file, a pipe,
+ * standard input (0) or a connected socket (a live capture, capture.h's
+ * listen address). The reader owns fd from this call on, whatever it
+ * returns: cap_reader_close (or a failed open) closes it.
+ * On a stream (anything but a regular file) the reader reads front to
+ * back and never seeks: it does not use the footer's index (names come
+ * from the blocks, each of which names every id it uses; the footer, when
+ * the stream has one, completes them), cap_reader_file_size returns 0,
+ * and after a damaged chunk header it resynchronises on the bytes that
+ * follow. cap_reader_next blocks until the next chunk has arrived whole;
+ * a stream that ends without a footer yields every whole chunk, then
+ * CAP_E_TRUNCATED.
+ * Errors: as cap_reader_open (CAP_E_MISUSE for fd < 0). */
+CAP_API cap_result cap_reader_open_fd(cap_reader **out, int fd, char *detail,
+                                      size_t detail_size);
+
 /* Free everything. Accepts NULL. Borrowed pointers die with it. */
 CAP_API void cap_reader_close(cap_reader *r);
 
@@ -270,7 +286,8 @@ CAP_API cap_result cap_reader_frames_only(cap_reader *r);
 /* Statistics so far; final once cap_reader_next returned CAP_DONE. */
 CAP_API const cap_reader_stats *cap_reader_get_stats(const cap_reader *r);
 
-/* Bytes of the file consumed so far and its size (for progress). */
+/* Bytes of the file consumed so far and its size (for progress; the size
+ * is 0 on a stream). */
 CAP_API uint64_t cap_reader_offset(const cap_reader *r);
 CAP_API uint64_t cap_reader_file_size(const cap_reader *r);
 

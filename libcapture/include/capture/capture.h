@@ -94,7 +94,10 @@ typedef struct cap_capture_options {
                                     invariant cycle counter exists */
     unsigned stall_timeout_ms;   /* a pipe or socket sink (cap_open_fd) that
                                     takes no byte for this long fails the
-                                    capture with CAP_E_IO; default 5000 */
+                                    capture with CAP_E_IO; default 5000.
+                                    A live client (listen) that takes no
+                                    whole block for this long is
+                                    disconnected */
     int sample_device;           /* 1: the writer thread samples the
                                     device's own evidence as counters (CPU
                                     clock per cluster, thermal zones,
@@ -105,6 +108,17 @@ typedef struct cap_capture_options {
                                     (or 0) overrides. Default 0 */
     unsigned sample_period_ms;   /* ...every this many ms; default 100, env
                                     CAP_SAMPLE_PERIOD_MS overrides */
+    const char *listen;          /* "ADDR:PORT": also serve the capture to
+                                    TCP clients (capture_remote); NULL: no
+                                    socket (the default). The environment
+                                    variable CAP_LISTEN overrides it. On a
+                                    device use 0.0.0.0 or the device's own
+                                    address: a loopback address cannot be
+                                    reached from another machine. No
+                                    authentication: docs/LIVE.md */
+    size_t listen_queue_bytes;   /* bytes queued per live client before
+                                    blocks are dropped for it (and counted
+                                    in its stream); default 8 MiB */
 } cap_capture_options;
 
 /* Recording statistics (cap_get_stats). */
@@ -121,11 +135,18 @@ typedef struct cap_producer_stats {
 /* Open the process's capture on `path` (created or truncated) and start
  * recording. Writes the file header at once, so an unwritable path fails
  * here. opt may be NULL.
+ * With a listen address (opt->listen or CAP_LISTEN), the capture is also
+ * served on that TCP address, to any number of clients up to 8, each of
+ * which gets a complete capture stream from the moment it connects (see
+ * docs/LIVE.md); path may then be NULL (the socket alone). An address that
+ * cannot be listened on is logged (one line) and recording goes on to the
+ * file; with path NULL nothing is recorded and CAP_E_IO is returned.
  * Errors: CAP_E_MISUSE (a capture is already open, bad option), CAP_E_IO
  * (path cannot be created or written; logged), CAP_E_NOMEM. */
 CAP_API cap_result cap_open(const char *path, const cap_capture_options *opt);
 
-/* As cap_open on an open, writable descriptor; never closed by libcapture. */
+/* As cap_open on an open, writable descriptor; never closed by libcapture.
+ * A listen address works as with cap_open. */
 CAP_API cap_result cap_open_fd(int fd, const cap_capture_options *opt);
 
 /* Stop recording, drain every thread's buffer, write the footer and close
@@ -134,6 +155,10 @@ CAP_API cap_result cap_open_fd(int fd, const cap_capture_options *opt);
  * counted as closed at end (readers warn: its time is cut short). Returns the first error met while recording (CAP_E_IO,
  * CAP_E_NOMEM) or CAP_OK; CAP_E_MISUSE when no capture is open. */
 CAP_API cap_result cap_close(void);
+
+/* The TCP port the open capture is served on (the one picked when the
+ * listen address asked for port 0), or 0 when it is not served. */
+CAP_API int cap_listen_port(void);
 
 /* CAP_OK while recording normally; the error that stopped recording
  * otherwise; CAP_E_MISUSE when no capture is open. */
@@ -357,6 +382,7 @@ static inline void cap__scope_leave(const uint32_t *id)
 static inline cap_result cap_open(const char *path, const cap_capture_options *opt) { return CAP_OK; }
 static inline cap_result cap_open_fd(int fd, const cap_capture_options *opt) { return CAP_OK; }
 static inline cap_result cap_close(void) { return CAP_OK; }
+static inline int cap_listen_port(void) { return 0; }
 static inline cap_result cap_status(void) { return CAP_OK; }
 static inline void cap_get_stats(cap_producer_stats *out) { if (out) out->events = out->dropped_scopes = out->blocks = out->bytes = out->frames = 0; }
 static inline void cap_set_log(void (*fn)(void *user, const char *line), void *user) {}

@@ -22,6 +22,7 @@
  * The registry below is libcapture's only process-wide mutable state.
  */
 #include "capture/capture.h"
+#include "writer/live.h"
 #include "writer/writer_records.h"
 #include "producer/sampler.h"
 
@@ -98,6 +99,7 @@ typedef struct misc {
 
 typedef struct producer {
     cap_writer *w;
+    cap__live *live; /* the socket sink, when a listen address was given */
     pthread_t writer;
     int writer_started;
     pthread_mutex_t lock; /* threads list, misc queue, frames, flags */
@@ -1052,6 +1054,8 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&p->lock);
 
         int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+        if (live && p->live) /* clients that connected: their declarations */
+            cap__live_poll(p->live, p->w);
         if (live)
             refresh_flags(p);
         if (live)
@@ -1144,6 +1148,11 @@ static double env_seconds(const char *name, double fallback)
         return fallback;
     }
     return v;
+}
+
+static void live_log(const char *line)
+{
+    logf_("%s", line);
 }
 
 static void fill_default_meta(cap_meta_kv *kv, size_t *n, char *buf,
@@ -1331,10 +1340,37 @@ static cap_result open_common(int fd, const char *path,
         .stall_timeout_ms = o ? o->stall_timeout_ms : 0,
         .format_minor = 1, /* name flags, stray ends */
     };
-    cap_result r = path ? cap_writer_open_path(&p->w, path, &wo)
-                        : cap_writer_open_fd(&p->w, fd, &wo);
+    const char *listen = getenv("CAP_LISTEN");
+    if (!listen || !*listen)
+        listen = o ? o->listen : NULL;
+    if (listen) {
+        char why[160];
+        if (cap__live_start(&p->live, listen, o ? o->listen_queue_bytes : 0,
+                            o ? o->stall_timeout_ms : 0, live_log, why,
+                            sizeof why) == CAP_OK)
+            logf_("serving the capture on %s (port %d, no authentication: "
+                  "see docs/LIVE.md)",
+                  listen, cap__live_port(p->live));
+        else
+            logf_("cannot listen on %s: %s; %s", listen, why,
+                  path || fd >= 0 ? "recording goes on without it"
+                                  : "nothing is recorded");
+    }
+    cap_result r = CAP_E_IO;
+    if (p->live)
+        r = cap__writer_open_tee(&p->w, path, fd, &wo, cap__live_tee, p->live);
+    else if (path || fd >= 0)
+        r = path ? cap_writer_open_path(&p->w, path, &wo)
+                 : cap_writer_open_fd(&p->w, fd, &wo);
     free(kv);
+    if (r != CAP_OK && !path && fd < 0) { /* logged above */
+        pthread_cond_destroy(&p->cond);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return r;
+    }
     if (r != CAP_OK) {
+        cap__live_stop(p->live, 0);
         int e = errno;
         logf_("cannot open capture '%s': %s%s%s", path ? path : "(fd)",
               cap_result_message(r), r == CAP_E_IO ? ": " : "",
@@ -1346,6 +1382,7 @@ static cap_result open_common(int fd, const char *path,
     }
     if (pthread_create(&p->writer, NULL, writer_main, p) != 0) {
         cap_writer_abandon(p->w);
+        cap__live_stop(p->live, 0);
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
         free(p);
@@ -1362,6 +1399,7 @@ static cap_result open_common(int fd, const char *path,
         pthread_mutex_unlock(&p->lock);
         pthread_join(p->writer, NULL);
         cap_writer_abandon(p->w);
+        cap__live_stop(p->live, 0);
         free(p);
         return CAP_E_MISUSE;
     }
@@ -1373,7 +1411,8 @@ static cap_result open_common(int fd, const char *path,
 
 cap_result cap_open(const char *path, const cap_capture_options *opt)
 {
-    if (!path)
+    const char *listen = getenv("CAP_LISTEN");
+    if (!path && !(listen && *listen) && !(opt && opt->listen))
         return CAP_E_MISUSE;
     return open_common(-1, path, opt);
 }
@@ -1430,6 +1469,8 @@ cap_result cap_close(void)
             logf_("closing the capture failed: %s", cap_result_message(c));
         }
     }
+    cap__live_stop(p->live, 2000); /* clients take their footers */
+    p->live = NULL;
     /* Unpublish p, then wait until no call that found it is still using it
      * (see enter). */
     pthread_mutex_lock(&reg.lock);
@@ -1467,6 +1508,16 @@ cap_result cap_close(void)
     pthread_mutex_destroy(&p->lock);
     free(p);
     return r;
+}
+
+int cap_listen_port(void)
+{
+    producer *p = enter_any();
+    if (!p)
+        return 0;
+    int port = cap__live_port(p->live);
+    leave();
+    return port;
 }
 
 cap_result cap_status(void)

@@ -62,6 +62,10 @@ struct cap_reader {
     FILE *f;
     char *path;
     uint64_t size, off;
+    int stream;        /* not a regular file: no size, no seeking */
+    uint8_t hb[CAPF_CHUNK_HEADER_LEN]; /* the last chunk header read */
+    uint8_t pend[CAPF_CHUNK_HEADER_LEN]; /* stream: a chunk header found by */
+    size_t pend_n, pend_pos;             /* resync, read again from here */
     unsigned major, minor;
     char detail[320];
 
@@ -240,7 +244,14 @@ static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
 
 static int read_exact(cap_reader *r, void *buf, size_t n, size_t *got)
 {
-    size_t k = fread(buf, 1, n, r->f);
+    size_t k = 0;
+    if (r->pend_pos < r->pend_n) {
+        k = r->pend_n - r->pend_pos < n ? r->pend_n - r->pend_pos : n;
+        memcpy(buf, r->pend + r->pend_pos, k);
+        r->pend_pos += k;
+    }
+    if (k < n)
+        k += fread((uint8_t *)buf + k, 1, n - k, r->f);
     *got = k;
     r->off += k;
     if (k == n)
@@ -369,6 +380,7 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
                    (unsigned long long)*chunk_off);
         return CAP_E_TRUNCATED;
     }
+    memcpy(r->hb, hb, sizeof hb);
     int hd = capf_chunk_header_decode(hb, h);
     if (hd != 0) {
         set_detail(r, "chunk header at offset %llu is damaged (%s)",
@@ -380,7 +392,7 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
     /* A chunk that claims more bytes than the file holds is cut short:
      * say so without allocating what its header claims (the file may have
      * grown since it was opened, so look again before deciding). */
-    if (h->stored > r->size - r->off) {
+    if (!r->stream && h->stored > r->size - r->off) {
         struct stat sb;
         if (fstat(fileno(r->f), &sb) == 0 && (uint64_t)sb.st_size > r->size)
             r->size = (uint64_t)sb.st_size;
@@ -458,6 +470,23 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
     return CAP_OK;
 }
 
+static cap_result open_rest(cap_reader *r);
+
+/* The end of both opens: hand r out, or explain res and free r. */
+static cap_result open_done(cap_reader *r, cap_result res, cap_reader **out,
+                            char *detail, size_t detail_size)
+{
+    if (res == CAP_OK) {
+        *out = r;
+        return CAP_OK;
+    }
+    if (detail && detail_size)
+        snprintf(detail, detail_size, "%s",
+                 r->detail[0] ? r->detail : cap_result_message(res));
+    cap_reader_close(r);
+    return res;
+}
+
 cap_result cap_reader_open(cap_reader **out, const char *path, char *detail,
                            size_t detail_size)
 {
@@ -482,6 +511,46 @@ cap_result cap_reader_open(cap_reader **out, const char *path, char *detail,
         res = CAP_E_IO;
         goto fail;
     }
+    res = open_rest(r);
+fail:
+    return open_done(r, res, out, detail, detail_size);
+}
+
+cap_result cap_reader_open_fd(cap_reader **out, int fd, char *detail,
+                              size_t detail_size)
+{
+    if (detail && detail_size)
+        detail[0] = 0;
+    if (!out || fd < 0) {
+        if (fd >= 0)
+            close(fd);
+        return CAP_E_MISUSE;
+    }
+    *out = NULL;
+    cap_reader *r = calloc(1, sizeof *r);
+    cap_result res = CAP_OK;
+    if (!r) {
+        close(fd);
+        return CAP_E_NOMEM;
+    }
+    r->path = strdup("(stream)");
+    r->dc = ZSTD_createDCtx();
+    r->f = fdopen(fd, "rb");
+    if (!r->f)
+        close(fd);
+    if (!r->path || !r->dc || !r->f) {
+        res = CAP_E_NOMEM;
+        goto fail;
+    }
+    res = open_rest(r);
+fail:
+    return open_done(r, res, out, detail, detail_size);
+}
+
+/* Header and META chunk of a reader whose r->f is open. */
+static cap_result open_rest(cap_reader *r)
+{
+    cap_result res = CAP_OK;
     struct stat sb;
     if (fstat(fileno(r->f), &sb) != 0) {
         set_detail(r, "cannot stat: %s", strerror(errno));
@@ -493,7 +562,8 @@ cap_result cap_reader_open(cap_reader **out, const char *path, char *detail,
         res = CAP_E_IO;
         goto fail;
     }
-    r->size = (uint64_t)sb.st_size;
+    r->stream = !S_ISREG(sb.st_mode) && !S_ISBLK(sb.st_mode);
+    r->size = r->stream ? 0 : (uint64_t)sb.st_size;
     setvbuf(r->f, NULL, _IOFBF, 1 << 20);
     uint8_t hb[CAPF_HEADER_LEN];
     size_t got;
@@ -562,13 +632,8 @@ cap_result cap_reader_open(cap_reader **out, const char *path, char *detail,
     }
     r->period = r->meta_period;
     r->st.chunks = 1;
-    *out = r;
     return CAP_OK;
 fail:
-    if (detail && detail_size)
-        snprintf(detail, detail_size, "%s",
-                 r->detail[0] ? r->detail : cap_result_message(res));
-    cap_reader_close(r);
     return res;
 }
 
@@ -1333,9 +1398,35 @@ static void finish(cap_reader *r)
     r->finished = 1;
 }
 
+/* resync on a stream: slide a window over the bytes after the damaged
+ * header, one at a time, and keep the header found for read_chunk. */
+static cap_result resync_stream(cap_reader *r)
+{
+    uint8_t win[CAPF_CHUNK_HEADER_LEN];
+    memcpy(win, r->hb + 1, sizeof win - 1);
+    for (;;) {
+        int ch = getc(r->f);
+        if (ch == EOF)
+            return ferror(r->f) ? CAP_E_IO : CAP_DONE;
+        r->off++;
+        win[sizeof win - 1] = (uint8_t)ch;
+        capf_chunk_header h;
+        if (win[0] == 'C' && capf_chunk_header_decode(win, &h) == 0) {
+            memcpy(r->pend, win, sizeof win);
+            r->pend_n = sizeof win;
+            r->pend_pos = 0;
+            r->off -= sizeof win;
+            return CAP_OK;
+        }
+        memmove(win, win + 1, sizeof win - 1);
+    }
+}
+
 /* Skip forward to the next plausible chunk header after a damaged one. */
 static cap_result resync(cap_reader *r, uint64_t from)
 {
+    if (r->stream)
+        return resync_stream(r);
     uint8_t buf[65536 + CAPF_CHUNK_HEADER_LEN];
     uint64_t pos = from;
     for (;;) {

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include <zstd.h>
 
 #include "format/format.h"
+#include "writer/writer_live.h"
 #include "writer/writer_records.h"
 
 typedef struct wr_open {
@@ -117,6 +119,15 @@ struct cap_writer {
     capf_buf payload, tmp, out;
     wr_index *index;
     size_t index_n, index_cap;
+
+    /* the live sink (writer_live.h): a copy of every chunk goes to tee */
+    cap__tee_fn tee;
+    void *tee_user;
+    capf_buf meta_pairs; /* META_KV key/value pairs, without their count */
+    uint64_t meta_n;
+    capf_buf origin_body; /* the ORIGIN section's body */
+    uint64_t origin_tick, origin_mono;
+    double origin_period;
 };
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -174,6 +185,10 @@ static cap_result check(const cap_writer *w)
 static int write_all(cap_writer *w, const uint8_t *a, size_t an,
                      const uint8_t *b, size_t bn)
 {
+    if (w->fd < 0) { /* no file: the chunks go to the tee only */
+        w->pos += an + bn;
+        return 0;
+    }
     struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
     int cnt = bn ? 2 : 1;
     struct iovec *v = iov;
@@ -276,6 +291,14 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
     capf_chunk_header_encode(hdr, &h);
     if (write_all(w, hdr, sizeof hdr, body, h.stored) != 0)
         return fail(w, CAP_E_IO);
+    if (w->tee) {
+        cap__tee_chunk c = {type, hdr, body, h.stored, 0, 0};
+        if (type == CAPF_CHUNK_BLOCK && w->frames_n) {
+            c.first_frame = w->blk_first_frame;
+            c.frames = w->frames_n;
+        }
+        w->tee(w->tee_user, w, &c);
+    }
     return CAP_OK;
 }
 
@@ -351,9 +374,16 @@ static cap_result write_meta(cap_writer *w, const cap_writer_options *o)
     p->len = 0;
     t->len = 0;
     capf_buf_varint(t, o ? o->meta_count : 0);
+    size_t pairs = t->len;
     for (size_t i = 0; o && i < o->meta_count; i++) {
         capf_buf_str(t, o->meta[i].key);
         capf_buf_str(t, o->meta[i].value);
+    }
+    if (w->tee) {
+        w->meta_n = o ? o->meta_count : 0;
+        capf_buf_bytes(&w->meta_pairs, t->data + pairs, t->len - pairs);
+        if (w->meta_pairs.failed)
+            p->failed = 1;
     }
     capf_buf_section(p, CAPF_SEC_META_KV, t);
     t->len = 0;
@@ -363,13 +393,22 @@ static cap_result write_meta(cap_writer *w, const cap_writer_options *o)
     capf_buf_varint(t, o ? o->origin_mono_ns : 0);
     capf_buf_varint(t, capf_zigzag(o ? o->origin_unix_ns : 0));
     capf_buf_section(p, CAPF_SEC_ORIGIN, t);
+    w->origin_tick = o ? o->origin_tick : 0;
+    w->origin_mono = o ? o->origin_mono_ns : 0;
+    w->origin_period = o && o->tick_period_ns > 0 ? o->tick_period_ns : 1.0;
+    if (w->tee) {
+        capf_buf_bytes(&w->origin_body, t->data, t->len);
+        if (w->origin_body.failed)
+            p->failed = 1;
+    }
     if (t->failed)
         p->failed = 1;
     return put_chunk(w, CAPF_CHUNK_META, p);
 }
 
 static cap_result writer_start(cap_writer **out, int fd, int own,
-                               const cap_writer_options *o)
+                               const cap_writer_options *o, cap__tee_fn tee,
+                               void *tee_user)
 {
     if (o) {
         if (o->tick_period_ns != 0 &&
@@ -388,6 +427,8 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
         return CAP_E_NOMEM;
     w->fd = fd;
     w->own_fd = own;
+    w->tee = tee;
+    w->tee_user = tee_user;
     struct stat sb;
     w->sink_is_file = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
     w->stall_ms = o && o->stall_timeout_ms
@@ -427,16 +468,15 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
     return CAP_OK;
 }
 
-cap_result cap_writer_open_path(cap_writer **out, const char *path,
-                                const cap_writer_options *opt)
+/* Create path and start a writer on it that owns the descriptor. */
+static cap_result start_on_path(cap_writer **out, const char *path,
+                                const cap_writer_options *opt, cap__tee_fn tee,
+                                void *user)
 {
-    if (!out || !path)
-        return CAP_E_MISUSE;
-    *out = NULL;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return CAP_E_IO;
-    cap_result r = writer_start(out, fd, 1, opt);
+    cap_result r = writer_start(out, fd, 1, opt, tee, user);
     if (r != CAP_OK) {
         int e = errno;
         close(fd);
@@ -445,13 +485,33 @@ cap_result cap_writer_open_path(cap_writer **out, const char *path,
     return r;
 }
 
+cap_result cap_writer_open_path(cap_writer **out, const char *path,
+                                const cap_writer_options *opt)
+{
+    if (!out || !path)
+        return CAP_E_MISUSE;
+    *out = NULL;
+    return start_on_path(out, path, opt, NULL, NULL);
+}
+
 cap_result cap_writer_open_fd(cap_writer **out, int fd,
                               const cap_writer_options *opt)
 {
     if (!out || fd < 0)
         return CAP_E_MISUSE;
     *out = NULL;
-    return writer_start(out, fd, 0, opt);
+    return writer_start(out, fd, 0, opt, NULL, NULL);
+}
+
+cap_result cap__writer_open_tee(cap_writer **out, const char *path, int fd,
+                                const cap_writer_options *opt, cap__tee_fn tee,
+                                void *user)
+{
+    if (!out || !tee || fd < -1)
+        return CAP_E_MISUSE;
+    *out = NULL;
+    return path ? start_on_path(out, path, opt, tee, user)
+                : writer_start(out, fd, 0, opt, tee, user);
 }
 
 cap_result cap_writer_name(cap_writer *w, uint32_t id, const char *name,
@@ -1252,12 +1312,12 @@ cap_result cap_writer_flush(cap_writer *w)
     return CAP_OK;
 }
 
-static cap_result write_footer(cap_writer *w)
+/* The latest clock sample, then every name, thread and track the writer
+ * knows (and, with cals, each track's latest calibration) into p.
+ * -1 when out of memory. */
+static int put_all_decls(cap_writer *w, capf_buf *p, int cals)
 {
-    /* Footer: every name, thread and track, the last clock sample and the
-     * block index. */
-    capf_buf *p = &w->payload, *t = &w->tmp;
-    p->len = 0;
+    capf_buf *t = &w->tmp;
     if (w->have_clock) {
         t->len = 0;
         capf_buf_varint(t, w->clock_tick);
@@ -1268,34 +1328,53 @@ static cap_result write_footer(cap_writer *w)
     size_t n = 0, cap = 0;
     for (uint32_t i = 1; i < w->names_cap; i++)
         if (w->names[i].name) {
-            if (grow_u32(&ids, &cap, n + 1) != 0) {
-                free(ids);
-                return fail(w, CAP_E_NOMEM);
-            }
+            if (grow_u32(&ids, &cap, n + 1) != 0)
+                goto nomem;
             ids[n++] = i;
         }
     put_names(w, p, ids, n);
     n = 0;
     for (uint32_t i = 0; i < w->threads_cap; i++)
         if (w->threads[i] && w->threads[i]->declared) {
-            if (grow_u32(&ids, &cap, n + 1) != 0) {
-                free(ids);
-                return fail(w, CAP_E_NOMEM);
-            }
+            if (grow_u32(&ids, &cap, n + 1) != 0)
+                goto nomem;
             ids[n++] = i;
         }
     put_threads(w, p, ids, n);
     n = 0;
     for (uint32_t i = 0; i < w->tracks_cap; i++)
         if (w->tracks[i].declared) {
-            if (grow_u32(&ids, &cap, n + 1) != 0) {
-                free(ids);
-                return fail(w, CAP_E_NOMEM);
-            }
+            if (grow_u32(&ids, &cap, n + 1) != 0)
+                goto nomem;
             ids[n++] = i;
         }
     put_tracks(w, p, ids, n);
     free(ids);
+    for (uint32_t i = 0; cals && i < w->tracks_cap; i++) {
+        const wr_track *k = &w->tracks[i];
+        if (!k->declared || !k->has_cal)
+            continue;
+        t->len = 0;
+        capf_buf_varint(t, i);
+        capf_buf_varint(t, k->cal_gpu);
+        capf_buf_varint(t, k->cal_cpu);
+        capf_buf_varint(t, k->cal_dev);
+        capf_buf_section(p, CAPF_SEC_GPU_CAL, t);
+    }
+    return t->failed || p->failed ? -1 : 0;
+nomem:
+    free(ids);
+    return -1;
+}
+
+static cap_result write_footer(cap_writer *w)
+{
+    /* Footer: every name, thread and track, the last clock sample and the
+     * block index. */
+    capf_buf *p = &w->payload, *t = &w->tmp;
+    p->len = 0;
+    if (put_all_decls(w, p, 0) != 0)
+        return fail(w, CAP_E_NOMEM);
     t->len = 0;
     capf_buf_varint(t, w->index_n);
     uint64_t prev = 0;
@@ -1354,6 +1433,8 @@ static void writer_free(cap_writer *w)
     capf_buf_free(&w->payload);
     capf_buf_free(&w->tmp);
     capf_buf_free(&w->out);
+    capf_buf_free(&w->meta_pairs);
+    capf_buf_free(&w->origin_body);
     free(w->index);
     free(w);
 }
@@ -1424,4 +1505,160 @@ cap_result cap_writer_status(const cap_writer *w)
 int cap_writer_errno(const cap_writer *w)
 {
     return w ? w->saved_errno : 0;
+}
+
+/* ---- the live sink's chunks (writer_live.h) ---------------------------- */
+
+/* Append raw as one complete chunk (header and payload) to dst. */
+static int encode_chunk(cap_writer *w, uint16_t type, const capf_buf *raw,
+                        capf_buf *dst)
+{
+    if (raw->failed || raw->len > CAPF_MAX_CHUNK_RAW)
+        return -1;
+    size_t bound = ZSTD_compressBound(raw->len);
+    if (capf_buf_reserve(dst, CAPF_CHUNK_HEADER_LEN + bound) != 0)
+        return -1;
+    uint8_t *hdr = dst->data + dst->len;
+    uint8_t *body = hdr + CAPF_CHUNK_HEADER_LEN;
+    capf_chunk_header h = {.type = type, .raw = (uint32_t)raw->len};
+    size_t n = raw->len ? ZSTD_compressCCtx(w->zc, body, bound, raw->data,
+                                            raw->len, w->level)
+                        : 0;
+    if (raw->len && !ZSTD_isError(n) && n < raw->len) {
+        h.flags = CAPF_CHUNK_FLAG_ZSTD;
+        h.stored = (uint32_t)n;
+    } else {
+        h.stored = (uint32_t)raw->len;
+        if (raw->len)
+            memcpy(body, raw->data, raw->len);
+    }
+    h.payload_crc = capf_crc32(body, h.stored);
+    capf_chunk_header_encode(hdr, &h);
+    dst->len += CAPF_CHUNK_HEADER_LEN + h.stored;
+    return 0;
+}
+
+void cap__writer_header(const cap_writer *w, uint8_t out[CAPF_HEADER_LEN])
+{
+    capf_header_encode(out, CAPF_VERSION_MAJOR, (uint16_t)w->minor);
+}
+
+int cap__writer_meta_chunk(cap_writer *w, uint64_t start_tick, capf_buf *out)
+{
+    double per = w->origin_period;
+    if (w->have_clock && w->origin_mono &&
+        w->clock_mono >= w->origin_mono + CAPF_CLOCK_MIN_SPAN_NS &&
+        w->clock_tick > w->origin_tick)
+        per = (double)(w->clock_mono - w->origin_mono) /
+              (double)(w->clock_tick - w->origin_tick);
+    char ns[32];
+    snprintf(ns, sizeof ns, "%lld",
+             (long long)llround((double)(int64_t)(start_tick - w->origin_tick) *
+                                per));
+    capf_buf p = {0}, t = {0};
+    capf_buf_varint(&t, w->meta_n + 1);
+    capf_buf_bytes(&t, w->meta_pairs.data, w->meta_pairs.len);
+    capf_buf_str(&t, "stream_start_ns");
+    capf_buf_str(&t, ns);
+    capf_buf_section(&p, CAPF_SEC_META_KV, &t);
+    capf_buf_section(&p, CAPF_SEC_ORIGIN, &w->origin_body);
+    if (t.failed)
+        p.failed = 1;
+    int rc = encode_chunk(w, CAPF_CHUNK_META, &p, out);
+    capf_buf_free(&p);
+    capf_buf_free(&t);
+    return rc;
+}
+
+int cap__writer_decl_chunk(cap_writer *w, capf_buf *out)
+{
+    capf_buf p = {0};
+    int rc = put_all_decls(w, &p, 1);
+    if (rc == 0)
+        rc = encode_chunk(w, CAPF_CHUNK_BLOCK, &p, out);
+    capf_buf_free(&p);
+    return rc;
+}
+
+int cap__writer_loss_chunk(cap_writer *w, const uint32_t *tids,
+                           const uint64_t *scopes, size_t n, capf_buf *out)
+{
+    capf_buf p = {0}, t = {0};
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += tids[i] < w->threads_cap && w->threads[tids[i]] &&
+             w->threads[tids[i]]->declared && scopes[i];
+    if (k == 0)
+        return 0;
+    capf_buf_varint(&t, k);
+    for (size_t i = 0; i < n; i++)
+        if (tids[i] < w->threads_cap && w->threads[tids[i]] &&
+            w->threads[tids[i]]->declared && scopes[i]) {
+            capf_buf_varint(&t, tids[i]);
+            capf_buf_str(&t, w->threads[tids[i]]->name);
+        }
+    capf_buf_section(&p, CAPF_SEC_THREADS, &t);
+    t.len = 0;
+    capf_buf_varint(&t, k);
+    for (size_t i = 0; i < n; i++)
+        if (tids[i] < w->threads_cap && w->threads[tids[i]] &&
+            w->threads[tids[i]]->declared && scopes[i]) {
+            capf_buf_varint(&t, CAPF_STAT_DROPPED_SCOPES);
+            capf_buf_varint(&t, tids[i]);
+            capf_buf_varint(&t, scopes[i]);
+        }
+    capf_buf_section(&p, CAPF_SEC_STATS, &t);
+    if (t.failed)
+        p.failed = 1;
+    int rc = encode_chunk(w, CAPF_CHUNK_BLOCK, &p, out);
+    capf_buf_free(&p);
+    capf_buf_free(&t);
+    return rc;
+}
+
+int cap__writer_footer_chunk(cap_writer *w, const uint64_t *offsets,
+                             const uint64_t *first_frame,
+                             const uint64_t *frames, size_t n,
+                             uint64_t footer_offset, capf_buf *out)
+{
+    capf_buf p = {0}, t = {0};
+    int rc = put_all_decls(w, &p, 0);
+    capf_buf_varint(&t, n);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        capf_buf_varint(&t, offsets[i] - prev);
+        capf_buf_varint(&t, first_frame[i]);
+        capf_buf_varint(&t, frames[i]);
+        prev = offsets[i];
+    }
+    capf_buf_section(&p, CAPF_SEC_INDEX, &t);
+    if (t.failed)
+        p.failed = 1;
+    if (rc == 0)
+        rc = encode_chunk(w, CAPF_CHUNK_FOOTER, &p, out);
+    if (rc == 0 && capf_buf_reserve(out, CAPF_TRAILER_LEN) == 0) {
+        capf_trailer_encode(out->data + out->len, footer_offset);
+        out->len += CAPF_TRAILER_LEN;
+    } else {
+        rc = -1;
+    }
+    capf_buf_free(&p);
+    capf_buf_free(&t);
+    return rc;
+}
+
+size_t cap__writer_block_scopes(cap_writer *w, uint32_t *tids,
+                                uint64_t *scopes, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < w->blk_threads_n && k < max; i++) {
+        const wr_thread *th = w->threads[w->blk_threads[i]];
+        capf_cur c = {th->tokens.data, th->tokens.data + th->tokens.len, 0};
+        uint64_t ends = 0; /* token 0: a scope closes in this block */
+        while (c.p < c.end && !c.bad)
+            ends += capf_cur_varint(&c) == 0;
+        tids[k] = w->blk_threads[i];
+        scopes[k++] = ends;
+    }
+    return k;
 }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# End to end over loopback (docs/LIVE.md): game_sim records into its file
+# and serves the same capture (CAP_LISTEN=127.0.0.1:0); capture_remote
+# connects late and records a 1-second window; read_capture reads another
+# window straight from the socket. Every frame of each window (index,
+# frame time, GPU time) is in the program's file, the window's frames are
+# consecutive, every scope name of the file is in the remote capture, and
+# the exit statuses are 0. Bounded: each command runs under `timeout`.
+#   live_game_sim.sh GAME_SIM CAPTURE_REMOTE READ_CAPTURE
+set -u
+sim=$1 remote=$2 rc_tool=$3
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+export NO_COLOR=1
+
+CAP_LISTEN=127.0.0.1:0 timeout 60 "$sim" "$tmp/file.cap" --seconds 4 \
+    --fps-cap 120 --workers 3 2>"$tmp/sim.err" &
+pid=$!
+port=
+for _ in $(seq 100); do
+    port=$(sed -n 's/.*(port \([0-9]*\),.*/\1/p' "$tmp/sim.err")
+    [ -n "$port" ] && break
+    sleep 0.05
+done
+[ -n "$port" ] || fail "game_sim did not serve its capture: $(cat "$tmp/sim.err")"
+sleep 0.5   # connect late
+timeout 30 "$remote" -q --seconds 1 "127.0.0.1:$port" "$tmp/remote.cap" \
+    || fail "capture_remote exit status $?"
+timeout 30 "$rc_tool" --frames --csv --seconds 1 "127.0.0.1:$port" \
+    >"$tmp/live.csv" 2>"$tmp/live.err" || fail "read_capture HOST:PORT: $(cat "$tmp/live.err")"
+wait "$pid" || fail "game_sim exit status $?"
+pid=
+
+frames() { cut -d, -f1,3,4 | grep -v '^frame' | sort -u; }
+"$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | frames >"$tmp/f"
+for w in remote live; do
+    if [ $w = remote ]; then
+        "$rc_tool" --frames --csv "$tmp/remote.cap" 2>/dev/null | frames >"$tmp/w"
+    else
+        frames <"$tmp/live.csv" >"$tmp/w"
+    fi
+    n=$(wc -l <"$tmp/w")
+    [ "$n" -ge 3 ] || fail "$w: only $n frame(s)"
+    extra=$(comm -23 "$tmp/w" "$tmp/f")
+    [ -z "$extra" ] || fail "$w: frames not in the program's file: $extra"
+    first=$(cut -d, -f1 "$tmp/w" | sort -n | head -1)
+    last=$(cut -d, -f1 "$tmp/w" | sort -n | tail -1)
+    [ $((last - first + 1)) = "$n" ] || fail "$w: frames $first..$last are not all there ($n)"
+    echo "ok   $w: frames $first..$last ($n) equal to the file's"
+done
+names() { cut -d, -f5,6 | grep -v '^track' | sort -u; }
+"$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | names >"$tmp/fn"
+"$rc_tool" --frames --csv "$tmp/remote.cap" 2>/dev/null | names >"$tmp/rn"
+missing=$(comm -23 "$tmp/fn" "$tmp/rn")
+[ -z "$missing" ] || fail "remote: scope names missing: $missing"
+echo "ok   remote: all $(wc -l <"$tmp/fn") scope names of the file"

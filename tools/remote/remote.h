@@ -1,0 +1,66 @@
+/*
+ * remote.h - record a window of a live capture served over TCP.
+ *
+ * The engine behind capture_remote and read_capture HOST:PORT. It connects
+ * to a program recording with a listen address (capture.h, CAP_LISTEN),
+ * checks the framing of the stream as it arrives (every length bounded by
+ * the format's limits) and hands whole chunks to a second thread, which
+ * reads them with cap_reader_open_fd and copies the window asked for into
+ * a capture file with the writer (cvt_copy_reader). The file is always
+ * complete (footer written): on the window's end, on a signal (SIGINT,
+ * SIGTERM), on the program closing its capture or dying, and on the
+ * connection dropping inside a chunk (the chunks that arrived whole are
+ * kept, the rest is reported).
+ */
+#ifndef REMOTE_H
+#define REMOTE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes, the same for the tools. */
+#define REM_OK 0      /* the window was recorded in full (or, without a
+                         window, the program closed its capture) */
+#define REM_CUT 1     /* a complete file was written, but the recording
+                         stopped early: interrupted, the program ended or
+                         the connection dropped (reported on diag) */
+#define REM_USAGE 2   /* bad arguments */
+#define REM_CONNECT 3 /* could not connect within the timeout, or the
+                         server does not send a capture */
+#define REM_OUTPUT 4  /* the output file could not be written */
+
+typedef struct rem_options {
+    const char *source;      /* "HOST:PORT" or "[V6ADDR]:PORT" */
+    const char *out;         /* the capture file to write */
+    double seconds;          /* window length (0: until the stream ends) */
+    double skip_seconds;     /* leave out the first S seconds */
+    uint64_t frames;         /* at most this many frames (0: no limit) */
+    double connect_timeout;  /* seconds of connect retries; default 10 */
+    int progress;            /* a progress line on diag (a terminal) */
+    int quiet;               /* no summary line on success */
+    const char *tool;        /* prefix of messages, "capture_remote" */
+    FILE *diag;              /* messages; stderr when NULL */
+} rem_options;
+
+/* Record o->source's window into o->out. Returns an REM_ exit code; every
+ * outcome but REM_OK is explained on o->diag in one line (REM_CUT: the
+ * reason, and what the file holds). */
+int rem_record(const rem_options *o);
+
+/* 1 when s looks like HOST:PORT (a port number after the last colon) and
+ * names no existing file. */
+int rem_is_address(const char *s);
+
+/* For a tool that reads a capture by path (twice, as the analysis does):
+ * when src is "-" (standard input, copied as it is) or HOST:PORT (a window
+ * of `seconds` after `skip_seconds`, recorded with rem_record), put the
+ * capture in an anonymous in-memory file and write its path
+ * (/proc/self/fd/N) into path; *fd is that file, to close when done.
+ * Returns 0 then, 1 when src is neither (a plain file: nothing done), -1
+ * when it failed (one line printed on stderr, prefixed by tool). A
+ * recording that stopped early (REM_CUT) is a success: its reason has been
+ * printed. */
+int rem_source_open(const char *src, double seconds, double skip_seconds,
+                    const char *tool, char *path, size_t path_size, int *fd);
+
+#endif
