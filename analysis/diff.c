@@ -1,11 +1,13 @@
 /* diff.c - match scopes across two captures and compare their samples. */
 #include "diff.h"
 
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
+#include "stats.h"
 
 /* samples (ms) of scope s: self time in each frame where it ran */
 static double *scope_samples(const an_capture *m, const an_scope *s, size_t *n)
@@ -66,12 +68,55 @@ static int row_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-cap_result an_diff_run(an_diff *out, const an_capture *base,
-                       const an_capture *new_, const cap_diff_options *opt,
-                       const char *only_scope)
+static int matches_any(const char *name, const char *const *pat, size_t n)
 {
+    for (size_t i = 0; i < n; i++)
+        if (pat[i] && fnmatch(pat[i], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+static double median_frame_ms(const an_capture *m)
+{
+    if (m->nframes == 0)
+        return 0.0;
+    double *v = malloc(m->nframes * sizeof *v);
+    if (!v)
+        return NAN;
+    for (size_t i = 0; i < m->nframes; i++)
+        v[i] = (double)an_frame_ns(&m->frames[i]) / 1e6;
+    double med = cap_stats_median_select(v, m->nframes);
+    free(v);
+    return med;
+}
+
+cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
+                            const an_capture *new_, const an_diff_options *opt)
+{
+    an_diff_options ao;
+    if (opt)
+        ao = *opt;
+    else
+        memset(&ao, 0, sizeof ao);
+    if (ao.floor_share_pct == 0.0)
+        ao.floor_share_pct = AN_DIFF_DEFAULT_FLOOR_SHARE_PCT;
+    cap_diff_options so;
+    if (cap_diff_options_resolve(&so, &ao.stat) != CAP_OK ||
+        !(ao.floor_us >= 0.0 && ao.floor_us < INFINITY) ||
+        !(ao.floor_share_pct > 0.0 && ao.floor_share_pct < INFINITY))
+        return CAP_E_MISUSE;
     memset(out, 0, sizeof *out);
     out->geomean_pct = NAN;
+    double frame_med = median_frame_ms(base);
+    if (isnan(frame_med))
+        return CAP_E_NOMEM;
+    double floor_ms = ao.floor_us / 1000.0;
+    if (ao.floor_share_pct / 100.0 * frame_med > floor_ms)
+        floor_ms = ao.floor_share_pct / 100.0 * frame_med;
+    out->floor_ms = floor_ms;
+    out->frame_ms = frame_med;
+    out->floor_share_pct = floor_ms > ao.floor_us / 1000.0 ? ao.floor_share_pct
+                                                           : 0.0;
     size_t cap = 1 + base->nscopes + new_->nscopes;
     an_diff_row *rows = calloc(cap, sizeof *rows);
     cap_diff_input *in = calloc(cap, sizeof *in);
@@ -92,6 +137,7 @@ cap_result an_diff_run(an_diff *out, const an_capture *base,
         r = CAP_E_NOMEM;
         goto done;
     }
+    in[0].floor_ms = floor_ms;
     n = 1;
     /* scopes of base (matched or removed), then new-only ones (added) */
     for (int side = 0; side < 2; side++) {
@@ -99,14 +145,22 @@ cap_result an_diff_run(an_diff *out, const an_capture *base,
         const an_capture *b = side == 0 ? new_ : base;
         for (size_t i = 0; i < a->nscopes; i++) {
             const an_scope *s = &a->scopes[i];
-            if (only_scope && strcmp(s->name, only_scope) != 0)
+            if (ao.only_scope && strcmp(s->name, ao.only_scope) != 0)
                 continue;
             long j = find_match(b, s);
             if (side == 1 && j >= 0)
                 continue; /* already paired from the base side */
+            if (matches_any(key_of(s), ao.exclude, ao.nexclude) ||
+                (s->path && matches_any(s->name, ao.exclude, ao.nexclude))) {
+                out->excluded++;
+                continue;
+            }
             an_diff_row *row = &rows[n];
             row->kind = s->kind;
             row->name = key_of(s);
+            row->is_wait = s->is_wait || (j >= 0 && b->scopes[j].is_wait) ||
+                           matches_any(key_of(s), ao.wait, ao.nwait) ||
+                           (s->path && matches_any(s->name, ao.wait, ao.nwait));
             size_t na = 0, nb = 0;
             double *va = scope_samples(a, s, &na);
             double *vb = j >= 0 ? scope_samples(b, &b->scopes[j], &nb)
@@ -118,14 +172,19 @@ cap_result an_diff_run(an_diff *out, const an_capture *base,
                 goto done;
             }
             if (side == 0) {
-                in[n] = (cap_diff_input){va, na, vb, nb};
+                in[n] = (cap_diff_input){va, na, vb, nb, 0.0};
             } else {
-                in[n] = (cap_diff_input){vb, nb, va, na};
+                in[n] = (cap_diff_input){vb, nb, va, na, 0.0};
             }
+            /* the floor per frame in the units of this scope's samples,
+             * which exist only in the frames where it ran */
+            if (in[n].base_n > 0)
+                in[n].floor_ms = floor_ms * (double)base->nframes /
+                                 (double)in[n].base_n;
             n++;
         }
     }
-    r = cap_diff_compare_all(res, in, n, opt);
+    r = cap_diff_compare_all(res, in, n, &so);
     if (r != CAP_OK)
         goto done;
     for (size_t i = 0; i < n; i++) {
@@ -148,14 +207,18 @@ cap_result an_diff_run(an_diff *out, const an_capture *base,
         rows[i].sort_key = fabs(nm - bm);
         if (isnan(rows[i].sort_key))
             rows[i].sort_key = 0;
-        if (res[i].verdict == CAP_VERDICT_REGRESSED)
+        rows[i].gates = !rows[i].is_wait || ao.gate_waits;
+        out->waits += (size_t)rows[i].is_wait;
+        if (res[i].verdict == CAP_VERDICT_REGRESSED) {
             out->regressed++;
+            out->gating += (size_t)rows[i].gates;
+        }
         if (res[i].verdict == CAP_VERDICT_IMPROVED)
             out->improved++;
     }
     if (n > 1)
         (void)cap_diff_geomean_pct(&out->geomean_pct, &out->geomean_used,
-                                   res + 1, n - 1, opt);
+                                   res + 1, n - 1, &so);
     qsort(rows, n, sizeof *rows, row_cmp);
     out->rows = rows;
     out->n = n;
@@ -170,6 +233,18 @@ done:
     return r;
 }
 
+cap_result an_diff_run(an_diff *out, const an_capture *base,
+                       const an_capture *new_, const cap_diff_options *opt,
+                       const char *only_scope)
+{
+    an_diff_options ao;
+    memset(&ao, 0, sizeof ao);
+    if (opt)
+        ao.stat = *opt;
+    ao.only_scope = only_scope;
+    return an_diff_run_opts(out, base, new_, &ao);
+}
+
 void an_diff_free(an_diff *d)
 {
     if (d)
@@ -182,6 +257,15 @@ static void num(FILE *f, double v, const char *fmt)
         fprintf(f, fmt, v);
 }
 
+/* "+1.2%" or "+inf%" (never "nan"): a value relative to a zero median. */
+static void pct_text(char *buf, size_t size, double v)
+{
+    if (isinf(v))
+        snprintf(buf, size, "%sinf%%", v > 0 ? "+" : "-");
+    else
+        snprintf(buf, size, "%+.1f%%", v);
+}
+
 int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                    int csv, int colour, size_t top)
 {
@@ -191,7 +275,8 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
     if (csv) {
         fputs("track,name,base_n,new_n,base_median_ms,new_median_ms,"
               "base_mean_ms,new_mean_ms,base_p95_ms,new_p95_ms,delta_pct,"
-              "ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict\n",
+              "ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict,"
+              "band_pct,delta_ms,ci_low_ms,ci_high_ms,band_ms,wait,gates\n",
               out);
         for (size_t i = 0; i < d->n; i++) {
             const an_diff_row *r = &d->rows[i];
@@ -209,17 +294,24 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
             num(out, s->p_value, "%.6g");
             fputc(',', out);
             num(out, s->p_adjusted, "%.6g");
-            fprintf(out, ",%s\n", cap_verdict_name(s->verdict));
+            fprintf(out, ",%s,", cap_verdict_name(s->verdict));
+            double w[] = {s->band_pct, s->delta_ms, s->ci_low_ms,
+                          s->ci_high_ms, s->band_ms};
+            for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+                num(out, w[k], "%.6f");
+                fputc(',', out);
+            }
+            fprintf(out, "%d,%d\n", r->is_wait, r->gates);
         }
         fprintf(out, ",(geomean),%zu,%zu,,,,,,,", d->geomean_used,
                 d->geomean_used);
         num(out, d->geomean_pct, "%.6f");
-        fputs(",,,,,\n", out);
+        fputs(",,,,,,,,,,,,\n", out);
         return 0;
     }
-    fprintf(out, "%-5s %-32s %7s %7s %11s %11s %8s %19s %9s  %s\n", "track",
-            "name", "base n", "new n", "base med", "new med", "delta",
-            "interval", "p (Holm)", "verdict");
+    fprintf(out, "%-5s %-32s %7s %7s %11s %11s %8s %19s %7s %9s  %s\n",
+            "track", "name", "base n", "new n", "base med", "new med",
+            "delta", "interval", "band", "p (Holm)", "verdict");
     size_t shown = 0;
     for (size_t i = 0; i < d->n; i++) {
         const an_diff_row *r = &d->rows[i];
@@ -229,27 +321,40 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
             shown++;
         const cap_diffstat *s = &r->d;
         const char *vc = "", *ve = "";
-        if (colour && s->verdict == CAP_VERDICT_REGRESSED)
+        if (colour && s->verdict == CAP_VERDICT_REGRESSED && r->gates)
             vc = "\033[1;31m", ve = "\033[0m";
         else if (colour && s->verdict == CAP_VERDICT_IMPROVED)
             vc = "\033[1;32m", ve = "\033[0m";
-        char ci[48] = "-", med_b[24] = "-", med_n[24] = "-", dl[24] = "-",
-             pv[24] = "-";
+        char ci[64] = "-", med_b[24] = "-", med_n[24] = "-", dl[24] = "-",
+             pv[24] = "-", band[24] = "-", lo[24], hi[24];
         if (!isnan(s->base_median))
             snprintf(med_b, sizeof med_b, "%.3f ms", s->base_median);
         if (!isnan(s->new_median))
             snprintf(med_n, sizeof med_n, "%.3f ms", s->new_median);
         if (!isnan(s->delta_pct))
-            snprintf(dl, sizeof dl, "%+.1f%%", s->delta_pct);
-        if (!isnan(s->ci_low_pct))
-            snprintf(ci, sizeof ci, "[%+.1f%%, %+.1f%%]", s->ci_low_pct,
-                     s->ci_high_pct);
+            pct_text(dl, sizeof dl, s->delta_pct);
+        if (!isnan(s->ci_low_pct) && !isnan(s->ci_high_pct)) {
+            pct_text(lo, sizeof lo, s->ci_low_pct);
+            pct_text(hi, sizeof hi, s->ci_high_pct);
+            snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
+        }
+        if (!isnan(s->band_pct)) {
+            if (isinf(s->band_pct))
+                snprintf(band, sizeof band, "inf");
+            else
+                snprintf(band, sizeof band, "%.*f%%",
+                         s->band_pct < 99.95 ? 1 : 0, s->band_pct);
+        }
         if (!isnan(s->p_adjusted))
             snprintf(pv, sizeof pv, "%.3g", s->p_adjusted);
-        fprintf(out, "%-5s %-32.32s %7zu %7zu %11s %11s %8s %19s %9s  %s%s%s\n",
+        fprintf(out,
+                "%-5s %-32.32s %7zu %7zu %11s %11s %8s %19s %7s %9s  %s%s%s%s\n",
                 r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu", r->name,
-                s->base_n, s->new_n, med_b, med_n, dl, ci, pv, vc,
-                cap_verdict_name(s->verdict), ve);
+                s->base_n, s->new_n, med_b, med_n, dl, ci, band, pv, vc,
+                cap_verdict_name(s->verdict), ve,
+                !r->is_wait ? ""
+                : r->gates  ? " (wait)"
+                            : " (wait, not gating)");
     }
     if (top && shown < d->n - 1)
         fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
@@ -257,12 +362,40 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
         fprintf(out, "\ngeometric mean of the median changes over %zu scopes: "
                      "%+.2f%%\n",
                 d->geomean_used, d->geomean_pct);
-    fprintf(out, "\n%zu regressed, %zu improved. Samples: self time per frame "
-                 "where the scope ran (frame time for (frame)); delta: change "
-                 "of the median; interval: %.0f%% bootstrap over frames; p: "
-                 "two-sided Mann-Whitney U, Holm-corrected over the %zu rows "
-                 "compared; noise threshold %.1f%%.\n",
-            d->regressed, d->improved, 100.0 * (1.0 - o.alpha), d->n,
-            o.threshold_pct);
+    fprintf(out, "\n%zu regressed (%zu gating), %zu improved.\n",
+            d->regressed, d->gating, d->improved);
+    if (d->waits) {
+        int waits_gate = 0;
+        for (size_t i = 0; i < d->n; i++)
+            waits_gate |= d->rows[i].is_wait && d->rows[i].gates;
+        fprintf(out, "Waits (time blocked, which grows when other work "
+                     "slows): %zu %s,\n%s.\n",
+                d->waits, d->waits == 1 ? "row" : "rows",
+                waits_gate ? "gating the exit status (--gate-waits)"
+                           : "judged but not gating the exit status");
+    }
+    if (d->excluded)
+        fprintf(out, "Excluded by --exclude: %zu %s.\n", d->excluded,
+                d->excluded == 1 ? "row" : "rows");
+    size_t tested = 0;
+    for (size_t i = 0; i < d->n; i++)
+        tested += !isnan(d->rows[i].d.p_adjusted);
+    char floor_from[80] = "--floor-us";
+    if (d->floor_share_pct > 0)
+        snprintf(floor_from, sizeof floor_from,
+                 "%g%% of the base median frame time", d->floor_share_pct);
+    fprintf(out,
+            "Band: a change counts only past the larger of %.1f%% of the "
+            "base median and a\nfloor of %.3f ms per frame (%s).\n"
+            "regressed / improved: p < %g (Holm over the %zu rows tested) "
+            "and the whole\ninterval past the band; unchanged: the interval "
+            "inside the band.\n"
+            "delta: Hodges-Lehmann shift of the self time per frame where the "
+            "scope ran\n(frame time for (frame)), over the base median; "
+            "interval: %.0f%%, distribution-free\n(order statistics of the "
+            "pairwise differences); p: one-sided Mann-Whitney U\ntests "
+            "against the band.\n",
+            o.threshold_pct, d->floor_ms, floor_from, o.alpha, tested,
+            100.0 * (1.0 - 2.0 * o.alpha));
     return 0;
 }

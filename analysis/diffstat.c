@@ -1,10 +1,11 @@
 /*
  * diffstat.c - per-scope A/B comparison and verdicts (see diffstat.h).
  *
- * Flow: cap_diff_compare describes both sides, measures the change of the
- * median with a bootstrap interval and tests it (Mann-Whitney); then
- * cap_diff_adjust corrects the p-values of the scopes compared together
- * (Holm) and judges each scope by the verdict rule. The statistics
+ * Flow: cap_diff_compare describes both sides, measures the shift with its
+ * order-statistic interval, and tests it against the band (two one-sided,
+ * shifted Mann-Whitney tests); then cap_diff_adjust corrects the p-values
+ * of the scopes compared together (Holm) and judges each scope by the
+ * verdict rule. The statistics
  * themselves live in stats.c.
  */
 #include "diffstat.h"
@@ -67,7 +68,7 @@ cap_result cap_diff_options_resolve(cap_diff_options *resolved,
         o.resamples = CAP_DIFF_DEFAULT_RESAMPLES;
     if (!(o.threshold_pct > 0.0 && o.threshold_pct < INFINITY))
         return CAP_E_MISUSE;
-    if (!(o.alpha > 0.0 && o.alpha < 1.0))
+    if (!(o.alpha > 0.0 && o.alpha < 0.5))
         return CAP_E_MISUSE;
     *resolved = o;
     return CAP_OK;
@@ -91,9 +92,9 @@ static cap_verdict judge(const cap_diffstat *r, const cap_diff_options *o)
         return CAP_VERDICT_REMOVED;
     if (!has_enough(r, o))
         return CAP_VERDICT_INSUFFICIENT;
-    double p = r->p_adjusted, lo = r->ci_low_pct, hi = r->ci_high_pct;
-    double thr = o->threshold_pct;
-    if (isnan(p) || isnan(lo) || isnan(hi))
+    double p = r->p_adjusted, lo = r->ci_low_ms, hi = r->ci_high_ms;
+    double thr = r->band_ms;
+    if (isnan(p) || isnan(lo) || isnan(hi) || isnan(thr))
         return CAP_VERDICT_INCONCLUSIVE;
     if (p < o->alpha && lo > thr)
         return CAP_VERDICT_REGRESSED;
@@ -140,9 +141,20 @@ static void describe(const double *x, size_t n, double *scratch,
     *mean = cap_stats_mean(x, n);
 }
 
-cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
-                            size_t base_n, const double *new_ms,
-                            size_t new_n, const cap_diff_options *opt)
+/* v relative to the base median, in percent, with the zero guard. */
+static double rel_pct(double v, double base_median)
+{
+    if (isnan(v) || isnan(base_median))
+        return NAN;
+    if (base_median == 0.0)
+        return v == 0.0 ? 0.0 : v > 0.0 ? INFINITY : -INFINITY;
+    return v / base_median * 100.0;
+}
+
+cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
+                                  size_t base_n, const double *new_ms,
+                                  size_t new_n, double floor_ms,
+                                  const cap_diff_options *opt)
 {
     cap_diff_options o;
     if (!out || cap_diff_options_resolve(&o, opt) != CAP_OK)
@@ -151,12 +163,15 @@ cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
         return CAP_E_MISUSE;
     if (!durations_ok(base_ms, base_n) || !durations_ok(new_ms, new_n))
         return CAP_E_MISUSE;
+    if (!(floor_ms >= 0.0 && floor_ms < INFINITY))
+        return CAP_E_MISUSE;
 
     cap_diffstat r;
     memset(&r, 0, sizeof r);
     r.base_n = base_n;
     r.new_n = new_n;
-    r.delta_pct = r.ci_low_pct = r.ci_high_pct = NAN;
+    r.delta_ms = r.ci_low_ms = r.ci_high_ms = r.band_ms = NAN;
+    r.delta_pct = r.ci_low_pct = r.ci_high_pct = r.band_pct = NAN;
     r.p_value = r.p_adjusted = NAN;
 
     size_t scratch_n = base_n > new_n ? base_n : new_n;
@@ -173,28 +188,49 @@ cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
     describe(new_ms, new_n, scratch, &r.new_median, &r.new_mean, &r.new_p95);
     free(scratch);
 
-    if (base_n > 0 && new_n > 0)
-        r.delta_pct = cap_stats_rel_change_pct(r.base_median, r.new_median);
-
     if (has_enough(&r, &o)) {
-        cap_boot_ci ci;
-        cap_result rc = cap_stats_bootstrap_median_change(
-            &ci, base_ms, base_n, new_ms, new_n, o.resamples, o.alpha, o.seed);
+        /* The interval at 1 - 2 alpha: its bounds are the two one-sided
+         * tests at alpha each (equivalence), and past the band they agree
+         * with the minimum-effect tests below. */
+        cap_shift_ci ci;
+        cap_result rc = cap_stats_shift_ci(&ci, new_ms, new_n, base_ms, base_n,
+                                           2.0 * o.alpha, CAP_MW_AUTO);
         if (rc != CAP_OK)
             return rc;
-        cap_mw_result mw;
-        rc = cap_stats_mann_whitney(&mw, base_ms, base_n, new_ms, new_n,
-                                    CAP_MW_AUTO);
+        double band = o.threshold_pct / 100.0 * r.base_median;
+        if (floor_ms > band)
+            band = floor_ms;
+        cap_mw_result up, down;
+        rc = cap_stats_mann_whitney_mu(&up, new_ms, new_n, base_ms, base_n,
+                                       band, CAP_MW_AUTO);
+        if (rc == CAP_OK)
+            rc = cap_stats_mann_whitney_mu(&down, new_ms, new_n, base_ms,
+                                           base_n, -band, CAP_MW_AUTO);
         if (rc != CAP_OK)
             return rc;
-        r.ci_low_pct = ci.low_pct;
-        r.ci_high_pct = ci.high_pct;
-        r.p_value = mw.p_value;
+        double p = up.p_greater < down.p_less ? up.p_greater : down.p_less;
+        r.p_value = p < 0.5 ? 2.0 * p : 1.0;
+        r.delta_ms = ci.estimate;
+        r.ci_low_ms = ci.low;
+        r.ci_high_ms = ci.high;
+        r.band_ms = band;
+        r.delta_pct = rel_pct(ci.estimate, r.base_median);
+        r.ci_low_pct = rel_pct(ci.low, r.base_median);
+        r.ci_high_pct = rel_pct(ci.high, r.base_median);
+        r.band_pct = rel_pct(band, r.base_median);
     }
     r.p_adjusted = r.p_value;
     r.verdict = judge(&r, &o);
     *out = r;
     return CAP_OK;
+}
+
+cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
+                            size_t base_n, const double *new_ms,
+                            size_t new_n, const cap_diff_options *opt)
+{
+    return cap_diff_compare_floor(out, base_ms, base_n, new_ms, new_n, 0.0,
+                                  opt);
 }
 
 /* ---- a set of scopes ------------------------------------------------- */
@@ -250,8 +286,9 @@ cap_result cap_diff_compare_all(cap_diffstat *out, const cap_diff_input *in,
     if (n > 0 && (!out || !in))
         return CAP_E_MISUSE;
     for (size_t i = 0; i < n; i++) {
-        cap_result rc = cap_diff_compare(&out[i], in[i].base_ms, in[i].base_n,
-                                         in[i].new_ms, in[i].new_n, &o);
+        cap_result rc = cap_diff_compare_floor(&out[i], in[i].base_ms,
+                                               in[i].base_n, in[i].new_ms,
+                                               in[i].new_n, in[i].floor_ms, &o);
         if (rc != CAP_OK)
             return rc;
     }

@@ -5,18 +5,23 @@
  * Input, per scope: the scope's self time in each frame of the base run
  * and of the new run, in milliseconds (non-negative, finite; which frames
  * count, and whether a frame without the scope counts as 0, is the
- * caller's choice). Output: descriptive statistics of both sides, the
- * relative change of the median with a bootstrap confidence interval, the
- * raw and family-adjusted p-values of a Mann-Whitney U test, and a
- * verdict that a CI job can gate on.
+ * caller's choice), and optionally an absolute floor. Output: descriptive
+ * statistics of both sides, the shift of the new run against the base one
+ * with a distribution-free interval, the raw and family-adjusted p-values
+ * of a minimum-effect test, and a verdict that a CI job can gate on.
  *
  * The method, in short (docs/STATISTICS.md has it in full):
- *   delta_pct   = (median(new) / median(base) - 1) * 100, with
- *                 median(base) == 0 guarded (0 if both are 0, +inf if only
- *                 the base is);
- *   ci_*_pct    = bootstrap percentile interval of delta_pct at level
- *                 1 - alpha (resamples replicates, seeded);
- *   p_value     = two-sided Mann-Whitney U test (stats.h);
+ *   delta_ms    = Hodges-Lehmann shift: the median of the differences
+ *                 new[i] - base[j] over every pair;
+ *   ci_*_ms     = its order-statistic interval at level 1 - 2 alpha
+ *                 (stats.h, cap_stats_shift_ci): no resampling, no seed;
+ *   band_ms     = the smallest change that matters for this scope:
+ *                 max(threshold_pct % of the base median, floor_ms);
+ *   *_pct       = the same values relative to the base median (0 when
+ *                 both are 0, +-inf when only the base median is);
+ *   p_value     = min(1, 2 min(p_up, p_down)): p_up tests "the shift is
+ *                 at most +band" (U test of new - band against base,
+ *                 one-sided), p_down "at least -band";
  *   p_adjusted  = Holm-Bonferroni across the scopes compared together
  *                 (just p_value for a scope compared alone).
  * Verdict, the first rule that applies:
@@ -24,19 +29,19 @@
  *   REMOVED        base frames, no new ones;
  *   INSUFFICIENT   either side has fewer than min_frames frames (both
  *                  sides empty included);
- *   REGRESSED      p_adjusted < alpha and ci_low_pct > +threshold_pct;
- *   IMPROVED       p_adjusted < alpha and ci_high_pct < -threshold_pct;
- *   UNCHANGED      -threshold_pct <= ci_low_pct and
- *                  ci_high_pct <= +threshold_pct;
- *   INCONCLUSIVE   none of the above (and whenever a p-value or a bound is
- *                  NaN).
+ *   REGRESSED      p_adjusted < alpha and ci_low_ms > +band_ms;
+ *   IMPROVED       p_adjusted < alpha and ci_high_ms < -band_ms;
+ *   UNCHANGED      -band_ms <= ci_low_ms and ci_high_ms <= +band_ms
+ *                  (equivalence: two one-sided tests at level alpha);
+ *   INCONCLUSIVE   none of the above (and whenever a p-value, a bound or
+ *                  the band is NaN).
  * A regression must thus be both statistically significant after the
  * family-wise correction and practically large: the whole interval lies
- * past the threshold. UNCHANGED is a positive claim too: the interval
- * rules out any change larger than the threshold.
+ * past the band. UNCHANGED is a positive claim too: the interval rules out
+ * any change larger than the band.
  *
- * Pure computation: no I/O, no global state; results are reproducible for
- * a given seed. Thread safety: reentrant.
+ * Pure computation: no I/O, no global state, no random numbers: the same
+ * inputs give the same bits. Thread safety: reentrant.
  */
 #ifndef CAP_DIFFSTAT_H
 #define CAP_DIFFSTAT_H
@@ -54,13 +59,13 @@ extern "C" {
  * list, so they cannot drift from the enum. */
 #define CAP_VERDICT_LIST(X)                                                    \
     X(CAP_VERDICT_UNCHANGED, "unchanged",                                      \
-      "the confidence interval lies within the threshold")                     \
+      "the confidence interval lies within the band")                          \
     X(CAP_VERDICT_REGRESSED, "regressed",                                      \
-      "significantly slower, by more than the threshold")                      \
+      "significantly slower, by more than the band")                           \
     X(CAP_VERDICT_IMPROVED, "improved",                                        \
-      "significantly faster, by more than the threshold")                      \
+      "significantly faster, by more than the band")                           \
     X(CAP_VERDICT_INCONCLUSIVE, "inconclusive",                                \
-      "neither a change past the threshold nor its absence is shown")          \
+      "neither a change past the band nor its absence is shown")               \
     X(CAP_VERDICT_INSUFFICIENT, "insufficient",                                \
       "too few frames on a side to compare")                                   \
     X(CAP_VERDICT_ADDED, "added", "only in the new run")                       \
@@ -82,7 +87,7 @@ const char *cap_verdict_name(cap_verdict v);
 const char *cap_verdict_message(cap_verdict v);
 
 /* Defaults of cap_diff_options. */
-#define CAP_DIFF_DEFAULT_THRESHOLD_PCT 2.0
+#define CAP_DIFF_DEFAULT_THRESHOLD_PCT 5.0
 #define CAP_DIFF_DEFAULT_ALPHA 0.05
 #define CAP_DIFF_DEFAULT_MIN_FRAMES 10
 #define CAP_DIFF_DEFAULT_RESAMPLES 2000
@@ -91,16 +96,15 @@ const char *cap_verdict_message(cap_verdict v);
  * takes the default named beside it (a threshold of exactly 0 cannot be
  * asked for: use a tiny one). A NULL options pointer means all defaults. */
 typedef struct cap_diff_options {
-    double threshold_pct; /* smallest change that matters, percent, >= 0;
-                             default 2.0 */
-    double alpha;         /* significance level, and 1 - alpha is the
-                             interval's level; in (0, 1); default 0.05 */
+    double threshold_pct; /* smallest relative change that matters, percent
+                             of the base median, > 0; default 5.0 */
+    double alpha;         /* significance level of the tests; the interval's
+                             level is 1 - 2 alpha; in (0, 0.5); default
+                             0.05 */
     size_t min_frames;    /* frames each side needs; default 10 */
-    size_t resamples;     /* bootstrap replicates; default 2000 */
-    uint64_t seed;        /* bootstrap seed, used as given (0 is valid).
-                             Every scope is resampled from this same seed,
-                             so a scope's interval does not depend on which
-                             other scopes are compared with it */
+    size_t resamples;     /* unused since the interval stopped resampling;
+                             kept so that callers that set it compile */
+    uint64_t seed;        /* unused, as resamples */
 } cap_diff_options;
 
 /* The comparison of one scope. Values not computed are NaN (see
@@ -110,10 +114,15 @@ typedef struct cap_diffstat {
     double base_median, new_median;
     double base_mean, new_mean;
     double base_p95, new_p95;    /* type-7 quantile 0.95 */
-    double delta_pct;            /* relative change of the median, % */
-    double ci_low_pct;           /* bootstrap interval of delta_pct, at */
-    double ci_high_pct;          /* level 1 - alpha */
-    double p_value;              /* raw two-sided Mann-Whitney p */
+    double delta_ms;             /* Hodges-Lehmann shift, new - base */
+    double ci_low_ms;            /* its interval, level 1 - 2 alpha */
+    double ci_high_ms;
+    double band_ms;              /* smallest shift that matters */
+    double delta_pct;            /* the four above relative to the base */
+    double ci_low_pct;           /* median, % (see the header's prose) */
+    double ci_high_pct;
+    double band_pct;
+    double p_value;              /* minimum-effect p, 2 min(p_up, p_down) */
     double p_adjusted;           /* Holm across the set compared */
     cap_verdict verdict;
 } cap_diffstat;
@@ -126,28 +135,40 @@ typedef struct cap_diff_input {
     size_t base_n;
     const double *new_ms;
     size_t new_n;
+    double floor_ms; /* smallest shift (ms per sample) that matters for this
+                        scope whatever its relative size; 0: none. The band
+                        is max(threshold_pct % of the base median,
+                        floor_ms) */
 } cap_diff_input;
 
 /* Copy opt (all zero if NULL) to *resolved with every zero field replaced
  * by its default, and check it.
  * Errors: CAP_E_MISUSE (resolved NULL; threshold_pct negative, infinite or
- * NaN; alpha outside (0, 1) or NaN; *resolved untouched). */
+ * NaN; alpha outside (0, 0.5) or NaN; *resolved untouched). */
 cap_result cap_diff_options_resolve(cap_diff_options *resolved,
                                     const cap_diff_options *opt);
 
-/* Compare one scope: base_ms[0..base_n) against new_ms[0..new_n). Neither
- * array is modified.
+/* Compare one scope: base_ms[0..base_n) against new_ms[0..new_n), with a
+ * band of max(threshold_pct % of the base median, floor_ms) (floor_ms >= 0,
+ * 0 for none). Neither array is modified.
  * Fills every field of *out:
  *   - counts always; median, mean and p95 of each side with frames (NaN
- *     for an empty side); delta_pct when both sides have frames;
- *   - ci_low_pct, ci_high_pct and p_value only when both sides have at
- *     least min_frames frames (NaN otherwise);
+ *     for an empty side);
+ *   - the shift, its interval, the band (ms and %) and p_value only when
+ *     both sides have at least min_frames frames (NaN otherwise);
  *   - p_adjusted = p_value (a family of one: cap_diff_adjust revises it
  *     when scopes are compared together) and the verdict from the rule in
  *     the header's prose.
  * Errors: CAP_E_MISUSE (out NULL, invalid options as for
  * cap_diff_options_resolve, a NULL array with a count above 0, a value
- * negative, infinite or NaN), CAP_E_NOMEM. On error *out is untouched. */
+ * negative, infinite or NaN, a floor negative or not finite),
+ * CAP_E_NOMEM. On error *out is untouched. */
+cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
+                                  size_t base_n, const double *new_ms,
+                                  size_t new_n, double floor_ms,
+                                  const cap_diff_options *opt);
+
+/* cap_diff_compare_floor with no floor. */
 cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
                             size_t base_n, const double *new_ms,
                             size_t new_n, const cap_diff_options *opt);
@@ -173,9 +194,11 @@ cap_result cap_diff_compare_all(cap_diffstat *out, const cap_diff_input *in,
                                 size_t n, const cap_diff_options *opt);
 
 /* The verdict the rule gives *r under opt (zero fields take defaults),
- * from r's counts, interval and p_adjusted. cap_diff_compare and
+ * from r's counts, interval, band_ms and p_adjusted. cap_diff_compare and
  * cap_diff_adjust use it; it is public so that a caller can re-judge
- * stored results under another threshold or alpha.
+ * stored results under another alpha or min_frames (the band, and the
+ * p-values tested against it, come from the comparison: another threshold
+ * needs cap_diff_compare again).
  * Errors: CAP_E_MISUSE (out or r NULL, invalid options; *out untouched). */
 cap_result cap_diff_verdict(cap_verdict *out, const cap_diffstat *r,
                             const cap_diff_options *opt);

@@ -1,69 +1,244 @@
 /*
- * report.h - the reports of read_capture, as aligned text or CSV.
+ * report.h - what read_capture's reports compute, as plain data.
  *
- * Every function writes to the FILE * it is given and returns 0, or -1 when
- * memory ran out. Times are milliseconds. CSV goes through libcsv (RFC 4180
- * quoting), one header row, times as decimals.
+ * Each report is one compute call that returns a struct and prints
+ * nothing; the writers in render/ (text, CSV, SVG) only render those
+ * structs. The pattern, the same for every report:
+ *
+ *     an_over_time ot;
+ *     cap_result r = an_over_time_compute(&ot, m, &opt);
+ *     if (r == CAP_OK) { an_text_over_time(stdout, m, &ot, style);
+ *                        an_over_time_free(&ot); }
+ *
+ * Errors (the only ones any function here returns): CAP_E_NOMEM when
+ * memory ran out, CAP_E_MISUSE when a named scope does not exist (the
+ * caller checks names first with an_find_scope to print its own message).
+ * On error the output struct holds nothing to free. Every `*_free`
+ * accepts a zeroed or already freed struct.
+ *
+ * Lifetime: results borrow from the model (scope and node pointers, names)
+ * and are valid until an_free(m); arrays inside are owned by the result
+ * and released by its `*_free`.
+ *
+ * Units: times in the results are milliseconds (double) unless the field
+ * name ends in _ns; shares are percentages; NAN marks "no value" (an empty
+ * bin, no frames) and is never a growth or ratio: those are an_ratio.
  */
 #ifndef AN_REPORT_H
 #define AN_REPORT_H
 
-#include <stdio.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "model.h"
+#include "verdict.h"
 
-typedef struct rep_style {
-    int csv;    /* CSV instead of aligned text */
-    int colour; /* ANSI colour in text output (a terminal, no NO_COLOR) */
-} rep_style;
+/* ---- shared pieces ----------------------------------------------------- */
 
-/* Loud warnings about what the capture lacks or lost, one line each on
- * err, each starting "warning: <file>: ". `min_frames` > 0 also warns when
- * the capture has fewer frames than the report needs (`report` names it).
- * Returns the number of warnings written. */
-int rep_warnings(FILE *err, const an_capture *m, const char *report,
-                 size_t min_frames, int colour);
-
-/* Header (metadata, duration, threads, tracks) and frame-time summary
- * (text only; CSV output has no header block). */
-int rep_header(FILE *out, const an_capture *m, rep_style st);
-
-/* Scopes ranked by total self time, CPU and GPU apart. */
-int rep_ranking(FILE *out, const an_capture *m, rep_style st);
-
-/* The call tree merged by path; max_depth < 0 means no limit; nodes whose
- * total is below min_share_pct of the frame time (or of the capture's
- * root time when there are no frames) are pruned. */
-int rep_tree(FILE *out, const an_capture *m, rep_style st, int max_depth,
-             double min_share_pct);
-
-/* Fastest vs slowest quarter of frames, ordered by frame time, or by the
- * self time of scope `split_by` (CPU first, then GPU) when not NULL.
- * Returns -2 when split_by names no scope. */
-int rep_split(FILE *out, const an_capture *m, rep_style st,
-              const char *split_by);
-
-/* Frames binned by elapsed time: `bins` bins, or bins of bin_seconds when
- * bin_seconds > 0. */
-int rep_over_time(FILE *out, const an_capture *m, rep_style st, int bins,
-                  double bin_seconds);
-
-/* One row per frame; scope restricts to one scope (-2 when unknown). */
-int rep_frames(FILE *out, const an_capture *m, rep_style st,
-               const char *scope);
-
-/* Write one CSV text field, quoted through libcsv when it needs quoting
- * (a comma, quote, line break, or leading/trailing space). */
-void rep_csv_field(FILE *f, const char *s);
-
-/* Frame-time statistics used by several reports. */
-typedef struct rep_frame_stats {
+/* Summary of a set of values (ms): NAN fields when n == 0. */
+typedef struct an_summary {
     size_t n;
-    double mean, median, p95, p99, p999, max, low1; /* ms */
-    size_t low1_frames;
-    size_t stutters;
-} rep_frame_stats;
+    double mean, median, p95;
+} an_summary;
 
-void rep_compute_frame_stats(const an_capture *m, rep_frame_stats *fs);
+/* Summary of v[0..n), which is sorted in place. */
+an_summary an_summarize(double *v, size_t n);
+
+/* ---- totals and time outside frames ------------------------------------ */
+
+/*
+ * The denominators every share uses, and the time recorded outside frames.
+ * A share is a row's self time over the recorded time of its kind (all
+ * CPU scopes' self time, on every thread, inside frames or not; likewise
+ * GPU), so the shares of one kind sum to 100 % and never exceed it.
+ */
+typedef struct an_totals {
+    int64_t cpu_ns;          /* sum of every CPU scope's self time */
+    int64_t gpu_ns;          /* sum of every GPU span's self time */
+    int64_t frame_ns;        /* sum of frame durations */
+    int64_t outside_ns;      /* CPU self time in no frame (the three below) */
+    int64_t before_ns;       /* ... in scopes begun before the first frame */
+    int64_t between_ns;      /* ... in gaps between frames */
+    int64_t after_ns;        /* ... after the last frame ended */
+    size_t threads;          /* CPU threads declared or seen */
+} an_totals;
+
+/* Fill *t from the model. Cannot fail. */
+void an_totals_compute(const an_capture *m, an_totals *t);
+
+/* ---- frame-time statistics --------------------------------------------- */
+
+typedef struct an_frame_stats {
+    size_t n;                               /* frames */
+    double mean, median, p95, p99, p999, max; /* ms */
+    double low1;          /* mean of the slowest 1 % of frames (ms) */
+    size_t low1_frames;   /* how many frames that is (at least 1) */
+    size_t stutters;      /* frames over 2.5x the median of the 31 frames
+                             centred on them */
+} an_frame_stats;
+
+/* Fill *fs (zeroed when there are no frames). Errors: CAP_E_NOMEM. */
+cap_result an_frame_stats_compute(an_frame_stats *fs, const an_capture *m);
+
+/* ---- ranking ----------------------------------------------------------- */
+
+typedef struct an_rank_row {
+    const an_scope *scope;      /* borrowed from the model */
+    double pf_mean, pf_p95;     /* self ms per frame; NAN without frames */
+    double share_pct;           /* self over an_totals.cpu_ns or gpu_ns;
+                                   NAN when that total is 0 */
+} an_rank_row;
+
+/* Scopes ranked by self time: CPU rows first (rows[0..ncpu)), then GPU,
+ * each by descending self time, ties by name. */
+typedef struct an_ranking {
+    an_rank_row *rows;
+    size_t n, ncpu;
+    an_totals totals;
+} an_ranking;
+
+cap_result an_ranking_compute(an_ranking *out, const an_capture *m);
+void an_ranking_free(an_ranking *r);
+
+/* ---- call tree --------------------------------------------------------- */
+
+typedef struct an_tree_row {
+    const an_node *node;   /* borrowed from the model */
+    int depth;             /* -1 for a root (thread or GPU track), 0 for a
+                              top-level scope */
+    int64_t total_ns;      /* a root's total is its children's sum */
+    double share_pct;      /* total over an_tree.denom_ns[kind]; NAN when
+                              that is 0 */
+    size_t path_off;       /* "thread;a;b" at an_tree.paths + path_off */
+} an_tree_row;
+
+/* The merged call tree in display order (pre-order; CPU roots first, then
+ * GPU, children by descending total), after --depth / --min-share pruning
+ * (roots are never pruned). */
+typedef struct an_tree {
+    an_tree_row *rows;
+    size_t n;
+    char *paths;           /* NUL-separated call paths */
+    double denom_ns[2];    /* per an_kind: the recorded self time (as
+                              an_totals.cpu_ns / gpu_ns) */
+} an_tree;
+
+/* max_depth < 0: no limit; nodes whose share is under min_share_pct are
+ * left out with their subtrees. */
+cap_result an_tree_compute(an_tree *out, const an_capture *m, int max_depth,
+                           double min_share_pct);
+void an_tree_free(an_tree *t);
+
+/* ---- split: fastest vs slowest quarter --------------------------------- */
+
+#define AN_SPLIT_HIST_BINS 9
+/* Lower edges of the frame/GPU ratio histogram bins; the last is open. */
+extern const double an_split_hist_edges[AN_SPLIT_HIST_BINS];
+
+typedef struct an_split_scope {
+    const an_scope *scope;     /* borrowed */
+    an_summary pop[2];         /* self ms per frame: fast, slow */
+} an_split_scope;
+
+typedef struct an_split {
+    size_t nframes;            /* frames in the capture */
+    size_t quarter;            /* frames per population; 0: too few */
+    const an_scope *by;        /* ordered by this scope's self time, or
+                                  NULL: by frame time */
+    size_t *pop_frames[2];     /* frame positions of fast, slow (quarter
+                                  each, ascending by the ordering key) */
+    an_summary frame[2];       /* frame ms */
+    an_summary ratio[2];       /* frame/GPU ratio over frames with GPU */
+    size_t hist[2][AN_SPLIT_HIST_BINS];
+    an_split_scope *scopes;    /* by descending |delta of the mean| */
+    size_t nscopes;
+} an_split;
+
+/* split_by: a scope name (CPU first, then GPU) or NULL. Errors:
+ * CAP_E_NOMEM, CAP_E_MISUSE (no such scope). */
+cap_result an_split_compute(an_split *out, const an_capture *m,
+                            const char *split_by);
+void an_split_free(an_split *s);
+
+/* ---- over time --------------------------------------------------------- */
+
+#define AN_OT_MAX_BINS 1000  /* never more bins than this */
+#define AN_OT_TOP 8          /* top scopes followed over time */
+
+typedef struct an_ot_bin {
+    double start_s, end_s;   /* since the first frame's begin */
+    size_t frames;
+    an_summary frame;        /* frame ms of the frames begun in the bin */
+    an_ratio growth;         /* frame median over the reference bin's */
+} an_ot_bin;
+
+typedef struct an_ot_scope {
+    const an_scope *scope;   /* borrowed; scope->is_wait marks a wait */
+    double *median, *p95;    /* per bin, self ms per frame; NAN: empty */
+    an_ratio growth;         /* last non-empty bin over the reference */
+    double share;            /* self time over the frame time (0..) */
+} an_ot_scope;
+
+typedef struct an_ot_counter {
+    const char *name;        /* borrowed */
+    double *mean;            /* per bin; NAN: no sample */
+    size_t *samples;         /* per bin */
+    an_ratio growth;         /* last non-empty bin over the reference */
+    int memory;              /* a memory counter (rss, mem, vram, ...) */
+    int profiler;            /* owned by the profiler itself (name starts
+                                with "cap." or "libcapture."): never a
+                                verdict's evidence */
+} an_ot_counter;
+
+typedef struct an_over_time {
+    size_t nframes;
+    int nbins;
+    double width_s;          /* bin width */
+    int ref, last;           /* first and last non-empty bins */
+    an_ot_bin *bins;
+    an_ot_scope *scopes;     /* the top AN_OT_TOP by self time */
+    size_t nscopes;
+    an_ot_counter *counters;
+    size_t ncounters;
+    an_verdicts verdicts;    /* what it means: see verdict.h */
+} an_over_time;
+
+/* bins: how many (clamped to 1..AN_OT_MAX_BINS; < 1 means 10), or bins
+ * of bin_seconds when bin_seconds > 0. Errors: CAP_E_NOMEM. */
+cap_result an_over_time_compute(an_over_time *out, const an_capture *m,
+                                int bins, double bin_seconds);
+
+/* The verdicts for a computed over-time result (called by
+ * an_over_time_compute; exposed for tests and for evidence rows). */
+void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot);
+void an_over_time_free(an_over_time *ot);
+
+/* ---- frames ------------------------------------------------------------ */
+
+#define AN_FRAMES_MAX_COLS 6
+
+/* Per-frame self time of a few scopes: the one asked for, or the top
+ * AN_FRAMES_MAX_COLS by self time. */
+typedef struct an_frames {
+    const an_scope *only;    /* the scope asked for, or NULL */
+    const an_scope *cols[AN_FRAMES_MAX_COLS];
+    size_t ncols;
+    double *self_ms;         /* ncols x nframes: self_ms[c * nframes + f] */
+    size_t nframes;
+    size_t *cursor;          /* scratch, one per model scope, for writers
+                                that walk every scope's frames */
+} an_frames;
+
+/* scope: a name or NULL. Errors: CAP_E_NOMEM, CAP_E_MISUSE (no such
+ * scope). */
+cap_result an_frames_compute(an_frames *out, const an_capture *m,
+                             const char *scope);
+void an_frames_free(an_frames *f);
+
+/* The writers, under the former names capture_diff and diff.c still use
+ * (kept until their owner moves to the an_ names). */
+#include "render/render.h"
+#define rep_warnings an_text_warnings
+#define rep_csv_field an_csv_field
 
 #endif

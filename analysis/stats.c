@@ -351,12 +351,13 @@ static int cmp_mw_item(const void *pa, const void *pb)
     return cmp_double(&a->v, &b->v);
 }
 
-/* P(U' <= c) under the null hypothesis without ties, for samples of m and
- * n values: count the arrangements of the pooled order (positions 0..N-1)
- * whose U is u, for u <= c only. dp[k][u] counts the ways to place k
+/* The null distribution of U without ties, for samples of m and n values:
+ * counts[u] for u <= c of the arrangements of the pooled order (positions 0..N-1)
+ * whose U is u, and their total C(m + n, m) in *total_out. dp[k][u] counts the ways to place k
  * x-values among the positions seen so far with U = u; an x-value placed
  * at position i after k others beats the i - k y-values before it. */
-static cap_result mw_exact_cdf(double *out, size_t m, size_t n, size_t c)
+static cap_result mw_exact_counts(double *counts, double *total_out,
+                                  size_t m, size_t n, size_t c)
 {
     if (n < m) { /* the count is symmetric in m and n: keep rows few */
         size_t t = m;
@@ -383,24 +384,46 @@ static cap_result mw_exact_cdf(double *out, size_t m, size_t n, size_t c)
                 dst[u + shift] += src[u];
         }
     }
-    double below = 0.0;
-    for (size_t u = 0; u <= c; u++)
-        below += dp[m * width + u];
     /* C(m + n, m) as a running product: each partial product is itself a
      * binomial coefficient, so the value stays well rounded. */
     double total = 1.0;
     for (size_t i = 1; i <= m; i++)
         total = total * (double)(n + i) / (double)i;
+    memcpy(counts, dp + m * width, width * sizeof *counts);
+    *total_out = total;
     free(dp);
-    *out = below / total;
     return CAP_OK;
 }
 
-cap_result cap_stats_mann_whitney(cap_mw_result *out, const double *x,
-                                  size_t nx, const double *y, size_t ny,
-                                  cap_mw_method method)
+/* P(U' <= c): the counts of u <= c over C(m + n, m). */
+static cap_result mw_exact_cdf(double *out, size_t m, size_t n, size_t c)
 {
-    if (!out || !x || !y || nx == 0 || ny == 0)
+    double *counts = malloc((c + 1) * sizeof *counts), total = 1.0;
+    if (!counts)
+        return CAP_E_NOMEM;
+    cap_result rc = mw_exact_counts(counts, &total, m, n, c);
+    if (rc == CAP_OK) {
+        double below = 0.0;
+        for (size_t u = 0; u <= c; u++)
+            below += counts[u];
+        *out = below / total;
+    }
+    free(counts);
+    return rc;
+}
+
+/* Lower tail of the standard normal, Phi(z), accurate far into both
+ * tails. */
+static double pnorm_lower(double z)
+{
+    return 0.5 * erfc(-z / 1.4142135623730950488016887242097);
+}
+
+cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
+                                     size_t nx, const double *y, size_t ny,
+                                     double mu, cap_mw_method method)
+{
+    if (!out || !x || !y || nx == 0 || ny == 0 || !isfinite(mu))
         return CAP_E_MISUSE;
     if (method != CAP_MW_AUTO && method != CAP_MW_EXACT &&
         method != CAP_MW_NORMAL)
@@ -418,8 +441,9 @@ cap_result cap_stats_mann_whitney(cap_mw_result *out, const double *x,
     mw_item *items = malloc(total_n * sizeof *items);
     if (!items)
         return CAP_E_NOMEM;
+    /* R ranks c(x - mu, y): the first sample is shifted, in double. */
     for (size_t i = 0; i < nx; i++)
-        items[i] = (mw_item){x[i], 1};
+        items[i] = (mw_item){mu == 0.0 ? x[i] : x[i] - mu, 1};
     for (size_t i = 0; i < ny; i++)
         items[nx + i] = (mw_item){y[i], 0};
     qsort(items, total_n, sizeof *items, cmp_mw_item);
@@ -456,36 +480,292 @@ cap_result cap_stats_mann_whitney(cap_mw_result *out, const double *x,
     cap_mw_method used =
         (method == CAP_MW_NORMAL || !exact_ok) ? CAP_MW_NORMAL : CAP_MW_EXACT;
 
-    double z = 0.0, p;
+    double z = 0.0, p, p_greater, p_less;
     if (used == CAP_MW_EXACT) {
         /* Without ties U is an integer; the null law is symmetric about
          * mn / 2, so the two-sided p is twice the lower tail at the
-         * smaller of U and mn - U. */
+         * smaller of U and mn - U, and P(U' >= U) = P(U' <= mn - U). */
         size_t ui = (size_t)u;
         size_t mn_i = nx * ny;
         size_t c = ui <= mn_i - ui ? ui : mn_i - ui;
-        double cdf;
+        double cdf, le, ge;
         cap_result rc = mw_exact_cdf(&cdf, nx, ny, c);
+        if (rc == CAP_OK)
+            rc = mw_exact_cdf(&le, nx, ny, ui);
+        if (rc == CAP_OK)
+            rc = mw_exact_cdf(&ge, nx, ny, mn_i - ui);
         if (rc != CAP_OK)
             return rc;
         p = 2.0 * cdf;
+        p_less = le;
+        p_greater = ge;
     } else {
         double var = mn / 12.0 * ((dn + 1.0) - tie_sum / (dn * (dn - 1.0)));
         double d = u - mn / 2.0;
         if (var > 0.0) {
+            double sd = sqrt(var);
             double corr = d > 0.0 ? 0.5 : (d < 0.0 ? -0.5 : 0.0);
-            z = (d - corr) / sqrt(var);
+            z = (d - corr) / sd;
             /* 2 (1 - Phi(|z|)) = erfc(|z| / sqrt 2), accurate in the tail */
             p = erfc(fabs(z) / 1.4142135623730950488016887242097);
+            /* one-sided: R's continuity correction of 0.5 towards the
+             * alternative's side */
+            p_greater = pnorm_lower(-(d - 0.5) / sd);
+            p_less = pnorm_lower((d + 0.5) / sd);
         } else {
-            p = 1.0; /* every value equal: no evidence of a difference */
+            p = p_greater = p_less = 1.0; /* every value equal */
         }
     }
     out->u = u;
     out->z = z;
     out->p_value = p > 1.0 ? 1.0 : p;
+    out->p_greater = p_greater > 1.0 ? 1.0 : p_greater;
+    out->p_less = p_less > 1.0 ? 1.0 : p_less;
     out->method = used;
     out->ties = ties;
+    return CAP_OK;
+}
+
+cap_result cap_stats_mann_whitney(cap_mw_result *out, const double *x,
+                                  size_t nx, const double *y, size_t ny,
+                                  cap_mw_method method)
+{
+    return cap_stats_mann_whitney_mu(out, x, nx, y, ny, 0.0, method);
+}
+
+/* ---- the shift of location: Hodges-Lehmann and its interval ------------ */
+
+double cap_stats_qnorm(double p)
+{
+    if (!(p > 0.0 && p < 1.0))
+        return p == 0.0 ? -INFINITY : p == 1.0 ? INFINITY : NAN;
+    /* Acklam's rational approximation (relative error < 1.2e-9), then one
+     * Halley step on Phi(x) - p, which brings it to double precision. */
+    static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                               -2.759285104469687e+02, 1.383577518672690e+02,
+                               -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                               -1.556989798598866e+02, 6.680131188771972e+01,
+                               -1.328068155288572e+01};
+    static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                               -2.400758277161838e+00, -2.549732539343734e+00,
+                               4.374664141464968e+00, 2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                               2.445134137142996e+00, 3.754408661907416e+00};
+    const double plow = 0.02425;
+    double q, r, x;
+    if (p < plow) {
+        q = sqrt(-2.0 * log(p));
+        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q +
+             c[5]) /
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+    } else if (p <= 1.0 - plow) {
+        q = p - 0.5;
+        r = q * q;
+        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r +
+             a[5]) *
+            q /
+            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r +
+             1.0);
+    } else {
+        q = sqrt(-2.0 * log(1.0 - p));
+        x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q +
+              c[5]) /
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+    }
+    double e = pnorm_lower(x) - p;
+    double u = e * 2.5066282746310002 * exp(x * x / 2.0);
+    return x - u / (1.0 + x * u / 2.0);
+}
+
+/* Pairs (i, j) with fl(x[i] - y[j]) <= t (strict: < t), x and y sorted
+ * ascending. For a fixed i the difference falls as j grows, so the pairs
+ * form a suffix of j; that suffix starts later as i grows (two pointers). */
+static uint64_t pairs_le(const double *x, size_t nx, const double *y,
+                         size_t ny, double t, int strict)
+{
+    uint64_t count = 0;
+    size_t j = 0;
+    for (size_t i = 0; i < nx; i++) {
+        while (j < ny && (strict ? !(x[i] - y[j] < t) : x[i] - y[j] > t))
+            j++;
+        count += ny - j;
+    }
+    return count;
+}
+
+cap_result cap_stats_kth_difference(double *out, const double *x, size_t nx,
+                                    const double *y, size_t ny, uint64_t k)
+{
+    if (!out || !x || !y || nx == 0 || ny == 0 ||
+        (uint64_t)nx > UINT64_MAX / (uint64_t)ny ||
+        k >= (uint64_t)nx * (uint64_t)ny)
+        return CAP_E_MISUSE;
+    /* Randomised selection over the implicit matrix of differences: the
+     * answer lies strictly between lo and hi; a pivot drawn uniformly from
+     * the differences in between either is the answer or moves a bound
+     * past itself and every value equal to it. About 2 ln(nx ny) rounds of
+     * O(nx + ny) each; the generator only decides how fast, never what. */
+    double lo = -INFINITY, hi = INFINITY;
+    cap_rng rng;
+    cap_rng_seed(&rng, k);
+    for (;;) {
+        uint64_t total = 0;
+        size_t jh = 0, jl = 0;
+        for (size_t i = 0; i < nx; i++) {
+            while (jh < ny && !(x[i] - y[jh] < hi))
+                jh++;
+            while (jl < ny && x[i] - y[jl] > lo)
+                jl++;
+            total += jl - jh;
+        }
+        if (total == 0) /* cannot happen: the k-th lies in the window */
+            return CAP_E_MISUSE;
+        uint64_t r = cap_rng_below(&rng, total);
+        double pivot = NAN;
+        jh = jl = 0;
+        for (size_t i = 0; i < nx; i++) {
+            while (jh < ny && !(x[i] - y[jh] < hi))
+                jh++;
+            while (jl < ny && x[i] - y[jl] > lo)
+                jl++;
+            if (r < jl - jh) {
+                pivot = x[i] - y[jh + r];
+                break;
+            }
+            r -= jl - jh;
+        }
+        uint64_t below = pairs_le(x, nx, y, ny, pivot, 1);
+        uint64_t upto = pairs_le(x, nx, y, ny, pivot, 0);
+        if (below <= k && k < upto) {
+            *out = pivot;
+            return CAP_OK;
+        }
+        if (k < below)
+            hi = pivot;
+        else
+            lo = pivot;
+    }
+}
+
+static int finite_all(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
+
+cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
+                              const double *y, size_t ny, double alpha,
+                              cap_mw_method method)
+{
+    if (!out || !x || !y || nx == 0 || ny == 0 || !(alpha > 0.0 && alpha < 1.0))
+        return CAP_E_MISUSE;
+    if (method != CAP_MW_AUTO && method != CAP_MW_EXACT &&
+        method != CAP_MW_NORMAL)
+        return CAP_E_MISUSE;
+    if (!finite_all(x, nx) || !finite_all(y, ny))
+        return CAP_E_MISUSE;
+    size_t total_n = nx + ny;
+    if (total_n < nx || total_n > SIZE_MAX / sizeof(double) ||
+        (uint64_t)nx > UINT64_MAX / (uint64_t)ny / 4)
+        return CAP_E_MISUSE;
+    double *sx = malloc(total_n * sizeof *sx);
+    if (!sx)
+        return CAP_E_NOMEM;
+    double *sy = sx + nx;
+    memcpy(sx, x, nx * sizeof *sx);
+    memcpy(sy, y, ny * sizeof *sy);
+    cap_stats_sort(sx, nx);
+    cap_stats_sort(sy, ny);
+
+    /* Ties in the pooled sample (a merge of the sorted copies) and their
+     * variance correction, as in the U test. */
+    double tie_sum = 0.0;
+    size_t ties = 0;
+    {
+        size_t i = 0, j = 0;
+        while (i < nx || j < ny) {
+            double v = (j >= ny || (i < nx && sx[i] <= sy[j])) ? sx[i] : sy[j];
+            size_t t = 0;
+            while (i < nx && sx[i] == v) {
+                i++;
+                t++;
+            }
+            while (j < ny && sy[j] == v) {
+                j++;
+                t++;
+            }
+            if (t > 1) {
+                ties += t;
+                tie_sum += ((double)t * (double)t - 1.0) * (double)t;
+            }
+        }
+    }
+    int exact_ok = ties == 0 && nx <= CAP_MW_EXACT_MAX && ny <= CAP_MW_EXACT_MAX;
+    if (method == CAP_MW_EXACT && !exact_ok) {
+        free(sx);
+        return CAP_E_MISUSE;
+    }
+    cap_mw_method used =
+        (method == CAP_MW_NORMAL || !exact_ok) ? CAP_MW_NORMAL : CAP_MW_EXACT;
+
+    uint64_t mn = (uint64_t)nx * (uint64_t)ny;
+    /* qu: R's qwilcox(alpha / 2, nx, ny), the smallest q with
+     * P(U' <= q) >= alpha / 2 (exact), or its normal approximation with
+     * the tie-corrected variance and the continuity correction. */
+    uint64_t qu = 0;
+    if (used == CAP_MW_EXACT) {
+        size_t c = (size_t)(mn / 2);
+        double *counts = malloc((c + 1) * sizeof *counts), total = 1.0;
+        cap_result rc = counts ? mw_exact_counts(counts, &total, nx, ny, c)
+                               : CAP_E_NOMEM;
+        if (rc != CAP_OK) {
+            free(counts);
+            free(sx);
+            return rc;
+        }
+        double cum = 0.0;
+        qu = c;
+        for (size_t q = 0; q <= c; q++) {
+            cum += counts[q];
+            if (cum / total >= alpha / 2.0) {
+                qu = q;
+                break;
+            }
+        }
+        free(counts);
+    } else {
+        double dn = (double)total_n, dmn = (double)mn;
+        double var = dmn / 12.0 * ((dn + 1.0) - tie_sum / (dn * (dn - 1.0)));
+        double q = ceil(dmn / 2.0 - 0.5 + cap_stats_qnorm(alpha / 2.0) *
+                                              sqrt(var > 0.0 ? var : 0.0));
+        qu = q > 0.0 ? (uint64_t)q : 0;
+    }
+    if (qu == 0)
+        qu = 1;
+    if (qu > (mn + 1) / 2)
+        qu = (mn + 1) / 2;
+    /* 1-based order statistics qu and mn - qu + 1 of x[i] - y[j]; the
+     * estimate is the median of all of them. */
+    double lo_v, hi_v, m1, m2;
+    cap_result rc = cap_stats_kth_difference(&lo_v, sx, nx, sy, ny, qu - 1);
+    if (rc == CAP_OK)
+        rc = cap_stats_kth_difference(&hi_v, sx, nx, sy, ny, mn - qu);
+    if (rc == CAP_OK)
+        rc = cap_stats_kth_difference(&m1, sx, nx, sy, ny, (mn - 1) / 2);
+    m2 = m1;
+    if (rc == CAP_OK && mn % 2 == 0)
+        rc = cap_stats_kth_difference(&m2, sx, nx, sy, ny, mn / 2);
+    free(sx);
+    if (rc != CAP_OK)
+        return rc;
+    out->estimate = m1 == m2 ? m1 : (m1 + m2) / 2.0;
+    out->low = lo_v;
+    out->high = hi_v;
+    out->rank = qu;
+    out->method = used;
     return CAP_OK;
 }
 

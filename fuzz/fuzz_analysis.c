@@ -30,17 +30,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     an_options o = {0};
     if (an_load(&m, path, &o, detail, sizeof detail) != CAP_OK)
         return 0;
-    for (int csv = 0; csv < 2; csv++) {
-        rep_style st = {csv, 0};
-        rep_warnings(null, m, "fuzz", 8, 0);
-        rep_header(null, m, st);
-        rep_ranking(null, m, st);
-        rep_tree(null, m, st, -1, 0);
-        rep_tree(null, m, st, 1, 5);
-        rep_split(null, m, st, NULL);
-        rep_over_time(null, m, st, 10, 0);
-        rep_over_time(null, m, st, 0, 0.5);
-        rep_frames(null, m, st, NULL);
+    rep_warnings(null, m, "fuzz", 8, 0);
+    an_frame_stats fs;
+    an_totals t;
+    an_totals_compute(m, &t);
+    if (an_frame_stats_compute(&fs, m) == CAP_OK)
+        an_text_header(null, m, &fs, &t, 0);
+    an_ranking r;
+    if (an_ranking_compute(&r, m) == CAP_OK) {
+        an_text_ranking(null, m, &r, 0);
+        an_csv_ranking(null, &r);
+        an_ranking_free(&r);
+    }
+    for (int k = 0; k < 2; k++) {
+        an_tree tr;
+        if (an_tree_compute(&tr, m, k ? 1 : -1, k ? 5 : 0) == CAP_OK) {
+            an_text_tree(null, m, &tr, 0);
+            an_csv_tree(null, &tr);
+            an_tree_free(&tr);
+        }
+        an_over_time ot;
+        if (an_over_time_compute(&ot, m, k ? 0 : 10, k ? 0.5 : 0) == CAP_OK) {
+            an_text_over_time(null, m, &ot, 0);
+            an_csv_over_time(null, &ot);
+            an_over_time_free(&ot);
+        }
+    }
+    an_split sp;
+    if (an_split_compute(&sp, m, NULL) == CAP_OK) {
+        an_text_split(null, m, &sp, 0);
+        an_csv_split(null, &sp);
+        an_split_free(&sp);
+    }
+    an_frames fr;
+    if (an_frames_compute(&fr, m, NULL) == CAP_OK) {
+        an_text_frames(null, m, &fr, 0);
+        an_csv_frames(null, m, &fr);
+        an_frames_free(&fr);
     }
     cap_diff_options dopt = {.resamples = 200};
     an_diff d;

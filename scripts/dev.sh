@@ -13,8 +13,11 @@ PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
       libyajl-dev liblz4-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
-      clang libclang-rt-14-dev binutils zstd
+      clang libclang-rt-14-dev binutils zstd time
       cmake help2man)
+# For the test command only: the browser that checks the pictures
+# (tests/browser_check.sh); the check is skipped, saying so, without it.
+TEST_PKGS=(chromium)
 
 install_missing() {
   local missing=()
@@ -22,12 +25,30 @@ install_missing() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
       missing+=("$p")
   done
+  # Node.js and npm run the DuckDB round trip of docs/FLEET.md; a machine
+  # that has them from elsewhere keeps its own
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "dev.sh: installing ${missing[*]}" >&2
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+install_test_tools() {
+  local p sudo=""
+  for p in "${TEST_PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' &&
+      continue
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "dev.sh: installing $p" >&2
+    { $sudo apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+        --no-install-recommends "$p" >&2; } ||
+      echo "dev.sh: $p could not be installed; the tests that need it skip" >&2
+  done
 }
 
 build() {
@@ -53,6 +74,7 @@ case "$cmd" in
     # Meson subproject, CMake, shared and library-only builds
     # (tests/downstream.sh). CAP_QUICK=1 runs the normal build's tests only.
     build
+    install_test_tools
     status=0
     meson test -C build --print-errorlogs "$@" || status=$?
     counts=$(python3 - build/meson-logs/testlog.json <<'PY'

@@ -16,6 +16,7 @@
 
 #include "capture/cap_writer.h"
 #include "model.h"
+#include "render/render.h"
 #include "report.h"
 
 static char path[64];
@@ -215,10 +216,19 @@ static void times_far_apart_do_not_overflow_the_reports(void **state)
     assert_true(an_elapsed_ns(m->first_ns, m->last_ns) > 1.8e19);
     FILE *null = fopen("/dev/null", "w");
     assert_non_null(null);
-    rep_style st = {0, 0};
-    assert_int_equal(rep_header(null, m, st), 0);
-    assert_int_equal(rep_over_time(null, m, st, 0, 1.0), 0);
-    assert_int_equal(rep_ranking(null, m, st), 0);
+    an_frame_stats fs;
+    an_totals t;
+    assert_int_equal(an_frame_stats_compute(&fs, m), CAP_OK);
+    an_totals_compute(m, &t);
+    an_text_header(null, m, &fs, &t, 0);
+    an_over_time ot;
+    assert_int_equal(an_over_time_compute(&ot, m, 0, 1.0), CAP_OK);
+    an_text_over_time(null, m, &ot, 0);
+    an_over_time_free(&ot);
+    an_ranking r;
+    assert_int_equal(an_ranking_compute(&r, m), CAP_OK);
+    an_text_ranking(null, m, &r, 0);
+    an_ranking_free(&r);
     fclose(null);
     frame_lengths_saturate(m);
     an_free(m);

@@ -338,7 +338,24 @@ static int convert(converter conv, const char *in, const char *out,
     size_t len = 0;
     char *text = NULL;
     FILE *d = open_memstream(&text, &len);
-    cvt_options o = {frame_scope, gpu_thread, weight, d};
+    /* gpu_thread: one name, or several separated by commas */
+    char gbuf[256] = "";
+    const char *gpus[8];
+    size_t ngpu = 0;
+    if (gpu_thread) {
+        snprintf(gbuf, sizeof gbuf, "%s", gpu_thread);
+        for (char *p = gbuf, *q; p && ngpu < 8; p = q) {
+            q = strchr(p, ',');
+            if (q)
+                *q++ = '\0';
+            gpus[ngpu++] = p;
+        }
+    }
+    cvt_options o = {.frame_scope = frame_scope,
+                     .gpu_threads = ngpu ? gpus : NULL,
+                     .n_gpu_threads = ngpu,
+                     .weight = weight,
+                     .diag = d};
     int rc = conv(in, out, &o);
     fclose(d);
     if (diag)
@@ -474,6 +491,67 @@ static void gzip_input_reads_like_plain_json(void **state)
     free(plain);
 }
 
+/* The offset of bad JSON is counted from the start of the file, also past
+ * the first 64 KiB read. */
+static void invalid_json_far_into_the_file_names_the_file_offset(void **state)
+{
+    env *e = *state;
+    char *path = tmp_path(e, "far.json");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("[", f);
+    for (int i = 0; i < 3000; i++)
+        fprintf(f, "{\"ph\": \"X\", \"name\": \"s\", \"pid\": 1, "
+                   "\"tid\": 1, \"ts\": %d, \"dur\": 1},\n", i * 2);
+    long bad = ftell(f); /* 0-based offset of the bad byte */
+    fputs("oops]", f);
+    fclose(f);
+    assert_true(bad > 3 * 65536);
+    char *out = tmp_path(e, "far.cap"), *diag;
+    assert_int_equal(convert(cvt_chrome_to_cap, path, out, NULL, NULL, NULL,
+                             &diag), CVT_EXIT_INPUT);
+    char want[128];
+    snprintf(want, sizeof want, "invalid JSON near byte %ld of the trace",
+             bad + 1);
+    assert_contains(diag, want);
+    assert_contains(diag, "after 3000 events: the file is damaged\n");
+    assert_int_equal(count_lines(diag), 1);
+    free(diag);
+    free(out);
+    free(path);
+}
+
+/* A gzip file cut short says so, and what it held is imported. */
+static void gzip_cut_short_is_named(void **state)
+{
+    env *e = *state;
+    char *gz = tmp_path(e, "cut.json.gz");
+    gzFile g = gzopen(gz, "wb");
+    assert_non_null(g);
+    gzputs(g, "[");
+    for (int i = 0; i < 20000; i++)
+        gzprintf(g, "{\"ph\": \"X\", \"name\": \"s%d\", \"pid\": 1, "
+                    "\"tid\": 1, \"ts\": %d, \"dur\": 1},\n", i % 97, i * 2);
+    gzputs(g, "]");
+    assert_int_equal(gzclose(g), Z_OK);
+    FILE *f = fopen(gz, "rb+");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    assert_int_equal(truncate(gz, size / 2), 0);
+    char *out = tmp_path(e, "cut.cap"), *diag;
+    assert_int_equal(convert(cvt_chrome_to_cap, gz, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    assert_contains(diag, "gzip: unexpected end of file: the compressed file "
+                          "is cut short after ");
+    assert_contains(diag, "the trace is cut short (no closing bracket)");
+    assert_int_equal(count_lines(diag), 2);
+    free(diag);
+    free(out);
+    free(gz);
+}
+
 static void array_cut_short_imports_every_complete_event(void **state)
 {
     env *e = *state;
@@ -565,9 +643,12 @@ static void x_overlapping_its_parents_end_is_clipped(void **state)
         "scope 0 1 5.000 10.000 child\n"
         "scope 0 2 8.000 10.000 grandchild\n"
         "scope 0 0 12.000 13.000 after\n");
-    assert_int_equal(count_lines(diag), 2);
+    assert_int_equal(count_lines(diag), 3);
     assert_contains(diag, "'child' [5.000, 15.000] us overlaps the end of its "
                           "parent 'parent' at 10.000 us; clipped to end there");
+    /* 5 us of 'child' and 2 us of 'grandchild' */
+    assert_contains(diag, "thread '1/1': 2 overlapping scope(s) clipped, "
+                          "0.007 ms of their time removed in all\n");
     assert_contains(diag, "'grandchild' [8.000, 12.000] us overlaps the end of "
                           "its parent 'child' at 10.000 us");
     free(d);
@@ -729,6 +810,52 @@ static void gpu_thread_becomes_a_calibrated_gpu_track(void **state)
     free(diag);
 }
 
+/* PyTorch-style: numbered steps are frames through a glob, each CUDA stream
+ * is a GPU track of its own, a kernel shorter than a microsecond is kept,
+ * and a thread with an empty name keeps its tid. */
+static void steps_glob_and_several_gpu_streams(void **state)
+{
+    env *e = *state;
+    char *diag;
+    char *d = import_dump(e, "chrome-profiler-steps-two-streams.json",
+                          "ProfilerStep#*", "stream 7,stream 8", &diag);
+    assert_string_equal(d,
+        "thread 0 main\n"
+        "thread 1 1/5\n"
+        "gputrack 0 1 stream 7\n"
+        "gputrack 1 1 stream 8\n"
+        "scope 0 0 0.000 100.000 ProfilerStep#1\n"
+        "scope 0 1 10.000 50.000 forward\n"
+        "scope 0 0 100.000 200.000 ProfilerStep#2\n"
+        "scope 0 1 110.000 160.000 forward\n"
+        "scope 1 0 20.000 50.000 loader\n"
+        "frame 0 0.000 100.000\n"
+        "frame 1 100.000 200.000\n"
+        "gpu 0 0 0 20.000 35.000 gemm < -\n"
+        "gpu 0 0 0 40.000 40.001 relu < -\n"
+        "gpu 1 0 0 30.000 35.000 memcpy < -\n"
+        "gpu 0 1 0 120.000 145.000 gemm < -\n");
+    assert_one_warning(e, diag, "chrome-profiler-steps-two-streams.json",
+        "GPU thread 'stream 7': 1 span(s) of zero length (shorter than the "
+        "trace's resolution) are recorded as 1 ns");
+    free(d);
+    free(diag);
+}
+
+static void the_same_gpu_thread_twice_is_an_input_error(void **state)
+{
+    env *e = *state;
+    char *out = tmp_path(e, "x.cap"), *diag;
+    assert_int_equal(convert(cvt_chrome_to_cap,
+                             fixture(e, "chrome-gpu-thread.json"), out, NULL,
+                             "gpu,gpu", NULL, &diag), CVT_EXIT_INPUT);
+    assert_contains(diag, "--gpu-thread 'gpu' names the same thread as an "
+                          "earlier --gpu-thread\n");
+    assert_int_equal(count_lines(diag), 1);
+    free(diag);
+    free(out);
+}
+
 static void unknown_gpu_thread_is_an_input_error(void **state)
 {
     env *e = *state;
@@ -749,10 +876,16 @@ static void unreadable_inputs_fail_with_one_line(void **state)
 {
     env *e = *state;
     static const char *const cases[][2] = {
-        {"chrome-invalid-json.json", "not a Chrome trace: invalid JSON near byte"},
+        {"chrome-invalid-json-before-any-event.json", "not a Chrome trace: "
+                                  "invalid JSON near byte 17 (lexical error: "
+                                  "invalid char in json text.)"},
         {"chrome-scalar-document.json", "not a Chrome trace: the JSON is a "
                                         "single value"},
         {"chrome-empty-file.json", "not a Chrome trace: the file is empty"},
+        {"chrome-invalid-json.json", "invalid JSON near byte 67 of the trace "
+                                     "(lexical error: invalid char in json "
+                                     "text.), after 1 events: the file is "
+                                     "damaged"},
         {"chrome-object-without-events.json", "not a Chrome trace: no event "
                                               "array"},
         {"does-not-exist.json", "cannot open: No such file or directory"},
@@ -966,6 +1099,216 @@ static void capture_to_json_and_back_keeps_every_scope(void **state)
     free(back);
 }
 
+/* ---- slices ------------------------------------------------------------ */
+
+static int run_tool(env *e, char **out, char **err, const char *const *args);
+
+/* One scope as the reader gives it, for comparing two captures. */
+typedef struct sc {
+    uint32_t tid, depth;
+    int64_t begin, end;
+    char name[64];
+} sc;
+
+static int cmp_sc(const void *a, const void *b)
+{
+    const sc *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+typedef struct slice_view {
+    uint64_t frames[512];     /* frame indices, file order */
+    int64_t fb[512], fe[512]; /* their begin and end */
+    size_t nframes;
+    sc *scopes;               /* every scope whose root begins inside
+                                 [lo, hi) of some frame in `keep`, or all */
+    size_t nscopes;
+    uint64_t gpu_frames[4096];/* cpu_frame of each GPU span */
+    size_t ngpu;
+    uint64_t unnamed;
+} slice_view;
+
+/* Read cap; keep[] (NULL: everything) selects frames by position in file
+ * order, and with them the scopes whose root begins in a kept frame. */
+static void read_view(const char *cap, const unsigned char *keep,
+                      slice_view *v)
+{
+    memset(v, 0, sizeof *v);
+    /* pass 1: frames */
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, cap, NULL, 0), CAP_OK);
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        assert_int_equal(res, CAP_OK);
+        if (ev.kind == CAP_EV_FRAME) {
+            assert_true(v->nframes < 512);
+            v->fb[v->nframes] = ev.u.frame.begin_ns;
+            v->fe[v->nframes] = ev.u.frame.end_ns;
+            v->frames[v->nframes++] = ev.u.frame.index;
+        }
+    }
+    cap_reader_close(r);
+    /* pass 2: scopes by root, GPU spans by frame */
+    assert_int_equal(cap_reader_open(&r, cap, NULL, 0), CAP_OK);
+    sc *pending[16] = {0};
+    size_t npend[16] = {0}, cap_all = 0;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        assert_int_equal(res, CAP_OK);
+        if (ev.kind == CAP_EV_GPU_SPAN) {
+            assert_true(v->ngpu < 4096);
+            v->gpu_frames[v->ngpu++] = ev.u.gpu_span.cpu_frame;
+        }
+        if (ev.kind != CAP_EV_SCOPE)
+            continue;
+        const cap_ev_scope *s = &ev.u.scope;
+        assert_true(s->tid < 16);
+        sc one = {s->tid, s->depth, s->begin_ns, s->end_ns, ""};
+        const char *nm = cap_reader_name(r, s->name);
+        v->unnamed += nm == NULL;
+        snprintf(one.name, sizeof one.name, "%s", nm ? nm : "?");
+        pending[s->tid] = realloc(pending[s->tid],
+                                  (npend[s->tid] + 1) * sizeof *pending[0]);
+        assert_non_null(pending[s->tid]);
+        pending[s->tid][npend[s->tid]++] = one;
+        if (s->depth)
+            continue;
+        int in = keep == NULL;
+        for (size_t i = 0; !in && i < v->nframes; i++)
+            in = keep[i] && v->fb[i] <= s->begin_ns && s->begin_ns < v->fe[i];
+        if (in) {
+            v->scopes = realloc(v->scopes, (v->nscopes + npend[s->tid] + 1) *
+                                               sizeof *v->scopes);
+            assert_non_null(v->scopes);
+            memcpy(v->scopes + v->nscopes, pending[s->tid],
+                   npend[s->tid] * sizeof *v->scopes);
+            v->nscopes += npend[s->tid];
+        }
+        npend[s->tid] = 0;
+    }
+    (void)cap_all;
+    for (int i = 0; i < 16; i++)
+        free(pending[i]);
+    cap_reader_close(r);
+    qsort(v->scopes, v->nscopes, sizeof *v->scopes, cmp_sc);
+}
+
+/* The slice holds exactly the frames asked for, every scope whose root
+ * began in one of them (same times, same names), the GPU spans of those
+ * frames and no unnamed id. */
+static void check_slice(env *e, const char *demo, const char *const *args,
+                        const unsigned char *keep)
+{
+    char *out, *err;
+    assert_int_equal(run_tool(e, &out, &err, args), 0);
+    slice_view *full = malloc(sizeof *full), *cut = malloc(sizeof *cut);
+    assert_non_null(full);
+    assert_non_null(cut);
+    read_view(demo, keep, full);
+    read_view(args[3], NULL, cut);
+    size_t k = 0;
+    for (size_t i = 0; i < full->nframes; i++)
+        if (keep[i]) {
+            assert_true(k < cut->nframes);
+            assert_int_equal(cut->frames[k], full->frames[i]);
+            assert_int_equal(cut->fb[k], full->fb[i]);
+            k++;
+        }
+    assert_int_equal(k, cut->nframes);
+    assert_int_equal(cut->nscopes, full->nscopes);
+    for (size_t i = 0; i < cut->nscopes; i++)
+        assert_int_equal(cmp_sc(&cut->scopes[i], &full->scopes[i]), 0);
+    for (size_t i = 0; i < cut->ngpu; i++) {
+        int found = 0;
+        for (size_t j = 0; j < full->nframes && !found; j++)
+            found = keep[j] && full->frames[j] == cut->gpu_frames[i];
+        assert_true(found);
+    }
+    assert_true(cut->ngpu > 0);
+    assert_int_equal(cut->unnamed, 0);
+    assert_contains(err, "window(s);");
+    free(full->scopes);
+    free(cut->scopes);
+    free(full);
+    free(cut);
+    free(out);
+    free(err);
+}
+
+static void slices_keep_their_frames_scopes_and_names(void **state)
+{
+    env *e = *state;
+    char *cap = tmp_path(e, "slice.cap");
+    char demo[PATH_MAX];
+    snprintf(demo, sizeof demo, "%s", fixture(e, "../demo.cap"));
+    slice_view *full = malloc(sizeof *full);
+    assert_non_null(full);
+    read_view(demo, NULL, full);
+    assert_true(full->nframes == 240);
+    unsigned char keep[512] = {0};
+
+    /* --frames 10:20 */
+    for (size_t i = 0; i < full->nframes; i++)
+        keep[i] = full->frames[i] >= 10 && full->frames[i] < 20;
+    const char *a1[] = {"--frames", "10:20", demo, cap, NULL};
+    check_slice(e, demo, a1, keep);
+
+    /* --seconds 1:1.5, measured from the first frame's begin */
+    for (size_t i = 0; i < full->nframes; i++) {
+        double t = (double)(full->fb[i] - full->fb[0]) / 1e9;
+        keep[i] = t >= 1.0 && t < 1.5;
+    }
+    const char *a2[] = {"--seconds", "1:1.5", demo, cap, NULL};
+    check_slice(e, demo, a2, keep);
+
+    /* --slowest 3 --context 1: the three longest frames and their
+     * neighbours */
+    memset(keep, 0, sizeof keep);
+    for (int round = 0; round < 3; round++) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < full->nframes; i++) {
+            if (keep[i] & 2)
+                continue;
+            if (best == SIZE_MAX || full->fe[i] - full->fb[i] >
+                                        full->fe[best] - full->fb[best])
+                best = i;
+        }
+        keep[best] |= 2;
+    }
+    for (size_t i = 0; i < full->nframes; i++)
+        if (keep[i] & 2) {
+            keep[i] |= 1;
+            if (i > 0)
+                keep[i - 1] |= 1;
+            if (i + 1 < full->nframes)
+                keep[i + 1] |= 1;
+        }
+    for (size_t i = 0; i < full->nframes; i++)
+        keep[i] = keep[i] & 1;
+    /* check_slice reads args[3] as the output */
+    const char *a3[] = {"--slowest=3", "--context=1", demo, cap, NULL};
+    check_slice(e, demo, a3, keep);
+
+    /* a window with no frame is an input error, one line */
+    char *out, *err;
+    const char *a4[] = {"--frames", "1000:2000", demo, cap, NULL};
+    assert_int_equal(run_tool(e, &out, &err, a4), 2);
+    assert_contains(err, "the slice --frames 1000:2000 holds no frame (the "
+                         "capture has 240, indices 0 to 239)");
+    assert_int_equal(count_lines(err), 1);
+    free(out);
+    free(err);
+    free(full->scopes);
+    free(full);
+    free(cap);
+}
+
 /* ---- folded out -------------------------------------------------------- */
 
 static void folded_self_time_merges_and_sorts_stacks(void **state)
@@ -1013,6 +1356,59 @@ static void folded_calls_count_occurrences(void **state)
 }
 
 /* ---- capture copy ------------------------------------------------------ */
+
+/* Two root scopes on either side of a block boundary whose clock estimate
+ * changed: the reader converts the second one's repeated begin with the
+ * new estimate, 2.95 us before the first one's end. The copy writes them in
+ * order (no "timestamps went backwards" in the copy) and says by how much. */
+static void copying_keeps_a_threads_times_in_order_across_blocks(void **state)
+{
+    env *e = *state;
+    char *cap = tmp_path(e, "clk.cap"), *out = tmp_path(e, "clk-copy.cap");
+    cap_writer_options wo = {0};
+    wo.clock_source = "tsc";
+    wo.tick_period_ns = 1.0;
+    wo.origin_mono_ns = 1;
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, cap, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "a", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 2, "b", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    /* block 1: 1.00001 ns per tick */
+    assert_int_equal(cap_writer_clock_sample(w, 200000000, 1 + 200002000),
+                     CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 300000000), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 300000100), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 300000150), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    /* block 2: 1.0 ns per tick; b is repeated as open */
+    assert_int_equal(cap_writer_clock_sample(w, 400000000, 1 + 400000000),
+                     CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 300000300), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+
+    char *diag;
+    assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    char want[512];
+    snprintf(want, sizeof want, "warning: %s: times on a thread out of order "
+             "by up to 2.950 us (the input's clock estimate changed between "
+             "blocks) were written in order\n", cap);
+    assert_string_equal(diag, want);
+    free(diag);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, out, NULL, 0), CAP_OK);
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK)
+        ;
+    assert_int_equal(res, CAP_DONE);
+    assert_int_equal(cap_reader_get_stats(r)->clock_backwards, 0);
+    assert_int_equal(cap_reader_get_stats(r)->scopes, 2);
+    cap_reader_close(r);
+    free(cap);
+    free(out);
+}
 
 static void copying_a_truncated_capture_makes_it_complete(void **state)
 {
@@ -1226,9 +1622,17 @@ static void usage_errors_exit_with_2(void **state)
         {"a.json", NULL, NULL, NULL, "expected IN and OUT"},
         {"a.txt", "b.cap", NULL, NULL, "a.txt: cannot tell the format"},
         {"--weight", "heavy", "a.cap", "b.folded", "--weight 'heavy'"},
-        {"--to", "puffin", "a.cap", "b.x", "--to 'puffin': expected cap, json "
-                                           "or folded"},
+        {"--to", "puffin", "a.cap", "b.x", "--to 'puffin': expected cap, json, "
+                                           "folded or svg"},
         {"--frame-scope", NULL, NULL, NULL, "--frame-scope needs a value"},
+        {"--frames", "5", "a.cap", "b.cap", "--frames '5': expected A:B, A: "
+                                            "or :B with 0 <= A < B"},
+        {"--frames", "9:3", "a.cap", "b.cap", "--frames '9:3'"},
+        {"--seconds", "x:1", "a.cap", "b.cap", "--seconds 'x:1'"},
+        {"--slowest", "0", "a.cap", "b.cap", "--slowest '0': expected a whole "
+                                            "number above 0"},
+        {"--frames", "1:2", "a.cap", "b.json", "cut a capture into a capture"},
+        {"--context", "3", "a.cap", "b.cap", "--context goes with --slowest"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out, *err;
@@ -1277,7 +1681,7 @@ static void json_to_folded_goes_through_a_capture(void **state)
         "1/1;parent 1\n"
         "1/1;parent;child 1\n"
         "1/1;parent;child;grandchild 1\n");
-    assert_int_equal(count_lines(err), 2);
+    assert_int_equal(count_lines(err), 3);
     free(out);
     free(err);
 }
@@ -1313,6 +1717,12 @@ int main(void)
         cmocka_unit_test(without_frame_scope_there_are_no_frames),
         cmocka_unit_test(gpu_thread_becomes_a_calibrated_gpu_track),
         cmocka_unit_test(unknown_gpu_thread_is_an_input_error),
+        cmocka_unit_test(steps_glob_and_several_gpu_streams),
+        cmocka_unit_test(copying_keeps_a_threads_times_in_order_across_blocks),
+        cmocka_unit_test(slices_keep_their_frames_scopes_and_names),
+        cmocka_unit_test(invalid_json_far_into_the_file_names_the_file_offset),
+        cmocka_unit_test(gzip_cut_short_is_named),
+        cmocka_unit_test(the_same_gpu_thread_twice_is_an_input_error),
         cmocka_unit_test(unreadable_inputs_fail_with_one_line),
         cmocka_unit_test(chrome_output_is_a_trace_perfetto_can_load),
         cmocka_unit_test(capture_to_json_and_back_keeps_every_scope),

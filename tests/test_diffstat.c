@@ -3,10 +3,10 @@
  * scope's comparison, Holm across scopes, the geometric-mean summary, and
  * seeded simulations of the cases capture_diff must get right.
  *
- * References: hand computation; R 4.2.2 for one Mann-Whitney p-value
- * (docs/STATISTICS.md records the command); the stats.c functions for
- * the bootstrap interval (diffstat must pass its options through to them
- * unchanged).
+ * References: hand computation; R 4.2.2 for the shifted Mann-Whitney
+ * p-values and the order statistics of the interval (docs/STATISTICS.md
+ * records the commands); the stats.c functions for the interval (diffstat
+ * must pass its options through to them unchanged).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -82,7 +82,7 @@ static void options_default_when_zero_or_null(void **state)
     (void)state;
     cap_diff_options o;
     assert_int_equal(cap_diff_options_resolve(&o, NULL), CAP_OK);
-    assert_close(o.threshold_pct, 2.0, 0);
+    assert_close(o.threshold_pct, 5.0, 0);
     assert_close(o.alpha, 0.05, 0);
     assert_int_equal(o.min_frames, 10);
     assert_int_equal(o.resamples, 2000);
@@ -90,7 +90,7 @@ static void options_default_when_zero_or_null(void **state)
 
     cap_diff_options in = {.alpha = 0.01, .min_frames = 30, .seed = 77};
     assert_int_equal(cap_diff_options_resolve(&o, &in), CAP_OK);
-    assert_close(o.threshold_pct, 2.0, 0);
+    assert_close(o.threshold_pct, 5.0, 0);
     assert_close(o.alpha, 0.01, 0);
     assert_int_equal(o.min_frames, 30);
     assert_int_equal(o.resamples, 2000);
@@ -103,7 +103,7 @@ static void options_out_of_range_are_a_misuse(void **state)
     cap_diff_options o = {.threshold_pct = 123};
     const cap_diff_options bad[] = {
         {.threshold_pct = -1},   {.threshold_pct = NAN},
-        {.threshold_pct = INFINITY}, {.alpha = 1.0},
+        {.threshold_pct = INFINITY}, {.alpha = 1.0}, {.alpha = 0.5},
         {.alpha = -0.05},        {.alpha = NAN},
     };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++)
@@ -117,6 +117,8 @@ static void options_out_of_range_are_a_misuse(void **state)
 
 /* ---- the verdict rule ---------------------------------------------------- */
 
+/* A result with a base median of 100 ms, so that ms and % read alike, and
+ * a band of 2 ms. */
 static cap_diffstat judged(size_t base_n, size_t new_n, double p, double lo,
                            double hi)
 {
@@ -124,9 +126,11 @@ static cap_diffstat judged(size_t base_n, size_t new_n, double p, double lo,
     memset(&r, 0, sizeof r);
     r.base_n = base_n;
     r.new_n = new_n;
+    r.base_median = 100.0;
     r.p_value = r.p_adjusted = p;
-    r.ci_low_pct = lo;
-    r.ci_high_pct = hi;
+    r.ci_low_ms = r.ci_low_pct = lo;
+    r.ci_high_ms = r.ci_high_pct = hi;
+    r.band_ms = r.band_pct = 2.0;
     return r;
 }
 
@@ -140,14 +144,14 @@ static cap_verdict verdict_of(cap_diffstat r)
 static void verdict_rule_follows_the_table(void **state)
 {
     (void)state;
-    /* Defaults: threshold 2 %, alpha 0.05, min_frames 10. */
+    /* Band 2 ms (judged), alpha 0.05, min_frames 10. */
     assert_verdict(verdict_of(judged(20, 20, 0.001, 3.0, 8.0)),
                    CAP_VERDICT_REGRESSED);
     assert_verdict(verdict_of(judged(20, 20, 0.001, -8.0, -3.0)),
                    CAP_VERDICT_IMPROVED);
     assert_verdict(verdict_of(judged(20, 20, 0.5, -1.0, 1.5)),
                    CAP_VERDICT_UNCHANGED);
-    /* Significant but small: the interval rules out a change past 2 %. */
+    /* Significant but small: the interval rules out a change past 2 ms. */
     assert_verdict(verdict_of(judged(20, 20, 0.001, 0.5, 1.5)),
                    CAP_VERDICT_UNCHANGED);
     /* Past the threshold, not significant. */
@@ -188,15 +192,22 @@ static void verdict_rule_boundaries_are_as_documented(void **state)
                    CAP_VERDICT_INCONCLUSIVE);
     assert_verdict(verdict_of(judged(20, 20, NAN, -1.0, 1.0)),
                    CAP_VERDICT_INCONCLUSIVE);
-    /* Another threshold and alpha change the answer. */
-    cap_diff_options o = {.threshold_pct = 5.0, .alpha = 0.01};
+    /* Another alpha changes the answer; the band is the result's own (the
+     * options' threshold made it when the scope was compared). */
+    cap_diff_options o = {.threshold_pct = 50.0, .alpha = 0.01};
     cap_diffstat r = judged(20, 20, 0.02, 3.0, 8.0);
     cap_verdict v;
     assert_int_equal(cap_diff_verdict(&v, &r, &o), CAP_OK);
     assert_verdict(v, CAP_VERDICT_INCONCLUSIVE);
-    r = judged(20, 20, 0.005, 6.0, 8.0);
+    r = judged(20, 20, 0.005, 3.0, 8.0);
     assert_int_equal(cap_diff_verdict(&v, &r, &o), CAP_OK);
     assert_verdict(v, CAP_VERDICT_REGRESSED);
+    r.band_ms = 5.0;
+    assert_int_equal(cap_diff_verdict(&v, &r, &o), CAP_OK);
+    assert_verdict(v, CAP_VERDICT_INCONCLUSIVE);
+    r.band_ms = NAN;
+    assert_int_equal(cap_diff_verdict(&v, &r, &o), CAP_OK);
+    assert_verdict(v, CAP_VERDICT_INCONCLUSIVE);
     assert_int_equal(cap_diff_verdict(NULL, &r, &o), CAP_E_MISUSE);
     assert_int_equal(cap_diff_verdict(&v, NULL, &o), CAP_E_MISUSE);
 }
@@ -230,7 +241,7 @@ static void compare_describes_both_sides_exactly(void **state)
         b[9 - i] = i + 1;       /* 1..10, reversed */
         n[(i * 3) % 10] = 2 * (i + 1); /* 2..20, shuffled */
     }
-    cap_diff_options o = {.alpha = 0.1, .resamples = 500, .seed = 3};
+    cap_diff_options o = {.alpha = 0.1};
     cap_diffstat r;
     assert_int_equal(cap_diff_compare(&r, b, 10, n, 10, &o), CAP_OK);
     assert_int_equal(r.base_n, 10);
@@ -241,21 +252,67 @@ static void compare_describes_both_sides_exactly(void **state)
     assert_close(r.new_mean, 11.0, 0);
     assert_close(r.base_p95, 9.55, 1e-14);  /* R: 9.5499999999999989 */
     assert_close(r.new_p95, 19.1, 1e-14);   /* R: 19.099999999999998 */
+    /* R: d <- sort(outer(seq(2, 20, 2), 1:10, "-")); median(d) = 5.5;
+     * ties, so qu from the normal approximation: the tie-corrected
+     * variance 174.34210526315792, qu = ceiling(49.5 + qnorm(0.1) *
+     * sqrt(var)) = 33, d[33] = 2, d[68] = 9 (R's uniroot bounds:
+     * 2.0000315, 8.9999685). */
+    assert_close(r.delta_ms, 5.5, 0);
+    assert_close(r.ci_low_ms, 2.0, 0);
+    assert_close(r.ci_high_ms, 9.0, 0);
     assert_close(r.delta_pct, 100.0, 1e-13);
-    /* R: wilcox.test(1:10, seq(2, 20, 2), exact = FALSE, correct = TRUE)
-     *    W = 22.5, p-value = 0.040869107495709781 (ties: normal). */
-    assert_close(r.p_value, 0.040869107495709781, 1e-14);
+    assert_close(r.ci_low_pct, 2.0 / 5.5 * 100.0, 1e-13);
+    assert_close(r.ci_high_pct, 9.0 / 5.5 * 100.0, 1e-13);
+    /* The band: 5 % of the base median. */
+    assert_close(r.band_ms, 0.275, 1e-15);
+    assert_close(r.band_pct, 5.0, 1e-13);
+    /* Shifted by the band, the samples have no ties: exact tests. R:
+     * wilcox.test(n, b, mu = 0.275, alternative = "greater") W = 75,
+     * p = 0.031506419277317108; "less" at mu = -0.275:
+     * 0.99072831193574229; p = 2 min = 0.063012838554634215. */
+    assert_close(r.p_value, 0.063012838554634215, 1e-14);
     assert_true(r.p_adjusted == r.p_value);
-    /* The interval is stats' bootstrap with these options, to the bit. */
-    cap_boot_ci ci;
-    assert_int_equal(
-        cap_stats_bootstrap_median_change(&ci, b, 10, n, 10, 500, 0.1, 3),
-        CAP_OK);
-    assert_true(r.ci_low_pct == ci.low_pct);
-    assert_true(r.ci_high_pct == ci.high_pct);
+    /* The interval is stats' order-statistic interval at 1 - 2 alpha, to
+     * the bit. */
+    cap_shift_ci ci;
+    assert_int_equal(cap_stats_shift_ci(&ci, n, 10, b, 10, 0.2, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_true(r.ci_low_ms == ci.low);
+    assert_true(r.ci_high_ms == ci.high);
     cap_verdict v;
     assert_int_equal(cap_diff_verdict(&v, &r, &o), CAP_OK);
     assert_verdict(r.verdict, v);
+    /* 0.063 < alpha = 0.1 and the interval lies past the band. */
+    assert_verdict(r.verdict, CAP_VERDICT_REGRESSED);
+}
+
+static void a_floor_widens_the_band(void **state)
+{
+    (void)state;
+    double b[40], n[40];
+    for (int i = 0; i < 40; i++) {
+        b[i] = 1.0 + 0.001 * i;
+        n[i] = 1.1 + 0.001 * i; /* +10 % (0.1 ms), no ties */
+    }
+    cap_diffstat r;
+    assert_int_equal(cap_diff_compare(&r, b, 40, n, 40, NULL), CAP_OK);
+    assert_close(r.band_ms, 0.05 * 1.0195, 1e-15);
+    assert_verdict(r.verdict, CAP_VERDICT_REGRESSED);
+    /* A floor of 0.2 ms per sample: the band is 0.2 ms, about 19.6 %, and
+     * the interval (about +0.09 to +0.11 ms) lies inside it. */
+    assert_int_equal(cap_diff_compare_floor(&r, b, 40, n, 40, 0.2, NULL),
+                     CAP_OK);
+    assert_close(r.band_ms, 0.2, 0);
+    assert_close(r.band_pct, 0.2 / 1.0195 * 100.0, 1e-12);
+    assert_verdict(r.verdict, CAP_VERDICT_UNCHANGED);
+    /* A floor below the relative band changes nothing. */
+    assert_int_equal(cap_diff_compare_floor(&r, b, 40, n, 40, 0.01, NULL),
+                     CAP_OK);
+    assert_close(r.band_ms, 0.05 * 1.0195, 1e-15);
+    assert_int_equal(cap_diff_compare_floor(&r, b, 40, n, 40, -1.0, NULL),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_diff_compare_floor(&r, b, 40, n, 40, INFINITY, NULL),
+                     CAP_E_MISUSE);
 }
 
 static void five_frames_are_insufficient(void **state)
@@ -273,7 +330,8 @@ static void five_frames_are_insufficient(void **state)
     assert_close(r.base_mean, 1.1, 1e-15);
     assert_close(r.base_p95, 1.38, 1e-14); /* 1.1 + 0.8 * 0.35 */
     assert_close(r.new_median, 2.245, 1e-14);
-    assert_close(r.delta_pct, (2.245 / 1.05 - 1.0) * 100.0, 1e-12);
+    assert_nan(r.delta_pct);
+    assert_nan(r.band_ms);
     assert_nan(r.p_value);
     assert_nan(r.p_adjusted);
     assert_nan(r.ci_low_pct);
@@ -316,8 +374,10 @@ static void a_zero_base_median_is_guarded(void **state)
     for (int i = 0; i < 20; i++)
         pos[i] = 0.5 + 0.01 * i;
     cap_diffstat r;
-    /* 0 -> 0: no change, and every value tied: p = 1. */
+    /* 0 -> 0: no change, and every value tied: p = 1; the band is 0 ms
+     * wide, and the interval [0, 0] lies inside it. */
     assert_int_equal(cap_diff_compare(&r, zeros, 20, zeros, 20, NULL), CAP_OK);
+    assert_close(r.band_ms, 0.0, 0);
     assert_close(r.delta_pct, 0.0, 0);
     assert_close(r.ci_low_pct, 0.0, 0);
     assert_close(r.ci_high_pct, 0.0, 0);
@@ -442,8 +502,8 @@ static void same_law_gives_unchanged(void **state)
     lognormal(n, N, 4.0, 0.1, &rng);
     cap_diffstat r;
     assert_int_equal(cap_diff_compare(&r, b, N, n, N, NULL), CAP_OK);
-    /* Median sd about 1.25 * 0.1 / sqrt(2000) = 0.28 % per side: the 95 %
-     * interval is about +-0.8 %, inside +-2 %. */
+    /* Shift sd about 0.1 * sqrt(2 / 2000) / 0.98 = 0.32 %: the 90 %
+     * interval is about +-0.5 %, well inside the +-5 % band. */
     assert_verdict(r.verdict, CAP_VERDICT_UNCHANGED);
     assert_true(r.p_value > 0.05);
     assert_true(r.ci_low_pct > -2.0 && r.ci_high_pct < 2.0);
@@ -473,7 +533,7 @@ static void one_shifted_series_in_twenty_is_the_only_regression(void **state)
         lognormal(b, FRAMES, median, 0.15, &rng);
         lognormal(n, FRAMES, s == SHIFTED ? median * 1.10 : median, 0.15,
                   &rng);
-        in[s] = (cap_diff_input){b, FRAMES, n, FRAMES};
+        in[s] = (cap_diff_input){b, FRAMES, n, FRAMES, 0.0};
     }
     cap_diff_options o = {.seed = 42};
     cap_diffstat r[SCOPES];
@@ -537,7 +597,7 @@ static void compare_all_reports_the_first_failing_input(void **state)
 {
     (void)state;
     const double ok[] = {1, 2, 3}, bad[] = {1, -1, 3};
-    cap_diff_input in[2] = {{ok, 3, ok, 3}, {ok, 3, bad, 3}};
+    cap_diff_input in[2] = {{ok, 3, ok, 3, 0.0}, {ok, 3, bad, 3, 0.0}};
     cap_diffstat r[2];
     assert_int_equal(cap_diff_compare_all(r, in, 2, NULL), CAP_E_MISUSE);
     assert_int_equal(cap_diff_compare_all(NULL, in, 2, NULL), CAP_E_MISUSE);
@@ -555,6 +615,7 @@ int main(void)
         cmocka_unit_test(verdict_rule_boundaries_are_as_documented),
         cmocka_unit_test(verdict_from_counts_comes_first),
         cmocka_unit_test(compare_describes_both_sides_exactly),
+        cmocka_unit_test(a_floor_widens_the_band),
         cmocka_unit_test(five_frames_are_insufficient),
         cmocka_unit_test(a_side_without_frames_is_added_or_removed),
         cmocka_unit_test(a_zero_base_median_is_guarded),

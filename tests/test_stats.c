@@ -546,6 +546,226 @@ static void mw_rejects_bad_arguments(void **state)
     assert_close(r.u, -1.0, 0); /* untouched */
 }
 
+/* ---- the shifted test and the shift's interval ----------------------------- */
+
+/* R (docs/STATISTICS.md, section 11, "shift"): y = my(ny, 0.5) against
+ * x = mx(nx), wilcox.test(y, x, mu = 0.3) two-sided, "greater", "less",
+ * and at mu = -0.2 "greater" and "less". */
+static void mw_with_a_shift_matches_r(void **state)
+{
+    (void)state;
+    static const struct {
+        int nx, ny;
+        double w, p, pg, pl, pg2, pl2, tol;
+    } ref[] = {
+        {7, 6, 15, 0.44522144522144519, 0.81701631701631705,
+         0.22261072261072259, 0.6858974358974359, 0.36538461538461536, 1e-14},
+        {30, 40, 596, 0.96708771434870933, 0.52115403067806776,
+         0.48354385717435466, 0.27171933814763494, 0.73218660917244538, 1e-13},
+        {49, 49, 1161, 0.78265843931134882, 0.61138523222619234,
+         0.39132921965567441, 0.2929373343249525, 0.70949364604126142, 1e-13},
+        {60, 55, 1615, 0.84683138027440463, 0.57877547673091856,
+         0.42341569013720232, 0.24816694788019775, 0.75360192732732645, 1e-14},
+        {300, 280, 44450, 0.22450600139012847, 0.11225300069506423,
+         0.88784157559973942, 0.00083734313120926974, 0.99916407410142305,
+         1e-14},
+    };
+    double x[300], y[300];
+    for (size_t c = 0; c < ARRAY_LEN(ref); c++) {
+        modular_x(x, ref[c].nx);
+        modular_y(y, ref[c].ny, 0.5);
+        cap_mw_result r, q;
+        assert_int_equal(cap_stats_mann_whitney_mu(&r, y, ref[c].ny, x,
+                                                   ref[c].nx, 0.3, CAP_MW_AUTO),
+                         CAP_OK);
+        assert_close(r.u, ref[c].w, 0);
+        assert_close(r.p_value, ref[c].p, ref[c].tol);
+        assert_close(r.p_greater, ref[c].pg, ref[c].tol);
+        assert_close(r.p_less, ref[c].pl, ref[c].tol);
+        assert_int_equal(cap_stats_mann_whitney_mu(&q, y, ref[c].ny, x,
+                                                   ref[c].nx, -0.2,
+                                                   CAP_MW_AUTO),
+                         CAP_OK);
+        assert_close(q.p_greater, ref[c].pg2, ref[c].tol);
+        assert_close(q.p_less, ref[c].pl2, ref[c].tol);
+    }
+    /* mu = 0 is the plain test, one-sided p-values included. */
+    cap_mw_result a, b;
+    modular_x(x, 30);
+    modular_y(y, 40, 1.0);
+    assert_int_equal(cap_stats_mann_whitney(&a, x, 30, y, 40, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(cap_stats_mann_whitney_mu(&b, x, 30, y, 40, 0.0,
+                                               CAP_MW_AUTO),
+                     CAP_OK);
+    assert_true(a.p_value == b.p_value && a.p_less == b.p_less &&
+                a.p_greater == b.p_greater);
+    assert_int_equal(cap_stats_mann_whitney_mu(&b, x, 30, y, 40, NAN,
+                                               CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_mann_whitney_mu(&b, x, 30, y, 40, INFINITY,
+                                               CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+}
+
+static void qnorm_matches_r(void **state)
+{
+    (void)state;
+    /* R: qnorm(0.05), qnorm(0.025), qnorm(1e-10), qnorm(0.5) */
+    assert_close(cap_stats_qnorm(0.05), -1.6448536269514726, 1e-15);
+    assert_close(cap_stats_qnorm(0.025), -1.9599639845400538, 1e-15);
+    assert_close(cap_stats_qnorm(1e-10), -6.3613409024040557, 1e-14);
+    assert_close(cap_stats_qnorm(0.5), 0.0, 1e-16);
+    assert_close(cap_stats_qnorm(0.975), 1.9599639845400538, 1e-15);
+    assert_true(cap_stats_qnorm(0.0) == -INFINITY);
+    assert_true(cap_stats_qnorm(1.0) == INFINITY);
+    assert_true(isnan(cap_stats_qnorm(1.5)));
+    assert_true(isnan(cap_stats_qnorm(NAN)));
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every order statistic of the differences, against sorting them all:
+ * samples with many ties, negative shifts and sizes of 1 included. */
+static void kth_difference_agrees_with_sorting_every_difference(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 5);
+    static const size_t sizes[][2] = {{1, 1}, {1, 7}, {9, 1}, {13, 17},
+                                      {40, 25}};
+    for (size_t c = 0; c < ARRAY_LEN(sizes); c++) {
+        for (int ties = 0; ties < 2; ties++) {
+            size_t nx = sizes[c][0], ny = sizes[c][1];
+            double x[40], y[25], d[1000];
+            for (size_t i = 0; i < nx; i++)
+                x[i] = ties ? (double)cap_rng_below(&rng, 5)
+                            : cap_rng_uniform(&rng) * 3.0;
+            for (size_t j = 0; j < ny; j++)
+                y[j] = ties ? (double)cap_rng_below(&rng, 5) * 0.5
+                            : cap_rng_uniform(&rng) * 2.0 + 0.5;
+            cap_stats_sort(x, nx);
+            cap_stats_sort(y, ny);
+            size_t k = 0;
+            for (size_t i = 0; i < nx; i++)
+                for (size_t j = 0; j < ny; j++)
+                    d[k++] = x[i] - y[j];
+            qsort(d, k, sizeof *d, cmp_d);
+            for (size_t q = 0; q < k; q++) {
+                double v = NAN;
+                assert_int_equal(
+                    cap_stats_kth_difference(&v, x, nx, y, ny, q), CAP_OK);
+                assert_true(v == d[q]);
+            }
+            double v;
+            assert_int_equal(cap_stats_kth_difference(&v, x, nx, y, ny, k),
+                             CAP_E_MISUSE);
+        }
+    }
+}
+
+/* R: wilcox.test(my(ny, 0.5), mx(nx), conf.int = TRUE, conf.level = 0.9,
+ * exact = TRUE): estimate and bounds; qwilcox(0.05, ny, nx). */
+static void shift_interval_matches_r(void **state)
+{
+    (void)state;
+    static const struct {
+        int nx, ny;
+        double est, lo, hi;
+        uint64_t qu;
+        cap_mw_method method;
+    } ref[] = {
+        {7, 6, -1.05, -4.25, 2.1499999999999995, 9, CAP_MW_EXACT},
+        {30, 40, 0.25, -1.0499999999999998, 1.5499999999999998, 461,
+         CAP_MW_EXACT},
+        {49, 49, 0.14999999999999991, -0.94999999999999996,
+         1.1499999999999999, 969, CAP_MW_EXACT},
+        /* over 49 a side: qu from the normal approximation, which equals
+         * R's exact qwilcox here, so the bounds are R's exact ones */
+        {60, 55, 0.15000000000000036, -0.75, 1.1499999999999995, 1356,
+         CAP_MW_NORMAL},
+    };
+    double x[60], y[60];
+    for (size_t c = 0; c < ARRAY_LEN(ref); c++) {
+        modular_x(x, ref[c].nx);
+        modular_y(y, ref[c].ny, 0.5);
+        cap_shift_ci ci;
+        assert_int_equal(cap_stats_shift_ci(&ci, y, ref[c].ny, x, ref[c].nx,
+                                            0.1, CAP_MW_AUTO),
+                         CAP_OK);
+        assert_close(ci.estimate, ref[c].est, 1e-15);
+        assert_close(ci.low, ref[c].lo, 1e-15);
+        assert_close(ci.high, ref[c].hi, 1e-15);
+        assert_int_equal(ci.rank, ref[c].qu);
+        assert_int_equal(ci.method, ref[c].method);
+    }
+    /* 300 against 280 values, with ties: R's qwilcox(0.05, 280, 300) is
+     * 38683 and so is the normal approximation; the bounds are the order
+     * statistics (R's uniroot gives 0.1500042 and 1.0499330). */
+    double bx[300], by[280];
+    modular_x(bx, 300);
+    modular_y(by, 280, 0.5);
+    cap_shift_ci ci;
+    assert_int_equal(cap_stats_shift_ci(&ci, by, 280, bx, 300, 0.1,
+                                        CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(ci.rank, 38683);
+    double lo, hi;
+    double sx[300], sy[280];
+    memcpy(sx, bx, sizeof sx);
+    memcpy(sy, by, sizeof sy);
+    cap_stats_sort(sx, 300);
+    cap_stats_sort(sy, 280);
+    assert_int_equal(cap_stats_kth_difference(&lo, sy, 280, sx, 300, 38682),
+                     CAP_OK);
+    assert_int_equal(
+        cap_stats_kth_difference(&hi, sy, 280, sx, 300, 84000 - 38683), CAP_OK);
+    assert_true(ci.low == lo && ci.high == hi);
+    assert_close(ci.low, 0.15, 1e-12);
+    assert_close(ci.high, 1.05, 1e-12);
+    /* Exact refused with ties; bad arguments. */
+    assert_int_equal(cap_stats_shift_ci(&ci, by, 280, bx, 300, 0.1,
+                                        CAP_MW_EXACT),
+                     CAP_E_MISUSE);
+    const double bad[] = {1, INFINITY};
+    assert_int_equal(cap_stats_shift_ci(&ci, bad, 2, bx, 3, 0.1, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_shift_ci(&ci, by, 0, bx, 3, 0.1, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_shift_ci(&ci, by, 3, bx, 3, 1.0, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_shift_ci(NULL, by, 3, bx, 3, 0.1, CAP_MW_AUTO),
+                     CAP_E_MISUSE);
+}
+
+/* Distribution-free: over seeded repetitions of a pure shift of skewed
+ * data, the 90 % interval covers the true shift at about its level. */
+static void shift_interval_covers_at_about_its_level(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 77);
+    int covered = 0;
+    enum { REPS = 400, N = 80 };
+    for (int rep = 0; rep < REPS; rep++) {
+        double b[N], n[N];
+        for (int i = 0; i < N; i++) {
+            b[i] = exp(0.5 * cap_rng_normal(&rng));
+            n[i] = exp(0.5 * cap_rng_normal(&rng)) + 0.25;
+        }
+        cap_shift_ci ci;
+        assert_int_equal(cap_stats_shift_ci(&ci, n, N, b, N, 0.1, CAP_MW_AUTO),
+                         CAP_OK);
+        covered += ci.low <= 0.25 && 0.25 <= ci.high;
+    }
+    /* binomial(400, 0.9): sd 6; 346..374 is about +-2.3 sd */
+    assert_in_range(covered, 346, 374);
+}
+
 /* ---- bootstrap ------------------------------------------------------------ */
 
 /* n lognormal values with median `median` and log-sd `sigma`. */
@@ -833,6 +1053,11 @@ int main(void)
         cmocka_unit_test(mw_swapping_the_samples_mirrors_u_and_keeps_p),
         cmocka_unit_test(mw_all_values_equal_gives_p_of_one),
         cmocka_unit_test(mw_rejects_bad_arguments),
+        cmocka_unit_test(mw_with_a_shift_matches_r),
+        cmocka_unit_test(qnorm_matches_r),
+        cmocka_unit_test(kth_difference_agrees_with_sorting_every_difference),
+        cmocka_unit_test(shift_interval_matches_r),
+        cmocka_unit_test(shift_interval_covers_at_about_its_level),
         cmocka_unit_test(rel_change_guards_a_zero_base),
         cmocka_unit_test(bootstrap_is_reproducible_for_a_seed),
         cmocka_unit_test(bootstrap_follows_the_documented_procedure_bit_for_bit),

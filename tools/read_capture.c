@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "read_capture_fleet.h"
+#include "render/render.h"
 #include "report.h"
+#include "render/svg.h"
 #include "tool_version.h"
 
 #define EXIT_REPORT 0
@@ -34,6 +37,7 @@ typedef struct args {
     double bin_seconds;
     const char *scope;
     double skip_seconds;
+    const char *svg; /* --svg FILE, or NULL */
 } args;
 
 static void usage(FILE *f)
@@ -44,7 +48,7 @@ static void usage(FILE *f)
           "  --tree             the call tree merged by path\n"
           "    --depth N        show scopes down to depth N (0: top level; "
           "default: all)\n"
-          "    --min-share PCT  hide nodes under PCT %% of frame time "
+          "    --min-share PCT  hide nodes under PCT % of the recorded time "
           "(default 0)\n"
           "  --split            fastest vs slowest quarter of frames, with the "
           "frame/GPU ratio\n"
@@ -56,9 +60,15 @@ static void usage(FILE *f)
           "    --bin-seconds S  bins of S seconds instead\n"
           "  --frames           one row per frame (for scripts)\n"
           "    --scope NAME     only this scope\n"
+          "  --summary FILE...  one row per capture, for many captures\n"
+          "  --export DIR FILE...  tidy CSV tables for SQL engines\n"
+          "                     (read_capture --summary --help says more)\n"
           "\n"
           "Common:\n"
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
+          "  --svg FILE         also draw the report as an SVG picture in FILE:\n"
+          "                     the frame-time chart (the ranking, --frames)\n"
+          "                     or the flame graph (--tree)\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
@@ -90,7 +100,7 @@ static int parse_number(const char *opt, const char *s, double min, double *out)
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
-           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP };
+           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP, O_SVG };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
@@ -105,6 +115,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"csv", no_argument, 0, O_CSV},
         {"strict", no_argument, 0, O_STRICT},
         {"skip-seconds", required_argument, 0, O_SKIP},
+        {"svg", required_argument, 0, O_SVG},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -125,6 +136,7 @@ static int parse_args(int argc, char **argv, args *a)
         case O_STRICT: a->strict = 1; break;
         case O_SPLITBY: a->split_by = optarg; break;
         case O_SCOPE: a->scope = optarg; break;
+        case O_SVG: a->svg = optarg; break;
         case O_DEPTH:
             if (parse_number("--depth", optarg, 0, &v) != 0)
                 return -1;
@@ -173,6 +185,12 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "read_capture: --scope goes with --frames\n");
         return -1;
     }
+    if (a->svg && (a->report == R_SPLIT || a->report == R_OVER_TIME)) {
+        fprintf(stderr, "read_capture: --svg draws the ranking, --tree and "
+                        "--frames; --split and --over-time have no picture "
+                        "yet\n");
+        return -1;
+    }
     if (optind + 1 != argc) {
         fprintf(stderr, optind >= argc ? "read_capture: no capture file given "
                                          "(see --help)\n"
@@ -182,6 +200,87 @@ static int parse_args(int argc, char **argv, args *a)
     }
     a->file = argv[optind];
     return 0;
+}
+
+/* The picture of the report into a->svg. Returns 0, -1 out of memory, or
+ * -3 when the file could not be written (message printed). */
+static int write_svg(const args *a, const an_capture *m)
+{
+    FILE *f = fopen(a->svg, "w");
+    if (!f) {
+        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
+                strerror(errno));
+        return -3;
+    }
+    int rc = a->report == R_TREE ? an_svg_flame(f, m, a->file)
+                                 : an_svg_frames(f, m, a->file);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
+                a->svg);
+        return -3;
+    }
+    return rc;
+}
+
+/* Compute the chosen report, then render it as text or CSV. */
+static cap_result render(const args *a, const an_capture *m, int colour)
+{
+    cap_result rc = CAP_OK;
+    FILE *out = stdout;
+    if (!a->csv) {
+        an_frame_stats fs;
+        an_totals t;
+        if ((rc = an_frame_stats_compute(&fs, m)) != CAP_OK)
+            return rc;
+        an_totals_compute(m, &t);
+        an_text_header(out, m, &fs, &t, colour);
+    }
+    switch (a->report) {
+    case R_RANKING: {
+        an_ranking r;
+        if ((rc = an_ranking_compute(&r, m)) != CAP_OK)
+            break;
+        a->csv ? an_csv_ranking(out, &r) : an_text_ranking(out, m, &r, colour);
+        an_ranking_free(&r);
+        break;
+    }
+    case R_TREE: {
+        an_tree t;
+        if ((rc = an_tree_compute(&t, m, a->depth, a->min_share)) != CAP_OK)
+            break;
+        a->csv ? an_csv_tree(out, &t) : an_text_tree(out, m, &t, colour);
+        an_tree_free(&t);
+        break;
+    }
+    case R_SPLIT: {
+        an_split s;
+        if ((rc = an_split_compute(&s, m, a->split_by)) != CAP_OK)
+            break;
+        a->csv ? an_csv_split(out, &s) : an_text_split(out, m, &s, colour);
+        an_split_free(&s);
+        break;
+    }
+    case R_OVER_TIME: {
+        an_over_time ot;
+        rc = an_over_time_compute(&ot, m, a->bins, a->bin_seconds);
+        if (rc != CAP_OK)
+            break;
+        a->csv ? an_csv_over_time(out, &ot)
+               : an_text_over_time(out, m, &ot, colour);
+        an_over_time_free(&ot);
+        break;
+    }
+    case R_FRAMES: {
+        an_frames f;
+        if ((rc = an_frames_compute(&f, m, a->scope)) != CAP_OK)
+            break;
+        a->csv ? an_csv_frames(out, m, &f) : an_text_frames(out, m, &f, colour);
+        an_frames_free(&f);
+        break;
+    }
+    }
+    return rc;
 }
 
 static int run(const args *a)
@@ -216,26 +315,25 @@ static int run(const args *a)
         min_frames = a->bin_seconds > 0 ? 4 : (size_t)a->bins * 2;
     else if (a->report == R_FRAMES)
         min_frames = 1;
-    int warned = rep_warnings(stderr, m, names[a->report], min_frames, colour_err);
-    rep_style st = {a->csv, colour_out};
-    int rc = rep_header(stdout, m, st);
-    switch (a->report) {
-    case R_RANKING: rc = rc ? rc : rep_ranking(stdout, m, st); break;
-    case R_TREE: rc = rc ? rc : rep_tree(stdout, m, st, a->depth, a->min_share); break;
-    case R_SPLIT: rc = rc ? rc : rep_split(stdout, m, st, a->split_by); break;
-    case R_OVER_TIME:
-        rc = rc ? rc : rep_over_time(stdout, m, st, a->bins, a->bin_seconds);
-        break;
-    case R_FRAMES: rc = rc ? rc : rep_frames(stdout, m, st, a->scope); break;
-    }
+    int warned = an_text_warnings(stderr, m, names[a->report], min_frames,
+                                  colour_err);
+    cap_result rc = render(a, m, colour_out);
+    int svg_rc = 0;
+    if (rc == CAP_OK && a->svg)
+        svg_rc = write_svg(a, m);
     an_free(m);
-    if (rc == -2) {
+    if (svg_rc == -3)
+        return EXIT_USAGE;
+    if (svg_rc == -1)
+        rc = CAP_E_NOMEM;
+    if (rc == CAP_E_MISUSE) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);
         return EXIT_USAGE;
     }
-    if (rc != 0) {
-        fprintf(stderr, "read_capture: %s: out of memory\n", a->file);
+    if (rc != CAP_OK) {
+        fprintf(stderr, "read_capture: %s: %s\n", a->file,
+                cap_result_message(rc));
         return EXIT_USAGE;
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -250,6 +348,8 @@ int main(int argc, char **argv)
 {
     if (tool_version(argc, argv, "read_capture"))
         return tool_version_done();
+    if (fleet_wanted(argc, argv)) /* many captures: read_capture_fleet.c */
+        return fleet_main(argc, argv);
     args a;
     int p = parse_args(argc, argv, &a);
     if (p == 1) {

@@ -13,6 +13,20 @@
  * end without it, with a warning. GPU spans are rebuilt into batches: one
  * batch per run of spans of the same track and CPU frame; each span's
  * parent is the latest earlier span one level up with the parent's name.
+ *
+ * Per thread, times are written in order: the reader converts each block's
+ * ticks with that block's clock estimate, so two events on either side of
+ * a block boundary can come out a few hundred ns out of order although
+ * their ticks were in order. Such a time is written as the thread's latest
+ * (that is not a clock that went backwards, and is not counted as one);
+ * the largest adjustment is reported when it exceeds a microsecond.
+ *
+ * Slices (cvt_options.slice): a first pass reads only the frames and picks
+ * those to keep; consecutive kept frames make one time window. The copy
+ * then keeps the frames picked, every root scope (with its whole tree) that
+ * begins inside a window, the GPU spans recorded by a kept frame and the
+ * counter samples inside a window. Names are defined as they are used, so
+ * the slice names every id it holds and nothing more.
  */
 #include "cvt.h"
 #include "cvt_util.h"
@@ -21,13 +35,25 @@
 #include <capture/cap_writer.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU };
 
+typedef struct window {
+    int64_t begin, end; /* [begin, end) ns */
+} window;
+
 typedef struct copy {
     cvt_diag d;
+    /* slice: kept frame indices (sorted) and their time windows */
+    int sliced;
+    uint64_t *keep;
+    size_t nkeep;
+    window *win;
+    size_t nwin;
+    uint64_t sliced_out;     /* scopes left out by the slice */
     const char *out;
     cap_reader *r;
     cap_writer *w;
@@ -36,6 +62,9 @@ typedef struct copy {
     int64_t *open_end;       /* scratch: ends of open scopes */
     size_t open_cap;
     uint64_t clamped;
+    uint64_t *last_tick;     /* per thread: latest time written */
+    size_t last_cap;
+    uint64_t max_adjust;     /* largest per-thread order adjustment (ns) */
     /* the GPU batch being collected */
     cap_gpu_span *spans;
     uint32_t *span_depth;
@@ -89,9 +118,204 @@ static int use_name(copy *c, uint32_t id)
     return r == CAP_OK ? 0 : wfail(c, r, "names");
 }
 
+/* ---- slices ------------------------------------------------------------ */
+
+typedef struct fr {
+    uint64_t index;
+    int64_t begin, end;
+} fr;
+
+static int cmp_fr_slow(const void *a, const void *b)
+{
+    const fr *x = a, *y = b;
+    double dx = (double)x->end - (double)x->begin;
+    double dy = (double)y->end - (double)y->begin;
+    if (dx != dy)
+        return dx > dy ? -1 : 1; /* slowest first */
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int kept(const copy *c, uint64_t index)
+{
+    size_t lo = 0, hi = c->nkeep;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->keep[mid] < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->nkeep && c->keep[lo] == index;
+}
+
+static int in_window(const copy *c, int64_t t)
+{
+    size_t lo = 0, hi = c->nwin;
+    while (lo < hi) { /* the first window that ends after t */
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->win[mid].end <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->nwin && c->win[lo].begin <= t;
+}
+
+static int oom(copy *c)
+{
+    cvt_error(&c->d, "out of memory");
+    return CVT_EXIT_INPUT;
+}
+
+/* First pass: read the frames, pick those the slice keeps. Returns 0, or
+ * a CVT_EXIT_* code after one line. */
+static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
+{
+    cap_reader *r;
+    char detail[256] = "";
+    cap_result res = cap_reader_open(&r, in, detail, sizeof detail);
+    if (res != CAP_OK) {
+        cvt_error(&c->d, "%s", detail[0] ? detail : cap_result_message(res));
+        return CVT_EXIT_INPUT;
+    }
+    cap_reader_set_filter(r, (1u << CAP_EV_SCOPE) | (1u << CAP_EV_GPU_SPAN) |
+                                 (1u << CAP_EV_COUNTER));
+    fr *f = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        cap_event ev;
+        res = cap_reader_next(r, &ev);
+        if (res == CAP_DONE)
+            break;
+        if (res == CAP_E_TRUNCATED || res == CAP_E_CORRUPT)
+            continue; /* said once, by the copying pass */
+        if (res != CAP_OK) {
+            const char *dt = cap_reader_detail(r);
+            cvt_error(&c->d, "%s", dt[0] ? dt : cap_result_message(res));
+            rc = CVT_EXIT_INPUT;
+            goto done;
+        }
+        if (ev.kind != CAP_EV_FRAME)
+            continue;
+        if (cvt_grow((void **)&f, &cap, n + 1, sizeof *f)) {
+            rc = oom(c);
+            goto done;
+        }
+        f[n++] = (fr){ev.u.frame.index, ev.u.frame.begin_ns, ev.u.frame.end_ns};
+    }
+    if (!n) {
+        cvt_error(&c->d, "the capture has no frames to slice");
+        rc = CVT_EXIT_INPUT;
+        goto done;
+    }
+    /* mark[i]: frame i (in file order) is kept */
+    unsigned char *mark = calloc(n, 1);
+    if (!mark) {
+        rc = oom(c);
+        goto done;
+    }
+    if (sl->kind == CVT_SLICE_FRAMES) {
+        for (size_t i = 0; i < n; i++)
+            mark[i] = (double)f[i].index >= sl->a && (double)f[i].index < sl->b;
+    } else if (sl->kind == CVT_SLICE_SECONDS) {
+        int64_t t0 = f[0].begin;
+        for (size_t i = 0; i < n; i++) {
+            double s = ((double)f[i].begin - (double)t0) / 1e9;
+            mark[i] = s >= sl->a && s < sl->b;
+        }
+    } else {
+        fr *by = malloc(n * sizeof *by);
+        size_t *pos = malloc(n * sizeof *pos);
+        if (!by || !pos) {
+            free(by);
+            free(pos);
+            free(mark);
+            rc = oom(c);
+            goto done;
+        }
+        /* remember positions through the index: file order is index order
+         * in a capture, but a damaged one may repeat or skip */
+        for (size_t i = 0; i < n; i++)
+            by[i] = f[i];
+        cvt_sort(by, n, sizeof *by, cmp_fr_slow);
+        for (size_t k = 0; k < n && k < sl->n; k++) {
+            for (size_t i = 0; i < n; i++) {
+                if (f[i].index != by[k].index)
+                    continue;
+                size_t lo = i > sl->context ? i - sl->context : 0;
+                size_t hi = i + sl->context < n ? i + sl->context : n - 1;
+                for (size_t j = lo; j <= hi; j++)
+                    mark[j] = 1;
+                break;
+            }
+        }
+        free(by);
+        free(pos);
+    }
+    c->keep = malloc(n * sizeof *c->keep);
+    c->win = malloc(n * sizeof *c->win);
+    if (!c->keep || !c->win) {
+        free(mark);
+        rc = oom(c);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!mark[i])
+            continue;
+        c->keep[c->nkeep++] = f[i].index;
+        if (c->nwin && i > 0 && mark[i - 1] &&
+            c->win[c->nwin - 1].end >= f[i].begin) {
+            if (f[i].end > c->win[c->nwin - 1].end)
+                c->win[c->nwin - 1].end = f[i].end;
+        } else {
+            c->win[c->nwin++] = (window){f[i].begin, f[i].end};
+        }
+    }
+    free(mark);
+    cvt_sort(c->keep, c->nkeep, sizeof *c->keep, cmp_u64);
+    if (!c->nkeep) {
+        cvt_error(&c->d, "the slice %s holds no frame (the capture has %zu, "
+                  "indices %llu to %llu)", sl->text ? sl->text : "", n,
+                  (unsigned long long)f[0].index,
+                  (unsigned long long)f[n - 1].index);
+        rc = CVT_EXIT_INPUT;
+    }
+    c->sliced = 1;
+done:
+    free(f);
+    cap_reader_close(r);
+    return rc;
+}
+
+/* t, or the thread's latest written time when t is earlier (see above). */
+static uint64_t in_order(copy *c, uint32_t tid, uint64_t t)
+{
+    uint64_t *last = &c->last_tick[tid];
+    if (t < *last) {
+        if (*last - t > c->max_adjust)
+            c->max_adjust = *last - t;
+        return *last;
+    }
+    return *last = t;
+}
+
 static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
 {
     copy *c = user;
+    if (tid >= c->last_cap) {
+        size_t old = c->last_cap;
+        if (cvt_grow((void **)&c->last_tick, &c->last_cap, (size_t)tid + 1,
+                     sizeof *c->last_tick))
+            return wfail(c, CAP_E_NOMEM, "scopes");
+        memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
+    }
     if (cvt_grow((void **)&c->open_end, &c->open_cap, n + 1,
                  sizeof *c->open_end))
         return wfail(c, CAP_E_NOMEM, "scopes");
@@ -102,21 +326,36 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
     odepth = malloc((n + 1) * sizeof *odepth);
     if (!odepth)
         return wfail(c, CAP_E_NOMEM, "scopes");
+    int keep = 1;
+    uint32_t top = n ? s[0].depth : 0;
     for (size_t i = 0; i < n && r == CAP_OK; i++) {
+        if (c->sliced) {
+            if (s[i].depth <= top) { /* a root, or an orphan at its level */
+                top = s[i].depth;
+                keep = in_window(c, s[i].begin);
+            }
+            if (!keep) {
+                c->sliced_out++;
+                continue;
+            }
+        }
         while (nopen && odepth[nopen - 1] >= s[i].depth && r == CAP_OK)
-            r = cap_writer_scope_end(c->w, tid, tick(c, c->open_end[--nopen]));
+            r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
+                                     tick(c, c->open_end[--nopen])));
         if (r != CAP_OK)
             break;
         if (use_name(c, s[i].name)) {
             free(odepth);
             return c->fatal;
         }
-        r = cap_writer_scope_begin(c->w, tid, s[i].name, tick(c, s[i].begin));
+        r = cap_writer_scope_begin(c->w, tid, s[i].name,
+                                   in_order(c, tid, tick(c, s[i].begin)));
         c->open_end[nopen] = s[i].end;
         odepth[nopen++] = s[i].depth;
     }
     while (nopen && r == CAP_OK)
-        r = cap_writer_scope_end(c->w, tid, tick(c, c->open_end[--nopen]));
+        r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
+                                 tick(c, c->open_end[--nopen])));
     free(odepth);
     return r == CAP_OK ? 0 : wfail(c, r, "scopes");
 }
@@ -199,26 +438,50 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     c->d.out = o ? o->diag : NULL;
     c->d.file = in;
     c->out = out;
+    const cvt_slice *sl = o ? o->slice : NULL;
+    if (sl && sl->kind != CVT_SLICE_NONE) {
+        int prc = plan_slice(c, in, sl);
+        if (prc) {
+            free(c->keep);
+            free(c->win);
+            free(c);
+            return prc;
+        }
+    }
     char detail[256] = "";
     cap_result res = cap_reader_open(&c->r, in, detail, sizeof detail);
     if (res != CAP_OK) {
         cvt_error(&c->d, "%s", detail[0] ? detail : cap_result_message(res));
+        free(c->keep);
+        free(c->win);
         free(c);
         return CVT_EXIT_INPUT;
     }
-    size_t nmeta = cap_reader_meta_count(c->r);
-    cap_meta_kv *meta = calloc(nmeta ? nmeta : 1, sizeof *meta);
+    size_t nmeta = cap_reader_meta_count(c->r), kmeta = 0;
+    cap_meta_kv *meta = calloc(nmeta + 1, sizeof *meta);
+    char slice_text[256];
     if (!meta) {
         cap_reader_close(c->r);
+        free(c->keep);
+        free(c->win);
         free(c);
         return CVT_EXIT_INPUT;
     }
-    for (size_t i = 0; i < nmeta; i++)
-        meta[i] = (cap_meta_kv){cap_reader_meta_key(c->r, i),
-                                cap_reader_meta_value(c->r, i)};
+    for (size_t i = 0; i < nmeta; i++) {
+        const char *k = cap_reader_meta_key(c->r, i);
+        if (c->sliced && strcmp(k, "slice") == 0)
+            continue; /* replaced below */
+        meta[kmeta++] = (cap_meta_kv){k, cap_reader_meta_value(c->r, i)};
+    }
+    if (c->sliced) {
+        const char *base = strrchr(in, '/');
+        snprintf(slice_text, sizeof slice_text, "%s of %s (%zu frames)",
+                 sl->text ? sl->text : "?", base ? base + 1 : in, c->nkeep);
+        meta[kmeta++] = (cap_meta_kv){"slice", slice_text};
+    }
     cap_writer_options wo = {0};
     wo.meta = meta;
-    wo.meta_count = nmeta;
+    wo.meta_count = kmeta;
     wo.clock_source = cap_reader_clock_source(c->r);
     wo.tick_period_ns = 1.0;
     wo.origin_unix_ns = cap_reader_origin_unix_ns(c->r);
@@ -229,6 +492,8 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         cvt_error(&c->d, "cannot create: %s",
                   res == CAP_E_IO ? strerror(errno) : cap_result_message(res));
         cap_reader_close(c->r);
+        free(c->keep);
+        free(c->win);
         free(c);
         return CVT_EXIT_OUTPUT;
     }
@@ -265,6 +530,8 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
                                      ev.u.gpu_track.name, 1.0);
             break;
         case CAP_EV_FRAME:
+            if (c->sliced && !kept(c, ev.u.frame.index))
+                break;
             r = cap_writer_frame(c->w, ev.u.frame.index,
                                  tick(c, ev.u.frame.begin_ns),
                                  tick(c, ev.u.frame.end_ns));
@@ -278,9 +545,12 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
             break;
         }
         case CAP_EV_GPU_SPAN:
-            add_gpu(c, &ev.u.gpu_span);
+            if (!c->sliced || kept(c, ev.u.gpu_span.cpu_frame))
+                add_gpu(c, &ev.u.gpu_span);
             break;
         case CAP_EV_COUNTER:
+            if (c->sliced && !in_window(c, ev.u.counter.time_ns))
+                break;
             if (use_name(c, ev.u.counter.name) == 0)
                 r = cap_writer_counter(c->w, ev.u.counter.name,
                                        tick(c, ev.u.counter.time_ns),
@@ -314,6 +584,15 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         if (r != CAP_OK)
             wfail(c, r, "statistics");
     }
+    if (c->sliced && c->d.out)
+        fprintf(c->d.out, "%s: kept %zu frame(s) in %zu "
+                "window(s); %llu scope(s) outside them left out\n", out,
+                c->nkeep, c->nwin, (unsigned long long)c->sliced_out);
+    if (c->max_adjust > 1000)
+        cvt_warn(&c->d, W_CLAMP, "times on a thread out of order by up to "
+                 "%.3f us (the input's clock estimate changed between "
+                 "blocks) were written in order",
+                 (double)c->max_adjust / 1e3);
     if (c->clamped)
         cvt_warn(&c->d, W_CLAMP, "%llu time(s) before the capture's origin "
                  "written as the origin", (unsigned long long)c->clamped);
@@ -334,7 +613,10 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     cvt_warn_summary(&c->d);
     cvt_preorder_free(&pre);
     cap_reader_close(c->r);
+    free(c->keep);
+    free(c->win);
     free(c->named);
+    free(c->last_tick);
     free(c->open_end);
     free(c->spans);
     free(c->span_depth);

@@ -13,6 +13,7 @@
 #include "cvt.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +21,22 @@
 #include <unistd.h>
 #include "../tool_version.h"
 
-typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN } fmt;
+typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN, F_SVG } fmt;
 
-static const char *const fmt_names[] = {"?", "cap", "json", "folded", "puffin"};
+static const char *const fmt_names[] = {"?", "cap", "json", "folded", "puffin",
+                                        "svg"};
+
+#define CVT_MAX_GPU_THREADS 16
 
 typedef struct cli {
     const char *in, *out;
     fmt from, to;
     cvt_options opt;
+    const char *gpu[CVT_MAX_GPU_THREADS]; /* --gpu-thread, in order */
+    size_t n_gpu;
+    cvt_slice slice;         /* --frames, --seconds, --slowest */
+    int context_given;
+    char slice_text[96];
     int help;
 } cli;
 
@@ -40,17 +49,29 @@ static void usage(FILE *f)
         "\n"
         "  IN, OUT              files; OUT may be '-' (standard output) with\n"
         "                       --to; formats come from the extensions:\n"
-        "                       .cap, .json or .json.gz, .folded, .puffin\n"
+        "                       .cap, .json or .json.gz, .folded, .puffin,\n"
+        "                       .svg (a flame graph, written only)\n"
         "  --from FORMAT        format of IN: cap, json, puffin\n"
         "                       (default: from IN's extension)\n"
-        "  --to FORMAT          format of OUT: cap, json, folded\n"
+        "  --to FORMAT          format of OUT: cap, json, folded, svg\n"
         "                       (default: from OUT's extension)\n"
         "  --frame-scope NAME   importers: each top-level occurrence of the\n"
-        "                       scope NAME is one frame (default: none; a\n"
-        "                       Chrome trace written by capture_convert keeps\n"
-        "                       its frames)\n"
+        "                       scope NAME is one frame; NAME may be a glob\n"
+        "                       ('ProfilerStep#*': numbered steps are frames)\n"
+        "                       (default: none; a Chrome trace written by\n"
+        "                       capture_convert keeps its frames)\n"
         "  --gpu-thread NAME    Chrome importer: import the thread NAME as a\n"
-        "                       GPU track on the CPU clock (default: none)\n"
+        "                       GPU track on the CPU clock; repeat it for\n"
+        "                       several streams, one track each (default:\n"
+        "                       none)\n"
+        "  --frames A:B         capture -> capture: keep frames A to B-1 (by\n"
+        "                       index; A: or :B leave a side open)\n"
+        "  --seconds A:B        capture -> capture: keep the frames that begin\n"
+        "                       A to B seconds after the first frame\n"
+        "  --slowest N          capture -> capture: keep the N slowest frames,\n"
+        "                       each with --context frames either side\n"
+        "  --context K          frames kept either side of each slowest frame\n"
+        "                       (default: 2)\n"
         "  --weight self-us|calls\n"
         "                       folded output: self time in microseconds or\n"
         "                       call counts (default: self-us)\n"
@@ -58,8 +79,10 @@ static void usage(FILE *f)
         "  --version            show the version\n"
         "\n"
         "Conversions: json -> cap, puffin -> cap, cap -> json, cap -> folded,\n"
-        "cap -> cap (recovers a capture cut short into a complete one), and\n"
-        "json or puffin -> json or folded through a temporary capture.\n"
+        "cap -> svg (a flame graph: one per thread and GPU track, widths by\n"
+        "total time), cap -> cap (recovers a capture cut short into a complete\n"
+        "one, or cuts a slice of frames with every name it uses), and\n"
+        "json or puffin -> json, folded or svg through a temporary capture.\n"
         "Warnings go to standard error, one line each.\n"
         "\n"
         "Exit status: 0 converted, 1 the output could not be written,\n"
@@ -75,7 +98,7 @@ static int ends_with(const char *s, const char *suffix)
 
 static fmt fmt_by_name(const char *s)
 {
-    for (int i = F_CAP; i <= F_PUFFIN; i++)
+    for (int i = F_CAP; i <= F_SVG; i++)
         if (strcmp(s, fmt_names[i]) == 0)
             return (fmt)i;
     return F_NONE;
@@ -91,7 +114,50 @@ static fmt fmt_by_ext(const char *path)
         return F_FOLDED;
     if (ends_with(path, ".puffin"))
         return F_PUFFIN;
+    if (ends_with(path, ".svg"))
+        return F_SVG;
     return F_NONE;
+}
+
+/* "A:B", "A:" or ":B" (which 5: frame indices, 6: seconds) or N (7:
+ * --slowest) into *s. Returns 0, or -1 when malformed. */
+static int parse_slice(cvt_slice *s, int which, const char *v)
+{
+    if (which == 7) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (!*v || *end || errno || v[0] == '-' || n == 0)
+            return -1;
+        s->kind = CVT_SLICE_SLOWEST;
+        s->n = n;
+        return 0;
+    }
+    const char *colon = strchr(v, ':');
+    if (!colon)
+        return -1;
+    double a = 0, b = INFINITY;
+    char *end;
+    if (colon > v) {
+        errno = 0;
+        a = strtod(v, &end);
+        if (end != colon || errno || !(a >= 0) || !isfinite(a))
+            return -1;
+    }
+    if (colon[1]) {
+        errno = 0;
+        b = strtod(colon + 1, &end);
+        if (*end || errno || !(b >= 0) || !isfinite(b))
+            return -1;
+    }
+    if (!(a < b))
+        return -1;
+    if (which == 5 && (a != floor(a) || (isfinite(b) && b != floor(b))))
+        return -1;
+    s->kind = which == 5 ? CVT_SLICE_FRAMES : CVT_SLICE_SECONDS;
+    s->a = a;
+    s->b = b;
+    return 0;
 }
 
 /* Parse argv into *c. Returns 0, or 2 after a message on err. */
@@ -99,6 +165,7 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
 {
     memset(c, 0, sizeof *c);
     c->opt.weight = "self-us";
+    c->slice.context = 2;
     const char *pos[2];
     int npos = 0, only_pos = 0;
     for (int i = 1; i < argc; i++) {
@@ -121,10 +188,11 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
             return 0;
         }
         static const char *const with_value[] = {
-            "--from", "--to", "--frame-scope", "--gpu-thread", "--weight"};
+            "--from", "--to", "--frame-scope", "--gpu-thread", "--weight",
+            "--frames", "--seconds", "--slowest", "--context"};
         const char *val = NULL;
         int which = -1;
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 9; k++) {
             size_t n = strlen(with_value[k]);
             if (strncmp(a, with_value[k], n) == 0 &&
                 (a[n] == '\0' || a[n] == '=')) {
@@ -150,12 +218,12 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
         case 0:
         case 1: {
             fmt f = fmt_by_name(val);
-            if (f == F_NONE || (which == 0 && f == F_FOLDED) ||
+            if (f == F_NONE || (which == 0 && (f == F_FOLDED || f == F_SVG)) ||
                 (which == 1 && f == F_PUFFIN)) {
                 fprintf(err, "capture_convert: %s '%s': expected %s\n",
                         with_value[which], val,
                         which == 0 ? "cap, json or puffin"
-                                   : "cap, json or folded");
+                                   : "cap, json, folded or svg");
                 return 2;
             }
             if (which == 0)
@@ -168,7 +236,14 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
             c->opt.frame_scope = val;
             break;
         case 3:
-            c->opt.gpu_thread = val;
+            if (c->n_gpu >= CVT_MAX_GPU_THREADS) {
+                fprintf(err, "capture_convert: --gpu-thread given more than "
+                             "%d times\n", CVT_MAX_GPU_THREADS);
+                return 2;
+            }
+            c->gpu[c->n_gpu++] = val;
+            c->opt.gpu_threads = c->gpu;
+            c->opt.n_gpu_threads = c->n_gpu;
             break;
         case 4:
             if (strcmp(val, "self-us") != 0 && strcmp(val, "calls") != 0) {
@@ -178,10 +253,47 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
             }
             c->opt.weight = val;
             break;
+        case 5:
+        case 6:
+        case 7:
+            if (c->slice.kind != CVT_SLICE_NONE) {
+                fprintf(err, "capture_convert: give one of --frames, "
+                             "--seconds and --slowest\n");
+                return 2;
+            }
+            if (parse_slice(&c->slice, which, val)) {
+                fprintf(err, "capture_convert: %s '%s': expected %s\n",
+                        with_value[which], val,
+                        which == 7 ? "a whole number above 0"
+                                   : "A:B, A: or :B with 0 <= A < B");
+                return 2;
+            }
+            snprintf(c->slice_text, sizeof c->slice_text, "%s %s",
+                     with_value[which], val);
+            c->slice.text = c->slice_text;
+            c->opt.slice = &c->slice;
+            break;
+        case 8: {
+            char *end;
+            errno = 0;
+            unsigned long long k = strtoull(val, &end, 10);
+            if (!*val || *end || errno || val[0] == '-' || k > 1000000) {
+                fprintf(err, "capture_convert: --context '%s': expected a "
+                             "whole number from 0 to 1000000\n", val);
+                return 2;
+            }
+            c->slice.context = k;
+            c->context_given = 1;
+            break;
+        }
         }
     }
     if (npos != 2) {
         fprintf(err, "capture_convert: expected IN and OUT; see --help\n");
+        return 2;
+    }
+    if (c->context_given && c->slice.kind != CVT_SLICE_SLOWEST) {
+        fprintf(err, "capture_convert: --context goes with --slowest\n");
         return 2;
     }
     c->in = pos[0];
@@ -190,16 +302,16 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
         c->from = fmt_by_ext(c->in);
     if (!c->to)
         c->to = fmt_by_ext(c->out);
-    if (!c->from || c->from == F_FOLDED) {
+    if (!c->from || c->from == F_FOLDED || c->from == F_SVG) {
         fprintf(err, "capture_convert: %s: %s; use --from cap, json or "
                      "puffin\n", c->in,
-                c->from ? "folded stacks cannot be read"
+                c->from ? "folded stacks and SVG cannot be read"
                         : "cannot tell the format from the extension");
         return 2;
     }
     if (!c->to || c->to == F_PUFFIN) {
-        fprintf(err, "capture_convert: %s: %s; use --to cap, json or "
-                     "folded\n", c->out,
+        fprintf(err, "capture_convert: %s: %s; use --to cap, json, folded "
+                     "or svg\n", c->out,
                 c->to ? "puffin cannot be written"
                       : "cannot tell the format from the extension");
         return 2;
@@ -221,6 +333,7 @@ static int cli_run(const cli *c, FILE *err)
 {
     cvt_options o = c->opt;
     o.diag = err;
+    o.title = c->in;
     if (strcmp(c->in, "-") == 0) {
         fprintf(err, "capture_convert: reading standard input is not "
                      "supported; give a file\n");
@@ -231,12 +344,18 @@ static int cli_run(const cli *c, FILE *err)
                 c->in);
         return 2;
     }
-    if (c->from == F_CAP && (o.frame_scope || o.gpu_thread))
+    if (c->slice.kind != CVT_SLICE_NONE &&
+        (c->from != F_CAP || c->to != F_CAP)) {
+        fprintf(err, "capture_convert: --frames, --seconds and --slowest "
+                     "cut a capture into a capture (.cap to .cap)\n");
+        return 2;
+    }
+    if (c->from == F_CAP && (o.frame_scope || o.n_gpu_threads))
         fprintf(err, "warning: --frame-scope and --gpu-thread apply to "
                      "importers; ignored when reading a capture\n");
     if (c->to != F_FOLDED && strcmp(o.weight, "self-us") != 0)
         fprintf(err, "warning: --weight applies to folded output; ignored\n");
-    if (c->from == F_PUFFIN && o.gpu_thread)
+    if (c->from == F_PUFFIN && o.n_gpu_threads)
         fprintf(err, "warning: --gpu-thread applies to Chrome traces; "
                      "ignored\n");
 
@@ -254,6 +373,7 @@ static int cli_run(const cli *c, FILE *err)
                                          : NULL;
     importer exp = c->to == F_JSON ? cvt_cap_to_chrome
                    : c->to == F_FOLDED ? cvt_cap_to_folded
+                   : c->to == F_SVG ? cvt_cap_to_svg
                                        : cvt_cap_to_cap;
     if (!imp)
         return exp(c->in, c->out, &o);

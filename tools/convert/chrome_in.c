@@ -35,6 +35,7 @@
 #include <capture/cap_writer.h>
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
@@ -44,7 +45,7 @@
 enum {
     W_PHASE, W_NONAME, W_NOTS, W_NODUR, W_E_UNMATCHED, W_E_DEEPER,
     W_UNCLOSED, W_CLIP, W_DEPTH, W_NAMECUT, W_COUNTER, W_NONOBJECT,
-    W_TRUNC, W_FRAME, W_GPU, W_NEGATIVE, W_OTHER
+    W_TRUNC, W_FRAME, W_GPU, W_NEGATIVE, W_CLIPSUM, W_OTHER
 };
 
 /* ---- buffered data ----------------------------------------------------- */
@@ -79,6 +80,7 @@ typedef struct thread {
     int any_ts;
     uint32_t out_tid;   /* dense id in the capture */
     int declared;
+    int gpu_track;      /* >= 0: imported as that GPU track (--gpu-thread) */
 } thread;
 
 typedef struct counter_rec {
@@ -930,7 +932,8 @@ static int nest(be_ctx *c, thread *th)
     if (cvt_grow((void **)&c->stack, &c->stcap, c->niv + 1, sizeof *c->stack))
         return -1;
     size_t out = 0;
-    uint64_t deep = 0;
+    uint64_t deep = 0, clipped = 0;
+    int64_t clipped_ns = 0;
     for (size_t oi = 0; oi < c->niv; oi++) {
         size_t i = order[oi];
         ival *v = &c->iv[i];
@@ -951,6 +954,10 @@ static int nest(be_ctx *c, thread *th)
                          "of its parent '%s' at %.3f us; clipped to end "
                          "there", c->tname, nm(m, v->name), us(v->start),
                          us(v->end), nm(m, t->name), us(t->end));
+                clipped++;
+                if (__builtin_add_overflow(clipped_ns, v->end - t->end,
+                                           &clipped_ns))
+                    clipped_ns = INT64_MAX;
                 v->end = t->end;
             }
         }
@@ -963,6 +970,11 @@ static int nest(be_ctx *c, thread *th)
         c->stack[c->nstack++] = i;
     }
     free(order);
+    if (clipped)
+        cvt_warn(&m->d, W_CLIPSUM,
+                 "thread '%s': %llu overlapping scope(s) clipped, %.3f ms "
+                 "of their time removed in all", c->tname,
+                 (unsigned long long)clipped, (double)clipped_ns / 1e6);
     if (deep)
         cvt_warn(&m->d, W_DEPTH,
                  "thread '%s': %llu scope(s) nested deeper than %u levels "
@@ -978,7 +990,9 @@ static int nest(be_ctx *c, thread *th)
 static char *display_name(const imp *m, const thread *th)
 {
     const char *pn = m->pname[th->pid - 1];
-    const char *tn = th->tname;
+    const char *tn = th->tname && th->tname[0] ? th->tname : NULL;
+    if (pn && !pn[0])
+        pn = NULL; /* an empty name is no name: the pid and tid are kept */
     size_t len = (pn ? strlen(pn) : strlen(th->pid_txt)) +
                  (tn ? strlen(tn) : strlen(th->tid_txt)) + 2;
     char *s = malloc(len);
@@ -1097,7 +1111,8 @@ static int cmp_frame(const void *a, const void *b)
 }
 
 typedef struct gpu_batch {
-    size_t first, n;     /* nodes of the GPU thread */
+    uint32_t track;      /* index in wctx.gpus */
+    size_t first, n;     /* nodes of that GPU thread */
     uint64_t frame;
     int64_t t;
 } gpu_batch;
@@ -1109,7 +1124,8 @@ typedef struct wctx {
     uint32_t *remap;     /* interned id -> capture id (0: unused) */
     uint32_t unnamed;    /* the capture id of nameless scopes */
     int64_t shift;       /* added to every time (0 unless some ts < 0) */
-    thread *gpu;
+    thread *gpus[16];    /* --gpu-thread threads, track = index */
+    size_t ngpu;
     gpu_batch *gb;
     size_t ngb;
     frame_rec *frames;   /* the frames to write */
@@ -1141,7 +1157,7 @@ static uint64_t tick(const wctx *x, int64_t ns)
 
 static int write_gpu_batch(wctx *x, const gpu_batch *b)
 {
-    const node *nd = x->gpu->nodes + b->first;
+    const node *nd = x->gpus[b->track]->nodes + b->first;
     int32_t parent_at[CAP_MAX_DEPTH];
     for (size_t i = 0; i < b->n; i++) {
         uint32_t d = nd[i].depth;
@@ -1151,7 +1167,8 @@ static int write_gpu_batch(wctx *x, const gpu_batch *b)
                                      1};
         parent_at[d] = (int32_t)i;
     }
-    cap_result r = cap_writer_gpu_frame(x->w, 0, b->frame, x->spans, b->n);
+    cap_result r = cap_writer_gpu_frame(x->w, b->track, b->frame, x->spans,
+                                        b->n);
     return r == CAP_OK ? 0 : wfail(x, r, "GPU spans");
 }
 
@@ -1170,10 +1187,22 @@ static uint64_t frame_at(const wctx *x, size_t *f, int64_t t)
  * frame per batch (the frame in progress when the tree's root began), at
  * most CAP_MAX_GPU_SPANS spans each. A single tree larger than that is cut,
  * and the spans after the cut lose their parents (with a warning). */
-static int plan_gpu(wctx *x)
+/* GPU batches of several tracks in the order they are written: by time,
+ * then track, then position (each track's own order is kept). */
+static int cmp_batch(const void *a, const void *b)
 {
-    thread *g = x->gpu;
-    size_t cap = 0, f = 0;
+    const gpu_batch *p = a, *q = b;
+    if (p->t != q->t)
+        return p->t < q->t ? -1 : 1;
+    if (p->track != q->track)
+        return p->track < q->track ? -1 : 1;
+    return p->first < q->first ? -1 : p->first > q->first;
+}
+
+static int plan_gpu(wctx *x, uint32_t track, size_t *cap)
+{
+    thread *g = x->gpus[track];
+    size_t f = 0;
     for (size_t i = 0; i < g->nnodes;) {
         uint64_t frame = frame_at(x, &f, g->nodes[i].begin);
         size_t j = i;
@@ -1211,9 +1240,9 @@ static int plan_gpu(wctx *x)
                 t = g->nodes[k].end;
         if (x->nframes && x->frames[f].index == frame && x->frames[f].end > t)
             t = x->frames[f].end;
-        if (cvt_grow((void **)&x->gb, &cap, x->ngb + 1, sizeof *x->gb))
+        if (cvt_grow((void **)&x->gb, cap, x->ngb + 1, sizeof *x->gb))
             return -1;
-        x->gb[x->ngb++] = (gpu_batch){i, j - i, frame, t};
+        x->gb[x->ngb++] = (gpu_batch){track, i, j - i, frame, t};
         i = j;
     }
     return 0;
@@ -1351,11 +1380,21 @@ static int plan_frames(wctx *x)
     if (m->nfr)
         cvt_warn(&m->d, W_FRAME, "%zu libcapture.frame event(s) ignored: "
                  "--frame-scope gives the frames", m->nfr);
+    /* which names are frames: NAME exactly, or every name the glob NAME
+     * matches (numbered steps such as ProfilerStep#12) */
     int cut;
     size_t fl = cvt_name_clean(m->namebuf, fs, strlen(fs), &cut);
-    uint32_t id = cvt_strtab_find(&m->names, m->namebuf, fl);
+    uint32_t exact = cvt_strtab_find(&m->names, m->namebuf, fl);
+    unsigned char *is_frame = calloc(m->names.n + 1, 1);
+    if (!is_frame)
+        return -1;
+    size_t nmatch = 0;
+    for (uint32_t id = 1; id <= m->names.n; id++)
+        if (id == exact || fnmatch(fs, m->names.str[id - 1], 0) == 0)
+            is_frame[id] = 1, nmatch++;
+#define IS_FRAME(id) ((id) != 0 && is_frame[(id)])
     size_t best = SIZE_MAX, bestn = 0, total = 0;
-    for (size_t i = 0; id && i < m->nth; i++) {
+    for (size_t i = 0; nmatch && i < m->nth; i++) {
         const thread *th = &m->th[i];
         if (!th->declared)
             continue;
@@ -1364,7 +1403,7 @@ static int plan_frames(wctx *x)
         for (size_t k = 0; k < th->nnodes; k++) {
             if (inside >= 0 && th->nodes[k].depth <= (uint32_t)inside)
                 inside = -1;
-            if (inside < 0 && th->nodes[k].name == id) {
+            if (inside < 0 && IS_FRAME(th->nodes[k].name)) {
                 n++;
                 inside = th->nodes[k].depth;
             }
@@ -1374,6 +1413,7 @@ static int plan_frames(wctx *x)
             best = i, bestn = n;
     }
     if (!bestn) {
+        free(is_frame);
         cvt_warn(&m->d, W_FRAME, "no scope named '%s' on a CPU thread; the "
                  "capture has no frames", fs);
         x->nframes = 0;
@@ -1382,8 +1422,10 @@ static int plan_frames(wctx *x)
     const thread *th = &m->th[best];
     free(m->fr);
     m->fr = malloc(bestn * sizeof *m->fr);
-    if (!m->fr)
+    if (!m->fr) {
+        free(is_frame);
         return -1;
+    }
     m->frcap = bestn;
     size_t n = 0;
     long inside = -1;
@@ -1391,12 +1433,14 @@ static int plan_frames(wctx *x)
         const node *nd = &th->nodes[k];
         if (inside >= 0 && nd->depth <= (uint32_t)inside)
             inside = -1;
-        if (inside < 0 && nd->name == id) {
+        if (inside < 0 && IS_FRAME(nd->name)) {
             m->fr[n] = (frame_rec){nd->begin, nd->end, n, 0};
             n++;
             inside = nd->depth;
         }
     }
+#undef IS_FRAME
+    free(is_frame);
     m->nfr = n;
     x->frames = m->fr;
     x->nframes = n;
@@ -1428,29 +1472,40 @@ static int write_capture(imp *m, const char *in, const char *out)
         return -1;
 
     /* which threads become what */
-    const char *gname = m->o ? m->o->gpu_thread : NULL;
     for (size_t i = 0; i < m->nth; i++) {
+        m->th[i].gpu_track = -1;
         dn[i] = display_name(m, &m->th[i]);
         if (!dn[i]) {
             rc = -1;
             goto done;
         }
     }
-    if (gname) {
-        for (size_t i = 0; i < m->nth && !x.gpu; i++)
+    size_t ngname = m->o ? m->o->n_gpu_threads : 0;
+    for (size_t g = 0; g < ngname && g < sizeof x.gpus / sizeof *x.gpus; g++) {
+        const char *gname = m->o->gpu_threads[g];
+        thread *found = NULL;
+        for (size_t i = 0; i < m->nth && !found; i++)
             if (strcmp(dn[i], gname) == 0 ||
                 (m->th[i].tname && strcmp(m->th[i].tname, gname) == 0))
-                x.gpu = &m->th[i];
-        if (!x.gpu) {
+                found = &m->th[i];
+        if (!found) {
             cvt_error(&m->d, "no thread named '%s' for --gpu-thread", gname);
             rc = CVT_EXIT_INPUT;
             goto done;
         }
+        if (found->gpu_track >= 0) {
+            cvt_error(&m->d, "--gpu-thread '%s' names the same thread as "
+                      "an earlier --gpu-thread", gname);
+            rc = CVT_EXIT_INPUT;
+            goto done;
+        }
+        found->gpu_track = (int)x.ngpu;
+        x.gpus[x.ngpu++] = found;
     }
     uint32_t ntid = 0;
     for (size_t i = 0; i < m->nth; i++) {
         thread *th = &m->th[i];
-        if (th == x.gpu || (th->frame_events && !th->nr))
+        if (th->gpu_track >= 0 || (th->frame_events && !th->nr))
             continue;
         if (ntid >= CAP_MAX_THREADS) {
             cvt_error(&m->d, "more than %u threads: the capture format "
@@ -1476,7 +1531,7 @@ static int write_capture(imp *m, const char *in, const char *out)
     int any_unnamed = 0;
     for (size_t i = 0; i < m->nth; i++) {
         const thread *th = &m->th[i];
-        if (!th->declared && th != x.gpu)
+        if (!th->declared && th->gpu_track < 0)
             continue;
         for (size_t k = 0; k < th->nnodes; k++) {
             if (th->nodes[k].name)
@@ -1541,28 +1596,49 @@ static int write_capture(imp *m, const char *in, const char *out)
             goto done;
         }
     }
-    if (x.gpu) {
-        size_t gi = (size_t)(x.gpu - m->th);
-        if ((r = cap_writer_gpu_track(x.w, 0, dn[gi], 1.0)) != CAP_OK ||
-            (r = cap_writer_gpu_calibration(x.w, 0, 0, 0, 0)) != CAP_OK) {
-            rc = wfail(&x, r, "GPU track");
-            goto done;
-        }
-        size_t bad = 0;
-        for (size_t k = 0; k < x.gpu->nnodes; k++) {
-            int64_t d = x.gpu->nodes[k].end - x.gpu->nodes[k].begin;
-            bad += d <= 0 || d > 1000000000;
-        }
-        if (bad)
-            cvt_warn(&m->d, W_GPU, "GPU thread '%s': %zu span(s) of zero "
-                     "length or longer than 1 s are dropped by the capture "
-                     "format (counted as invalid)", dn[gi], bad);
+    if (x.ngpu) {
         x.spans = malloc(CAP_MAX_GPU_SPANS * sizeof *x.spans);
-        if (!x.spans || plan_gpu(&x) != 0) {
+        if (!x.spans) {
             rc = -1;
             goto done;
         }
     }
+    size_t gbcap = 0;
+    for (uint32_t g = 0; g < x.ngpu; g++) {
+        thread *gt = x.gpus[g];
+        size_t gi = (size_t)(gt - m->th);
+        if ((r = cap_writer_gpu_track(x.w, g, dn[gi], 1.0)) != CAP_OK ||
+            (r = cap_writer_gpu_calibration(x.w, g, 0, 0, 0)) != CAP_OK) {
+            rc = wfail(&x, r, "GPU track");
+            goto done;
+        }
+        size_t zero = 0, longer = 0;
+        for (size_t k = 0; k < gt->nnodes; k++) {
+            node *nd = &gt->nodes[k];
+            if (nd->end <= nd->begin) {
+                /* a kernel shorter than the trace's resolution: the
+                 * format's shortest measured span is one tick (1 ns) */
+                nd->end = nd->begin + 1;
+                zero++;
+            } else if (nd->end - nd->begin > 1000000000) {
+                longer++;
+            }
+        }
+        if (zero)
+            cvt_warn(&m->d, W_GPU, "GPU thread '%s': %zu span(s) of zero "
+                     "length (shorter than the trace's resolution) are "
+                     "recorded as 1 ns", dn[gi], zero);
+        if (longer)
+            cvt_warn(&m->d, W_GPU, "GPU thread '%s': %zu span(s) longer "
+                     "than 1 s are dropped by the capture format (counted "
+                     "as invalid)", dn[gi], longer);
+        if (plan_gpu(&x, g, &gbcap) != 0) {
+            rc = -1;
+            goto done;
+        }
+    }
+    if (x.ngpu > 1)
+        cvt_sort(x.gb, x.ngb, sizeof *x.gb, cmp_batch);
     cvt_sort(m->ctr, m->nctr, sizeof *m->ctr, cmp_counter);
     rc = write_all(&x);
     if (rc == 0) {
@@ -1588,6 +1664,16 @@ done:
 
 /* ---- the whole import -------------------------------------------------- */
 
+/* zlib's message without the "PATH: " it puts in front (every diagnostic
+ * names the file already). */
+static const char *gz_message(const char *msg, const char *path)
+{
+    size_t n = strlen(path);
+    if (msg && strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+        return msg + n + 2;
+    return msg ? msg : "unknown error";
+}
+
 static int parse_file(imp *m, const char *in)
 {
     gzFile gz = gzopen(in, "rb");
@@ -1604,7 +1690,8 @@ static int parse_file(imp *m, const char *in)
     yajl_config(h, yajl_dont_validate_strings, 1);
     unsigned char *buf = malloc(1 << 16);
     int rc = 0;
-    uint64_t total = 0;
+    uint64_t total = 0, before = 0; /* bytes of JSON, and before the chunk
+                                       being parsed */
     yajl_status st = yajl_status_ok;
     if (!buf) {
         rc = -1;
@@ -1615,17 +1702,30 @@ static int parse_file(imp *m, const char *in)
         if (n < 0) {
             int zerr;
             const char *msg = gzerror(gz, &zerr);
-            cvt_error(&m->d, "cannot read: %s",
-                      zerr == Z_ERRNO ? strerror(errno) : msg);
+            if (zerr == Z_ERRNO)
+                cvt_error(&m->d, "cannot read: %s", strerror(errno));
+            else
+                cvt_error(&m->d, "gzip error after %llu bytes of JSON: %s",
+                          (unsigned long long)total, gz_message(msg, in));
             rc = CVT_EXIT_INPUT;
             goto done;
         }
         if (n == 0)
             break;
+        before = total;
         total += (uint64_t)n;
         st = yajl_parse(h, buf, (size_t)n);
         if (st != yajl_status_ok)
             break;
+    }
+    {
+        /* zlib reports a gzip stream cut short only through gzerror */
+        int zerr = Z_OK;
+        const char *msg = gzerror(gz, &zerr);
+        if (zerr == Z_BUF_ERROR)
+            cvt_warn(&m->d, W_OTHER, "gzip: %s: the compressed file is cut "
+                     "short after %llu bytes of JSON", gz_message(msg, in),
+                     (unsigned long long)total);
     }
     if (m->fail == 1) {
         rc = -1;
@@ -1636,6 +1736,7 @@ static int parse_file(imp *m, const char *in)
         rc = CVT_EXIT_INPUT;
         goto done;
     }
+    int in_chunk = st != yajl_status_ok; /* failed inside yajl_parse */
     if (st == yajl_status_ok)
         st = yajl_complete_parse(h);
     if (m->fail == 1) {
@@ -1671,9 +1772,17 @@ static int parse_file(imp *m, const char *in)
             cvt_warn(&m->d, W_TRUNC, "the trace object is cut short after "
                      "its event array; every event is imported");
         } else {
-            cvt_error(&m->d, "not a Chrome trace: invalid JSON near byte "
-                      "%llu (%s)", (unsigned long long)yajl_get_bytes_consumed(h),
-                      msg);
+            /* yajl counts bytes within the chunk it was given */
+            unsigned long long at = in_chunk
+                ? (unsigned long long)(before + yajl_get_bytes_consumed(h))
+                : (unsigned long long)total;
+            if (m->seen_events)
+                cvt_error(&m->d, "invalid JSON near byte %llu of the "
+                          "trace (%s), after %llu events: the file is "
+                          "damaged", at, msg, (unsigned long long)m->seq);
+            else
+                cvt_error(&m->d, "not a Chrome trace: invalid JSON near "
+                          "byte %llu (%s)", at, msg);
             rc = CVT_EXIT_INPUT;
             goto done;
         }

@@ -95,6 +95,16 @@ typedef struct cap_capture_options {
     unsigned stall_timeout_ms;   /* a pipe or socket sink (cap_open_fd) that
                                     takes no byte for this long fails the
                                     capture with CAP_E_IO; default 5000 */
+    int sample_device;           /* 1: the writer thread samples the
+                                    device's own evidence as counters (CPU
+                                    clock per cluster, thermal zones,
+                                    battery power, the process's RSS and
+                                    CPU time, GPU clock, temperature and
+                                    power from sysfs or NVML); see
+                                    docs/EVIDENCE.md. Env CAP_SAMPLE_DEVICE=1
+                                    (or 0) overrides. Default 0 */
+    unsigned sample_period_ms;   /* ...every this many ms; default 100, env
+                                    CAP_SAMPLE_PERIOD_MS overrides */
 } cap_capture_options;
 
 /* Recording statistics (cap_get_stats). */
@@ -141,6 +151,34 @@ CAP_API void cap_set_log(void (*fn)(void *user, const char *line), void *user);
  * out of memory or name is NULL. Thread-safe. */
 CAP_API uint32_t cap_name_register(const char *name, const char *file,
                                    uint32_t line);
+
+/* ---- scopes by id ------------------------------------------------------
+ * For names known only at run time (assets, levels, script functions):
+ * intern each name once with cap_name_register, keep the id, and open
+ * scopes by id. That costs what a literal CAP_SCOPE costs, where
+ * CAP_SCOPE(runtime_string) compares the string with the call site's last
+ * name on every call and takes the registry lock whenever it changes
+ * (docs/NAMES.md has the figures).
+ *
+ *     uint32_t id = cap_name_register(asset->name, NULL, 0);   // at load
+ *     { CAP_SCOPE_ID(id); load(asset); }                        // hot
+ *     CAP_BEGIN_ID(id); load(asset); CAP_END();                 // or pairs
+ *     cap_scope_begin(id); load(asset); cap_scope_end();        // or calls
+ *
+ * An id that cap_name_register did not return (0 after a failure, a
+ * made-up number) is still recorded, so its end closes it: as the name
+ * "<invalid scope id>" when out of range, as an unnamed id (every reader
+ * warns) when in range but never registered. */
+
+/* Open a scope named by `id` on the calling thread (CAP_BEGIN_ID as a
+ * function, for bindings that cannot use macros). Never fails: when the
+ * thread's buffers are full the scope is dropped and counted. */
+CAP_API void cap_scope_begin(uint32_t id);
+
+/* Close the calling thread's innermost open scope (CAP_END as a function).
+ * An end with no scope open is counted in the file's stray_ends statistic
+ * and read back as a warning. */
+CAP_API void cap_scope_end(void);
 
 /* Name the calling thread in the capture and give it its buffer. A thread
  * that records without registering is registered as "thread <tid>".
@@ -201,9 +239,27 @@ extern CAP_API __thread cap__head *cap__tls
 extern CAP_API int cap__clock_is_counter; /* set at open: 1 when a cycle
                                              counter */
 
+/* A registered name: immutable once published, owned by the registry and
+ * never freed (names live as long as the process). */
+typedef struct cap__name {
+    uint32_t id;
+    uint32_t flags;   /* written under the registry lock only */
+    const char *text; /* the interned copy */
+} cap__name;
+
+/* A CAP_SCOPE call site's cache (static, zero-initialised): `id` for a
+ * string literal, `entry` (the last name seen, checked by content) for any
+ * other string. */
+typedef struct cap__site {
+    uint32_t id;
+    const cap__name *entry;
+} cap__site;
+
 CAP_API void cap__emit_slow(uint32_t word, uint64_t tick);
-CAP_API uint32_t cap__site_register(uint32_t *site, const char *name,
-                                    const char *file, uint32_t line);
+CAP_API uint32_t cap__site_resolve(cap__site *site, const char *name,
+                                   const char *file, uint32_t line,
+                                   uint32_t flags, int literal);
+CAP_API uint32_t cap__invalid_id(void);
 CAP_API uint64_t cap__now_monotonic(void);
 
 static inline uint64_t cap__now(void)
@@ -238,17 +294,35 @@ static inline void cap__emit(uint32_t word)
     __atomic_store_n(&h->pos, p + 1, __ATOMIC_RELEASE);
 }
 
-static inline uint32_t cap__site_id(uint32_t *site, const char *name,
-                                    const char *file, uint32_t line)
+/* The id of `name` at a call site. A string literal (known at compile
+ * time: its text cannot change) costs one load once resolved. Any other
+ * string is compared, by content, with the name the site saw last: equal,
+ * the cached id; different (another string, or new contents under the same
+ * pointer), the registry resolves it (a lock and a hash lookup). */
+static inline uint32_t cap__site_id(cap__site *site, const char *name,
+                                    const char *file, uint32_t line,
+                                    uint32_t flags, int literal)
 {
-    uint32_t id = __atomic_load_n(site, __ATOMIC_RELAXED);
-    if (__builtin_expect(id == 0, 0))
-        id = cap__site_register(site, name, file, line);
-    return id;
+    if (literal) {
+        uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+        if (__builtin_expect(id != 0, 1))
+            return id;
+    } else {
+        const cap__name *e = __atomic_load_n(&site->entry, __ATOMIC_ACQUIRE);
+        if (__builtin_expect(e && name && __builtin_strcmp(e->text, name) == 0,
+                             1))
+            return e->id;
+    }
+    return cap__site_resolve(site, name, file, line, flags, literal);
 }
 
+/* Ids a scope may carry: 1 .. CAP_MAX_NAME_ID. Any other value (0 from a
+ * failed registration, a made-up id) is recorded under the name
+ * "<invalid scope id>", so that its end still closes it. */
 static inline uint32_t cap__scope_enter(uint32_t id)
 {
+    if (__builtin_expect(id - 1u >= CAP_MAX_NAME_ID, 0))
+        id = cap__invalid_id();
     cap__emit(id);
     return id;
 }
@@ -277,6 +351,8 @@ static inline cap_result cap_status(void) { return CAP_OK; }
 static inline void cap_get_stats(cap_producer_stats *out) { if (out) out->events = out->dropped_scopes = out->blocks = out->bytes = out->frames = 0; }
 static inline void cap_set_log(void (*fn)(void *user, const char *line), void *user) {}
 static inline uint32_t cap_name_register(const char *name, const char *file, uint32_t line) { return 0; }
+static inline void cap_scope_begin(uint32_t id) {}
+static inline void cap_scope_end(void) {}
 static inline cap_result cap_thread_register(const char *name) { return CAP_OK; }
 static inline void cap_thread_unregister(void) {}
 static inline void cap_frame_mark(void) {}
@@ -307,6 +383,11 @@ static inline uint64_t cap_tick_from_mono_ns(uint64_t mono_ns) { return 0; }
 
 #ifndef CAP_DISABLE
 
+/* The call site's cache and the literal test, for the macros below. */
+#define CAP__SITE_ID(site, name, flags)                                        \
+    cap__site_id(&(site), (name), __FILE__, __LINE__, (flags),                 \
+                 __builtin_constant_p(name))
+
 #ifdef __cplusplus
 struct cap__scope_guard {
     uint32_t id;
@@ -315,26 +396,38 @@ struct cap__scope_guard {
     cap__scope_guard(const cap__scope_guard &) = delete;
     cap__scope_guard &operator=(const cap__scope_guard &) = delete;
 };
-#define CAP_SCOPE(name)                                                        \
-    static uint32_t CAP__CAT(cap__site_, __LINE__);                            \
-    cap__scope_guard CAP__CAT(cap__scope_, __LINE__)(cap__site_id(             \
-        &CAP__CAT(cap__site_, __LINE__), (name), __FILE__, __LINE__))
+#define CAP__SCOPE_FLAGS(name, flags)                                          \
+    static cap__site CAP__CAT(cap__site_, __LINE__);                           \
+    cap__scope_guard CAP__CAT(cap__scope_, __LINE__)(                          \
+        CAP__SITE_ID(CAP__CAT(cap__site_, __LINE__), name, flags))
+#define CAP_SCOPE_ID(id)                                                       \
+    cap__scope_guard CAP__CAT(cap__scope_, __LINE__)((uint32_t)(id))
 #else
-/* A scope that lasts until the end of the enclosing block. */
-#define CAP_SCOPE(name)                                                        \
-    static uint32_t CAP__CAT(cap__site_, __LINE__);                            \
+#define CAP__SCOPE_FLAGS(name, flags)                                          \
+    static cap__site CAP__CAT(cap__site_, __LINE__);                           \
     const uint32_t CAP__CAT(cap__scope_, __LINE__)                             \
         __attribute__((cleanup(cap__scope_leave), unused)) =                   \
-            cap__scope_enter(cap__site_id(&CAP__CAT(cap__site_, __LINE__),    \
-                                          (name), __FILE__, __LINE__))
+            cap__scope_enter(                                                  \
+                CAP__SITE_ID(CAP__CAT(cap__site_, __LINE__), name, flags))
+/* A scope by registered id (cap_name_register), to the end of the block. */
+#define CAP_SCOPE_ID(id)                                                       \
+    const uint32_t CAP__CAT(cap__scope_, __LINE__)                             \
+        __attribute__((cleanup(cap__scope_leave), unused)) =                   \
+            cap__scope_enter((uint32_t)(id))
 #endif
+
+/* A scope that lasts until the end of the enclosing block. `name` may be a
+ * literal (cheapest) or any string, even one whose contents change between
+ * calls at the same site: each call records the text it is given. */
+#define CAP_SCOPE(name) CAP__SCOPE_FLAGS(name, 0)
 
 /* Explicit pairs: CAP_BEGIN opens a scope, CAP_END closes the innermost. */
 #define CAP_BEGIN(name)                                                        \
     do {                                                                       \
-        static uint32_t cap__site;                                             \
-        cap__emit(cap__site_id(&cap__site, (name), __FILE__, __LINE__));       \
+        static cap__site cap__site_b;                                          \
+        (void)cap__scope_enter(CAP__SITE_ID(cap__site_b, name, 0));            \
     } while (0)
+#define CAP_BEGIN_ID(id) ((void)cap__scope_enter((uint32_t)(id)))
 #define CAP_END() cap__emit(CAP__KIND_END << CAP__KIND_SHIFT)
 
 #define CAP_FRAME_MARK() cap_frame_mark()
@@ -343,15 +436,16 @@ struct cap__scope_guard {
 #define CAP_THREAD(name) ((void)cap_thread_register(name))
 #define CAP_COUNTER(name, value)                                               \
     do {                                                                       \
-        static uint32_t cap__site;                                             \
-        cap_counter(cap__site_id(&cap__site, (name), __FILE__, __LINE__),      \
-                    (double)(value));                                          \
+        static cap__site cap__site_c;                                          \
+        cap_counter(CAP__SITE_ID(cap__site_c, name, 0), (double)(value));      \
     } while (0)
 
 #else /* CAP_DISABLE */
 
 #define CAP_SCOPE(name) ((void)0)
+#define CAP_SCOPE_ID(id) ((void)0)
 #define CAP_BEGIN(name) ((void)0)
+#define CAP_BEGIN_ID(id) ((void)0)
 #define CAP_END() ((void)0)
 #define CAP_FRAME_MARK() ((void)0)
 #define CAP_FRAME_BEGIN() ((void)0)

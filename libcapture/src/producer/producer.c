@@ -23,6 +23,7 @@
  */
 #include "capture/capture.h"
 #include "writer/writer_records.h"
+#include "producer/sampler.h"
 
 #include <errno.h>
 #include <math.h>
@@ -38,6 +39,7 @@
 #include <cpuid.h>
 #endif
 
+#define CAP__NAME_FLAGS_KNOWN 0u
 #define RESERVE_RECORDS (CAP_MAX_DEPTH + 64)
 #define MISC_MAX 1000000u
 
@@ -133,6 +135,12 @@ typedef struct producer {
     uint64_t origin_tick, origin_mono;
     double period; /* ns per tick; guarded by lock after open */
     uint64_t skip_tick, end_tick; /* window; end 0 = none */
+    /* the device sampler (sampler.c), writer thread only */
+    int sample_on;
+    unsigned sample_ms;
+    char sample_root[256]; /* tests only: a fake sysfs/procfs tree */
+    cap__sampler *sampler;
+    uint64_t last_sample; /* monotonic ns */
     /* writer thread only */
     uint8_t *defined;
     uint32_t defined_cap;
@@ -143,10 +151,11 @@ typedef struct producer {
 
 static struct {
     pthread_mutex_t lock;
-    char **names; /* id - 1 */
+    cap__name **names; /* id - 1; entries are never freed */
     uint32_t names_n, names_cap;
     uint32_t *ht; /* open addressing: id or 0 */
     uint32_t ht_cap;
+    uint32_t invalid_id; /* "<invalid scope id>", registered on first need */
     producer *active; /* atomic */
     unsigned inflight; /* atomic: calls using `active` right now */
     int closing;       /* a cap_close is tearing a producer down */
@@ -197,44 +206,44 @@ static uint32_t hash_str(const char *s)
     return h;
 }
 
-static int ht_insert(uint32_t *ht, uint32_t cap, char **names, uint32_t id)
+static void ht_insert(uint32_t *ht, uint32_t cap, cap__name **names,
+                      uint32_t id)
 {
-    uint32_t i = hash_str(names[id - 1]) & (cap - 1);
+    uint32_t i = hash_str(names[id - 1]->text) & (cap - 1);
     while (ht[i])
         i = (i + 1) & (cap - 1);
     ht[i] = id;
-    return 0;
 }
 
-uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
+/* The entry of `name` (at most CAP_MAX_NAME_LEN bytes of it), created when
+ * new; its flags gain `flags`. NULL when out of memory or out of ids.
+ * Caller holds reg.lock. */
+static cap__name *name_intern(const char *name, uint32_t flags)
 {
-    (void)file;
-    (void)line;
-    if (!name)
-        return 0;
     size_t len = strlen(name);
     if (len > CAP_MAX_NAME_LEN)
         len = CAP_MAX_NAME_LEN;
-    pthread_mutex_lock(&reg.lock);
-    uint32_t id = 0;
+    uint32_t h = 2166136261u;
+    for (size_t k = 0; k < len; k++)
+        h = (h ^ (uint8_t)name[k]) * 16777619u;
     if (reg.ht_cap) {
-        uint32_t i = hash_str(name) & (reg.ht_cap - 1);
+        uint32_t i = h & (reg.ht_cap - 1);
         while (reg.ht[i]) {
-            if (strncmp(reg.names[reg.ht[i] - 1], name, len) == 0 &&
-                reg.names[reg.ht[i] - 1][len] == 0) {
-                id = reg.ht[i];
-                goto out;
+            cap__name *e = reg.names[reg.ht[i] - 1];
+            if (strncmp(e->text, name, len) == 0 && e->text[len] == 0) {
+                e->flags |= flags;
+                return e;
             }
             i = (i + 1) & (reg.ht_cap - 1);
         }
     }
     if (reg.names_n >= CAP_MAX_NAME_ID)
-        goto out;
+        return NULL;
     if (reg.names_n == reg.names_cap) {
         uint32_t n = reg.names_cap ? reg.names_cap * 2 : 64;
-        char **p = realloc(reg.names, n * sizeof *p);
+        cap__name **p = realloc(reg.names, n * sizeof *p);
         if (!p)
-            goto out;
+            return NULL;
         reg.names = p;
         reg.names_cap = n;
     }
@@ -242,33 +251,86 @@ uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
         uint32_t n = reg.ht_cap ? reg.ht_cap * 2 : 128;
         uint32_t *ht = calloc(n, sizeof *ht);
         if (!ht)
-            goto out;
+            return NULL;
         for (uint32_t i = 1; i <= reg.names_n; i++)
             ht_insert(ht, n, reg.names, i);
         free(reg.ht);
         reg.ht = ht;
         reg.ht_cap = n;
     }
-    char *copy = malloc(len + 1);
-    if (!copy)
-        goto out;
-    memcpy(copy, name, len);
-    copy[len] = 0;
-    reg.names[reg.names_n++] = copy;
-    id = reg.names_n;
-    ht_insert(reg.ht, reg.ht_cap, reg.names, id);
-out:
+    /* entry and text in one allocation */
+    cap__name *e = malloc(sizeof *e + len + 1);
+    if (!e)
+        return NULL;
+    char *text = (char *)(e + 1);
+    memcpy(text, name, len);
+    text[len] = 0;
+    e->text = text;
+    e->flags = flags;
+    reg.names[reg.names_n++] = e;
+    e->id = reg.names_n;
+    ht_insert(reg.ht, reg.ht_cap, reg.names, e->id);
+    return e;
+}
+
+static uint32_t cap_name_register_flags(const char *name, const char *file,
+                                        uint32_t line, uint32_t flags)
+{
+    (void)file;
+    (void)line;
+    if (!name)
+        return 0;
+    pthread_mutex_lock(&reg.lock);
+    cap__name *e = name_intern(name, flags & CAP__NAME_FLAGS_KNOWN);
+    uint32_t id = e ? e->id : 0;
     pthread_mutex_unlock(&reg.lock);
     return id;
 }
 
-uint32_t cap__site_register(uint32_t *site, const char *name, const char *file,
-                            uint32_t line)
+uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
 {
-    uint32_t id = cap_name_register(name, file, line);
-    if (id)
-        __atomic_store_n(site, id, __ATOMIC_RELAXED);
+    return cap_name_register_flags(name, file, line, 0);
+}
+
+uint32_t cap__site_resolve(cap__site *site, const char *name, const char *file,
+                           uint32_t line, uint32_t flags, int literal)
+{
+    (void)file;
+    (void)line;
+    if (!name)
+        return 0;
+    pthread_mutex_lock(&reg.lock);
+    cap__name *e = name_intern(name, flags & CAP__NAME_FLAGS_KNOWN);
+    pthread_mutex_unlock(&reg.lock);
+    if (!e)
+        return 0;
+    if (literal)
+        __atomic_store_n(&site->id, e->id, __ATOMIC_RELAXED);
+    else /* publishes the entry's fields, written under the lock */
+        __atomic_store_n(&site->entry, e, __ATOMIC_RELEASE);
+    return e->id;
+}
+
+uint32_t cap__invalid_id(void)
+{
+    pthread_mutex_lock(&reg.lock);
+    if (!reg.invalid_id) {
+        cap__name *e = name_intern("<invalid scope id>", 0);
+        reg.invalid_id = e ? e->id : 0;
+    }
+    uint32_t id = reg.invalid_id;
+    pthread_mutex_unlock(&reg.lock);
     return id;
+}
+
+void cap_scope_begin(uint32_t id)
+{
+    (void)cap__scope_enter(id);
+}
+
+void cap_scope_end(void)
+{
+    cap__emit(CAP__KIND_END << CAP__KIND_SHIFT);
 }
 
 /* ---- clock ------------------------------------------------------------- */
@@ -708,7 +770,7 @@ static void define_name(producer *p, uint32_t id)
     if (p->defined[id])
         return;
     pthread_mutex_lock(&reg.lock);
-    char *name = id <= reg.names_n ? strdup(reg.names[id - 1]) : NULL;
+    char *name = id <= reg.names_n ? strdup(reg.names[id - 1]->text) : NULL;
     pthread_mutex_unlock(&reg.lock);
     if (name) {
         (void)cap_writer_name(p->w, id, name, NULL, 0);
@@ -880,6 +942,44 @@ static void drain_thread(producer *p, tstate *t)
         keep_spare(p, t);
 }
 
+/* ---- the device sampler's hook (sampler.c) ---------------------------- */
+
+static void sampler_log(void *user, const char *line)
+{
+    (void)user;
+    logf_("%s", line);
+}
+
+static void sampler_emit(void *user, const char *name, uint32_t *id,
+                         double value)
+{
+    producer *p = user;
+    if (!*id)
+        *id = cap_name_register(name, NULL, 0);
+    uint64_t now = cap__now();
+    if (!*id || now < p->skip_tick || (p->end_tick && now > p->end_tick))
+        return;
+    define_name(p, *id);
+    (void)cap_writer_counter(p->w, *id, now, value);
+}
+
+/* Writer thread: sample the device when its period is due (the sources
+ * are found at the first sample, here too, so cap_open pays nothing). */
+static void sample_device(producer *p, uint64_t now_mono)
+{
+    if (!p->sample_on || now_mono - p->last_sample < p->sample_ms * 1000000ull)
+        return;
+    p->last_sample = now_mono;
+    if (!p->sampler) {
+        p->sampler = cap__sampler_new(p->sample_root, now_mono, sampler_log, p);
+        if (!p->sampler) {
+            p->sample_on = 0;
+            return;
+        }
+    }
+    cap__sampler_sample(p->sampler, now_mono, sampler_emit, p);
+}
+
 static void *writer_main(void *arg)
 {
     producer *p = arg;
@@ -892,6 +992,9 @@ static void *writer_main(void *arg)
              * The condition variable waits on CLOCK_MONOTONIC, so a step
              * of the wall clock cannot stall flushing either. */
             uint64_t due = last_flush + (uint64_t)p->flush_ms * 1000000u;
+            if (p->sample_on &&
+                p->last_sample + p->sample_ms * 1000000ull < due)
+                due = p->last_sample + p->sample_ms * 1000000ull;
             if (due > cap__now_monotonic()) {
                 struct timespec ts = {(time_t)(due / 1000000000u),
                                       (long)(due % 1000000000u)};
@@ -920,6 +1023,8 @@ static void *writer_main(void *arg)
             }
         for (tstate *t = head; t; t = t->next)
             drain_thread(p, t);
+        if (live)
+            sample_device(p, cap__now_monotonic());
 
         uint64_t tick, mono;
         clock_pair(&tick, &mono);
@@ -1068,6 +1173,36 @@ static void fill_default_meta(cap_meta_kv *kv, size_t *n, char *buf,
         kv[(*n)++] = o->meta[i];
 }
 
+/* sample_device / CAP_SAMPLE_DEVICE, sample_period_ms /
+ * CAP_SAMPLE_PERIOD_MS, and CAP__SAMPLE_ROOT (tests only: the directory
+ * that stands for / when the sampler reads sysfs and procfs). */
+static void sampler_options(producer *p, const cap_capture_options *o)
+{
+    p->sample_on = o && o->sample_device;
+    p->sample_ms = o && o->sample_period_ms ? o->sample_period_ms : 100;
+    const char *e = getenv("CAP_SAMPLE_DEVICE");
+    if (e && *e) {
+        if (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)
+            p->sample_on = e[0] == '1';
+        else
+            logf_("ignoring CAP_SAMPLE_DEVICE=%s: not 0 or 1", e);
+    }
+    e = getenv("CAP_SAMPLE_PERIOD_MS");
+    if (e && *e) {
+        char *end;
+        unsigned long v = strtoul(e, &end, 10);
+        if (*end || v < 1 || v > 3600000)
+            logf_("ignoring CAP_SAMPLE_PERIOD_MS=%s: not a number of "
+                  "milliseconds (1 to 3600000)",
+                  e);
+        else
+            p->sample_ms = (unsigned)v;
+    }
+    e = getenv("CAP__SAMPLE_ROOT");
+    if (e && *e)
+        snprintf(p->sample_root, sizeof p->sample_root, "%s", e);
+}
+
 static cap_result open_common(int fd, const char *path,
                               const cap_capture_options *o)
 {
@@ -1095,6 +1230,7 @@ static cap_result open_common(int fd, const char *path,
     if (p->buffers_per_thread < 2)
         p->buffers_per_thread = 2;
     p->flush_ms = o && o->flush_interval_ms ? o->flush_interval_ms : 100;
+    sampler_options(p, o);
     p->current_frame = UINT64_MAX;
 
     int counter = !(o && o->force_monotonic) && have_invariant_counter();
@@ -1277,6 +1413,7 @@ cap_result cap_close(void)
     free(p->q);
     free(p->q_spare);
     free(p->defined);
+    cap__sampler_free(p->sampler);
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
     free(p);

@@ -1,0 +1,263 @@
+/*
+ * evidence.c - the device's clocks, temperatures and power early and late
+ * in a capture, and the cause they point to (evidence.h; the thresholds in
+ * docs/EVIDENCE.md).
+ */
+#include "evidence.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int starts(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static int ends(const char *s, const char *x)
+{
+    size_t n = strlen(s), k = strlen(x);
+    return n >= k && strcmp(s + n - k, x) == 0;
+}
+
+/* cpu<digits>.freq_mhz */
+static int is_cpu_clock(const char *s)
+{
+    if (!starts(s, "cpu"))
+        return 0;
+    const char *p = s + 3;
+    if (*p < '0' || *p > '9')
+        return 0;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return strcmp(p, ".freq_mhz") == 0;
+}
+
+/* Mean of c's samples in [b, e) (or [b, e] when closed); 0 when none. */
+static int window_mean(const an_counter *c, int64_t b, int64_t e, int closed,
+                       double *out)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        int64_t t = c->s[i].time_ns;
+        if (t < b || t > e || (!closed && t == e) || !isfinite(c->s[i].value))
+            continue;
+        sum += c->s[i].value;
+        n++;
+    }
+    if (!n)
+        return 0;
+    *out = sum / (double)n;
+    return 1;
+}
+
+static void take(an_reading *r, const an_counter *c, double from, double to)
+{
+    r->present = 1;
+    snprintf(r->name, sizeof r->name, "%s", c->name ? c->name : "");
+    r->from = from;
+    r->to = to;
+}
+
+static double ratio(const an_reading *r)
+{
+    return r->from > 0 ? r->to / r->from : 1.0;
+}
+
+void an_evidence_compute(const an_counter *c, size_t nc, int64_t early_begin,
+                         int64_t early_end, int64_t late_begin,
+                         int64_t late_end, double growth, an_evidence *e)
+{
+    memset(e, 0, sizeof *e);
+    e->growth = growth;
+    for (size_t i = 0; i < nc; i++) {
+        const char *n = c[i].name;
+        double a, b;
+        if (!n || !window_mean(&c[i], early_begin, early_end, 0, &a) ||
+            !window_mean(&c[i], late_begin, late_end, 1, &b))
+            continue;
+        an_reading cand = {0};
+        take(&cand, &c[i], a, b);
+        if (is_cpu_clock(n)) {
+            if (a > 0 && (!e->cpu_clock.present ||
+                          ratio(&cand) < ratio(&e->cpu_clock)))
+                e->cpu_clock = cand;
+        } else if (starts(n, "gpu") && ends(n, "freq_mhz")) {
+            if (a > 0 && (!e->gpu_clock.present ||
+                          ratio(&cand) < ratio(&e->gpu_clock)))
+                e->gpu_clock = cand;
+        } else if (ends(n, "temp_c")) {
+            if (!e->temp.present || b - a > e->temp.to - e->temp.from)
+                e->temp = cand;
+        } else if (ends(n, "power_w")) {
+            if (!e->power.present || b > e->power.to)
+                e->power = cand;
+        } else if (ends(n, "throttle_thermal_flag")) {
+            if (!e->throttle_thermal.present || b > e->throttle_thermal.to)
+                e->throttle_thermal = cand;
+        } else if (ends(n, "throttle_power_flag")) {
+            if (!e->throttle_power.present || b > e->throttle_power.to)
+                e->throttle_power = cand;
+        }
+    }
+    e->cpu_fell = e->cpu_clock.present && ratio(&e->cpu_clock) <= AN_EV_CLOCK_FELL;
+    e->gpu_fell = e->gpu_clock.present && ratio(&e->gpu_clock) <= AN_EV_CLOCK_FELL;
+    e->heated = (e->temp.present &&
+                 e->temp.to - e->temp.from >= AN_EV_HEAT_ROSE_C) ||
+                (e->throttle_thermal.present &&
+                 e->throttle_thermal.to >= AN_EV_FLAG_SHARE);
+    e->power_capped = e->throttle_power.present &&
+                      e->throttle_power.to >= AN_EV_FLAG_SHARE;
+    int clocks = e->cpu_clock.present || e->gpu_clock.present;
+    if (!clocks && !e->temp.present)
+        e->cause = AN_CAUSE_NONE;
+    else if (!(growth >= AN_EV_SLOWER))
+        e->cause = AN_CAUSE_STEADY;
+    else if ((e->cpu_fell || e->gpu_fell) && e->heated)
+        e->cause = AN_CAUSE_THERMAL;
+    else if (e->cpu_fell || e->gpu_fell)
+        e->cause = AN_CAUSE_POWER;
+    else if (clocks)
+        e->cause = AN_CAUSE_WORK_GREW;
+    else
+        e->cause = AN_CAUSE_NO_CLOCK;
+}
+
+void an_evidence_of_capture(const an_capture *m, double share, double growth,
+                            an_evidence *out)
+{
+    if (!m->nframes) {
+        an_evidence_compute(NULL, 0, 0, 0, 0, 0, growth, out);
+        return;
+    }
+    if (!(share > 0) || share > 0.5)
+        share = 0.5;
+    int64_t t0 = m->frames[0].begin_ns, t1 = m->frames[m->nframes - 1].end_ns;
+    double w = an_elapsed_ns(t0, t1) * share;
+    int64_t e1 = (int64_t)((double)t0 + w), l0 = (int64_t)((double)t1 - w);
+    an_evidence_compute(m->counters, m->ncounters, t0, e1, l0, t1, growth, out);
+}
+
+const char *an_cause_name(an_cause c)
+{
+    switch (c) {
+    case AN_CAUSE_NONE: return "no device evidence";
+    case AN_CAUSE_STEADY: return "steady";
+    case AN_CAUSE_THERMAL: return "thermal throttling";
+    case AN_CAUSE_POWER: return "power or governor limit";
+    case AN_CAUSE_WORK_GREW: return "the work grew";
+    case AN_CAUSE_NO_CLOCK: return "no clock recorded";
+    }
+    return "?";
+}
+
+/* ---- rendering --------------------------------------------------------- */
+
+typedef struct sb {
+    char *buf;
+    size_t size, len;
+} sb;
+
+static void put(sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->len < b->size ? b->size - b->len : 0;
+    int k = vsnprintf(room ? b->buf + b->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        b->len += (size_t)k;
+}
+
+/* "2.90 GHz" from MHz, or "850 MHz" below 1 GHz */
+static void clock_pair(sb *b, const char *what, const an_reading *r, int fell)
+{
+    int ghz = r->from >= 1000 && r->to >= 1000;
+    double d = ghz ? 1000 : 1;
+    const char *u = ghz ? "GHz" : "MHz";
+    const char *f = ghz ? "%.2f" : "%.0f";
+    char x[32], y[32];
+    snprintf(x, sizeof x, f, r->from / d);
+    snprintf(y, sizeof y, f, r->to / d);
+    if (fell)
+        put(b, "the %s clock fell from %s to %s %s (%s)", what, x, y, u,
+            r->name);
+    else if (fabs(r->to / r->from - 1) < 0.01 || strcmp(x, y) == 0)
+        put(b, "the %s clock stayed at %s %s (%s)", what, y, u, r->name);
+    else
+        put(b, "the %s clock went from %s to %s %s (%s)", what, x, y, u,
+            r->name);
+}
+
+static void temp_clause(sb *b, const an_reading *r)
+{
+    double d = r->to - r->from;
+    if (fabs(d) < 1.0)
+        put(b, "the temperature stayed at %.0f °C (%s)", r->to, r->name);
+    else
+        put(b, "the temperature %s from %.0f to %.0f °C (%s)",
+            d > 0 ? "rose" : "fell", r->from, r->to, r->name);
+}
+
+size_t an_evidence_text(const an_evidence *e, char *buf, size_t size)
+{
+    sb b = {buf, size, 0};
+    if (size)
+        buf[0] = 0;
+    if (e->cause == AN_CAUSE_NONE)
+        return 0;
+    /* the clocks: the ones that fell, else every one recorded */
+    int n = 0;
+    int cpu = e->cpu_clock.present && (e->cpu_fell || !e->gpu_fell);
+    int gpu = e->gpu_clock.present && (e->gpu_fell || !e->cpu_fell);
+    if (cpu) {
+        clock_pair(&b, "CPU", &e->cpu_clock, e->cpu_fell);
+        n++;
+    }
+    if (gpu) {
+        if (n)
+            put(&b, ", ");
+        clock_pair(&b, "GPU", &e->gpu_clock, e->gpu_fell);
+        n++;
+    }
+    if (e->temp.present) {
+        put(&b, n ? " and " : "");
+        temp_clause(&b, &e->temp);
+        n++;
+    }
+    if (e->power.present && (e->cause == AN_CAUSE_POWER ||
+                             e->cause == AN_CAUSE_STEADY ||
+                             e->cause == AN_CAUSE_WORK_GREW)) {
+        put(&b, ", power %.1f to %.1f W (%s)", e->power.from, e->power.to,
+            e->power.name);
+    }
+    if (e->power_capped)
+        put(&b, ", NVML reporting the power cap in %.0f%% of the late samples",
+            e->throttle_power.to * 100);
+    if (e->throttle_thermal.present && e->throttle_thermal.to >= AN_EV_FLAG_SHARE)
+        put(&b, ", NVML reporting thermal slowdown in %.0f%% of the late "
+                "samples",
+            e->throttle_thermal.to * 100);
+    switch (e->cause) {
+    case AN_CAUSE_THERMAL:
+        put(&b, ": thermal throttling");
+        break;
+    case AN_CAUSE_POWER:
+        put(&b, ": a power or governor limit (the clock fell without heat)");
+        break;
+    case AN_CAUSE_WORK_GREW:
+        put(&b, ": the clocks did not fall, so the work grew");
+        break;
+    case AN_CAUSE_NO_CLOCK:
+        put(&b, ": no clock was recorded, so the cause cannot be told");
+        break;
+    case AN_CAUSE_STEADY:
+        put(&b, ": the work did not slow down");
+        break;
+    case AN_CAUSE_NONE:
+        break;
+    }
+    return b.len;
+}

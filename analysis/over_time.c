@@ -1,0 +1,231 @@
+/* over_time.c - frames binned by elapsed time: per-bin frame time, top
+ * scopes' medians, counters' means, growth, and the verdicts (verdict.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "report.h"
+
+#define MS(ns) ((double)(ns) / 1e6)
+
+static int starts_with_ci(const char *s, const char *p)
+{
+    return strncasecmp(s, p, strlen(p)) == 0;
+}
+
+/* Counters the profiler records about itself: its buffers warming up are
+ * not the program's memory (docs/VERDICTS.md). */
+static int is_profiler_counter(const char *name)
+{
+    return starts_with_ci(name, "cap.") || starts_with_ci(name, "libcapture.");
+}
+
+static int is_memory_counter(const char *name)
+{
+    static const char *keys[] = {"rss", "mem", "vram", "heap", "alloc"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcasestr(name, keys[i]))
+            return 1;
+    return 0;
+}
+
+void an_over_time_free(an_over_time *ot)
+{
+    if (!ot)
+        return;
+    for (size_t j = 0; j < ot->nscopes; j++) {
+        free(ot->scopes[j].median);
+        free(ot->scopes[j].p95);
+    }
+    for (size_t c = 0; c < ot->ncounters; c++) {
+        free(ot->counters[c].mean);
+        free(ot->counters[c].samples);
+    }
+    free(ot->bins);
+    free(ot->scopes);
+    free(ot->counters);
+    memset(ot, 0, sizeof *ot);
+}
+
+/* Bin count and width (ns) for the options, over a span of `span` ns. */
+static int choose_bins(double span, int bins, double bin_seconds,
+                       double *width)
+{
+    if (bin_seconds > 0) {
+        *width = bin_seconds * 1e9;
+        double want = ceil(span / *width);
+        if (want > AN_OT_MAX_BINS) { /* a long capture, or a crafted one */
+            want = AN_OT_MAX_BINS;
+            *width = span / want;
+        }
+        return want < 1 ? 1 : (int)want;
+    }
+    if (bins > AN_OT_MAX_BINS)
+        bins = AN_OT_MAX_BINS;
+    if (bins < 1)
+        bins = 10;
+    *width = span / bins;
+    if (*width <= 0)
+        *width = 1;
+    return bins;
+}
+
+static size_t bin_index(double x, int bins)
+{
+    return x >= (double)bins || !(x >= 0) ? (size_t)bins - 1 : (size_t)x;
+}
+
+/* The top AN_OT_TOP scopes by self time (self time > 0), CPU and GPU
+ * together; returns how many. */
+static size_t top_scopes(const an_capture *m, size_t *top)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < AN_OT_TOP; k++) {
+        long best = -1;
+        for (size_t s = 0; s < m->nscopes; s++) {
+            int taken = 0;
+            for (size_t j = 0; j < n; j++)
+                taken |= top[j] == s;
+            if (!taken && m->scopes[s].self_ns > 0 &&
+                (best < 0 || m->scopes[s].self_ns > m->scopes[best].self_ns))
+                best = (long)s;
+        }
+        if (best < 0)
+            break;
+        top[n++] = (size_t)best;
+    }
+    return n;
+}
+
+cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
+                                int bins, double bin_seconds)
+{
+    memset(ot, 0, sizeof *ot);
+    size_t n = m->nframes;
+    ot->nframes = n;
+    if (!n) {
+        an_verdicts_add(&ot->verdicts, (an_verdict){AN_V_TOO_SHORT, {0}, 0});
+        return CAP_OK;
+    }
+    cap_result rc = CAP_E_NOMEM;
+    size_t *bin_of = NULL, *first = NULL, *order = NULL;
+    double *tmp = NULL, *dense = NULL;
+    int64_t t0 = m->frames[0].begin_ns;
+    double width;
+    bins = choose_bins(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
+                       bin_seconds, &width);
+    ot->nbins = bins;
+    ot->width_s = width / 1e9;
+    size_t nb = (size_t)bins;
+    bin_of = malloc(n * sizeof *bin_of);
+    first = calloc(nb + 1, sizeof *first);
+    order = malloc(n * sizeof *order);
+    tmp = malloc(n * sizeof *tmp);
+    dense = malloc(n * sizeof *dense);
+    ot->bins = calloc(nb, sizeof *ot->bins);
+    if (!bin_of || !first || !order || !tmp || !dense || !ot->bins)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        bin_of[i] = bin_index(an_elapsed_ns(t0, m->frames[i].begin_ns) / width,
+                              bins);
+        ot->bins[bin_of[i]].frames++;
+    }
+    /* frames grouped by bin (a stable counting sort): first[b]..first[b+1] */
+    for (size_t b = 0; b < nb; b++)
+        first[b + 1] = first[b] + ot->bins[b].frames;
+    {
+        size_t *next = calloc(nb, sizeof *next);
+        if (!next)
+            goto done;
+        for (size_t i = 0; i < n; i++)
+            order[first[bin_of[i]] + next[bin_of[i]]++] = i;
+        free(next);
+    }
+    ot->ref = 0;
+    while (ot->ref < bins && ot->bins[ot->ref].frames == 0)
+        ot->ref++;
+    ot->last = bins - 1;
+    while (ot->last > ot->ref && ot->bins[ot->last].frames == 0)
+        ot->last--;
+    for (size_t b = 0; b < nb; b++) {
+        an_ot_bin *B = &ot->bins[b];
+        B->start_s = (double)b * width / 1e9;
+        B->end_s = (double)(b + 1) * width / 1e9;
+        size_t k = 0;
+        for (size_t j = first[b]; j < first[b + 1]; j++)
+            tmp[k++] = MS(an_frame_ns(&m->frames[order[j]]));
+        B->frame = an_summarize(tmp, k);
+    }
+    for (size_t b = 0; b < nb; b++)
+        ot->bins[b].growth = an_ratio_of(ot->bins[b].frame.median,
+                                         ot->bins[ot->ref].frame.median, 0);
+
+    /* top scopes: median and p95 of their self time per frame, by bin */
+    size_t top[AN_OT_TOP];
+    size_t top_n = top_scopes(m, top);
+    ot->scopes = calloc(top_n ? top_n : 1, sizeof *ot->scopes);
+    if (!ot->scopes)
+        goto done;
+    int64_t ft = an_total_frame_ns(m);
+    for (size_t j = 0; j < top_n; j++) {
+        an_ot_scope *S = &ot->scopes[ot->nscopes++];
+        S->scope = &m->scopes[top[j]];
+        S->share = ft > 0 ? (double)S->scope->self_ns / (double)ft : 0;
+        S->median = malloc(nb * sizeof *S->median);
+        S->p95 = malloc(nb * sizeof *S->p95);
+        if (!S->median || !S->p95)
+            goto done;
+        an_scope_dense(m, S->scope, dense);
+        for (size_t b = 0; b < nb; b++) {
+            size_t k = 0;
+            for (size_t i = first[b]; i < first[b + 1]; i++)
+                tmp[k++] = MS(dense[order[i]]);
+            an_summary s = an_summarize(tmp, k);
+            S->median[b] = s.median;
+            S->p95[b] = s.p95;
+        }
+        S->growth = an_ratio_of(S->median[ot->last], S->median[ot->ref],
+                                AN_OT_ZERO_MS);
+    }
+
+    /* counters: mean per bin, by sample time */
+    ot->counters = calloc(m->ncounters ? m->ncounters : 1,
+                          sizeof *ot->counters);
+    if (!ot->counters)
+        goto done;
+    int64_t t1 = m->frames[n - 1].end_ns;
+    for (size_t c = 0; c < m->ncounters; c++) {
+        an_ot_counter *C = &ot->counters[ot->ncounters++];
+        C->name = m->counters[c].name;
+        C->memory = is_memory_counter(C->name);
+        C->profiler = is_profiler_counter(C->name);
+        C->mean = calloc(nb, sizeof *C->mean);
+        C->samples = calloc(nb, sizeof *C->samples);
+        if (!C->mean || !C->samples)
+            goto done;
+        for (size_t i = 0; i < m->counters[c].n; i++) {
+            const an_sample *s = &m->counters[c].s[i];
+            if (s->time_ns < t0 || s->time_ns > t1)
+                continue;
+            size_t b = bin_index(an_elapsed_ns(t0, s->time_ns) / width, bins);
+            C->mean[b] += s->value;
+            C->samples[b]++;
+        }
+        for (size_t b = 0; b < nb; b++)
+            C->mean[b] = C->samples[b] ? C->mean[b] / (double)C->samples[b]
+                                       : NAN;
+        C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
+    }
+    an_verdicts_decide(&ot->verdicts, ot);
+    rc = CAP_OK;
+done:
+    free(bin_of);
+    free(first);
+    free(order);
+    free(tmp);
+    free(dense);
+    if (rc != CAP_OK)
+        an_over_time_free(ot);
+    return rc;
+}

@@ -1,0 +1,130 @@
+/* split.c - the fastest vs the slowest quarter of frames (report.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define MS(ns) ((double)(ns) / 1e6)
+
+const double an_split_hist_edges[AN_SPLIT_HIST_BINS] = {
+    0, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0};
+
+typedef struct ord {
+    size_t pos;
+    double key;
+} ord;
+
+static int ord_cmp(const void *a, const void *b)
+{
+    const ord *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static size_t hist_bin(double r)
+{
+    size_t b = 0;
+    while (b + 1 < AN_SPLIT_HIST_BINS && r >= an_split_hist_edges[b + 1])
+        b++;
+    return b;
+}
+
+void an_split_free(an_split *s)
+{
+    if (!s)
+        return;
+    free(s->pop_frames[0]);
+    free(s->pop_frames[1]);
+    free(s->scopes);
+    memset(s, 0, sizeof *s);
+}
+
+cap_result an_split_compute(an_split *out, const an_capture *m,
+                            const char *split_by)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = m->nframes, ns = m->nscopes;
+    out->nframes = n;
+    if (split_by) {
+        long by = an_find_scope(m, AN_CPU, split_by);
+        if (by < 0)
+            by = an_find_scope(m, AN_GPU, split_by);
+        if (by < 0)
+            return CAP_E_MISUSE;
+        out->by = &m->scopes[by];
+    }
+    size_t q = n / 4;
+    if (q == 0)
+        return CAP_OK;
+    cap_result rc = CAP_E_NOMEM;
+    ord *o = malloc(n * sizeof *o);
+    double *dense = malloc(n * sizeof *dense);
+    double *tmp = malloc(n * sizeof *tmp);
+    ord *so = malloc((ns ? ns : 1) * sizeof *so);
+    an_split_scope *sc = calloc(ns ? ns : 1, sizeof *sc);
+    out->pop_frames[0] = malloc(q * sizeof *out->pop_frames[0]);
+    out->pop_frames[1] = malloc(q * sizeof *out->pop_frames[1]);
+    if (!o || !dense || !tmp || !so || !sc || !out->pop_frames[0] ||
+        !out->pop_frames[1])
+        goto done;
+    out->quarter = q;
+    if (out->by)
+        an_scope_dense(m, out->by, dense);
+    for (size_t i = 0; i < n; i++) {
+        o[i].pos = i;
+        o[i].key = out->by ? dense[i] : (double)an_frame_ns(&m->frames[i]);
+    }
+    qsort(o, n, sizeof *o, ord_cmp);
+    for (size_t i = 0; i < q; i++) {
+        out->pop_frames[0][i] = o[i].pos;
+        out->pop_frames[1][i] = o[n - q + i].pos;
+    }
+    for (int p = 0; p < 2; p++) {
+        const size_t *pf = out->pop_frames[p];
+        for (size_t i = 0; i < q; i++)
+            tmp[i] = MS(an_frame_ns(&m->frames[pf[i]]));
+        out->frame[p] = an_summarize(tmp, q);
+        size_t k = 0;
+        for (size_t i = 0; i < q; i++) {
+            const an_frame *f = &m->frames[pf[i]];
+            if (f->has_gpu && f->gpu_ns > 0) {
+                double r = (double)an_frame_ns(f) / (double)f->gpu_ns;
+                tmp[k++] = r;
+                out->hist[p][hist_bin(r)]++;
+            }
+        }
+        out->ratio[p] = an_summarize(tmp, k);
+    }
+    /* per-scope self time per frame in each population */
+    for (size_t s = 0; s < ns; s++) {
+        sc[s].scope = &m->scopes[s];
+        an_scope_dense(m, &m->scopes[s], dense);
+        for (int p = 0; p < 2; p++) {
+            for (size_t i = 0; i < q; i++)
+                tmp[i] = MS(dense[out->pop_frames[p][i]]);
+            sc[s].pop[p] = an_summarize(tmp, q);
+        }
+        so[s].pos = s;
+        so[s].key = -fabs(sc[s].pop[1].mean - sc[s].pop[0].mean);
+    }
+    /* scopes ordered by |delta of the mean| */
+    qsort(so, ns, sizeof *so, ord_cmp);
+    out->scopes = calloc(ns ? ns : 1, sizeof *out->scopes);
+    if (!out->scopes)
+        goto done;
+    for (size_t k = 0; k < ns; k++)
+        out->scopes[k] = sc[so[k].pos];
+    out->nscopes = ns;
+    rc = CAP_OK;
+done:
+    free(o);
+    free(dense);
+    free(tmp);
+    free(so);
+    free(sc);
+    if (rc != CAP_OK)
+        an_split_free(out);
+    return rc;
+}

@@ -1,0 +1,356 @@
+/* tables.c - the ranking, the call tree, frame statistics, the per-frame
+ * table and the totals every share divides by (report.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "stats.h"
+
+#define MS(ns) ((double)(ns) / 1e6)
+
+an_summary an_summarize(double *v, size_t n)
+{
+    an_summary s = {n, NAN, NAN, NAN};
+    if (!n)
+        return s;
+    cap_stats_sort(v, n);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    s.mean = sum / (double)n;
+    s.median = cap_stats_quantile_sorted(v, n, 0.5);
+    s.p95 = cap_stats_quantile_sorted(v, n, 0.95);
+    return s;
+}
+
+static void add_sat(int64_t *acc, int64_t v)
+{
+    if (__builtin_add_overflow(*acc, v, acc))
+        *acc = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
+void an_totals_compute(const an_capture *m, an_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < m->nscopes; i++)
+        add_sat(m->scopes[i].kind == AN_CPU ? &t->cpu_ns : &t->gpu_ns,
+                m->scopes[i].self_ns);
+    t->frame_ns = an_total_frame_ns(m);
+    t->before_ns = m->outside_ns[0];
+    t->between_ns = m->outside_ns[1];
+    t->after_ns = m->outside_ns[2];
+    for (int k = 0; k < 3; k++)
+        add_sat(&t->outside_ns, m->outside_ns[k]);
+    t->threads = m->nthreads;
+}
+
+/* ---- frame statistics -------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+cap_result an_frame_stats_compute(an_frame_stats *fs, const an_capture *m)
+{
+    memset(fs, 0, sizeof *fs);
+    size_t n = m->nframes;
+    if (!n)
+        return CAP_OK;
+    double *v = malloc(n * sizeof *v);
+    double *w = malloc(31 * sizeof *w);
+    if (!v || !w) {
+        free(v);
+        free(w);
+        return CAP_E_NOMEM;
+    }
+    fs->n = n;
+    /* stutters: longer than 2.5x the median of the 31 frames centred on
+     * the frame (fewer at the ends) */
+    for (size_t i = 0; i < n; i++) {
+        size_t lo = i >= 15 ? i - 15 : 0;
+        size_t hi = i + 16 < n ? i + 16 : n;
+        size_t k = 0;
+        for (size_t j = lo; j < hi; j++)
+            w[k++] = MS(an_frame_ns(&m->frames[j]));
+        qsort(w, k, sizeof *w, cmp_double);
+        double med = cap_stats_quantile_sorted(w, k, 0.5);
+        if (MS(an_frame_ns(&m->frames[i])) > 2.5 * med)
+            fs->stutters++;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = MS(an_frame_ns(&m->frames[i]));
+    cap_stats_sort(v, n);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    fs->mean = sum / (double)n;
+    fs->median = cap_stats_quantile_sorted(v, n, 0.5);
+    fs->p95 = cap_stats_quantile_sorted(v, n, 0.95);
+    fs->p99 = cap_stats_quantile_sorted(v, n, 0.99);
+    fs->p999 = cap_stats_quantile_sorted(v, n, 0.999);
+    fs->max = v[n - 1];
+    size_t k = (n + 99) / 100; /* the slowest 1 %, at least one frame */
+    double s = 0;
+    for (size_t i = n - k; i < n; i++)
+        s += v[i];
+    fs->low1 = s / (double)k;
+    fs->low1_frames = k;
+    free(v);
+    free(w);
+    return CAP_OK;
+}
+
+/* ---- ranking ----------------------------------------------------------- */
+
+static int rank_cmp(const void *a, const void *b)
+{
+    const an_rank_row *x = a, *y = b;
+    if (x->scope->kind != y->scope->kind)
+        return x->scope->kind < y->scope->kind ? -1 : 1;
+    if (x->scope->self_ns != y->scope->self_ns)
+        return x->scope->self_ns > y->scope->self_ns ? -1 : 1;
+    return strcmp(x->scope->name, y->scope->name);
+}
+
+static double share_of(int64_t part, int64_t whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : NAN;
+}
+
+void an_ranking_free(an_ranking *r)
+{
+    if (!r)
+        return;
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}
+
+cap_result an_ranking_compute(an_ranking *out, const an_capture *m)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = m->nscopes;
+    an_rank_row *rows = calloc(n ? n : 1, sizeof *rows);
+    double *dense = malloc((m->nframes ? m->nframes : 1) * sizeof *dense);
+    if (!rows || !dense) {
+        free(rows);
+        free(dense);
+        return CAP_E_NOMEM;
+    }
+    an_totals_compute(m, &out->totals);
+    for (size_t i = 0; i < n; i++) {
+        const an_scope *s = &m->scopes[i];
+        rows[i].scope = s;
+        rows[i].pf_mean = rows[i].pf_p95 = NAN;
+        if (m->nframes) {
+            an_scope_dense(m, s, dense);
+            an_summary sm = an_summarize(dense, m->nframes);
+            rows[i].pf_mean = MS(sm.mean);
+            rows[i].pf_p95 = MS(sm.p95);
+        }
+        rows[i].share_pct = share_of(s->self_ns, s->kind == AN_CPU
+                                                     ? out->totals.cpu_ns
+                                                     : out->totals.gpu_ns);
+        out->ncpu += s->kind == AN_CPU;
+    }
+    qsort(rows, n, sizeof *rows, rank_cmp);
+    free(dense);
+    out->rows = rows;
+    out->n = n;
+    return CAP_OK;
+}
+
+/* ---- tree -------------------------------------------------------------- */
+
+typedef struct tree_ctx {
+    const an_capture *m;
+    an_tree *t;
+    size_t rows_cap, paths_len, paths_cap;
+    int max_depth;
+    double min_share;
+} tree_ctx;
+
+static int64_t node_total(const an_capture *m, uint32_t i)
+{
+    const an_node *n = &m->nodes[i];
+    if (!n->is_root)
+        return n->total_ns;
+    int64_t t = 0;
+    for (uint32_t c = n->first_child; c != UINT32_MAX;
+         c = m->nodes[c].next_sibling)
+        add_sat(&t, m->nodes[c].total_ns);
+    return t;
+}
+
+static int node_cmp(const void *a, const void *b, void *ctx)
+{
+    const an_capture *m = ctx;
+    int64_t x = node_total(m, *(const uint32_t *)a);
+    int64_t y = node_total(m, *(const uint32_t *)b);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return strcmp(m->nodes[*(const uint32_t *)a].name,
+                  m->nodes[*(const uint32_t *)b].name);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* Append node's row (and its subtree's) under the path at parent_off
+ * (SIZE_MAX for none). */
+static cap_result tree_walk(tree_ctx *c, uint32_t node, size_t parent_off)
+{
+    const an_capture *m = c->m;
+    const an_node *n = &m->nodes[node];
+    int64_t total = node_total(m, node);
+    double denom = c->t->denom_ns[n->kind];
+    double share = denom > 0 ? 100.0 * (double)total / denom : NAN;
+    int depth = (int)n->depth - 1; /* roots -1, top scopes 0 */
+    if (!n->is_root) {
+        if (c->max_depth >= 0 && depth > c->max_depth)
+            return CAP_OK;
+        if ((isnan(share) ? 0 : share) < c->min_share)
+            return CAP_OK;
+    }
+    size_t plen = parent_off == SIZE_MAX ? 0 : strlen(c->t->paths + parent_off);
+    size_t nl = strlen(n->name);
+    size_t off = c->paths_len;
+    if (grow((void **)&c->t->paths, &c->paths_cap, off + plen + nl + 2, 1) ||
+        grow((void **)&c->t->rows, &c->rows_cap, c->t->n + 1,
+             sizeof *c->t->rows))
+        return CAP_E_NOMEM;
+    char *p = c->t->paths + off;
+    if (plen) {
+        memcpy(p, c->t->paths + parent_off, plen);
+        p[plen++] = ';';
+    }
+    memcpy(p + plen, n->name, nl + 1);
+    c->paths_len = off + plen + nl + 1;
+    c->t->rows[c->t->n++] = (an_tree_row){n, depth, total, share, off};
+    /* children sorted by total */
+    size_t k = 0;
+    for (uint32_t ch = n->first_child; ch != UINT32_MAX;
+         ch = m->nodes[ch].next_sibling)
+        k++;
+    if (!k)
+        return CAP_OK;
+    uint32_t *kids = malloc(k * sizeof *kids);
+    if (!kids)
+        return CAP_E_NOMEM;
+    k = 0;
+    for (uint32_t ch = n->first_child; ch != UINT32_MAX;
+         ch = m->nodes[ch].next_sibling)
+        kids[k++] = ch;
+    qsort_r(kids, k, sizeof *kids, node_cmp, (void *)m);
+    cap_result rc = CAP_OK;
+    for (size_t i = 0; i < k && rc == CAP_OK; i++)
+        rc = tree_walk(c, kids[i], off);
+    free(kids);
+    return rc;
+}
+
+void an_tree_free(an_tree *t)
+{
+    if (!t)
+        return;
+    free(t->rows);
+    free(t->paths);
+    memset(t, 0, sizeof *t);
+}
+
+cap_result an_tree_compute(an_tree *out, const an_capture *m, int max_depth,
+                           double min_share_pct)
+{
+    memset(out, 0, sizeof *out);
+    an_totals tot;
+    an_totals_compute(m, &tot);
+    out->denom_ns[AN_CPU] = (double)tot.cpu_ns;
+    out->denom_ns[AN_GPU] = (double)tot.gpu_ns;
+    tree_ctx c = {m, out, 0, 0, 0, max_depth, min_share_pct};
+    cap_result rc = CAP_OK;
+    /* roots: CPU threads first, then GPU tracks, in order of appearance */
+    for (int k = AN_CPU; k <= AN_GPU && rc == CAP_OK; k++)
+        for (size_t i = 0; i < m->nnodes && rc == CAP_OK; i++)
+            if (m->nodes[i].is_root && (int)m->nodes[i].kind == k)
+                rc = tree_walk(&c, (uint32_t)i, SIZE_MAX);
+    if (rc != CAP_OK)
+        an_tree_free(out);
+    return rc;
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+void an_frames_free(an_frames *f)
+{
+    if (!f)
+        return;
+    free(f->self_ms);
+    free(f->cursor);
+    memset(f, 0, sizeof *f);
+}
+
+static long find_any(const an_capture *m, const char *name)
+{
+    long i = an_find_scope(m, AN_CPU, name);
+    return i >= 0 ? i : an_find_scope(m, AN_GPU, name);
+}
+
+cap_result an_frames_compute(an_frames *out, const an_capture *m,
+                             const char *scope)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = m->nframes, ns = m->nscopes;
+    if (scope) {
+        long i = find_any(m, scope);
+        if (i < 0)
+            return CAP_E_MISUSE;
+        out->only = &m->scopes[i];
+        out->cols[out->ncols++] = out->only;
+    } else {
+        size_t idx[AN_FRAMES_MAX_COLS];
+        for (size_t k = 0; k < AN_FRAMES_MAX_COLS; k++) {
+            long best = -1;
+            for (size_t s = 0; s < ns; s++) {
+                int taken = 0;
+                for (size_t j = 0; j < out->ncols; j++)
+                    taken |= idx[j] == s;
+                if (!taken && (best < 0 || m->scopes[s].self_ns >
+                                               m->scopes[best].self_ns))
+                    best = (long)s;
+            }
+            if (best < 0)
+                break;
+            idx[out->ncols] = (size_t)best;
+            out->cols[out->ncols++] = &m->scopes[best];
+        }
+    }
+    out->nframes = n;
+    out->self_ms = malloc((n ? n : 1) * (out->ncols ? out->ncols : 1) *
+                          sizeof *out->self_ms);
+    out->cursor = calloc(ns ? ns : 1, sizeof *out->cursor);
+    if (!out->self_ms || !out->cursor) {
+        an_frames_free(out);
+        return CAP_E_NOMEM;
+    }
+    for (size_t j = 0; j < out->ncols; j++) {
+        double *d = out->self_ms + j * n;
+        an_scope_dense(m, out->cols[j], d);
+        for (size_t f = 0; f < n; f++)
+            d[f] = MS(d[f]);
+    }
+    return CAP_OK;
+}

@@ -1,0 +1,238 @@
+/* verdict.c - the --over-time rule table (verdict.h) and its decisions. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+static const struct {
+    const char *key, *figures, *rule;
+} rows[AN_V_COUNT] = {
+#define AN__V_ROW(e, key, figs, rule) {key, figs, rule},
+    AN_VERDICT_LIST(AN__V_ROW)
+#undef AN__V_ROW
+};
+
+const char *an_verdict_key(an_verdict_kind k)
+{
+    return (unsigned)k < AN_V_COUNT ? rows[k].key : "?";
+}
+
+const char *an_verdict_figures(an_verdict_kind k)
+{
+    return (unsigned)k < AN_V_COUNT ? rows[k].figures : "?";
+}
+
+const char *an_verdict_rule(an_verdict_kind k)
+{
+    return (unsigned)k < AN_V_COUNT ? rows[k].rule : "?";
+}
+
+void an_verdicts_add(an_verdicts *vs, an_verdict v)
+{
+    if (vs->n < AN_VERDICTS_MAX)
+        vs->v[vs->n++] = v;
+}
+
+int an_verdicts_has(const an_verdicts *vs, an_verdict_kind k)
+{
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->v[i].kind == k)
+            return 1;
+    return 0;
+}
+
+an_ratio an_ratio_of(double num, double den, double zero)
+{
+    an_ratio r = {AN_RATIO_NO_DATA, NAN};
+    if (isnan(num) || isnan(den))
+        return r;
+    int nz = zero > 0 ? fabs(num) < zero : num == 0;
+    int dz = zero > 0 ? fabs(den) < zero : den == 0;
+    if (dz) {
+        r.state = nz ? AN_RATIO_AT_ZERO : AN_RATIO_FROM_ZERO;
+        return r;
+    }
+    r.state = AN_RATIO_VALUE;
+    r.value = num / den;
+    return r;
+}
+
+/* ---- decisions --------------------------------------------------------- */
+
+/* The first bin at or after `from` (up to `last`) where v has a value. */
+static int first_valued(const double *v, int from, int last)
+{
+    for (int b = from; b <= last; b++)
+        if (!isnan(v[b]))
+            return b;
+    return -1;
+}
+
+static double median_of(double *v, size_t n)
+{
+    an_summary s = an_summarize(v, n);
+    return s.median;
+}
+
+/* Memory counters that are the program's (not the profiler's): 0 none
+ * recorded, 1 all flat over the second half, -1 one moved (*moved gets its
+ * growth). A rise at the start (buffers warming up) is not judged. */
+static int memory_flat(const an_over_time *ot, int mid, double *moved)
+{
+    int seen = 0;
+    for (size_t c = 0; c < ot->ncounters; c++) {
+        const an_ot_counter *C = &ot->counters[c];
+        if (!C->memory || C->profiler)
+            continue;
+        int b = first_valued(C->mean, mid, ot->last);
+        int e = ot->last;
+        while (e > 0 && isnan(C->mean[e]))
+            e--;
+        if (b < 0 || e <= b)
+            continue; /* too few samples to judge */
+        seen = 1;
+        an_ratio g = an_ratio_of(C->mean[e], C->mean[b], 0);
+        if (g.state == AN_RATIO_AT_ZERO)
+            continue;
+        if (g.state != AN_RATIO_VALUE || fabs(g.value - 1.0) >= AN_OT_FLAT) {
+            *moved = g.state == AN_RATIO_VALUE ? g.value : INFINITY;
+            return -1;
+        }
+    }
+    return seen;
+}
+
+static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
+                          int mid)
+{
+    double lo = INFINITY, hi = 0, sum = 0;
+    size_t k = 0;
+    const an_ot_scope *best = NULL, *best_wait = NULL;
+    for (size_t j = 0; j < ot->nscopes; j++) {
+        const an_ot_scope *S = &ot->scopes[j];
+        if (S->share < AN_OT_MIN_SHARE || S->growth.state != AN_RATIO_VALUE)
+            continue;
+        double g = S->growth.value;
+        if (S->scope->is_wait) {
+            if (!best_wait || g > best_wait->growth.value)
+                best_wait = S;
+            continue;
+        }
+        if (!best || g > best->growth.value)
+            best = S;
+        lo = g < lo ? g : lo;
+        hi = g > hi ? g : hi;
+        sum += g;
+        k++;
+    }
+    if (k >= 2 && sum / (double)k >= AN_OT_GROWTH &&
+        (hi - lo) / (sum / (double)k) <= AN_OT_UNIFORM) {
+        double moved = 0;
+        int mem = memory_flat(ot, mid, &moved);
+        an_verdict v = {AN_V_THROTTLING, {sum / (double)k, lo, hi, fg}, 0};
+        if (mem == 0)
+            v.kind = AN_V_THROTTLING_UNCHECKED;
+        else if (mem < 0) {
+            v.kind = AN_V_UNIFORM_MEMORY_MOVED;
+            v.fig[3] = moved;
+        }
+        an_verdicts_add(vs, v);
+        return;
+    }
+    if (best_wait && (!best || best_wait->growth.value > best->growth.value)) {
+        an_verdicts_add(vs, (an_verdict){AN_V_WAITS_GREW,
+                                         {fg, best_wait->growth.value},
+                                         best_wait->scope->name});
+        return;
+    }
+    an_verdicts_add(vs, (an_verdict){AN_V_WORK_GREW,
+                                     {fg, best ? best->growth.value : NAN},
+                                     best ? best->scope->name : NULL});
+}
+
+static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg)
+{
+    double g[AN_OT_TOP];
+    size_t k = 0;
+    for (size_t j = 0; j < ot->nscopes; j++) {
+        const an_ot_scope *S = &ot->scopes[j];
+        if (!S->scope->is_wait && S->share >= AN_OT_MIN_SHARE &&
+            S->growth.state == AN_RATIO_VALUE)
+            g[k++] = S->growth.value;
+    }
+    if (!k)
+        return;
+    double wg = median_of(g, k);
+    if (wg < AN_OT_GROWTH)
+        return;
+    an_verdicts_add(vs, (an_verdict){AN_V_CAPPED_HEADROOM,
+                                     {wg, ot->bins[ot->ref].frame.median,
+                                      ot->bins[ot->last].frame.median, fg},
+                                     NULL});
+    /* the wait that gave up the most time */
+    const an_ot_scope *w = NULL;
+    double most = 0;
+    for (size_t j = 0; j < ot->nscopes; j++) {
+        const an_ot_scope *S = &ot->scopes[j];
+        if (!S->scope->is_wait || S->growth.state != AN_RATIO_VALUE ||
+            S->growth.value > AN_OT_SHRINK)
+            continue;
+        double gave = S->median[ot->ref] - S->median[ot->last];
+        if (gave > most) {
+            most = gave;
+            w = S;
+        }
+    }
+    if (w)
+        an_verdicts_add(vs, (an_verdict){AN_V_CAP_ABSORBING,
+                                         {w->median[ot->ref],
+                                          w->median[ot->last],
+                                          w->growth.value},
+                                         w->scope->name});
+}
+
+static void decide_start(an_verdicts *vs, const an_over_time *ot, int mid)
+{
+    double *f = malloc((size_t)ot->nbins * sizeof *f);
+    if (!f)
+        return;
+    size_t k = 0;
+    for (int b = mid; b <= ot->last; b++)
+        if (ot->bins[b].frames)
+            f[k++] = ot->bins[b].frame.median;
+    double settled = median_of(f, k);
+    free(f);
+    double first = ot->bins[ot->ref].frame.median;
+    if (!k || !(first < AN_OT_COLD * settled))
+        return;
+    int m0 = mid;
+    while (m0 < ot->last && !ot->bins[m0].frames)
+        m0++;
+    double fm = ot->bins[m0].frame.median, fl = ot->bins[ot->last].frame.median;
+    if (fm > 0 && fl / fm >= 1.0 + AN_OT_FLAT)
+        an_verdicts_add(vs, (an_verdict){AN_V_RAMP, {first, fm, fl}, 0});
+    else
+        an_verdicts_add(vs, (an_verdict){AN_V_COLD_START, {first, settled},
+                                         0});
+}
+
+void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot)
+{
+    memset(vs, 0, sizeof *vs);
+    if (!ot->nframes || ot->last <= ot->ref) {
+        an_verdicts_add(vs, (an_verdict){AN_V_TOO_SHORT, {0}, 0});
+        return;
+    }
+    int mid = ot->ref + (ot->last - ot->ref + 1) / 2;
+    an_ratio r = ot->bins[ot->last].growth;
+    double fg = r.state == AN_RATIO_VALUE ? r.value : NAN;
+    if (fg >= AN_OT_GROWTH && ot->nscopes >= 2)
+        decide_growth(vs, ot, fg, mid);
+    else if (fabs(fg - 1.0) < AN_OT_FLAT)
+        decide_capped(vs, ot, fg);
+    if (ot->last >= ot->ref + 2)
+        decide_start(vs, ot, mid);
+    if (!vs->n)
+        an_verdicts_add(vs, (an_verdict){AN_V_STEADY, {fg}, 0});
+}

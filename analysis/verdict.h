@@ -1,0 +1,142 @@
+/*
+ * verdict.h - what --over-time concludes, as data: one rule table.
+ *
+ * The rules are the rows of AN_VERDICT_LIST below, in the order they are
+ * tried; docs/VERDICTS.md is the same table in prose (keep them in step:
+ * tests/test_verdicts.c exercises every row). The analysis fills an
+ * an_verdicts with the rows that hold and their figures; a writer turns
+ * each into a sentence (render/text.c) or a row (render/csv.c).
+ *
+ * Room for device evidence (issue #17): rows citing a CPU clock or a
+ * temperature series go in the list after AN_V_THROTTLING_UNCHECKED, with
+ * their figures in an_verdict.fig; analysis/evidence.* computes them and
+ * appends with an_verdicts_add.
+ */
+#ifndef AN_VERDICT_H
+#define AN_VERDICT_H
+
+#include <stddef.h>
+
+/* ---- thresholds (the figures the rules compare against) ---------------- */
+
+#define AN_OT_GROWTH 1.10      /* a growth at or above this is growth */
+#define AN_OT_SHRINK 0.90      /* at or below this, a shrink */
+#define AN_OT_FLAT 0.05        /* |growth - 1| under this is flat */
+#define AN_OT_UNIFORM 0.20     /* (max - min) / mean growth of the work
+                                  scopes at or under this is uniform */
+#define AN_OT_MIN_SHARE 0.02   /* scopes under 2 % of the frame time are
+                                  noise for the verdict */
+#define AN_OT_COLD 0.90        /* first bin under 0.9x the settled
+                                  median: a cold start */
+#define AN_OT_ZERO_MS 0.0005   /* medians under this (shown as 0.000 ms)
+                                  are zero: no growth is computed on them */
+
+/* ---- ratios that may have no value ------------------------------------- */
+
+typedef enum an_ratio_state {
+    AN_RATIO_VALUE = 0,    /* value holds the ratio */
+    AN_RATIO_NO_DATA,      /* a side is missing (empty bin, no sample) */
+    AN_RATIO_FROM_ZERO,    /* the reference is zero, the other is not */
+    AN_RATIO_AT_ZERO       /* both are zero: nothing to compare */
+} an_ratio_state;
+
+typedef struct an_ratio {
+    an_ratio_state state;
+    double value;          /* num / den when state == AN_RATIO_VALUE,
+                              else NAN */
+} an_ratio;
+
+/* num / den, where |x| < zero counts as zero (0 for exact zero); NAN
+ * inputs give AN_RATIO_NO_DATA. Never divides by zero. */
+an_ratio an_ratio_of(double num, double den, double zero);
+
+/* ---- the rule table ---------------------------------------------------- */
+
+/*
+ * X(enum, key, figures, rule). `key` is the stable name in CSV output and
+ * docs; `figures` names fig[0..3] in order; `scope` (when the row names
+ * one) is an_verdict.scope.
+ */
+#define AN_VERDICT_LIST(X)                                                    \
+    X(AN_V_TOO_SHORT, "too-short",                                            \
+      "-",                                                                    \
+      "fewer than two non-empty bins: nothing to compare")                    \
+    X(AN_V_THROTTLING, "throttling",                                          \
+      "mean growth, min growth, max growth, frame growth",                   \
+      "frame median grew >= 1.10x; the work scopes (not waits, >= 2 % of "    \
+      "the frame, at least two) grew >= 1.10x on average and by about the "   \
+      "same factor (spread <= 20 % of the mean); memory counters not owned by the profiler changed < 5 % over " \
+      "the second half of the bins")                                          \
+    X(AN_V_THROTTLING_UNCHECKED, "throttling-unchecked",                      \
+      "mean growth, min growth, max growth, frame growth",                   \
+      "as throttling, but no memory counter (other than the profiler's) "    \
+      "was recorded to rule out growing work")                               \
+    X(AN_V_UNIFORM_MEMORY_MOVED, "uniform-memory-moved",                      \
+      "mean growth, min growth, max growth, memory growth",                  \
+      "as throttling, but a memory counter moved >= 5 % over the second "    \
+      "half of the bins: growing work or a leak")                             \
+    X(AN_V_WORK_GREW, "work-grew",                                            \
+      "frame growth, scope growth",                                           \
+      "frame median grew >= 1.10x, unevenly; `scope` is the work scope "      \
+      "(never a wait) that grew most")                                        \
+    X(AN_V_WAITS_GREW, "waits-grew",                                          \
+      "frame growth, wait growth",                                            \
+      "frame median grew >= 1.10x and a wait scope grew more than any work " \
+      "scope: the frame waited longer (GPU, lock, hand-off); not more work")  \
+    X(AN_V_CAPPED_HEADROOM, "capped-headroom",                                \
+      "work growth, frame median first ms, frame median last ms, "            \
+      "frame growth",                                                         \
+      "frame median flat (within 5 %) while the work scopes grew >= 1.10x "   \
+      "(median over them): the frame is held (a cap, vsync) and the work "    \
+      "inside it is eating its headroom")                                     \
+    X(AN_V_CAP_ABSORBING, "cap-absorbing",                                    \
+      "wait first ms, wait last ms, wait growth",                            \
+      "with capped-headroom: a wait scope shrank to <= 0.90x; the cap's "     \
+      "idle time absorbed the growth and runs out when the wait reaches 0")  \
+    X(AN_V_RAMP, "ramp",                                                      \
+      "first ms, mid ms, last ms",                                            \
+      "frame median rose through the capture: the second half still grew "   \
+      ">= 5 %; a ramp that has not settled, not a cold start")                \
+    X(AN_V_COLD_START, "cold-start",                                          \
+      "first ms, settled ms",                                                 \
+      "first bin's frame median < 0.90x the median of the second half's "    \
+      "bins, and the second half flat (within 5 %): the device was not warm")\
+    X(AN_V_STEADY, "steady",                                                  \
+      "frame growth",                                                         \
+      "none of the above held")
+
+typedef enum an_verdict_kind {
+#define AN__V_ENUM(e, key, figs, rule) e,
+    AN_VERDICT_LIST(AN__V_ENUM)
+#undef AN__V_ENUM
+    AN_V_COUNT
+} an_verdict_kind;
+
+/* One row of the table that held, with its figures. */
+typedef struct an_verdict {
+    an_verdict_kind kind;
+    double fig[4];              /* as the row's `figures` name them */
+    const char *scope;          /* a scope name, borrowed from the model,
+                                   or NULL */
+} an_verdict;
+
+#define AN_VERDICTS_MAX 8
+
+typedef struct an_verdicts {
+    an_verdict v[AN_VERDICTS_MAX];
+    size_t n;
+} an_verdicts;
+
+/* Append a row (ignored when full). */
+void an_verdicts_add(an_verdicts *vs, an_verdict v);
+
+/* 1 when a row of that kind is in vs. */
+int an_verdicts_has(const an_verdicts *vs, an_verdict_kind k);
+
+/* The row's stable key ("throttling"), its figure names and its rule;
+ * static strings, "?" for a value outside the table. */
+const char *an_verdict_key(an_verdict_kind k);
+const char *an_verdict_figures(an_verdict_kind k);
+const char *an_verdict_rule(an_verdict_kind k);
+
+#endif

@@ -1,0 +1,351 @@
+/*
+ * test_verdicts - every row of the --over-time rule table (verdict.h) on
+ * synthetic captures written through cap_writer.h, whose truth is known:
+ * a capped and an uncapped ramp, a cold start, waits shrinking under a cap
+ * and growing without one, profiler and program memory, zero medians.
+ *
+ * Until the producer tags waits in the file, the wait scope is marked by
+ * setting an_scope.is_wait on the loaded model (what the reader will fill).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/cap_writer.h"
+#include "model.h"
+#include "render/render.h"
+#include "report.h"
+
+enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY };
+
+/* A game loop on one thread: work A and B, then a wait W. */
+typedef struct sim {
+    int frames;
+    double cap_ms;                 /* > 0: the frame is held at cap_ms */
+    double a_ms, b_ms;             /* work at the start */
+    double (*work)(double x);      /* work factor at x in [0, 1] */
+    double wait_ms;                /* uncapped: the wait's length */
+    double (*wait)(double x);      /* uncapped: its factor, or NULL */
+    double (*rss)(double x);       /* rss_mib, or NULL: not recorded */
+    double (*prof)(double x);      /* cap.buffer_memory_mib, or NULL */
+    int spark;                     /* a scope only in the second half */
+    int tiny;                      /* a scope of 0.0002-0.0004 ms */
+} sim;
+
+static char path[64];
+
+static uint64_t ns(double ms)
+{
+    return (uint64_t)llround(ms * 1e6);
+}
+
+static void scope(cap_writer *w, uint32_t name, uint64_t *t, double ms)
+{
+    assert_int_equal(cap_writer_scope_begin(w, 0, name, *t), CAP_OK);
+    *t += ns(ms);
+    assert_int_equal(cap_writer_scope_end(w, 0, *t), CAP_OK);
+}
+
+static an_capture *run_sim(const sim *s, double skip_seconds)
+{
+    snprintf(path, sizeof path, "/tmp/cap_test_verdicts_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, NULL), CAP_OK);
+    const char *names[] = {NULL, "simulate", "render", "wait_present",
+                           "rss_mib", "cap.buffer_memory_mib", "spark", "tiny"};
+    for (uint32_t i = 1; i <= N_TINY; i++)
+        assert_int_equal(cap_writer_name(w, i, names[i], NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    uint64_t t = 1000000;
+    for (int i = 0; i < s->frames; i++) {
+        double x = (double)i / (s->frames - 1);
+        double k = s->work ? s->work(x) : 1.0;
+        double a = s->a_ms * k, b = s->b_ms * k;
+        double wt = s->cap_ms > 0 ? s->cap_ms - a - b
+                                  : s->wait_ms * (s->wait ? s->wait(x) : 1.0);
+        uint64_t begin = t;
+        if (s->rss)
+            assert_int_equal(cap_writer_counter(w, N_RSS, t, 1000 * s->rss(x)),
+                             CAP_OK);
+        if (s->prof)
+            assert_int_equal(
+                cap_writer_counter(w, N_PROF, t, 10 * s->prof(x)), CAP_OK);
+        scope(w, N_WORK_A, &t, a);
+        scope(w, N_WORK_B, &t, b);
+        if (s->spark && x >= 0.5)
+            scope(w, N_SPARK, &t, 0.5);
+        if (s->tiny)
+            scope(w, N_TINY, &t, 0.0002 * (1 + x));
+        if (wt > 0)
+            scope(w, N_WAIT, &t, wt);
+        if (s->cap_ms > 0)
+            t = begin + ns(s->cap_ms);
+        assert_int_equal(cap_writer_frame(w, (uint64_t)i, begin, t), CAP_OK);
+    }
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    an_capture *m;
+    char d[256];
+    an_options o = {.skip_seconds = skip_seconds};
+    assert_int_equal(an_load(&m, path, &o, d, sizeof d), CAP_OK);
+    unlink(path);
+    long wi = an_find_scope(m, AN_CPU, "wait_present");
+    if (wi >= 0)
+        m->scopes[wi].is_wait = 1;
+    return m;
+}
+
+/* The verdicts of 10 bins over the capture; also renders them and checks
+ * the text never prints "nan". */
+static an_verdicts verdicts_of(an_capture *m)
+{
+    an_over_time ot;
+    assert_int_equal(an_over_time_compute(&ot, m, 10, 0), CAP_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    an_text_over_time(f, m, &ot, 0);
+    fclose(f);
+    assert_null(strstr(buf, "nan"));
+    free(buf);
+    an_verdicts v = ot.verdicts;
+    an_over_time_free(&ot);
+    return v;
+}
+
+static const an_verdict *find(const an_verdicts *v, an_verdict_kind k)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i].kind == k)
+            return &v->v[i];
+    return NULL;
+}
+
+static double linear_30(double x)
+{
+    return 1.0 + 0.3 * x;
+}
+static double flat(double x)
+{
+    (void)x;
+    return 1.0;
+}
+static double cold(double x)
+{
+    return x < 0.1 ? 0.8 : 1.0;
+}
+static double warm_5pct(double x)
+{
+    return x < 0.05 ? 1.0 : 1.05;
+}
+static double leak_30(double x)
+{
+    return 1.0 + 0.3 * x;
+}
+static double quadruple(double x)
+{
+    return 1.0 + 3.0 * x;
+}
+static double wait_triples(double x)
+{
+    return 1.0 + 2.0 * x;
+}
+
+static void capped_ramp_is_headroom_being_eaten_and_the_wait_absorbs_it(
+    void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .cap_ms = 16.667, .a_ms = 4, .b_ms = 4,
+             .work = linear_30, .rss = flat};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    const an_verdict *h = find(&v, AN_V_CAPPED_HEADROOM);
+    assert_non_null(h);
+    assert_true(h->fig[0] > 1.20 && h->fig[0] < 1.32); /* work growth */
+    assert_true(fabs(h->fig[1] - 16.667) < 0.01);      /* frame, first */
+    assert_true(fabs(h->fig[2] - 16.667) < 0.01);      /* frame, last */
+    const an_verdict *a = find(&v, AN_V_CAP_ABSORBING);
+    assert_non_null(a);
+    assert_string_equal(a->scope, "wait_present");
+    assert_true(a->fig[1] < a->fig[0] && a->fig[2] <= AN_OT_SHRINK);
+    assert_null(find(&v, AN_V_STEADY));
+    assert_null(find(&v, AN_V_WORK_GREW));
+    assert_null(find(&v, AN_V_THROTTLING));
+    assert_null(find(&v, AN_V_COLD_START));
+    an_free(m);
+}
+
+static void uncapped_ramp_is_throttling_and_a_ramp_not_a_cold_start(
+    void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    const an_verdict *t = find(&v, AN_V_THROTTLING);
+    assert_non_null(t);
+    assert_true(t->fig[0] > 1.20 && t->fig[0] < 1.32);
+    assert_non_null(find(&v, AN_V_RAMP));
+    assert_null(find(&v, AN_V_COLD_START));
+    assert_null(find(&v, AN_V_CAPPED_HEADROOM));
+    an_free(m);
+    /* after --skip-seconds the ramp is still a ramp */
+    m = run_sim(&s, 1.0);
+    v = verdicts_of(m);
+    assert_non_null(find(&v, AN_V_RAMP));
+    assert_null(find(&v, AN_V_COLD_START));
+    an_free(m);
+}
+
+static void no_memory_counter_leaves_throttling_unchecked(void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    assert_non_null(find(&v, AN_V_THROTTLING_UNCHECKED));
+    assert_null(find(&v, AN_V_THROTTLING));
+    an_free(m);
+}
+
+static void cold_start_settles_and_is_not_a_ramp(void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = cold, .wait_ms = 1,
+             .rss = flat};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    const an_verdict *c = find(&v, AN_V_COLD_START);
+    assert_non_null(c);
+    assert_true(c->fig[0] < 0.9 * c->fig[1]);
+    assert_null(find(&v, AN_V_RAMP));
+    an_free(m);
+}
+
+static void growing_waits_are_never_called_more_work(void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = flat, .wait_ms = 2,
+             .wait = wait_triples, .rss = flat};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    const an_verdict *w = find(&v, AN_V_WAITS_GREW);
+    assert_non_null(w);
+    assert_string_equal(w->scope, "wait_present");
+    assert_null(find(&v, AN_V_WORK_GREW));
+    assert_null(find(&v, AN_V_THROTTLING));
+    an_free(m);
+}
+
+static void profiler_memory_and_an_early_rss_rise_do_not_veto(void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = warm_5pct, .prof = quadruple};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    assert_non_null(find(&v, AN_V_THROTTLING));
+    assert_null(find(&v, AN_V_UNIFORM_MEMORY_MOVED));
+    an_free(m);
+    /* a leak that keeps growing does veto */
+    s.rss = leak_30;
+    m = run_sim(&s, 0);
+    v = verdicts_of(m);
+    const an_verdict *mm = find(&v, AN_V_UNIFORM_MEMORY_MOVED);
+    assert_non_null(mm);
+    assert_true(mm->fig[3] >= 1.0 + AN_OT_FLAT);
+    assert_null(find(&v, AN_V_THROTTLING));
+    an_free(m);
+}
+
+static void zero_medians_give_words_not_growths(void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = flat, .wait_ms = 1,
+             .spark = 1, .tiny = 1};
+    an_capture *m = run_sim(&s, 0);
+    an_over_time ot;
+    assert_int_equal(an_over_time_compute(&ot, m, 10, 0), CAP_OK);
+    int saw_spark = 0, saw_tiny = 0;
+    for (size_t j = 0; j < ot.nscopes; j++) {
+        const an_ot_scope *S = &ot.scopes[j];
+        if (strcmp(S->scope->name, "spark") == 0) {
+            assert_int_equal(S->growth.state, AN_RATIO_FROM_ZERO);
+            saw_spark = 1;
+        }
+        if (strcmp(S->scope->name, "tiny") == 0) {
+            assert_int_equal(S->growth.state, AN_RATIO_AT_ZERO);
+            assert_true(isnan(S->growth.value));
+            saw_tiny = 1;
+        }
+    }
+    assert_true(saw_spark && saw_tiny);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    an_text_over_time(f, m, &ot, 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "from 0"));
+    assert_non_null(strstr(buf, "at 0"));
+    assert_null(strstr(buf, "nan"));
+    free(buf);
+    an_over_time_free(&ot);
+    an_free(m);
+}
+
+static void ratios_with_zero_denominators_are_states(void **state)
+{
+    (void)state;
+    an_ratio r = an_ratio_of(2, 0, 0);
+    assert_int_equal(r.state, AN_RATIO_FROM_ZERO);
+    r = an_ratio_of(0, 0, 0);
+    assert_int_equal(r.state, AN_RATIO_AT_ZERO);
+    r = an_ratio_of(NAN, 1, 0);
+    assert_int_equal(r.state, AN_RATIO_NO_DATA);
+    r = an_ratio_of(0.0012, 0.0004, AN_OT_ZERO_MS); /* 0.001 over 0.000 */
+    assert_int_equal(r.state, AN_RATIO_FROM_ZERO);
+    r = an_ratio_of(0.0003, 0.0004, AN_OT_ZERO_MS); /* 0.000 over 0.000 */
+    assert_int_equal(r.state, AN_RATIO_AT_ZERO);
+    r = an_ratio_of(3, 2, AN_OT_ZERO_MS);
+    assert_int_equal(r.state, AN_RATIO_VALUE);
+    assert_true(r.value == 1.5);
+}
+
+static void every_row_of_the_table_has_a_key_and_a_rule(void **state)
+{
+    (void)state;
+    for (int k = 0; k < AN_V_COUNT; k++) {
+        assert_true(strlen(an_verdict_key((an_verdict_kind)k)) > 2);
+        assert_true(strlen(an_verdict_rule((an_verdict_kind)k)) > 10);
+    }
+    assert_string_equal(an_verdict_key(AN_V_COUNT), "?");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(capped_ramp_is_headroom_being_eaten_and_the_wait_absorbs_it),
+        cmocka_unit_test(uncapped_ramp_is_throttling_and_a_ramp_not_a_cold_start),
+        cmocka_unit_test(no_memory_counter_leaves_throttling_unchecked),
+        cmocka_unit_test(cold_start_settles_and_is_not_a_ramp),
+        cmocka_unit_test(growing_waits_are_never_called_more_work),
+        cmocka_unit_test(profiler_memory_and_an_early_rss_rise_do_not_veto),
+        cmocka_unit_test(zero_medians_give_words_not_growths),
+        cmocka_unit_test(ratios_with_zero_denominators_are_states),
+        cmocka_unit_test(every_row_of_the_table_has_a_key_and_a_rule),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
