@@ -17,7 +17,8 @@
 #   plain         cc ... $(pkg-config --cflags --libs libcapture), and
 #                 cc ... -lcapture -lzstd -lz -lpthread -lm -ldl
 #   shared        -Ddefault_library=shared: every target links, the
-#                 producer tests pass, meson install puts the man pages,
+#                 producer tests and those that take the library's objects
+#                 pass, meson install puts the man pages,
 #                 app runs against libcapture.so.0
 #   readme        the recipes above are word for word those in README.md
 # Needs meson, ninja, pkg-config, cmake, python3 and a C compiler.
@@ -169,7 +170,7 @@ shared() {
         -Ddefault_library=shared &&
         ninja -C "$w/shared" -j2 &&
         meson test -C "$w/shared" --no-rebuild --print-errorlogs \
-            producer writer_records threads &&
+            producer writer_records threads sampler evidence &&
         rm -rf "$sp" && meson install -C "$w/shared" --no-rebuild &&
         installed_man "$sp" &&
         consumer "$w/shared-app" &&
