@@ -9,29 +9,91 @@
 #include "report.h"
 #include "stats.h"
 
-/* samples (ms) of scope s: self time in each frame where it ran */
-static double *scope_samples(const an_capture *m, const an_scope *s, size_t *n)
+/* Mean of dense[0..n) over `nb` blocks of consecutive values that cover
+ * them all (block k is [k n / nb, (k + 1) n / nb)), scaled by `unit`, into
+ * out[0..nb). */
+static void block_means(double *out, const double *dense, size_t n, size_t nb,
+                        double unit)
 {
-    double *v = malloc((s->pf_n ? s->pf_n : 1) * sizeof *v);
-    if (!v)
-        return NULL;
+    for (size_t k = 0; k < nb; k++) {
+        size_t a = k * n / nb, b = (k + 1) * n / nb;
+        double sum = 0;
+        for (size_t i = a; i < b; i++)
+            sum += dense[i];
+        out[k] = sum / (double)(b - a) * unit;
+    }
+}
+
+/* Frames where scope s ran (its sparse per-frame entries inside m's
+ * frames). */
+static size_t frames_ran(const an_capture *m, const an_scope *s)
+{
     size_t k = 0;
     for (size_t i = 0; i < s->pf_n; i++)
-        if (s->pf_frame[i] < m->nframes)
-            v[k++] = (double)s->pf_self[i] / 1e6;
-    *n = k;
+        k += s->pf_frame[i] < m->nframes;
+    return k;
+}
+
+/* Samples (ms) of scope s: its self time per frame, zeros where it did not
+ * run, averaged over blocks of `block` frames. A scope that ran in fewer
+ * than min_frames frames gets its per-frame values where it ran instead:
+ * too few samples, judged insufficient. NULL when out of memory. */
+static double *scope_samples(const an_capture *m, const an_scope *s,
+                             size_t block, size_t min_frames, size_t *n)
+{
+    size_t ran = frames_ran(m, s);
+    if (ran < min_frames) {
+        double *v = malloc((ran ? ran : 1) * sizeof *v);
+        if (!v)
+            return NULL;
+        size_t k = 0;
+        for (size_t i = 0; i < s->pf_n; i++)
+            if (s->pf_frame[i] < m->nframes)
+                v[k++] = (double)s->pf_self[i] / 1e6;
+        *n = k;
+        return v;
+    }
+    size_t nb = m->nframes / block;
+    double *dense = malloc((m->nframes ? m->nframes : 1) * sizeof *dense);
+    double *v = malloc((nb ? nb : 1) * sizeof *v);
+    if (!dense || !v) {
+        free(dense);
+        free(v);
+        return NULL;
+    }
+    an_scope_dense(m, s, dense);
+    block_means(v, dense, m->nframes, nb, 1e-6);
+    free(dense);
+    *n = nb;
     return v;
 }
 
-static double *frame_samples(const an_capture *m, size_t *n)
+static double *frame_samples(const an_capture *m, size_t block, size_t *n)
 {
-    double *v = malloc((m->nframes ? m->nframes : 1) * sizeof *v);
-    if (!v)
+    size_t nb = m->nframes / block;
+    double *dense = malloc((m->nframes ? m->nframes : 1) * sizeof *dense);
+    double *v = malloc((nb ? nb : 1) * sizeof *v);
+    if (!dense || !v) {
+        free(dense);
+        free(v);
         return NULL;
+    }
     for (size_t i = 0; i < m->nframes; i++)
-        v[i] = (double)an_frame_ns(&m->frames[i]) / 1e6;
-    *n = m->nframes;
+        dense[i] = (double)an_frame_ns(&m->frames[i]);
+    block_means(v, dense, m->nframes, nb, 1e-6);
+    free(dense);
+    *n = nb;
     return v;
+}
+
+/* Self time (ms) of s inside m's frames. */
+static double scope_frame_total_ms(const an_capture *m, const an_scope *s)
+{
+    double t = 0;
+    for (size_t i = 0; i < s->pf_n; i++)
+        if (s->pf_frame[i] < m->nframes)
+            t += (double)s->pf_self[i];
+    return t / 1e6;
 }
 
 static const char *key_of(const an_scope *s)
@@ -46,14 +108,6 @@ static long find_match(const an_capture *m, const an_scope *s)
             strcmp(key_of(&m->scopes[i]), key_of(s)) == 0)
             return (long)i;
     return -1;
-}
-
-static double mean_of(const double *v, size_t n)
-{
-    double s = 0;
-    for (size_t i = 0; i < n; i++)
-        s += v[i];
-    return n ? s / (double)n : NAN;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -114,6 +168,14 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
     if (ao.floor_share_pct / 100.0 * frame_med > floor_ms)
         floor_ms = ao.floor_share_pct / 100.0 * frame_med;
     out->floor_ms = floor_ms;
+    /* Blocks of `block` frames, fewer when the shorter run would not give
+     * min_frames of them; the same size on both sides. */
+    size_t block = ao.block ? ao.block : AN_DIFF_DEFAULT_BLOCK;
+    size_t shorter = base->nframes < new_->nframes ? base->nframes
+                                                   : new_->nframes;
+    if (block > 1 && shorter / block < so.min_frames)
+        block = shorter / so.min_frames > 1 ? shorter / so.min_frames : 1;
+    out->block = block;
     out->frame_ms = frame_med;
     out->floor_share_pct = floor_ms > ao.floor_us / 1000.0 ? ao.floor_share_pct
                                                            : 0.0;
@@ -131,13 +193,16 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
     /* the frame row */
     rows[0].is_frame = 1;
     rows[0].name = "(frame)";
-    in[0].base_ms = owned[nowned++] = frame_samples(base, &in[0].base_n);
-    in[0].new_ms = owned[nowned++] = frame_samples(new_, &in[0].new_n);
+    rows[0].block = 1;
+    in[0].base_ms = owned[nowned++] = frame_samples(base, 1, &in[0].base_n);
+    in[0].new_ms = owned[nowned++] = frame_samples(new_, 1, &in[0].new_n);
     if (!in[0].base_ms || !in[0].new_ms) {
         r = CAP_E_NOMEM;
         goto done;
     }
     in[0].floor_ms = floor_ms;
+    rows[0].base_total_ms = (double)an_total_frame_ns(base) / 1e6;
+    rows[0].new_total_ms = (double)an_total_frame_ns(new_) / 1e6;
     n = 1;
     /* scopes of base (matched or removed), then new-only ones (added) */
     for (int side = 0; side < 2; side++) {
@@ -156,14 +221,27 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
                 continue;
             }
             an_diff_row *row = &rows[n];
+            const an_scope *sb = side == 0 ? s : j >= 0 ? &b->scopes[j] : NULL;
+            const an_scope *sn = side == 0 ? (j >= 0 ? &b->scopes[j] : NULL) : s;
+            row->base_total_ms = sb ? scope_frame_total_ms(base, sb) : 0;
+            row->new_total_ms = sn ? scope_frame_total_ms(new_, sn) : 0;
             row->kind = s->kind;
             row->name = key_of(s);
             row->is_wait = s->is_wait || (j >= 0 && b->scopes[j].is_wait) ||
                            matches_any(key_of(s), ao.wait, ao.nwait) ||
                            (s->path && matches_any(s->name, ao.wait, ao.nwait));
             size_t na = 0, nb = 0;
-            double *va = scope_samples(a, s, &na);
-            double *vb = j >= 0 ? scope_samples(b, &b->scopes[j], &nb)
+            /* frame by frame when the scope ran in nearly every frame of
+             * both runs; over blocks otherwise */
+            size_t rb = j >= 0 ? block : 1;
+            if (j >= 0 &&
+                frames_ran(a, s) * 10 >= a->nframes * 9 &&
+                frames_ran(b, &b->scopes[j]) * 10 >= b->nframes * 9)
+                rb = 1;
+            row->block = rb;
+            double *va = scope_samples(a, s, rb, so.min_frames, &na);
+            double *vb = j >= 0 ? scope_samples(b, &b->scopes[j], rb,
+                                                so.min_frames, &nb)
                                 : calloc(1, sizeof(double));
             owned[nowned++] = va;
             owned[nowned++] = vb;
@@ -176,11 +254,7 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
             } else {
                 in[n] = (cap_diff_input){vb, nb, va, na, 0.0};
             }
-            /* the floor per frame in the units of this scope's samples,
-             * which exist only in the frames where it ran */
-            if (in[n].base_n > 0)
-                in[n].floor_ms = floor_ms * (double)base->nframes /
-                                 (double)in[n].base_n;
+            in[n].floor_ms = floor_ms; /* samples are time per frame */
             n++;
         }
     }
@@ -190,24 +264,18 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
     for (size_t i = 0; i < n; i++) {
         rows[i].d = res[i];
         /* mean self time per frame over all frames of each run */
-        double bm = in[i].base_n ? mean_of(in[i].base_ms, in[i].base_n) *
-                                       (double)in[i].base_n /
-                                       (double)(base->nframes ? base->nframes : 1)
-                                 : 0;
-        double nm = in[i].new_n ? mean_of(in[i].new_ms, in[i].new_n) *
-                                      (double)in[i].new_n /
-                                      (double)(new_->nframes ? new_->nframes : 1)
-                                : 0;
-        if (rows[i].is_frame) {
-            bm = mean_of(in[i].base_ms, in[i].base_n);
-            nm = mean_of(in[i].new_ms, in[i].new_n);
-        }
+        double bm = rows[i].base_total_ms /
+                    (double)(base->nframes ? base->nframes : 1);
+        double nm = rows[i].new_total_ms /
+                    (double)(new_->nframes ? new_->nframes : 1);
         rows[i].base_mean_ms = bm;
         rows[i].new_mean_ms = nm;
         rows[i].sort_key = fabs(nm - bm);
         if (isnan(rows[i].sort_key))
             rows[i].sort_key = 0;
-        rows[i].gates = !rows[i].is_wait || ao.gate_waits;
+        rows[i].gates = rows[i].is_frame  ? ao.gate_frame
+                        : rows[i].is_wait ? ao.gate_waits
+                                          : 1;
         out->waits += (size_t)rows[i].is_wait;
         if (res[i].verdict == CAP_VERDICT_REGRESSED) {
             out->regressed++;
@@ -276,7 +344,7 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
         fputs("track,name,base_n,new_n,base_median_ms,new_median_ms,"
               "base_mean_ms,new_mean_ms,base_p95_ms,new_p95_ms,delta_pct,"
               "ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict,"
-              "band_pct,delta_ms,ci_low_ms,ci_high_ms,band_ms,wait,gates\n",
+              "band_pct,delta_ms,ci_low_ms,ci_high_ms,band_ms,wait,gates,block\n",
               out);
         for (size_t i = 0; i < d->n; i++) {
             const an_diff_row *r = &d->rows[i];
@@ -301,12 +369,12 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                 num(out, w[k], "%.6f");
                 fputc(',', out);
             }
-            fprintf(out, "%d,%d\n", r->is_wait, r->gates);
+            fprintf(out, "%d,%d,%zu\n", r->is_wait, r->gates, r->block);
         }
         fprintf(out, ",(geomean),%zu,%zu,,,,,,,", d->geomean_used,
                 d->geomean_used);
         num(out, d->geomean_pct, "%.6f");
-        fputs(",,,,,,,,,,,,\n", out);
+        fputs(",,,,,,,,,,,,,\n", out);
         return 0;
     }
     fprintf(out, "%-5s %-32s %7s %7s %11s %11s %8s %19s %7s %9s  %s\n",
@@ -352,9 +420,10 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                 r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu", r->name,
                 s->base_n, s->new_n, med_b, med_n, dl, ci, band, pv, vc,
                 cap_verdict_name(s->verdict), ve,
-                !r->is_wait ? ""
-                : r->gates  ? " (wait)"
-                            : " (wait, not gating)");
+                r->is_frame ? (r->gates ? "" : " (not gating)")
+                : !r->is_wait ? ""
+                : r->gates    ? " (wait)"
+                              : " (wait, not gating)");
     }
     if (top && shown < d->n - 1)
         fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
@@ -374,6 +443,10 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                 waits_gate ? "gating the exit status (--gate-waits)"
                            : "judged but not gating the exit status");
     }
+    if (d->n > 0 && d->rows[0].is_frame && !d->rows[0].gates)
+        fprintf(out, "(frame) is wall time, holding every wait and the "
+                     "machine's other load: judged,\nnot gating the exit "
+                     "status (--gate-frame).\n");
     if (d->excluded)
         fprintf(out, "Excluded by --exclude: %zu %s.\n", d->excluded,
                 d->excluded == 1 ? "row" : "rows");
@@ -390,12 +463,14 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
             "regressed / improved: p < %g (Holm over the %zu rows tested) "
             "and the whole\ninterval past the band; unchanged: the interval "
             "inside the band.\n"
-            "delta: Hodges-Lehmann shift of the self time per frame where the "
-            "scope ran\n(frame time for (frame)), over the base median; "
-            "interval: %.0f%%, distribution-free\n(order statistics of the "
-            "pairwise differences); p: one-sided Mann-Whitney U\ntests "
-            "against the band.\n",
+            "Samples: self time per frame (frame time for (frame)), averaged "
+            "over blocks of\n%zu frames for a scope that ran in under 90%% of "
+            "the frames of a run; med: their\nmedian; delta: Hodges-Lehmann "
+            "shift over the base median; interval: %.0f%%,"
+            "\ndistribution-free (order statistics of the pairwise "
+            "differences); p: one-sided\nMann-Whitney U tests against the "
+            "band.\n",
             o.threshold_pct, d->floor_ms, floor_from, o.alpha, tested,
-            100.0 * (1.0 - 2.0 * o.alpha));
+            d->block, 100.0 * (1.0 - 2.0 * o.alpha));
     return 0;
 }

@@ -77,8 +77,8 @@ lib_only() {
 import json, sys
 info = sys.argv[1]
 deps = {d["name"] for d in json.load(open(info + "/intro-dependencies.json"))}
-# dl: dlopen, part of the C library since glibc 2.34 (the device sampler
-# loads NVML at run time when it is there)
+# threads, m and dl are the C library's own (glibc 2.34+ has dlopen in libc;
+# the device sampler loads NVML with it at run time, when present)
 extra = deps - {"libzstd", "zlib", "threads", "m", "dl"}
 targets = sorted(t["name"] for t in json.load(open(info + "/intro-targets.json")))
 print("dependencies:", sorted(deps), "targets:", targets)

@@ -53,8 +53,12 @@ static void usage(FILE *f)
           "  --alpha A          significance level after Holm correction "
           "(default 0.05;\n"
           "                     the interval's level is 1 - 2A)\n"
-          "  --min-frames N     frames a scope needs on each side (default "
-          "10)\n"
+          "  --min-frames N     samples each side needs, and frames a scope "
+          "must have run\n"
+          "                     in (default 10)\n"
+          "  --block N          frames averaged into one sample (default 8; "
+          "fewer when a\n"
+          "                     run is short)\n"
           "  --top N            show the N largest changes (default 20; 0: "
           "all)\n"
           "  --scope NAME       compare this scope only (and the frame time)\n"
@@ -65,6 +69,7 @@ static void usage(FILE *f)
           "                     scopes the program tagged as waits are marked "
           "anyway\n"
           "  --gate-waits       let regressed waits fail the run too\n"
+          "  --gate-frame       let a regressed frame time fail the run too\n"
           "  --skip-seconds S   drop the first S seconds of both runs "
           "(warm-up)\n"
           "  --csv              CSV (RFC 4180) with every row\n"
@@ -76,8 +81,10 @@ static void usage(FILE *f)
           "/ improved (p < alpha after\nHolm and the whole interval past "
           "the band), unchanged (interval inside the\nband), inconclusive, "
           "insufficient (too few frames), added / removed.\n"
-          "Waits (time blocked) grow when other work slows: they are judged "
-          "but do not\ngate the exit status unless --gate-waits.\n"
+          "Waits (time blocked) grow when other work slows, and the frame "
+          "time is wall\ntime that holds them and the machine's other load: "
+          "both are judged but gate\nthe exit status only with --gate-waits "
+          "and --gate-frame.\n"
           "Exit status: 0 nothing that gates regressed; 1 at least one "
           "regression that\ngates; 2 usage error or unreadable input.\n",
           f);
@@ -102,7 +109,7 @@ static int number(const char *opt, const char *s, double min, double max,
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_THR = 256, O_ALPHA, O_MIN, O_TOP, O_SCOPE, O_PATH, O_SKIP,
-           O_CSV, O_FLOOR_US, O_FLOOR_SHARE, O_EXCLUDE, O_WAIT, O_GATE_WAITS };
+           O_CSV, O_FLOOR_US, O_FLOOR_SHARE, O_EXCLUDE, O_WAIT, O_GATE_WAITS, O_GATE_FRAME, O_BLOCK };
     static const struct option opts[] = {
         {"threshold", required_argument, 0, O_THR},
         {"alpha", required_argument, 0, O_ALPHA},
@@ -116,6 +123,8 @@ static int parse_args(int argc, char **argv, args *a)
         {"exclude", required_argument, 0, O_EXCLUDE},
         {"wait", required_argument, 0, O_WAIT},
         {"gate-waits", no_argument, 0, O_GATE_WAITS},
+        {"gate-frame", no_argument, 0, O_GATE_FRAME},
+        {"block", required_argument, 0, O_BLOCK},
         {"csv", no_argument, 0, O_CSV},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
@@ -164,6 +173,12 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         }
         case O_GATE_WAITS: a->o.gate_waits = 1; break;
+        case O_GATE_FRAME: a->o.gate_frame = 1; break;
+        case O_BLOCK:
+            if (number("--block", optarg, 1, 1e6, &v))
+                return -1;
+            a->o.block = (size_t)v;
+            break;
         case O_TOP:
             if (number("--top", optarg, 0, 1e9, &v))
                 return -1;
