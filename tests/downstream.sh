@@ -173,6 +173,9 @@ shared() {
             producer writer_records threads sampler evidence &&
         rm -rf "$sp" && meson install -C "$w/shared" --no-rebuild &&
         installed_man "$sp" &&
+        { ! pkg-config --exists vulkan ||
+          PKG_CONFIG_PATH=$sp/lib/pkgconfig pkg-config --print-errors \
+              --cflags --libs libcapture_vulkan; } &&
         consumer "$w/shared-app" &&
         $cc -o "$w/shared-app/app" "$w/shared-app/app.c" \
             $(PKG_CONFIG_PATH=$sp/lib/pkgconfig pkg-config --cflags --libs libcapture) &&
