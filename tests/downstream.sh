@@ -8,14 +8,17 @@
 # in your project":
 #   lib-only      the recording library alone (-Dtools/tests/convert/vulkan
 #                 disabled): it finds no dependency but zstd, zlib, threads,
-#                 libm, and builds nothing but libcapture
+#                 libm, libdl, and builds nothing but libcapture
 #   meson         a Meson project, dependency('libcapture') via pkg-config
 #   subproject    the same project with libcapture in subprojects/ (a
-#                 symlink): no tools, no tests of ours in the consumer
+#                 symlink): no tools, no tests of ours in the consumer;
+#                 with -Dlibcapture:tools=enabled the tools, still no test
 #   cmake         a CMake project through pkg_check_modules
-#   plain         cc ... $(pkg-config --cflags --libs libcapture)
+#   plain         cc ... $(pkg-config --cflags --libs libcapture), and
+#                 cc ... -lcapture -lzstd -lz -lpthread -lm -ldl
 #   shared        -Ddefault_library=shared: every target links, the
-#                 producer tests pass, meson install puts the man pages,
+#                 producer tests and those that take the library's objects
+#                 pass, meson install puts the man pages,
 #                 app runs against libcapture.so.0
 #   readme        the recipes above are word for word those in README.md
 # Needs meson, ninja, pkg-config, cmake, python3 and a C compiler.
@@ -113,6 +116,19 @@ tools = {"read_capture", "capture_diff", "capture_convert"} & set(targets)
 if tools:
     sys.exit("libcapture as a subproject builds tools: %s" % sorted(tools))
 PY
+    # Asked for, the tools come, still without a test (configure only).
+    setup "$d/build-tools" "$d" --force-fallback-for=libcapture \
+        -Dlibcapture:tools=enabled &&
+        python3 - "$d/build-tools/meson-info" <<'PY'
+import json, sys
+info = sys.argv[1]
+tests = [t["name"] for t in json.load(open(info + "/intro-tests.json"))]
+targets = {t["name"] for t in json.load(open(info + "/intro-targets.json"))}
+print("with -Dlibcapture:tools=enabled: tests", tests)
+if tests or "read_capture" not in targets:
+    sys.exit("-Dlibcapture:tools=enabled: tests %s, read_capture %s" %
+             (tests, "read_capture" in targets))
+PY
 }
 
 cmake_pc() {
@@ -122,14 +138,20 @@ cmake_pc() {
         run_app "$w/cmake/build/app" cmake
 }
 
-# The command README shows, run in a directory holding app.c.
+# The commands README shows, run in a directory holding app.c: through
+# pkg-config, and without it against the static library (the prefix given
+# by CPATH and LIBRARY_PATH, as if it were /usr/local).
 # shellcheck disable=SC2016
 plain_cmd='cc -o app app.c $(pkg-config --cflags --libs libcapture)'
+bare_cmd='cc -o app app.c -lcapture -lzstd -lz -lpthread -lm -ldl'
 plain() {
     consumer "$w/plain" &&
-        (cd "$w/plain" && rm -f app && export PKG_CONFIG_PATH="$pcpath" &&
-         echo "$plain_cmd" && eval "$(echo "$plain_cmd" | sed "s/^cc /$cc /")") &&
-        run_app "$w/plain/app" plain
+        for cmd in "$plain_cmd" "$bare_cmd"; do
+            (cd "$w/plain" && rm -f app && export PKG_CONFIG_PATH="$pcpath" &&
+             export CPATH="$prefix/include" LIBRARY_PATH="$prefix/lib" &&
+             echo "$cmd" && eval "$(echo "$cmd" | sed "s/^cc /$cc /")") &&
+                run_app "$w/plain/app" plain || return 1
+        done
 }
 
 # meson install put a man page of every tool in PREFIX/share/man/man1
@@ -148,9 +170,12 @@ shared() {
         -Ddefault_library=shared &&
         ninja -C "$w/shared" -j2 &&
         meson test -C "$w/shared" --no-rebuild --print-errorlogs \
-            producer writer_records threads &&
+            producer writer_records threads sampler evidence &&
         rm -rf "$sp" && meson install -C "$w/shared" --no-rebuild &&
         installed_man "$sp" &&
+        { ! pkg-config --exists vulkan ||
+          PKG_CONFIG_PATH=$sp/lib/pkgconfig pkg-config --print-errors \
+              --cflags --libs libcapture_vulkan; } &&
         consumer "$w/shared-app" &&
         $cc -o "$w/shared-app/app" "$w/shared-app/app.c" \
             $(PKG_CONFIG_PATH=$sp/lib/pkgconfig pkg-config --cflags --libs libcapture) &&
@@ -159,9 +184,9 @@ shared() {
 }
 
 readme() {
-    python3 - "$src" "$plain_cmd" <<'PY'
+    python3 - "$src" "$plain_cmd" "$bare_cmd" <<'PY'
 import sys
-src, plain = sys.argv[1], sys.argv[2]
+src, commands = sys.argv[1], sys.argv[2:]
 readme = open(src + "/README.md").read()
 bad = 0
 for f in ["tests/downstream/meson/meson.build",
@@ -169,9 +194,10 @@ for f in ["tests/downstream/meson/meson.build",
     if open(src + "/" + f).read() not in readme:
         print("README.md does not show %s word for word" % f)
         bad = 1
-if plain not in readme:
-    print("README.md does not show the command %r" % plain)
-    bad = 1
+for c in commands:
+    if c not in readme:
+        print("README.md does not show the command %r" % c)
+        bad = 1
 sys.exit(bad)
 PY
 }

@@ -1,12 +1,25 @@
 #!/bin/sh
-# tool_version.sh VERSION MANDIR TOOL... - every tool answers --version
-# with exactly "NAME (libcapture) VERSION" and exit status 0, lists
-# --version in its --help, and has a man page NAME.1 in MANDIR (unless
-# MANDIR is "none": help2man was not found) that help2man made from it.
+# tool_version.sh SRCDIR VERSION MANDIR TOOL... - every tool answers
+# --version with exactly "NAME (libcapture) VERSION" and exit status 0,
+# lists --version in its --help, and has a man page NAME.1 in MANDIR
+# (unless MANDIR is "none": help2man was not found) that help2man made from
+# it. And every main under SRCDIR/tools calls tool_version(), so a new tool
+# cannot be added without it.
 set -u
-version=$1 mandir=$2
-shift 2
+src=$1 version=$2 mandir=$3
+shift 3
 fail=0
+mains=$(grep -rl --include='*.c' '^int main(' "$src/tools")
+while read -r c; do
+    if grep -q 'tool_version(argc, argv' "$c"; then
+        echo "ok   ${c#"$src"/} handles --version (tools/tool_version.h)"
+    else
+        echo "FAIL ${c#"$src"/} has a main without tool_version() (tools/tool_version.h)"
+        fail=1
+    fi
+done <<EOF
+$mains
+EOF
 for tool in "$@"; do
     name=$(basename "$tool")
     out=$("$tool" --version 2>&1)

@@ -2,6 +2,11 @@
  * cap_vulkan.h - GPU scopes from Vulkan timestamp queries (optional part of
  * libcapture, built when Meson finds Vulkan: option `vulkan`).
  *
+ * Which writer: the ring records into the producer's capture (capture.h,
+ * cap_gpu_frame), the one for a running program. GPU spans that already
+ * have their ticks (an importer, a test) go straight to cap_writer.h's
+ * cap_writer_gpu_frame instead; pkg-config: libcapture_vulkan.
+ *
  * Quick use (one ring per queue, on the thread that records and submits):
  *
  *     cap_open("run.cap", NULL);

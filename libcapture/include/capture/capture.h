@@ -384,7 +384,7 @@ static inline cap_result cap_open_fd(int fd, const cap_capture_options *opt) { r
 static inline cap_result cap_close(void) { return CAP_OK; }
 static inline int cap_listen_port(void) { return 0; }
 static inline cap_result cap_status(void) { return CAP_OK; }
-static inline void cap_get_stats(cap_producer_stats *out) { if (out) out->events = out->dropped_scopes = out->blocks = out->bytes = out->frames = 0; }
+static inline void cap_get_stats(cap_producer_stats *out) { for (size_t i = 0; out && i < sizeof *out; i++) ((unsigned char *)out)[i] = 0; }
 static inline void cap_set_log(void (*fn)(void *user, const char *line), void *user) {}
 static inline uint32_t cap_name_register(const char *name, const char *file, uint32_t line) { return 0; }
 static inline uint32_t cap_name_register_flags(const char *name, const char *file, uint32_t line, uint32_t flags) { return 0; }
