@@ -4,9 +4,9 @@
  * docs/EVIDENCE.md).
  */
 #include "evidence.h"
+#include "report.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -153,111 +153,71 @@ const char *an_cause_name(an_cause c)
     return "?";
 }
 
-/* ---- rendering --------------------------------------------------------- */
-
-typedef struct sb {
-    char *buf;
-    size_t size, len;
-} sb;
-
-static void put(sb *b, const char *fmt, ...)
+void an_evidence_of_over_time(an_evidence *e, const an_capture *m,
+                              struct an_over_time *ot)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = b->len < b->size ? b->size - b->len : 0;
-    int k = vsnprintf(room ? b->buf + b->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (k > 0)
-        b->len += (size_t)k;
-}
-
-/* "2.90 GHz" from MHz, or "850 MHz" below 1 GHz */
-static void clock_pair(sb *b, const char *what, const an_reading *r, int fell)
-{
-    int ghz = r->from >= 1000 && r->to >= 1000;
-    double d = ghz ? 1000 : 1;
-    const char *u = ghz ? "GHz" : "MHz";
-    const char *f = ghz ? "%.2f" : "%.0f";
-    char x[32], y[32];
-    snprintf(x, sizeof x, f, r->from / d);
-    snprintf(y, sizeof y, f, r->to / d);
-    if (fell)
-        put(b, "the %s clock fell from %s to %s %s (%s)", what, x, y, u,
-            r->name);
-    else if (fabs(r->to / r->from - 1) < 0.01 || strcmp(x, y) == 0)
-        put(b, "the %s clock stayed at %s %s (%s)", what, y, u, r->name);
-    else
-        put(b, "the %s clock went from %s to %s %s (%s)", what, x, y, u,
-            r->name);
-}
-
-static void temp_clause(sb *b, const an_reading *r)
-{
-    double d = r->to - r->from;
-    if (fabs(d) < 1.0)
-        put(b, "the temperature stayed at %.0f °C (%s)", r->to, r->name);
-    else
-        put(b, "the temperature %s from %.0f to %.0f °C (%s)",
-            d > 0 ? "rose" : "fell", r->from, r->to, r->name);
-}
-
-size_t an_evidence_text(const an_evidence *e, char *buf, size_t size)
-{
-    sb b = {buf, size, 0};
-    if (size)
-        buf[0] = 0;
-    if (e->cause == AN_CAUSE_NONE)
-        return 0;
-    /* the clocks: the ones that fell, else every one recorded */
-    int n = 0;
-    int cpu = e->cpu_clock.present && (e->cpu_fell || !e->gpu_fell);
-    int gpu = e->gpu_clock.present && (e->gpu_fell || !e->cpu_fell);
-    if (cpu) {
-        clock_pair(&b, "CPU", &e->cpu_clock, e->cpu_fell);
-        n++;
+    if (!ot->nframes || !m->nframes || ot->last <= ot->ref) {
+        an_evidence_compute(NULL, 0, 0, 0, 0, 0, NAN, e);
+        return;
     }
-    if (gpu) {
-        if (n)
-            put(&b, ", ");
-        clock_pair(&b, "GPU", &e->gpu_clock, e->gpu_fell);
-        n++;
+    /* the growth the verdicts measured */
+    an_ratio fr = ot->bins[ot->last].growth;
+    double growth = fr.state == AN_RATIO_VALUE ? fr.value : NAN;
+    int growth_of = 0;
+    for (size_t i = 0; i < ot->verdicts.n; i++) {
+        const an_verdict *v = &ot->verdicts.v[i];
+        if (v->kind == AN_V_THROTTLING || v->kind == AN_V_THROTTLING_UNCHECKED ||
+            v->kind == AN_V_UNIFORM_MEMORY_MOVED) {
+            growth = v->fig[0];
+            growth_of = 1;
+        } else if (v->kind == AN_V_CAPPED_HEADROOM) {
+            growth = v->fig[0];
+            growth_of = 2;
+        }
     }
-    if (e->temp.present) {
-        put(&b, n ? " and " : "");
-        temp_clause(&b, &e->temp);
-        n++;
-    }
-    if (e->power.present && (e->cause == AN_CAUSE_POWER ||
-                             e->cause == AN_CAUSE_STEADY ||
-                             e->cause == AN_CAUSE_WORK_GREW)) {
-        put(&b, ", power %.1f to %.1f W (%s)", e->power.from, e->power.to,
-            e->power.name);
-    }
-    if (e->power_capped)
-        put(&b, ", NVML reporting the power cap in %.0f%% of the late samples",
-            e->throttle_power.to * 100);
-    if (e->throttle_thermal.present && e->throttle_thermal.to >= AN_EV_FLAG_SHARE)
-        put(&b, ", NVML reporting thermal slowdown in %.0f%% of the late "
-                "samples",
-            e->throttle_thermal.to * 100);
+    /* the first and last non-empty bins, as over_time.c bins samples:
+     * [start, end), the last one closed at the last frame's end */
+    int64_t t0 = m->frames[0].begin_ns, t1 = m->frames[m->nframes - 1].end_ns;
+    double w = ot->width_s * 1e9;
+    int64_t e0 = t0 + (int64_t)((double)ot->ref * w);
+    int64_t e1 = t0 + (int64_t)((double)(ot->ref + 1) * w);
+    int64_t l0 = t0 + (int64_t)((double)ot->last * w);
+    int64_t l1 = ot->last == ot->nbins - 1
+                     ? t1
+                     : t0 + (int64_t)((double)(ot->last + 1) * w);
+    an_evidence_compute(m->counters, m->ncounters, e0, e1, l0, l1, growth, e);
+    e->growth_of = growth_of;
+    an_verdict v = {.kind = AN_V_DEVICE_STEADY};
     switch (e->cause) {
-    case AN_CAUSE_THERMAL:
-        put(&b, ": thermal throttling");
-        break;
-    case AN_CAUSE_POWER:
-        put(&b, ": a power or governor limit (the clock fell without heat)");
-        break;
-    case AN_CAUSE_WORK_GREW:
-        put(&b, ": the clocks did not fall, so the work grew");
-        break;
-    case AN_CAUSE_NO_CLOCK:
-        put(&b, ": no clock was recorded, so the cause cannot be told");
-        break;
+    case AN_CAUSE_NONE: return;
     case AN_CAUSE_STEADY:
-        put(&b, ": the work did not slow down");
+        if (!e->cpu_clock.present && !e->gpu_clock.present)
+            return; /* a temperature alone, and nothing slowed: no row */
+        v.kind = AN_V_DEVICE_STEADY;
         break;
-    case AN_CAUSE_NONE:
-        break;
+    case AN_CAUSE_THERMAL: v.kind = AN_V_DEVICE_THERMAL; break;
+    case AN_CAUSE_POWER: v.kind = AN_V_DEVICE_POWER; break;
+    case AN_CAUSE_WORK_GREW: v.kind = AN_V_DEVICE_WORK_GREW; break;
+    case AN_CAUSE_NO_CLOCK: v.kind = AN_V_DEVICE_NO_CLOCK; break;
     }
-    return b.len;
+    const an_reading *clk = e->cpu_fell || (!e->gpu_fell && e->cpu_clock.present)
+                                ? &e->cpu_clock
+                                : &e->gpu_clock;
+    v.fig[0] = growth;
+    v.fig[1] = clk->present ? clk->from : NAN;
+    v.fig[2] = clk->present ? clk->to : NAN;
+    v.fig[3] = e->temp.present ? e->temp.to - e->temp.from : NAN;
+    /* right after the rows about growth, which it explains */
+    an_verdicts *vs = &ot->verdicts;
+    if (vs->n >= AN_VERDICTS_MAX)
+        return;
+    size_t at = vs->n;
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->v[i].kind == AN_V_RAMP || vs->v[i].kind == AN_V_COLD_START) {
+            at = i;
+            break;
+        }
+    memmove(&vs->v[at + 1], &vs->v[at], (vs->n - at) * sizeof vs->v[0]);
+    vs->v[at] = v;
+    vs->n++;
 }
