@@ -1,11 +1,15 @@
 /* model.c - reduce a capture to frames, scope rows, a call tree, counters. */
 #include "model.h"
 
-#include "capture/cap_writer.h"
+#include "capture/cap_limits.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NONE UINT32_MAX
 
@@ -32,7 +36,32 @@ typedef struct loader {
     size_t counter_of_cap;
     int64_t cutoff_ns;
     int have_cutoff;
+    /* each node's children, for node_get (private to the load) */
+    struct kid_table *kids;
+    size_t kids_cap;
+    /* each scope row's self time in the frame it last ran in, added to its
+     * per-frame series when the row moves on to another frame */
+    struct pf_acc *acc;
+    size_t acc_cap;
+    uint32_t last_tid;
+    path_cache *last_cache;
+    const struct slot *slot; /* decoding ahead: the batch being applied */
 } loader;
+
+/* The children of one call-tree node: (kind, name id) -> node, a short
+ * array scanned in order, and a hash of it once it grows past KID_SCAN. */
+typedef struct kid_table {
+    uint32_t n, cap;
+    uint64_t *e;      /* key << 32 | child node */
+    uint32_t *ht;     /* entry index + 1; NULL while n <= KID_SCAN */
+    uint32_t ht_cap;
+} kid_table;
+#define KID_SCAN 16
+
+typedef struct pf_acc {
+    uint32_t frame;   /* NONE: nothing held */
+    int64_t sum;
+} pf_acc;
 
 static char *xstrdup(const char *s)
 {
@@ -134,21 +163,6 @@ static int ht_grow(uint32_t **ht, size_t *cap, size_t used)
     return 1; /* caller re-inserts */
 }
 
-static uint64_t node_key(uint32_t parent, an_kind kind, uint32_t name)
-{
-    return ((uint64_t)parent << 32) ^ ((uint64_t)kind << 31) ^ name;
-}
-
-static void node_ht_insert(an_capture *m, uint32_t idx)
-{
-    an_node *n = &m->nodes[idx];
-    size_t mask = m->node_ht_cap - 1;
-    size_t i = mix(node_key(n->parent, n->kind, n->name_id)) & mask;
-    while (m->node_ht[i])
-        i = (i + 1) & mask;
-    m->node_ht[i] = idx + 1;
-}
-
 static uint32_t node_new(an_capture *m, uint32_t parent, an_kind kind,
                          uint32_t name_id, const char *root_name)
 {
@@ -174,35 +188,80 @@ static uint32_t node_new(an_capture *m, uint32_t parent, an_kind kind,
             return NONE;
     }
     m->nnodes++;
-    if (parent != NONE) {
-        int g = ht_grow(&m->node_ht, &m->node_ht_cap, m->nnodes);
-        if (g < 0)
-            return NONE;
-        if (g > 0) {
-            for (uint32_t i = 0; i < m->nnodes; i++)
-                if (m->nodes[i].parent != NONE)
-                    node_ht_insert(m, i);
-        } else {
-            node_ht_insert(m, idx);
-        }
-    }
     return idx;
 }
 
-static uint32_t node_get(an_capture *m, uint32_t parent, an_kind kind,
+static uint32_t kid_key(an_kind kind, uint32_t name)
+{
+    return (name << 1) | (uint32_t)kind; /* name ids < 2^24 */
+}
+
+static void kid_ht_put(kid_table *t, uint32_t key, uint32_t entry)
+{
+    uint32_t mask = t->ht_cap - 1;
+    uint32_t i = (uint32_t)mix(key) & mask;
+    while (t->ht[i])
+        i = (i + 1) & mask;
+    t->ht[i] = entry + 1;
+}
+
+/* The child of `parent` with (kind, name), made when missing. */
+static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
                          uint32_t name)
 {
-    if (m->node_ht_cap) {
-        size_t mask = m->node_ht_cap - 1;
-        size_t i = mix(node_key(parent, kind, name)) & mask;
-        while (m->node_ht[i]) {
-            an_node *n = &m->nodes[m->node_ht[i] - 1];
-            if (n->parent == parent && n->name_id == name && n->kind == kind)
-                return m->node_ht[i] - 1;
-            i = (i + 1) & mask;
-        }
+    an_capture *m = L->m;
+    if (parent >= L->kids_cap) {
+        size_t n = L->kids_cap ? L->kids_cap : 256;
+        while (n <= parent)
+            n *= 2;
+        kid_table *p = realloc(L->kids, n * sizeof *p);
+        if (!p)
+            return NONE;
+        memset(p + L->kids_cap, 0, (n - L->kids_cap) * sizeof *p);
+        L->kids = p;
+        L->kids_cap = n;
     }
-    return node_new(m, parent, kind, name, NULL);
+    kid_table *t = &L->kids[parent];
+    uint32_t key = kid_key(kind, name);
+    if (!t->ht) {
+        for (uint32_t i = 0; i < t->n; i++)
+            if ((uint32_t)(t->e[i] >> 32) == key)
+                return (uint32_t)t->e[i];
+    } else {
+        uint32_t mask = t->ht_cap - 1;
+        for (uint32_t i = (uint32_t)mix(key) & mask; t->ht[i];
+             i = (i + 1) & mask)
+            if ((uint32_t)(t->e[t->ht[i] - 1] >> 32) == key)
+                return (uint32_t)t->e[t->ht[i] - 1];
+    }
+    uint32_t node = node_new(m, parent, kind, name, NULL);
+    if (node == NONE)
+        return NONE;
+    t = &L->kids[parent];
+    if (t->n == t->cap) {
+        uint32_t n = t->cap ? t->cap * 2 : 4;
+        uint64_t *e = realloc(t->e, n * sizeof *e);
+        if (!e)
+            return NONE;
+        t->e = e;
+        t->cap = n;
+    }
+    t->e[t->n] = ((uint64_t)key << 32) | node;
+    t->n++;
+    if (t->n > KID_SCAN && (!t->ht || t->n * 2 > t->ht_cap)) {
+        uint32_t hc = t->ht_cap ? t->ht_cap * 2 : 64;
+        uint32_t *h = calloc(hc, sizeof *h);
+        if (!h)
+            return NONE;
+        free(t->ht);
+        t->ht = h;
+        t->ht_cap = hc;
+        for (uint32_t i = 0; i < t->n; i++)
+            kid_ht_put(t, (uint32_t)(t->e[i] >> 32), i);
+    } else if (t->ht) {
+        kid_ht_put(t, key, t->n - 1);
+    }
+    return node;
 }
 
 static uint32_t root_get(an_capture *m, an_kind kind, const char *name)
@@ -288,6 +347,51 @@ static int pf_add(an_scope *s, long frame, int64_t self)
     return 0;
 }
 
+/* Scope row si ran `self` ns in frame position `frame` (< 0: in none):
+ * held in the row's accumulator while the row stays in one frame, added to
+ * its series (pf_add) when it moves on, and by pf_flush at the end. The
+ * series is the same as with pf_add called for every scope. */
+static int pf_note(loader *L, long si, long frame, int64_t self)
+{
+    if (frame < 0)
+        return 0;
+    if ((size_t)si >= L->acc_cap) {
+        size_t n = L->acc_cap ? L->acc_cap : 256;
+        while (n <= (size_t)si)
+            n *= 2;
+        pf_acc *p = realloc(L->acc, n * sizeof *p);
+        if (!p)
+            return -1;
+        for (size_t i = L->acc_cap; i < n; i++)
+            p[i] = (pf_acc){NONE, 0};
+        L->acc = p;
+        L->acc_cap = n;
+    }
+    pf_acc *a = &L->acc[si];
+    if (a->frame == (uint32_t)frame) {
+        sat_add(&a->sum, self);
+        return 0;
+    }
+    if (a->frame != NONE &&
+        pf_add(&L->m->scopes[si], (long)a->frame, a->sum) != 0)
+        return -1;
+    a->frame = (uint32_t)frame;
+    a->sum = self;
+    return 0;
+}
+
+static int pf_flush(loader *L)
+{
+    for (size_t i = 0; i < L->acc_cap && i < L->m->nscopes; i++) {
+        pf_acc *a = &L->acc[i];
+        if (a->frame != NONE &&
+            pf_add(&L->m->scopes[i], (long)a->frame, a->sum) != 0)
+            return -1;
+        a->frame = NONE;
+    }
+    return 0;
+}
+
 /* ---- per-thread / per-track path caches -------------------------------- */
 
 static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
@@ -313,7 +417,7 @@ static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
 }
 
 /* Node of the parent of an event with ancestors stack[0..depth). */
-static uint32_t parent_node(an_capture *m, path_cache *c, an_kind kind,
+static uint32_t parent_node(loader *L, path_cache *c, an_kind kind,
                             const uint32_t *stack, uint32_t depth)
 {
     uint32_t k = 0;
@@ -321,7 +425,7 @@ static uint32_t parent_node(an_capture *m, path_cache *c, an_kind kind,
         k++;
     uint32_t parent = k == 0 ? c->root : c->node[k - 1];
     for (uint32_t j = k; j < depth; j++) {
-        parent = node_get(m, parent, kind, stack[j]);
+        parent = node_get(L, parent, kind, stack[j]);
         if (parent == NONE)
             return NONE;
         c->name[j] = stack[j];
@@ -337,12 +441,12 @@ static uint32_t parent_node(an_capture *m, path_cache *c, an_kind kind,
 
 /* Node of an event named `name` under `parent` at `depth`, through the
  * path cache (parent_node was just called with the event's stack). */
-static uint32_t own_node(an_capture *m, path_cache *c, an_kind kind,
+static uint32_t own_node(loader *L, path_cache *c, an_kind kind,
                          uint32_t parent, uint32_t depth, uint32_t name)
 {
     if (depth < c->depth && c->name[depth] == name)
         return c->node[depth];
-    uint32_t node = node_get(m, parent, kind, name);
+    uint32_t node = node_get(L, parent, kind, name);
     if (node != NONE && depth < CAP_MAX_DEPTH) {
         c->name[depth] = name;
         c->node[depth] = node;
@@ -417,6 +521,8 @@ static int set_root(an_capture *m, path_cache *c, an_kind kind,
                           : add_name(&m->tracks, &m->ntracks, name);
 }
 
+static const char *root_name(const loader *L, an_kind kind, uint32_t id);
+
 /* The call-tree node of an event named `name` under ancestors
  * stack[0..depth) on CPU thread or GPU track `id`; *cache is that
  * thread's (track's) path cache. NONE when out of memory. */
@@ -425,22 +531,27 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
                            uint32_t name, path_cache **cache)
 {
     an_capture *m = L->m;
-    path_cache *c = kind == AN_CPU
-                        ? cache_for(&L->threads, &L->threads_cap, id)
-                        : cache_for(&L->tracks, &L->tracks_cap, id);
+    path_cache *c;
+    if (kind == AN_CPU && L->last_cache && L->last_tid == id) {
+        c = L->last_cache;
+    } else {
+        c = kind == AN_CPU ? cache_for(&L->threads, &L->threads_cap, id)
+                           : cache_for(&L->tracks, &L->tracks_cap, id);
+        if (kind == AN_CPU && c && c->root != NONE) {
+            L->last_cache = c;
+            L->last_tid = id;
+        }
+    }
     *cache = c;
     if (!c)
         return NONE;
     if (c->root == NONE &&
-        set_root(m, c, kind,
-                 kind == AN_CPU ? cap_reader_thread_name(L->r, id)
-                                : cap_reader_track_name(L->r, id),
-                 id) != 0)
+        set_root(m, c, kind, root_name(L, kind, id), id) != 0)
         return NONE;
-    uint32_t parent = parent_node(m, c, kind, stack, depth);
+    uint32_t parent = parent_node(L, c, kind, stack, depth);
     if (parent == NONE)
         return NONE;
-    return own_node(m, c, kind, parent, depth, name);
+    return own_node(L, c, kind, parent, depth, name);
 }
 
 /* ---- events ------------------------------------------------------------ */
@@ -457,10 +568,16 @@ static int thread_declared(an_capture *m, uint32_t tid, const char *name)
     return add_name(&m->threads, &m->nthreads, name);
 }
 
-static int on_scope(loader *L, const cap_ev_scope *e)
+
+/* pre: the scope's frame position worked out ahead (AN_PRE_CUT: before
+ * the cutoff), or AN_PRE_NONE to work it out here. */
+#define AN_PRE_NONE LONG_MIN
+#define AN_PRE_CUT (LONG_MIN + 1)
+static int on_scope(loader *L, const cap_ev_scope *e, long pre)
 {
     an_capture *m = L->m;
-    if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
+    if (pre == AN_PRE_CUT ||
+        (pre == AN_PRE_NONE && L->have_cutoff && e->begin_ns < L->cutoff_ns))
         return 0;
     path_cache *c;
     uint32_t node = event_node(L, AN_CPU, e->tid, e->stack, e->depth, e->name,
@@ -485,14 +602,14 @@ static int on_scope(loader *L, const cap_ev_scope *e)
     sat_add(&s->self_ns, self);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
         sat_add(&s->total_ns, dur);
-    long f = frame_at(m, e->begin_ns, &c->frame_hint);
+    long f = pre != AN_PRE_NONE ? pre : frame_at(m, e->begin_ns, &c->frame_hint);
     if (f < 0 && m->nframes)
         sat_add(&m->outside_ns[e->begin_ns < m->frames[0].begin_ns ? 0
                                : e->begin_ns >= m->frames[m->nframes - 1].end_ns
                                    ? 2
                                    : 1],
                 self);
-    if (pf_add(s, f, self) != 0)
+    if (pf_note(L, si, f, self) != 0)
         return -1;
     if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
         m->first_ns = e->begin_ns;
@@ -532,7 +649,7 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
         sat_add(&m->frames[f].gpu_ns, e->self_ns);
         m->frames[f].has_gpu = 1;
     }
-    return pf_add(s, f, e->self_ns);
+    return pf_note(L, si, f, e->self_ns);
 }
 
 static int on_counter(loader *L, const cap_ev_counter *e)
@@ -606,8 +723,7 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
     if (res != CAP_OK)
         return res;
-    cap_reader_set_filter(L->r, (1u << CAP_EV_SCOPE) | (1u << CAP_EV_GPU_SPAN) |
-                                    (1u << CAP_EV_COUNTER));
+    cap_reader_frames_only(L->r);
     size_t cap = 0;
     cap_event ev;
     uint64_t seen = 0;
@@ -657,6 +773,338 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     return CAP_OK;
 }
 
+/* Apply n events to the model (pre: each scope's frame worked out ahead,
+ * or NULL). Returns -1 when memory ran out. */
+static int apply(loader *L, const cap_event *evs, const long *pre, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const cap_event *ev = &evs[i];
+        switch (ev->kind) {
+        case CAP_EV_SCOPE:
+            rc = on_scope(L, &ev->u.scope, pre ? pre[i] : AN_PRE_NONE);
+            break;
+        case CAP_EV_GPU_SPAN:
+            rc = on_gpu(L, &ev->u.gpu_span);
+            break;
+        case CAP_EV_COUNTER:
+            rc = on_counter(L, &ev->u.counter);
+            break;
+        case CAP_EV_THREAD: /* counted even when it records no scope */
+            rc = thread_declared(L->m, ev->u.thread.tid,
+                                 ev->u.thread.name
+                                     ? ev->u.thread.name
+                                     : root_name(L, AN_CPU, ev->u.thread.tid));
+            break;
+        default:
+            break;
+        }
+    }
+    return rc;
+}
+
+/* ---- decoding ahead on a second thread ----------------------------------
+ * The reader thread fills slots with batches of events (their stacks
+ * copied into the slot, each scope's frame worked out with the same
+ * per-thread hints the model would use, the name of each thread or track
+ * as the reader knew it at that thread's first event); the calling thread
+ * applies them in order. Events, their order and every input of the model
+ * are those of the one-thread load, so the model is the same. */
+
+enum { SLOT_EVENTS = 512, SLOTS = 8 };
+
+typedef struct slot_name {
+    an_kind kind;
+    uint32_t id;
+    size_t off; /* in names */
+} slot_name;
+
+typedef struct slot {
+    cap_event ev[SLOT_EVENTS];
+    long pre[SLOT_EVENTS];
+    size_t n;
+    cap_result res;   /* CAP_OK: events; otherwise the reader's result */
+    char detail[320]; /* the reader's detail for a result */
+    uint32_t *arena;  /* stacks */
+    size_t arena_n, arena_cap;
+    slot_name *roots; /* first events of threads and tracks */
+    size_t roots_n, roots_cap;
+    char *names;
+    size_t names_n, names_cap;
+} slot;
+
+typedef struct ahead {
+    loader *L;
+    slot *slots;
+    size_t head, tail; /* filled: [tail, head) */
+    int stop;          /* the consumer gave up */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* the reader thread's own copies of what the model decides by */
+    size_t *hint_cpu;  /* by tid: frame_at hints */
+    size_t hint_cap;
+    uint8_t *seen_cpu; /* by tid */
+    uint8_t seen_gpu[CAP_MAX_TRACKS];
+    int failed;        /* the reader thread ran out of memory */
+} ahead;
+
+static const char *root_name(const loader *L, an_kind kind, uint32_t id)
+{
+    if (!L->slot)
+        return kind == AN_CPU ? cap_reader_thread_name(L->r, id)
+                              : cap_reader_track_name(L->r, id);
+    for (size_t i = 0; i < L->slot->roots_n; i++)
+        if (L->slot->roots[i].kind == kind && L->slot->roots[i].id == id)
+            return L->slot->roots[i].off == SIZE_MAX
+                       ? NULL
+                       : L->slot->names + L->slot->roots[i].off;
+    return NULL;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static int slot_root(slot *s, an_kind kind, uint32_t id, const char *name)
+{
+    size_t len = name ? strlen(name) + 1 : 0;
+    if (grow((void **)&s->roots, &s->roots_cap, s->roots_n + 1,
+             sizeof *s->roots) != 0 ||
+        grow((void **)&s->names, &s->names_cap, s->names_n + len + 1, 1) != 0)
+        return -1;
+    s->roots[s->roots_n++] = (slot_name){kind, id, name ? s->names_n : 0};
+    if (name) {
+        memcpy(s->names + s->names_n, name, len);
+        s->names_n += len;
+    } else {
+        s->roots[s->roots_n - 1].off = SIZE_MAX; /* no name: NULL */
+    }
+    return 0;
+}
+
+/* Fill slot s from the reader: one batch, its stacks copied. */
+static int fill(ahead *A, slot *s)
+{
+    loader *L = A->L;
+    s->arena_n = s->roots_n = s->names_n = 0;
+    s->detail[0] = 0;
+    s->res = cap_reader_next_batch(L->r, s->ev, SLOT_EVENTS, &s->n);
+    if (s->res != CAP_OK) {
+        s->n = 0;
+        snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
+        return 0;
+    }
+    /* stacks into the arena, as offsets first (it may move) */
+    const uint32_t *prev = NULL;
+    uint32_t prev_depth = 0;
+    size_t prev_off = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        cap_event *ev = &s->ev[i];
+        const uint32_t *st = NULL;
+        uint32_t depth = 0;
+        if (ev->kind == CAP_EV_SCOPE) {
+            st = ev->u.scope.stack;
+            depth = ev->u.scope.depth;
+        } else if (ev->kind == CAP_EV_GPU_SPAN) {
+            st = ev->u.gpu_span.stack;
+            depth = ev->u.gpu_span.depth;
+        } else if (ev->kind == CAP_EV_THREAD) {
+            /* the header lists it by name: keep the name in the slot */
+            if (slot_root(s, AN_CPU, ev->u.thread.tid, ev->u.thread.name) != 0)
+                return -1;
+            ev->u.thread.name = NULL;
+            continue;
+        } else if (ev->kind == CAP_EV_GPU_TRACK) {
+            ev->u.gpu_track.name = NULL;
+            continue;
+        } else {
+            continue;
+        }
+        size_t off;
+        if (st == prev && depth <= prev_depth && ev->kind == CAP_EV_SCOPE) {
+            off = prev_off;
+        } else {
+            if (grow((void **)&s->arena, &s->arena_cap, s->arena_n + depth + 1,
+                     sizeof *s->arena) != 0)
+                return -1;
+            off = s->arena_n;
+            if (depth)
+                memcpy(s->arena + off, st, depth * sizeof *st);
+            s->arena_n += depth;
+            prev = st;
+            prev_depth = depth;
+            prev_off = off;
+        }
+        if (ev->kind == CAP_EV_SCOPE)
+            ev->u.scope.stack = (const uint32_t *)(uintptr_t)off;
+        else
+            ev->u.gpu_span.stack = (const uint32_t *)(uintptr_t)off;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        cap_event *ev = &s->ev[i];
+        s->pre[i] = AN_PRE_NONE;
+        if (ev->kind == CAP_EV_SCOPE) {
+            ev->u.scope.stack = s->arena + (uintptr_t)ev->u.scope.stack;
+            const cap_ev_scope *e = &ev->u.scope;
+            if (L->have_cutoff && e->begin_ns < L->cutoff_ns) {
+                s->pre[i] = AN_PRE_CUT;
+                continue;
+            }
+            if (grow((void **)&A->hint_cpu, &A->hint_cap, (size_t)e->tid + 1,
+                     sizeof *A->hint_cpu) != 0)
+                return -1;
+            if (!A->seen_cpu[e->tid]) {
+                A->seen_cpu[e->tid] = 1;
+                A->hint_cpu[e->tid] = 0;
+                if (slot_root(s, AN_CPU, e->tid,
+                              cap_reader_thread_name(L->r, e->tid)) != 0)
+                    return -1;
+            }
+            s->pre[i] = frame_at(L->m, e->begin_ns, &A->hint_cpu[e->tid]);
+        } else if (ev->kind == CAP_EV_GPU_SPAN) {
+            ev->u.gpu_span.stack = s->arena + (uintptr_t)ev->u.gpu_span.stack;
+            const cap_ev_gpu_span *e = &ev->u.gpu_span;
+            if (L->have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0)
+                continue;
+            if (!A->seen_gpu[e->track]) {
+                A->seen_gpu[e->track] = 1;
+                if (slot_root(s, AN_GPU, e->track,
+                              cap_reader_track_name(L->r, e->track)) != 0)
+                    return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static void *reader_main(void *arg)
+{
+    ahead *A = arg;
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&A->mu);
+        while (A->head - A->tail == SLOTS && !A->stop)
+            pthread_cond_wait(&A->cv, &A->mu);
+        int stop = A->stop;
+        pthread_mutex_unlock(&A->mu);
+        if (stop)
+            return NULL;
+        slot *s = &A->slots[A->head % SLOTS];
+        if (fill(A, s) != 0) {
+            s->res = CAP_E_NOMEM;
+            s->n = 0;
+            snprintf(s->detail, sizeof s->detail, "out of memory");
+        }
+        uint64_t before = seen;
+        seen += s->n;
+        if ((seen >> 20) != (before >> 20))
+            progress(A->L, "reading", 0);
+        cap_result res = s->res;
+        pthread_mutex_lock(&A->mu);
+        A->head++;
+        pthread_cond_broadcast(&A->cv);
+        pthread_mutex_unlock(&A->mu);
+        if (res != CAP_OK && res != CAP_E_CORRUPT && res != CAP_E_TRUNCATED)
+            return NULL; /* CAP_DONE or a final error: the last slot */
+    }
+}
+
+static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
+{
+    an_capture *m = L->m;
+    ahead A = {.L = L};
+    A.slots = calloc(SLOTS, sizeof *A.slots);
+    A.seen_cpu = calloc(CAP_MAX_THREADS, 1);
+    if (!A.slots || !A.seen_cpu) {
+        free(A.slots);
+        free(A.seen_cpu);
+        return CAP_E_NOMEM;
+    }
+    pthread_mutex_init(&A.mu, NULL);
+    pthread_cond_init(&A.cv, NULL);
+    pthread_t th;
+    cap_result res = CAP_OK;
+    if (pthread_create(&th, NULL, reader_main, &A) != 0) {
+        res = CAP_E_NOMEM;
+        goto out;
+    }
+    for (;;) {
+        pthread_mutex_lock(&A.mu);
+        while (A.head == A.tail)
+            pthread_cond_wait(&A.cv, &A.mu);
+        pthread_mutex_unlock(&A.mu);
+        slot *s = &A.slots[A.tail % SLOTS];
+        cap_result r = s->res;
+        if (r == CAP_OK) {
+            L->slot = s;
+            int rc = apply(L, s->ev, s->pre, s->n);
+            L->slot = NULL;
+            if (rc != 0)
+                res = CAP_E_NOMEM;
+        } else if (r == CAP_E_CORRUPT || r == CAP_E_TRUNCATED) {
+            if (r == CAP_E_CORRUPT)
+                m->corrupt_seen = 1;
+            if (!m->damage_detail[0])
+                snprintf(m->damage_detail, sizeof m->damage_detail, "%s",
+                         s->detail);
+        } else if (r != CAP_DONE) {
+            snprintf(detail, dsz, "%s", s->detail);
+            res = r;
+        }
+        pthread_mutex_lock(&A.mu);
+        A.tail++;
+        if (res != CAP_OK)
+            A.stop = 1;
+        pthread_cond_broadcast(&A.cv);
+        pthread_mutex_unlock(&A.mu);
+        if (res != CAP_OK || r == CAP_DONE ||
+            (r != CAP_OK && r != CAP_E_CORRUPT && r != CAP_E_TRUNCATED))
+            break;
+    }
+    pthread_join(th, NULL);
+out:
+    for (size_t i = 0; i < SLOTS; i++) {
+        free(A.slots[i].arena);
+        free(A.slots[i].roots);
+        free(A.slots[i].names);
+    }
+    free(A.slots);
+    free(A.seen_cpu);
+    free(A.hint_cpu);
+    pthread_mutex_destroy(&A.mu);
+    pthread_cond_destroy(&A.cv);
+    if (res == CAP_OK)
+        progress(L, "", 1);
+    return res;
+}
+
+/* How many threads load path: opt->threads, else the environment's
+ * CAP_READ_THREADS, else 2 for a file over 8 MiB on 2 cores or more. */
+static int load_threads(const an_options *o, const char *path)
+{
+    if (o->threads == 1 || o->threads == 2)
+        return o->threads;
+    const char *e = getenv("CAP_READ_THREADS");
+    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
+        return e[0] - '0';
+    struct stat sb;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || stat(path, &sb) != 0 ||
+        sb.st_size <= (8 << 20))
+        return 1;
+    return 2;
+}
+
 static cap_result pass_all(loader *L, char *detail, size_t dsz)
 {
     an_capture *m = L->m;
@@ -664,10 +1112,16 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
     if (res != CAP_OK)
         return res;
     cap_reader_set_filter(L->r, 1u << CAP_EV_FRAME);
-    cap_event ev;
+    if (load_threads(L->o, m->path) == 2)
+        return pass_ahead(L, detail, dsz);
+    enum { BATCH = 256 };
+    cap_event *evs = malloc(BATCH * sizeof *evs);
+    if (!evs)
+        return CAP_E_NOMEM;
     uint64_t seen = 0;
     for (;;) {
-        res = cap_reader_next(L->r, &ev);
+        size_t n;
+        res = cap_reader_next_batch(L->r, evs, BATCH, &n);
         if (res == CAP_DONE)
             break;
         if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED) {
@@ -676,30 +1130,19 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         }
         if (res != CAP_OK) {
             snprintf(detail, dsz, "%s", cap_reader_detail(L->r));
+            free(evs);
             return res;
         }
-        if ((++seen & 0xfffff) == 0)
+        uint64_t before = seen;
+        seen += n;
+        if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
-        int rc = 0;
-        switch (ev.kind) {
-        case CAP_EV_SCOPE:
-            rc = on_scope(L, &ev.u.scope);
-            break;
-        case CAP_EV_GPU_SPAN:
-            rc = on_gpu(L, &ev.u.gpu_span);
-            break;
-        case CAP_EV_COUNTER:
-            rc = on_counter(L, &ev.u.counter);
-            break;
-        case CAP_EV_THREAD: /* counted even when it records no scope */
-            rc = thread_declared(m, ev.u.thread.tid, ev.u.thread.name);
-            break;
-        default:
-            break;
-        }
-        if (rc != 0)
+        if (apply(L, evs, NULL, n) != 0) {
+            free(evs);
             return CAP_E_NOMEM;
+        }
     }
+    free(evs);
     progress(L, "", 1);
     return CAP_OK;
 }
@@ -856,6 +1299,8 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
             if (!m->meta_k[i] || !m->meta_v[i])
                 res = CAP_E_NOMEM;
         }
+        if (res == CAP_OK && pf_flush(&L) != 0)
+            res = CAP_E_NOMEM;
         if (res == CAP_OK && resolve_names(&L) != 0)
             res = CAP_E_NOMEM;
         for (size_t i = 0; res == CAP_OK && i < m->nscopes; i++)
@@ -877,6 +1322,12 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
     free(L.tracks);
     free(L.counter_of);
     free(L.row_of);
+    for (size_t i = 0; i < L.kids_cap; i++) {
+        free(L.kids[i].e);
+        free(L.kids[i].ht);
+    }
+    free(L.kids);
+    free(L.acc);
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
             snprintf(detail, detail_size, "out of memory");

@@ -89,6 +89,11 @@ typedef struct an_options {
                             begin + skip_seconds */
     int by_path;         /* scope rows keyed by call path, not by name */
     FILE *progress;      /* progress lines (a terminal), or NULL */
+    int threads;         /* 1: load on the calling thread; 2: a second
+                            thread reads and decodes ahead (same model,
+                            byte for byte); 0: 2 for files over 8 MiB on a
+                            machine of 2 cores or more, unless the
+                            environment sets CAP_READ_THREADS=1 or 2 */
 } an_options;
 
 typedef struct an_capture {

@@ -138,6 +138,20 @@ static inline void bench_put_machine(void)
     bench_put("nproc", (double)sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/* The machine's load: the 1-minute load average and the cores, printed as
+ * `<prefix>_loadavg_1m` (other sessions' work shares the cores: figures
+ * measured in wall time are only as good as the load allows). */
+static inline double bench_put_load(const char *prefix)
+{
+    double la[1] = {-1};
+    if (getloadavg(la, 1) != 1)
+        la[0] = -1;
+    char name[96];
+    snprintf(name, sizeof name, "%s_loadavg_1m", prefix);
+    bench_put(name, la[0]);
+    return la[0];
+}
+
 static int bench_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -18,6 +18,7 @@
  *                  still read, checksummed and decompressed): the floor.
  *   reader_loop_*: every event through cap_reader_next, self time summed
  *                  per name (the minimum a ranking does).
+ *   reader_batch_*: the same through cap_reader_next_batch (256 a call).
  *   read_*:        read_capture's ranking report (the default report);
  *                  read_split_* and read_over_time_* the same for --split
  *                  and --over-time. Targets: read_scopes_per_s at least
@@ -223,20 +224,25 @@ static int child_read(const char *mode, const char *path)
                                      (1u << CAP_EV_COUNTER));
     int64_t self[1024] = {0};
     uint64_t scopes = 0, frames = 0;
-    cap_event ev;
+    static cap_event evs[256];
+    size_t max = strcmp(mode, "batch") == 0 ? 256 : 1, n = 1;
     cap_result res;
-    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+    while ((res = max > 1 ? cap_reader_next_batch(r, evs, max, &n)
+                          : cap_reader_next(r, evs)) != CAP_DONE) {
         if (res != CAP_OK) {
             fprintf(stderr, "bench_read: %s\n", cap_reader_detail(r));
             return 1;
         }
-        if (ev.kind == CAP_EV_SCOPE) {
-            self[ev.u.scope.name & 1023] +=
-                ev.u.scope.end_ns - ev.u.scope.begin_ns -
-                ev.u.scope.children_ns;
-            scopes++;
-        } else if (ev.kind == CAP_EV_FRAME) {
-            frames++;
+        for (size_t i = 0; i < n; i++) {
+            const cap_event *ev = &evs[i];
+            if (ev->kind == CAP_EV_SCOPE) {
+                self[ev->u.scope.name & 1023] +=
+                    ev->u.scope.end_ns - ev->u.scope.begin_ns -
+                    ev->u.scope.children_ns;
+                scopes++;
+            } else if (ev->kind == CAP_EV_FRAME) {
+                frames++;
+            }
         }
     }
     int64_t sum = 0;
@@ -284,6 +290,7 @@ int main(int argc, char **argv)
     if (!scopes)
         BENCH_DIE("bad --scopes");
     bench_put_machine();
+    bench_put_load("start");
 
     char self_exe[4096];
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
@@ -312,6 +319,11 @@ int main(int argc, char **argv)
         child_result lp = run_child(loop_argv, 1);
         snprintf(prefix, sizeof prefix, "reader_loop%s", tag);
         report(prefix, lp, n, fl.cpu_s);
+
+        char *batch_argv[] = {self_exe, "--child", "batch", path, NULL};
+        child_result bt = run_child(batch_argv, 1);
+        snprintf(prefix, sizeof prefix, "reader_batch%s", tag);
+        report(prefix, bt, n, fl.cpu_s);
 
         if (!tool) {
             fprintf(stderr, "bench_read: no read_capture given; its figures "

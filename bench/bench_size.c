@@ -23,6 +23,7 @@
 #include <capture/cap_reader.h>
 
 #include "bench_common.h"
+#include "bench_gen.h"
 
 #define BUF_EVENTS (1u << 20)
 
@@ -98,58 +99,11 @@ static void json_event(json_out *j, const char *name, int64_t begin_ns,
     json_put(j, buf, n);
 }
 
-static void wait_drained(uint64_t events)
+/* The events of the capture at path as compact Chrome trace JSON, through
+ * zstd -3: sets *json_raw and *json_zst (bytes), returns the scopes read. */
+static uint64_t json_of(const char *path, uint64_t *json_raw,
+                        uint64_t *json_zst, uint64_t *file_bytes_out)
 {
-    for (int i = 0; i < 60000; i++) {
-        cap_producer_stats s;
-        cap_get_stats(&s);
-        if (s.events >= events)
-            return;
-        struct timespec ts = {0, 5000000};
-        nanosleep(&ts, NULL);
-    }
-    BENCH_DIE("the writer did not drain");
-}
-
-int main(int argc, char **argv)
-{
-    uint64_t scopes = 10000000;
-    int keep = 0, level = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc)
-            scopes = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc)
-            level = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--keep") == 0)
-            keep = 1;
-        else
-            BENCH_DIE("usage: bench_size [--scopes N] [--zstd-level L] [--keep]");
-    }
-    uint64_t frames = scopes / BENCH_SCOPES_PER_FRAME;
-    if (frames < 1)
-        BENCH_DIE("bad --scopes");
-    scopes = frames * BENCH_SCOPES_PER_FRAME;
-    const char *path = "bench-size.cap";
-    bench_put_machine();
-
-    cap_capture_options o = {0};
-    o.buffer_events = BUF_EVENTS;
-    o.buffers_per_thread = (unsigned)(2 * scopes / BUF_EVENTS + 2);
-    o.zstd_level = level;
-    if (cap_open(path, &o) != CAP_OK)
-        BENCH_DIE("cannot open %s", path);
-    CAP_THREAD("main");
-    bench_record_frames(frames, 1);
-    CAP_FRAME_END();
-    wait_drained(2 * scopes);
-    cap_thread_unregister();
-    if (cap_close() != CAP_OK)
-        BENCH_DIE("cap_close failed");
-    cap_producer_stats st;
-    cap_get_stats(&st);
-    if (st.dropped_scopes)
-        BENCH_DIE("%llu scopes dropped", (unsigned long long)st.dropped_scopes);
-
     /* read the file back, write its events as JSON */
     cap_reader *r;
     char detail[256];
@@ -199,23 +153,141 @@ int main(int argc, char **argv)
     cap_reader_close(r);
     json_put(j, "\n]}\n", 4);
     json_pump(j, ZSTD_e_end);
+
+    *json_raw = j->raw_bytes;
+    *json_zst = j->zst_bytes;
+    *file_bytes_out = file_bytes;
+    ZSTD_freeCCtx(j->cc);
+    free(j);
+    return n_scopes;
+}
+
+static void wait_drained(uint64_t events)
+{
+    for (int i = 0; i < 60000; i++) {
+        cap_producer_stats s;
+        cap_get_stats(&s);
+        if (s.events >= events)
+            return;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    BENCH_DIE("the writer did not drain");
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t scopes = 10000000;
+    int keep = 0, level = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc)
+            scopes = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--zstd-level") == 0 && i + 1 < argc)
+            level = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--keep") == 0)
+            keep = 1;
+        else
+            BENCH_DIE("usage: bench_size [--scopes N] [--zstd-level L] [--keep]");
+    }
+    uint64_t frames = scopes / BENCH_SCOPES_PER_FRAME;
+    if (frames < 1)
+        BENCH_DIE("bad --scopes");
+    scopes = frames * BENCH_SCOPES_PER_FRAME;
+    const char *path = "bench-size.cap";
+    bench_put_machine();
+    bench_put_load("start");
+
+    cap_capture_options o = {0};
+    o.buffer_events = BUF_EVENTS;
+    o.buffers_per_thread = (unsigned)(2 * scopes / BUF_EVENTS + 2);
+    o.zstd_level = level;
+    if (cap_open(path, &o) != CAP_OK)
+        BENCH_DIE("cannot open %s", path);
+    CAP_THREAD("main");
+    bench_record_frames(frames, 1);
+    CAP_FRAME_END();
+    wait_drained(2 * scopes);
+    cap_thread_unregister();
+    if (cap_close() != CAP_OK)
+        BENCH_DIE("cap_close failed");
+    cap_producer_stats st;
+    cap_get_stats(&st);
+    if (st.dropped_scopes)
+        BENCH_DIE("%llu scopes dropped", (unsigned long long)st.dropped_scopes);
+
+    uint64_t json_raw, json_zst, file_bytes;
+    uint64_t n_scopes = json_of(path, &json_raw, &json_zst, &file_bytes);
     if (n_scopes != scopes)
         BENCH_DIE("the file holds %llu scopes, expected %llu",
                   (unsigned long long)n_scopes, (unsigned long long)scopes);
-
+    /* the trivial loop: four names, near-constant durations */
     double bps = (double)file_bytes / (double)scopes;
+    bench_put_str("workload", "trivial_loop (4 names, nested 4 deep, "
+                              "near-constant durations)");
     bench_put("scopes", (double)scopes);
     bench_put("capture_bytes", (double)file_bytes);
     bench_put("bytes_per_scope", bps);
-    bench_put("bytes_per_scope_target", 2.0);
-    bench_put("json_bytes_per_scope", (double)j->raw_bytes / (double)scopes);
-    bench_put("json_zstd_bytes_per_scope",
-              (double)j->zst_bytes / (double)scopes);
-    bench_put("json_zstd_ratio", (double)j->zst_bytes / (double)file_bytes);
-    bench_put("json_zstd_ratio_target", 10.0);
-    ZSTD_freeCCtx(j->cc);
-    free(j);
+    bench_put("json_bytes_per_scope", (double)json_raw / (double)scopes);
+    bench_put("json_zstd_bytes_per_scope", (double)json_zst / (double)scopes);
+    bench_put("json_zstd_ratio", (double)json_zst / (double)file_bytes);
     if (!keep)
         unlink(path);
+
+    /* the realistic generator (bench_gen.h), through cap_writer at the
+     * producer's default zstd level (1), then at the writer's (3) */
+    for (int pass = 0; pass < 2; pass++) {
+        int lvl = pass == 0 ? (level ? level : 1) : 3;
+        const char *rpath = "bench-size-realistic.cap";
+        static gen g;
+        uint32_t names = gen_init(&g, 1000000);
+        if (names < 200)
+            BENCH_DIE("the generator made %u names, fewer than 200", names);
+        cap_writer_options wo = {0};
+        wo.clock_source = "tsc";
+        wo.tick_period_ns = GEN_PERIOD_NS;
+        wo.origin_tick = 1000000;
+        wo.zstd_level = lvl;
+        cap_writer *w;
+        if (cap_writer_open_path(&w, rpath, &wo) != CAP_OK ||
+            gen_declare(&g, w) != CAP_OK)
+            BENCH_DIE("cannot write %s", rpath);
+        while (g.scopes < scopes)
+            if (gen_frame(&g, w) != CAP_OK)
+                BENCH_DIE("writing %s failed", rpath);
+        if (cap_writer_close(w) != CAP_OK)
+            BENCH_DIE("closing %s failed", rpath);
+        uint64_t rs = json_of(rpath, &json_raw, &json_zst, &file_bytes);
+        if (rs != g.scopes)
+            BENCH_DIE("%s holds %llu scopes, expected %llu", rpath,
+                      (unsigned long long)rs, (unsigned long long)g.scopes);
+        double rb = (double)file_bytes / (double)rs;
+        double fl = gen_floor_bytes_per_scope(&g);
+        if (pass == 0) {
+            bench_put_str("workload_realistic",
+                          "bench_gen.h (names, depth, jitter below)");
+            bench_put("realistic_names", names);
+            bench_put("realistic_max_depth", gen_max_depth(&g));
+            bench_put("realistic_jitter", GEN_JITTER);
+            bench_put("realistic_scopes", (double)rs);
+            bench_put("realistic_scopes_per_frame",
+                      (double)rs / (double)g.frames);
+            bench_put("realistic_zstd_level", lvl);
+            bench_put("bytes_per_scope_realistic", rb);
+            bench_put("bytes_per_scope_realistic_target", 2.0);
+            bench_put("entropy_floor_bytes_per_scope_realistic", fl);
+            bench_put("realistic_ratio_to_floor", rb / fl);
+            bench_put("json_zstd_bytes_per_scope_realistic",
+                      (double)json_zst / (double)rs);
+            bench_put("json_zstd_ratio_realistic",
+                      (double)json_zst / (double)file_bytes);
+            bench_put("json_zstd_ratio_realistic_target", 6.0);
+        } else {
+            bench_put("bytes_per_scope_realistic_zstd3", rb);
+            bench_put("json_zstd_ratio_realistic_zstd3",
+                      (double)json_zst / (double)file_bytes);
+        }
+        if (!keep)
+            unlink(rpath);
+    }
     return 0;
 }

@@ -13,7 +13,11 @@ PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
       libyajl-dev liblz4-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
-      clang libclang-rt-14-dev binutils zstd time)
+      clang libclang-rt-14-dev binutils zstd time
+      cmake help2man)
+# For the test command only: the browser that checks the pictures
+# (tests/browser_check.sh); the check is skipped, saying so, without it.
+TEST_PKGS=(chromium)
 
 install_missing() {
   local missing=()
@@ -31,6 +35,20 @@ install_missing() {
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+install_test_tools() {
+  local p sudo=""
+  for p in "${TEST_PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' &&
+      continue
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "dev.sh: installing $p" >&2
+    { $sudo apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+        --no-install-recommends "$p" >&2; } ||
+      echo "dev.sh: $p could not be installed; the tests that need it skip" >&2
+  done
 }
 
 build() {
@@ -51,9 +69,12 @@ case "$cmd" in
   test)
     # The whole suite: the normal build's tests, then the suite under
     # ASan+UBSan and the threaded tests under TSan (tests/sanitizers.sh),
-    # then a 60-second smoke run of every fuzz target (fuzz/smoke.sh).
-    # CAP_QUICK=1 runs the normal build's tests only.
+    # then a 60-second smoke run of every fuzz target (fuzz/smoke.sh),
+    # then libcapture built and used as other projects do: pkg-config,
+    # Meson subproject, CMake, shared and library-only builds
+    # (tests/downstream.sh). CAP_QUICK=1 runs the normal build's tests only.
     build
+    install_test_tools
     status=0
     meson test -C build --print-errorlogs "$@" || status=$?
     counts=$(python3 - build/meson-logs/testlog.json <<'PY'
@@ -69,7 +90,7 @@ PY
 )
     read -r ok bad skip <<<"$counts"
     if [ "${CAP_QUICK:-0}" != 1 ]; then
-      for step in "tests/sanitizers.sh" "fuzz/smoke.sh 60"; do
+      for step in "tests/sanitizers.sh" "fuzz/smoke.sh 60" "tests/downstream.sh"; do
         echo "== $step" >&2
         # shellcheck disable=SC2086
         if sh $step; then ok=$((ok + 1)); else bad=$((bad + 1)); status=1; fi

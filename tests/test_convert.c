@@ -1622,8 +1622,8 @@ static void usage_errors_exit_with_2(void **state)
         {"a.json", NULL, NULL, NULL, "expected IN and OUT"},
         {"a.txt", "b.cap", NULL, NULL, "a.txt: cannot tell the format"},
         {"--weight", "heavy", "a.cap", "b.folded", "--weight 'heavy'"},
-        {"--to", "puffin", "a.cap", "b.x", "--to 'puffin': expected cap, json "
-                                           "or folded"},
+        {"--to", "puffin", "a.cap", "b.x", "--to 'puffin': expected cap, json, "
+                                           "folded or svg"},
         {"--frame-scope", NULL, NULL, NULL, "--frame-scope needs a value"},
         {"--frames", "5", "a.cap", "b.cap", "--frames '5': expected A:B, A: "
                                             "or :B with 0 <= A < B"},

@@ -16,6 +16,7 @@
 
 #include "diff.h"
 #include "report.h"
+#include "tool_version.h"
 
 #define EXIT_SAME 0
 #define EXIT_REGRESSED 1
@@ -68,6 +69,7 @@ static void usage(FILE *f)
           "(warm-up)\n"
           "  --csv              CSV (RFC 4180) with every row\n"
           "  -h, --help         this help\n"
+          "  --version          the version, then exit\n"
           "\n"
           "A scope's band is the larger of the threshold (relative to its "
           "base median)\nand the floor (time per frame). Verdicts: regressed "
@@ -271,6 +273,8 @@ static int run(const args *a)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "capture_diff"))
+        return tool_version_done();
     args a;
     int p = parse_args(argc, argv, &a);
     if (p == 1) {

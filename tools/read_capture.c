@@ -17,6 +17,8 @@
 #include "read_capture_fleet.h"
 #include "render/render.h"
 #include "report.h"
+#include "render/svg.h"
+#include "tool_version.h"
 
 #define EXIT_REPORT 0
 #define EXIT_USAGE 2
@@ -35,6 +37,7 @@ typedef struct args {
     double bin_seconds;
     const char *scope;
     double skip_seconds;
+    const char *svg; /* --svg FILE, or NULL */
 } args;
 
 static void usage(FILE *f)
@@ -63,10 +66,14 @@ static void usage(FILE *f)
           "\n"
           "Common:\n"
           "  --csv              CSV (RFC 4180) instead of aligned text\n"
+          "  --svg FILE         also draw the report as an SVG picture in FILE:\n"
+          "                     the frame-time chart (the ranking, --frames)\n"
+          "                     or the flame graph (--tree)\n"
           "  --skip-seconds S   leave out the first S seconds after the first "
           "frame (default 0)\n"
           "  --strict           exit 3 when any warning was printed\n"
           "  -h, --help         this help\n"
+          "  --version          the version, then exit\n"
           "\n"
           "Warnings (unnamed scope ids, truncated or damaged files, dropped "
           "scopes,\ninvalid GPU spans, too few frames) go to stderr.\n"
@@ -93,7 +100,7 @@ static int parse_number(const char *opt, const char *s, double min, double *out)
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
-           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP };
+           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP, O_SVG };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
@@ -108,6 +115,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"csv", no_argument, 0, O_CSV},
         {"strict", no_argument, 0, O_STRICT},
         {"skip-seconds", required_argument, 0, O_SKIP},
+        {"svg", required_argument, 0, O_SVG},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -128,6 +136,7 @@ static int parse_args(int argc, char **argv, args *a)
         case O_STRICT: a->strict = 1; break;
         case O_SPLITBY: a->split_by = optarg; break;
         case O_SCOPE: a->scope = optarg; break;
+        case O_SVG: a->svg = optarg; break;
         case O_DEPTH:
             if (parse_number("--depth", optarg, 0, &v) != 0)
                 return -1;
@@ -176,6 +185,12 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "read_capture: --scope goes with --frames\n");
         return -1;
     }
+    if (a->svg && (a->report == R_SPLIT || a->report == R_OVER_TIME)) {
+        fprintf(stderr, "read_capture: --svg draws the ranking, --tree and "
+                        "--frames; --split and --over-time have no picture "
+                        "yet\n");
+        return -1;
+    }
     if (optind + 1 != argc) {
         fprintf(stderr, optind >= argc ? "read_capture: no capture file given "
                                          "(see --help)\n"
@@ -185,6 +200,27 @@ static int parse_args(int argc, char **argv, args *a)
     }
     a->file = argv[optind];
     return 0;
+}
+
+/* The picture of the report into a->svg. Returns 0, -1 out of memory, or
+ * -3 when the file could not be written (message printed). */
+static int write_svg(const args *a, const an_capture *m)
+{
+    FILE *f = fopen(a->svg, "w");
+    if (!f) {
+        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
+                strerror(errno));
+        return -3;
+    }
+    int rc = a->report == R_TREE ? an_svg_flame(f, m, a->file)
+                                 : an_svg_frames(f, m, a->file);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
+                a->svg);
+        return -3;
+    }
+    return rc;
 }
 
 /* Compute the chosen report, then render it as text or CSV. */
@@ -282,7 +318,14 @@ static int run(const args *a)
     int warned = an_text_warnings(stderr, m, names[a->report], min_frames,
                                   colour_err);
     cap_result rc = render(a, m, colour_out);
+    int svg_rc = 0;
+    if (rc == CAP_OK && a->svg)
+        svg_rc = write_svg(a, m);
     an_free(m);
+    if (svg_rc == -3)
+        return EXIT_USAGE;
+    if (svg_rc == -1)
+        rc = CAP_E_NOMEM;
     if (rc == CAP_E_MISUSE) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);
@@ -303,6 +346,8 @@ static int run(const args *a)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "read_capture"))
+        return tool_version_done();
     if (fleet_wanted(argc, argv)) /* many captures: read_capture_fleet.c */
         return fleet_main(argc, argv);
     args a;

@@ -19,10 +19,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "../tool_version.h"
 
-typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN } fmt;
+typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN, F_SVG } fmt;
 
-static const char *const fmt_names[] = {"?", "cap", "json", "folded", "puffin"};
+static const char *const fmt_names[] = {"?", "cap", "json", "folded", "puffin",
+                                        "svg"};
 
 #define CVT_MAX_GPU_THREADS 16
 
@@ -47,10 +49,11 @@ static void usage(FILE *f)
         "\n"
         "  IN, OUT              files; OUT may be '-' (standard output) with\n"
         "                       --to; formats come from the extensions:\n"
-        "                       .cap, .json or .json.gz, .folded, .puffin\n"
+        "                       .cap, .json or .json.gz, .folded, .puffin,\n"
+        "                       .svg (a flame graph, written only)\n"
         "  --from FORMAT        format of IN: cap, json, puffin\n"
         "                       (default: from IN's extension)\n"
-        "  --to FORMAT          format of OUT: cap, json, folded\n"
+        "  --to FORMAT          format of OUT: cap, json, folded, svg\n"
         "                       (default: from OUT's extension)\n"
         "  --frame-scope NAME   importers: each top-level occurrence of the\n"
         "                       scope NAME is one frame; NAME may be a glob\n"
@@ -73,11 +76,13 @@ static void usage(FILE *f)
         "                       folded output: self time in microseconds or\n"
         "                       call counts (default: self-us)\n"
         "  -h, --help           show this help\n"
+        "  --version            show the version\n"
         "\n"
         "Conversions: json -> cap, puffin -> cap, cap -> json, cap -> folded,\n"
-        "cap -> cap (recovers a capture cut short into a complete one, or cuts\n"
-        "a slice of frames with every name it uses), and\n"
-        "json or puffin -> json or folded through a temporary capture.\n"
+        "cap -> svg (a flame graph: one per thread and GPU track, widths by\n"
+        "total time), cap -> cap (recovers a capture cut short into a complete\n"
+        "one, or cuts a slice of frames with every name it uses), and\n"
+        "json or puffin -> json, folded or svg through a temporary capture.\n"
         "Warnings go to standard error, one line each.\n"
         "\n"
         "Exit status: 0 converted, 1 the output could not be written,\n"
@@ -93,7 +98,7 @@ static int ends_with(const char *s, const char *suffix)
 
 static fmt fmt_by_name(const char *s)
 {
-    for (int i = F_CAP; i <= F_PUFFIN; i++)
+    for (int i = F_CAP; i <= F_SVG; i++)
         if (strcmp(s, fmt_names[i]) == 0)
             return (fmt)i;
     return F_NONE;
@@ -109,6 +114,8 @@ static fmt fmt_by_ext(const char *path)
         return F_FOLDED;
     if (ends_with(path, ".puffin"))
         return F_PUFFIN;
+    if (ends_with(path, ".svg"))
+        return F_SVG;
     return F_NONE;
 }
 
@@ -211,12 +218,12 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
         case 0:
         case 1: {
             fmt f = fmt_by_name(val);
-            if (f == F_NONE || (which == 0 && f == F_FOLDED) ||
+            if (f == F_NONE || (which == 0 && (f == F_FOLDED || f == F_SVG)) ||
                 (which == 1 && f == F_PUFFIN)) {
                 fprintf(err, "capture_convert: %s '%s': expected %s\n",
                         with_value[which], val,
                         which == 0 ? "cap, json or puffin"
-                                   : "cap, json or folded");
+                                   : "cap, json, folded or svg");
                 return 2;
             }
             if (which == 0)
@@ -295,16 +302,16 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
         c->from = fmt_by_ext(c->in);
     if (!c->to)
         c->to = fmt_by_ext(c->out);
-    if (!c->from || c->from == F_FOLDED) {
+    if (!c->from || c->from == F_FOLDED || c->from == F_SVG) {
         fprintf(err, "capture_convert: %s: %s; use --from cap, json or "
                      "puffin\n", c->in,
-                c->from ? "folded stacks cannot be read"
+                c->from ? "folded stacks and SVG cannot be read"
                         : "cannot tell the format from the extension");
         return 2;
     }
     if (!c->to || c->to == F_PUFFIN) {
-        fprintf(err, "capture_convert: %s: %s; use --to cap, json or "
-                     "folded\n", c->out,
+        fprintf(err, "capture_convert: %s: %s; use --to cap, json, folded "
+                     "or svg\n", c->out,
                 c->to ? "puffin cannot be written"
                       : "cannot tell the format from the extension");
         return 2;
@@ -326,6 +333,7 @@ static int cli_run(const cli *c, FILE *err)
 {
     cvt_options o = c->opt;
     o.diag = err;
+    o.title = c->in;
     if (strcmp(c->in, "-") == 0) {
         fprintf(err, "capture_convert: reading standard input is not "
                      "supported; give a file\n");
@@ -365,6 +373,7 @@ static int cli_run(const cli *c, FILE *err)
                                          : NULL;
     importer exp = c->to == F_JSON ? cvt_cap_to_chrome
                    : c->to == F_FOLDED ? cvt_cap_to_folded
+                   : c->to == F_SVG ? cvt_cap_to_svg
                                        : cvt_cap_to_cap;
     if (!imp)
         return exp(c->in, c->out, &o);
@@ -404,6 +413,8 @@ static int cli_run(const cli *c, FILE *err)
 
 int main(int argc, char **argv)
 {
+    if (tool_version(argc, argv, "capture_convert"))
+        return tool_version_done();
     cli c;
     int rc = cli_parse(argc, argv, &c, stderr);
     if (rc)

@@ -46,6 +46,8 @@ typedef struct cvt_options {
     size_t n_gpu_threads;
     const char *weight;      /* folded out: "self-us" (default) or "calls" */
     FILE *diag;              /* diagnostics; stderr in the tool */
+    const char *title;       /* svg out: the picture's title (the file the
+                                user named), or NULL for the input's path */
 } cvt_options;
 
 int cvt_chrome_to_cap(const char *in, const char *out, const cvt_options *o);
@@ -53,5 +55,7 @@ int cvt_puffin_to_cap(const char *in, const char *out, const cvt_options *o);
 int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o);
 int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o);
 int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o);
+/* The flame graph of the capture (analysis/render/svg.h, an_svg_flame). */
+int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o);
 
 #endif

@@ -24,6 +24,9 @@
  * called again and goes on (CAP_DONE at the end). Any other error is final.
  *
  * Thread safety: one reader per thread; distinct readers are independent.
+ *
+ * Captures are written by capture.h (a program recording itself) or by
+ * cap_writer.h (events with known timestamps: importers, tests).
  */
 #ifndef CAP_READER_H
 #define CAP_READER_H
@@ -32,6 +35,7 @@
 #include <stdint.h>
 
 #include "cap_export.h"
+#include "cap_limits.h"
 #include "cap_result.h"
 
 #ifdef __cplusplus
@@ -152,6 +156,20 @@ CAP_API void cap_reader_close(cap_reader *r);
  * CAP_E_LIMIT). Pointers inside *ev are borrowed until the next call. */
 CAP_API cap_result cap_reader_next(cap_reader *r, cap_event *ev);
 
+/* The next events, several per call: fills ev[0..*n) with 1 <= *n <= max
+ * events and returns CAP_OK, or returns what cap_reader_next would (CAP_DONE
+ * or an error, with *n = 0). The events and their order are exactly those
+ * of calling cap_reader_next *n times; a batch holds either one event of
+ * any kind, or a run of CAP_EV_SCOPE events of one SCOPES section (each with
+ * its own `stack`), so it costs one call per run instead of one per scope.
+ * Pointers inside every event of the batch are borrowed until the next
+ * call on r. An error found after some scopes of a run were decoded is
+ * returned by the next call, after those scopes. Errors: those of
+ * cap_reader_next, and CAP_E_MISUSE (r, ev or n NULL, or max 0). Calls
+ * may be mixed with cap_reader_next. */
+CAP_API cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev,
+                                         size_t max, size_t *n);
+
 /* A one-line explanation of the last error returned (with the byte offset
  * where it was found), or "" when none. Borrowed from r. */
 CAP_API const char *cap_reader_detail(const cap_reader *r);
@@ -195,6 +213,18 @@ CAP_API const char *cap_reader_clock_source(const cap_reader *r);
  * names and statistics are still read. For a fast first pass (frames only)
  * before a full one. Call before the first cap_reader_next. */
 CAP_API void cap_reader_set_filter(cap_reader *r, unsigned mask);
+
+/* Yield frames only, fast: as cap_reader_set_filter with every kind but
+ * CAP_EV_FRAME (and the declarations) masked, and, when the file ends with
+ * a valid footer, each block is decompressed only as far as it takes to
+ * hold the frames the footer's block index gives it (frames come first in
+ * a block), so a first pass that collects frame times costs a fraction of
+ * a full one. A file without a valid footer (truncated, damaged) is read
+ * block by block whole, with the same frames as a result. Declarations
+ * and statistics after a block's frames are then not read: use it for
+ * frames only. Call before the first cap_reader_next. Errors:
+ * CAP_E_MISUSE (r NULL). */
+CAP_API cap_result cap_reader_frames_only(cap_reader *r);
 
 /* Statistics so far; final once cap_reader_next returned CAP_DONE. */
 CAP_API const cap_reader_stats *cap_reader_get_stats(const cap_reader *r);

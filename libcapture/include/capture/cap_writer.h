@@ -1,17 +1,19 @@
 /*
  * cap_writer.h - write a capture file from explicit events.
  *
+ * Which writer: a program that measures itself uses capture.h (the
+ * producer: per-thread buffers, a writer thread, timestamps taken for you,
+ * macros that compile out). Use this header when the events already exist
+ * with their own timestamps: importers and converters (Chrome JSON,
+ * puffin), test files with known values, a program rewriting a capture.
+ * The producer itself writes through it, from its writer thread.
+ *
  * This is the format layer's writing half: a single-threaded encoder that
  * takes events with explicit timestamps, groups them into self-contained
  * blocks (each names every id it references), compresses each block with
  * zstd and appends it to a file, then ends the file with a footer (the whole
  * name table and a block index) and a trailer. The byte layout is described
  * in format-spec/capture-format.md.
- *
- * Who uses it:
- *   - the live producer (cap_capture.h) feeds it from its writer thread;
- *   - importers (Chrome JSON, puffin) and the test suite, which build
- *     captures with known values.
  *
  * Thread safety: a cap_writer is not thread-safe; one thread at a time.
  *
@@ -36,18 +38,12 @@
 #include <stdint.h>
 
 #include "cap_export.h"
+#include "cap_limits.h"
 #include "cap_result.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define CAP_MAX_NAME_ID 0xffffffu /* ids fit 24 bits; keep them dense */
-#define CAP_MAX_THREADS 65536u
-#define CAP_MAX_TRACKS 256u
-#define CAP_MAX_DEPTH 1024u        /* deepest scope nesting per thread */
-#define CAP_MAX_GPU_SPANS 65536u   /* spans in one GPU frame batch */
-#define CAP_MAX_NAME_LEN 4096u     /* bytes in a name, file or meta value */
 
 /* One metadata entry. Both strings are copied by the writer. */
 typedef struct cap_meta_kv {

@@ -14,6 +14,13 @@
  *     }
  *     cap_close();                          // footer: the file is complete
  *
+ * Which writer: this header, the producer, is for a program measuring
+ * itself: it takes timestamps, buffers per thread and writes from a thread
+ * of its own, and every macro compiles out. cap_writer.h, the explicit
+ * writer it uses underneath, is for events that already have timestamps
+ * (importers, converters, tests that need exact values); one thread, no
+ * clock, no macros.
+ *
  * Model: one capture per process at a time (the producer's registry is the
  * only process-wide state of libcapture). Each recording thread owns a
  * buffer: a scope costs two clock reads and two 16-byte stores, with no
@@ -35,8 +42,10 @@
  * program that exits without cap_close(): no atexit handler is installed.
  * docs/RELIABILITY.md says how each of these promises is tested.
  *
- * Compile with -DCAP_DISABLE and every CAP_ macro expands to nothing: a
- * shipped build carries no instrumentation.
+ * Compile with -DCAP_DISABLE and every CAP_ macro expands to nothing and
+ * every function below becomes an inline no-op (see the end of this
+ * header): a shipped build carries no instrumentation and needs no
+ * library, so it links without -lcapture.
  */
 #ifndef CAP_CAPTURE_H
 #define CAP_CAPTURE_H
@@ -45,6 +54,7 @@
 #include <stdint.h>
 
 #include "cap_export.h"
+#include "cap_record.h"
 #include "cap_result.h"
 #include "cap_writer.h"
 
@@ -105,6 +115,8 @@ typedef struct cap_producer_stats {
     uint64_t bytes;           /* bytes written to the file */
     uint64_t frames;
 } cap_producer_stats;
+
+#ifndef CAP_DISABLE
 
 /* Open the process's capture on `path` (created or truncated) and start
  * recording. Writes the file header at once, so an unwritable path fails
@@ -216,23 +228,16 @@ CAP_API uint64_t cap_tick_from_mono_ns(uint64_t mono_ns);
 
 /* ---- the hot path (internal, inline; use the macros) ------------------ */
 
-typedef struct cap__rec {
-    uint64_t tick;
-    uint32_t word; /* name id (30 bits) | kind << 30 */
-    uint32_t aux;
-} cap__rec;
-
 typedef struct cap__head {
     cap__rec *pos; /* next free record; published with release order */
     cap__rec *end; /* pos == end sends the next event to the slow path */
 } cap__head;
 
-#define CAP__KIND_BEGIN 0u
-#define CAP__KIND_END 1u
-#define CAP__KIND_SHIFT 30
-
-extern __thread cap__head *cap__tls __attribute__((tls_model("initial-exec")));
-extern int cap__clock_is_counter; /* set at open: 1 when a cycle counter */
+/* Exported for the inline code above the library, shared or static. */
+extern CAP_API __thread cap__head *cap__tls
+    __attribute__((tls_model("initial-exec")));
+extern CAP_API int cap__clock_is_counter; /* set at open: 1 when a cycle
+                                             counter */
 
 /* A registered name: immutable once published, owned by the registry and
  * never freed (names live as long as the process). */
@@ -326,6 +331,46 @@ static inline void cap__scope_leave(const uint32_t *id)
 {
     cap__emit(*id | (CAP__KIND_END << CAP__KIND_SHIFT));
 }
+
+#else /* CAP_DISABLE */
+
+/* ---- compiled out: every function above as an inline no-op -------------
+ * One line per function, same signature. A program built with CAP_DISABLE
+ * calls no library function and needs no -lcapture. The no-ops report
+ * success and "nothing recorded": CAP_OK, zero statistics, name and track
+ * id 0, no frame (UINT64_MAX), clock 0. tests/disabled_link.sh fails when
+ * a CAP_API function of this header has no line here. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#endif
+static inline cap_result cap_open(const char *path, const cap_capture_options *opt) { return CAP_OK; }
+static inline cap_result cap_open_fd(int fd, const cap_capture_options *opt) { return CAP_OK; }
+static inline cap_result cap_close(void) { return CAP_OK; }
+static inline cap_result cap_status(void) { return CAP_OK; }
+static inline void cap_get_stats(cap_producer_stats *out) { if (out) out->events = out->dropped_scopes = out->blocks = out->bytes = out->frames = 0; }
+static inline void cap_set_log(void (*fn)(void *user, const char *line), void *user) {}
+static inline uint32_t cap_name_register(const char *name, const char *file, uint32_t line) { return 0; }
+static inline void cap_scope_begin(uint32_t id) {}
+static inline void cap_scope_end(void) {}
+static inline cap_result cap_thread_register(const char *name) { return CAP_OK; }
+static inline void cap_thread_unregister(void) {}
+static inline void cap_frame_mark(void) {}
+static inline void cap_frame_begin(void) {}
+static inline void cap_frame_end(void) {}
+static inline uint64_t cap_frame_current(void) { return UINT64_MAX; }
+static inline void cap_counter(uint32_t name, double value) {}
+static inline uint32_t cap_gpu_track(const char *name, double period_ns) { return 0; }
+static inline void cap_gpu_calibrate(uint32_t track, uint64_t gpu_tick, uint64_t mono_ns, uint64_t deviation_ns) {}
+static inline void cap_gpu_frame(uint32_t track, uint64_t cpu_frame, const cap_gpu_span *spans, size_t n) {}
+static inline void cap_gpu_untimed(uint32_t track, uint64_t untimed_frames, uint64_t invalid_spans) {}
+static inline uint64_t cap_now(void) { return 0; }
+static inline uint64_t cap_tick_from_mono_ns(uint64_t mono_ns) { return 0; }
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* CAP_DISABLE */
 
 #ifdef __cplusplus
 }

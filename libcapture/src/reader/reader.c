@@ -15,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
-#include "capture/cap_writer.h"
+#include "capture/cap_limits.h"
 #include "format/format.h"
 
 /* read_chunk: a damaged chunk whose size is trustworthy (skip it whole). */
@@ -111,7 +112,17 @@ struct cap_reader {
     uint32_t depth;
     uint32_t stk_name[CAP_MAX_DEPTH];
     uint64_t stk_begin[CAP_MAX_DEPTH];
+    int64_t stk_begin_ns[CAP_MAX_DEPTH]; /* stk_begin converted, once */
     uint64_t stk_children[CAP_MAX_DEPTH];
+    cap_result pending; /* an error found after a batch's first scopes,
+                           reported by the next call */
+    uint32_t *arena;    /* batches: copies of the ancestor stacks */
+    /* cap_reader_frames_only: the footer's block index, and the frames
+     * the current block must yield (-1: decode it whole) */
+    int frames_only;
+    uint64_t *idx_off, *idx_frames;
+    size_t idx_n, idx_pos;
+    int64_t expect_frames;
     /* COUNTERS */
     uint64_t prev_tick;
     /* GPU */
@@ -287,6 +298,50 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
     return CAP_OK;
 }
 
+/* Frames-only mode: decompress a BLOCK's payload (already checked against
+ * its checksum) only until its complete sections hold the r->expect_frames
+ * frames the footer's index gives it, and return the length of that
+ * prefix. A block whose sections never hold exactly that many frames is
+ * decompressed whole (a damaged one then yields what it has, as in
+ * pass_frames' use of it: frames only). */
+static size_t partial_frames(cap_reader *r, const capf_chunk_header *h)
+{
+    ZSTD_DCtx_reset(r->dc, ZSTD_reset_session_only);
+    ZSTD_inBuffer in = {r->stored, h->stored, 0};
+    ZSTD_outBuffer out = {r->raw, 0, 0};
+    size_t pos = 0;           /* start of the next unparsed section */
+    uint64_t frames = 0;
+    int64_t want = r->expect_frames;
+    if (want == 0)
+        return 0;
+    while (out.pos < h->raw) {
+        size_t step = out.size + (64u << 10);
+        out.size = step < h->raw ? step : h->raw;
+        size_t before = out.pos;
+        size_t z = ZSTD_decompressStream(r->dc, &out, &in);
+        if (ZSTD_isError(z) || (out.pos == before && in.pos == in.size))
+            return out.pos < pos ? out.pos : pos; /* damaged: what parsed */
+        /* complete sections so far */
+        for (;;) {
+            capf_cur c = {r->raw + pos, r->raw + out.pos, 0};
+            if (c.p >= c.end)
+                break;
+            uint8_t kind = capf_cur_u8(&c);
+            uint64_t len = capf_cur_varint(&c);
+            if (c.bad || len > (uint64_t)(c.end - c.p))
+                break; /* not all of it yet */
+            if (kind == CAPF_SEC_FRAMES) {
+                capf_cur b = {c.p, c.p + len, 0};
+                frames += capf_cur_varint_max(&b, len);
+            }
+            pos = (size_t)(c.p + len - r->raw);
+        }
+        if (frames == (uint64_t)want)
+            return pos;
+    }
+    return out.pos;
+}
+
 /* Read one chunk's header and payload into r->raw. Returns CAP_OK,
  * CAP_DONE (clean end of file at a chunk boundary), CAP_E_TRUNCATED,
  * CAP_E_CORRUPT (with *skip set when the chunk can be skipped by size), or
@@ -377,6 +432,11 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
             return CAP_E_NOMEM;
         r->raw = p;
         r->raw_cap = n;
+    }
+    if ((h->flags & CAPF_CHUNK_FLAG_ZSTD) && r->expect_frames >= 0 &&
+        h->type == CAPF_CHUNK_BLOCK) {
+        *raw_len = partial_frames(r, h);
+        return CAP_OK;
     }
     if (h->flags & CAPF_CHUNK_FLAG_ZSTD) {
         size_t n = ZSTD_decompressDCtx(r->dc, r->raw, h->raw, r->stored,
@@ -542,6 +602,9 @@ void cap_reader_close(cap_reader *r)
     free(r->spans);
     free(r->span_stack);
     free(r->order);
+    free(r->arena);
+    free(r->idx_off);
+    free(r->idx_frames);
     free(r);
 }
 
@@ -841,6 +904,7 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b)
         nm->used = 1;
         r->stk_name[i] = (uint32_t)name;
         r->stk_begin[i] = base - back;
+        r->stk_begin_ns[i] = to_ns(r, base - back);
         r->stk_children[i] = ch;
     }
     uint64_t n = capf_cur_varint(b);
@@ -968,17 +1032,34 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
     return NULL;
 }
 
-/* ST_SCOPES: decode begin/end events until a scope closes (CAP_OK, ev
- * filled) or the section ends (CAP_DONE). The cursors and the stack depth
- * live in locals for the loop and are stored back on the way out. */
-static cap_result scopes_event(cap_reader *r, cap_event *ev)
+#define RD_ARENA (1u << 16) /* uint32 entries of ancestor stacks a batch
+                              may copy */
+
+/* ST_SCOPES: decode begin/end events until `max` scopes have closed
+ * (CAP_OK, ev[0..max) filled) or the section ends (CAP_DONE, *got filled);
+ * an error after some scopes were filled is kept in r->pending and the
+ * call returns CAP_OK with them. Each tick is converted to ns once: a
+ * begin when it is pushed, an end when it pops. With max == 1 the event's
+ * stack is the reader's own; otherwise each scope's ancestors are in
+ * r->arena from *apos on (copied only when a begin changed the stack since
+ * the previous copy: pops leave the entries below them as they were).
+ * The cursors and the stack depth live in locals for the loop and are
+ * stored back on the way out. */
+static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
+                             size_t *got, size_t *apos)
 {
     capf_cur tok_c = r->body, dt_c = r->deltas;
     uint64_t left = r->left, tick = r->tick;
     uint32_t depth = r->depth;
+    const double per = r->period;
+    const int unit = per == 1.0;
+    const uint64_t origin = r->origin_tick;
+    const uint32_t *cur = NULL; /* the latest arena copy */
+    size_t k = 0;
     cap_result res = CAP_DONE;
     while (left > 0) {
         uint64_t tok, d;
+        const uint8_t *tok_p = tok_c.p, *dt_p = dt_c.p;
         if (tok_c.end - tok_c.p >= 10 && dt_c.end - dt_c.p >= 10) {
             const uint8_t *a = varint_10(tok_c.p, &tok);
             const uint8_t *b = varint_10(dt_c.p, &d);
@@ -1012,41 +1093,86 @@ static cap_result scopes_event(cap_reader *r, cap_event *ev)
                 }
                 nm->used = 1;
             }
+            int64_t dn = (int64_t)(tick - origin);
             r->stk_name[depth] = (uint32_t)tok;
             r->stk_begin[depth] = tick;
+            r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
             r->stk_children[depth] = 0;
             depth++;
+            cur = NULL;
             continue;
         }
         if (depth == 0) {
             res = CAP_E_CORRUPT;
             break;
         }
-        uint32_t dpt = --depth;
+        uint32_t dpt = depth - 1;
+        const uint32_t *stack = r->stk_name;
+        if (max > 1) {
+            if (!cur) {
+                if (*apos + dpt > RD_ARENA) { /* full: this scope waits */
+                    tok_c.p = tok_p;
+                    dt_c.p = dt_p;
+                    left++;
+                    tick -= d;
+                    res = CAP_OK;
+                    break;
+                }
+                memcpy(r->arena + *apos, r->stk_name, dpt * sizeof *stack);
+                cur = r->arena + *apos;
+                *apos += dpt;
+            }
+            stack = cur;
+        }
+        depth = dpt;
         uint64_t begin = r->stk_begin[dpt];
         uint64_t children = r->stk_children[dpt];
-        ev->kind = CAP_EV_SCOPE;
-        ev->u.scope.tid = r->tid;
-        ev->u.scope.name = r->stk_name[dpt];
-        ev->u.scope.depth = dpt;
-        ev->u.scope.begin_ns = to_ns(r, begin);
-        ev->u.scope.end_ns = to_ns(r, tick);
-        ev->u.scope.children_ns = r->period == 1.0
-                                      ? (int64_t)children
-                                      : round_ns((double)children * r->period);
-        ev->u.scope.stack = r->stk_name;
+        int64_t dn = (int64_t)(tick - origin);
+        cap_ev_scope *sc = &ev[k].u.scope;
+        ev[k].kind = CAP_EV_SCOPE;
+        sc->tid = r->tid;
+        sc->name = r->stk_name[dpt];
+        sc->depth = dpt;
+        sc->begin_ns = r->stk_begin_ns[dpt];
+        sc->end_ns = unit ? dn : round_ns((double)dn * per);
+        sc->children_ns = unit || children == 0
+                              ? (int64_t)children
+                              : round_ns((double)children * per);
+        sc->stack = stack;
         if (dpt)
             r->stk_children[dpt - 1] += tick - begin;
-        r->st.scopes++;
-        res = CAP_OK;
-        break;
+        k++;
+        if (k == max) {
+            res = CAP_OK;
+            break;
+        }
     }
+    r->st.scopes += k;
+    if (k && res != CAP_OK && res != CAP_DONE) {
+        r->pending = res;
+        res = CAP_OK;
+    }
+    if (k && res == CAP_DONE)
+        res = CAP_OK; /* the section's end is found again next time */
+    *got = k;
     r->body = tok_c;
     r->deltas = dt_c;
     r->left = left;
     r->tick = tick;
     r->depth = depth;
     return res;
+}
+
+static cap_result scopes_event(cap_reader *r, cap_event *ev)
+{
+    if (r->pending) {
+        cap_result res = r->pending;
+        r->pending = CAP_OK;
+        return res;
+    }
+    size_t got, apos = 0;
+    cap_result res = scopes_run(r, ev, 1, &got, &apos);
+    return got ? CAP_OK : res;
 }
 
 /* Decode the next event of the current section into ev. CAP_OK: filled;
@@ -1273,6 +1399,13 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
         capf_chunk_header h;
         size_t raw_len;
         uint64_t coff;
+        r->expect_frames = -1;
+        if (r->frames_only) {
+            while (r->idx_pos < r->idx_n && r->idx_off[r->idx_pos] < r->off)
+                r->idx_pos++;
+            if (r->idx_pos < r->idx_n && r->idx_off[r->idx_pos] == r->off)
+                r->expect_frames = (int64_t)r->idx_frames[r->idx_pos];
+        }
         res = read_chunk(r, &h, &raw_len, &coff);
         if (res == CAP_DONE || res == CAP_E_TRUNCATED) {
             if (res == CAP_DONE)
@@ -1312,6 +1445,130 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             r->footer_off = coff;
         r->sec = (capf_cur){r->raw, r->raw + raw_len, 0};
     }
+}
+
+cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
+                                 size_t *n)
+{
+    if (!r || !ev || !n || max == 0)
+        return CAP_E_MISUSE;
+    *n = 0;
+    size_t apos = 0, k = 0;
+    if (max > 1 && !r->arena) {
+        r->arena = malloc(RD_ARENA * sizeof *r->arena);
+        if (!r->arena)
+            max = 1;
+    }
+    if (max > 1 && r->state == ST_SCOPES && !r->pending && !r->finished &&
+        !r->owe_truncated) {
+        cap_result res = scopes_run(r, ev, max, &k, &apos);
+        if (k) {
+            *n = k;
+            return CAP_OK;
+        }
+        if (res != CAP_DONE)
+            r->pending = res; /* reported by cap_reader_next below */
+    }
+    cap_result res = cap_reader_next(r, ev);
+    if (res != CAP_OK)
+        return res;
+    *n = 1;
+    if (max > 1 && ev->kind == CAP_EV_SCOPE && r->state == ST_SCOPES &&
+        !r->pending) {
+        /* the section's first scope: its stack into the arena, then the
+         * rest of the run */
+        uint32_t dpt = ev->u.scope.depth;
+        memcpy(r->arena, ev->u.scope.stack, dpt * sizeof *r->arena);
+        ev->u.scope.stack = r->arena;
+        apos = dpt;
+        scopes_run(r, ev + 1, max - 1, &k, &apos);
+        *n += k;
+    }
+    return CAP_OK;
+}
+
+/* The footer's INDEX into r->idx_*, read with pread (the stream's position
+ * is left alone). 0 when read; -1 when the file has no usable footer. */
+static int load_index(cap_reader *r)
+{
+    int fd = fileno(r->f);
+    uint8_t tr[CAPF_TRAILER_LEN], hb[CAPF_CHUNK_HEADER_LEN];
+    if (r->size < CAPF_HEADER_LEN + CAPF_TRAILER_LEN ||
+        pread(fd, tr, sizeof tr, (off_t)(r->size - CAPF_TRAILER_LEN)) !=
+            (ssize_t)sizeof tr ||
+        memcmp(tr + 8, CAPF_TRAILER_MAGIC, 8) != 0)
+        return -1;
+    uint64_t foff = capf_get_u64(tr);
+    capf_chunk_header h;
+    if (foff < CAPF_HEADER_LEN ||
+        foff > r->size - CAPF_TRAILER_LEN - CAPF_CHUNK_HEADER_LEN ||
+        pread(fd, hb, sizeof hb, (off_t)foff) != (ssize_t)sizeof hb ||
+        capf_chunk_header_decode(hb, &h) != 0 ||
+        h.type != CAPF_CHUNK_FOOTER ||
+        h.stored > r->size - CAPF_TRAILER_LEN - CAPF_CHUNK_HEADER_LEN - foff)
+        return -1;
+    uint8_t *st = malloc(h.stored ? h.stored : 1);
+    uint8_t *raw = malloc(h.raw ? h.raw : 1);
+    int ok = st && raw &&
+             pread(fd, st, h.stored, (off_t)(foff + CAPF_CHUNK_HEADER_LEN)) ==
+                 (ssize_t)h.stored &&
+             capf_crc_matches(h.payload_crc, capf_crc32(st, h.stored));
+    if (ok && (h.flags & CAPF_CHUNK_FLAG_ZSTD)) {
+        size_t n = ZSTD_decompressDCtx(r->dc, raw, h.raw, st, h.stored);
+        ok = !ZSTD_isError(n) && n == h.raw;
+    } else if (ok && h.raw) {
+        memcpy(raw, st, h.raw);
+    }
+    capf_cur c = {raw, raw + h.raw, 0};
+    while (ok && c.p < c.end) {
+        uint8_t kind = capf_cur_u8(&c);
+        uint64_t len = capf_cur_varint(&c);
+        if (c.bad || len > (uint64_t)(c.end - c.p)) {
+            ok = 0;
+            break;
+        }
+        capf_cur b = {c.p, c.p + len, 0};
+        c.p += len;
+        if (kind != CAPF_SEC_INDEX)
+            continue;
+        uint64_t n = capf_cur_varint_max(&b, len);
+        free(r->idx_off);
+        free(r->idx_frames);
+        r->idx_off = malloc((n ? n : 1) * sizeof *r->idx_off);
+        r->idx_frames = malloc((n ? n : 1) * sizeof *r->idx_frames);
+        r->idx_n = 0;
+        if (!r->idx_off || !r->idx_frames) {
+            ok = 0;
+            break;
+        }
+        uint64_t off = 0;
+        for (uint64_t i = 0; i < n && !b.bad; i++) {
+            off += capf_cur_varint(&b);
+            (void)capf_cur_varint(&b);
+            r->idx_off[i] = off;
+            r->idx_frames[i] = capf_cur_varint(&b);
+            r->idx_n = (size_t)i + 1;
+        }
+        ok = !b.bad;
+    }
+    free(st);
+    free(raw);
+    if (!ok) {
+        r->idx_n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+cap_result cap_reader_frames_only(cap_reader *r)
+{
+    if (!r)
+        return CAP_E_MISUSE;
+    cap_reader_set_filter(r, (1u << CAP_EV_SCOPE) | (1u << CAP_EV_GPU_SPAN) |
+                                 (1u << CAP_EV_COUNTER));
+    r->frames_only = load_index(r) == 0;
+    r->idx_pos = 0;
+    return CAP_OK;
 }
 
 /* ---- accessors --------------------------------------------------------- */

@@ -2,7 +2,7 @@
  * writer_records.h - the live producer's bulk path into the writer.
  *
  * Internal to libcapture: the producer's writer thread hands whole ranges
- * of a thread buffer (cap__rec records, capture.h) to the writer in one
+ * of a thread buffer (cap__rec records, capture/cap_record.h) to the writer in one
  * call instead of one cap_writer_scope_begin/end call per event. The bytes
  * written are exactly those the per-event calls would write for the same
  * records.
@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/capture.h"
+#include "capture/cap_record.h"
+#include "capture/cap_writer.h"
 
 /* Encode records rec[0..n) of thread `tid` as cap_writer_scope_begin (kind
  * CAP__KIND_BEGIN, name id in the low 30 bits) and cap_writer_scope_end

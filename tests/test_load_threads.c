@@ -1,0 +1,218 @@
+/*
+ * test_load_threads - an_load with a second thread decoding ahead
+ * (an_options.threads = 2) builds the same model as on one thread, field
+ * by field: frames, scope rows and their per-frame series, the call tree,
+ * counters, statistics and damage notes. Every capture under fixtures/
+ * (complete, truncated, damaged, GPU, counters), each with rows by name and
+ * by path and with --skip-seconds, and a generated capture long enough for
+ * many batches, with threads renamed and scopes open across blocks.
+ *
+ * Usage: test_load_threads FIXTURES_DIR
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/cap_writer.h"
+#include "model.h"
+
+static int failures, compared;
+
+#define SAME(cond, what)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "FAIL %s (by_path %d, skip %g): %s differs\n",    \
+                    path, o.by_path, o.skip_seconds, what);                    \
+            failures++;                                                        \
+            goto done;                                                         \
+        }                                                                      \
+    } while (0)
+
+static int streq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void compare(const char *path, int by_path, double skip)
+{
+    an_options o = {.by_path = by_path, .skip_seconds = skip, .threads = 1};
+    an_capture *a = NULL, *b = NULL;
+    char da[320] = "", db[320] = "";
+    cap_result ra = an_load(&a, path, &o, da, sizeof da);
+    o.threads = 2;
+    cap_result rb = an_load(&b, path, &o, db, sizeof db);
+    compared++;
+    SAME(ra == rb, "the result");
+    SAME(strcmp(da, db) == 0, "the detail");
+    if (ra != CAP_OK)
+        goto done;
+    SAME(a->nframes == b->nframes, "the frame count");
+    for (size_t i = 0; i < a->nframes; i++) {
+        const an_frame *x = &a->frames[i], *y = &b->frames[i];
+        SAME(x->index == y->index && x->begin_ns == y->begin_ns &&
+                 x->end_ns == y->end_ns && x->gpu_ns == y->gpu_ns &&
+                 x->has_gpu == y->has_gpu,
+             "a frame");
+    }
+    SAME(a->nscopes == b->nscopes, "the row count");
+    for (size_t i = 0; i < a->nscopes; i++) {
+        const an_scope *x = &a->scopes[i], *y = &b->scopes[i];
+        SAME(x->kind == y->kind && x->name_id == y->name_id &&
+                 streq(x->name, y->name) && streq(x->path, y->path) &&
+                 x->unnamed == y->unnamed && x->is_wait == y->is_wait &&
+                 x->calls == y->calls && x->total_ns == y->total_ns &&
+                 x->self_ns == y->self_ns && x->pf_n == y->pf_n,
+             "a scope row");
+        SAME(memcmp(x->pf_frame, y->pf_frame, x->pf_n * sizeof *x->pf_frame) ==
+                     0 &&
+                 memcmp(x->pf_self, y->pf_self, x->pf_n * sizeof *x->pf_self) ==
+                     0,
+             "a per-frame series");
+    }
+    SAME(a->nnodes == b->nnodes, "the node count");
+    for (size_t i = 0; i < a->nnodes; i++) {
+        const an_node *x = &a->nodes[i], *y = &b->nodes[i];
+        SAME(x->parent == y->parent && x->kind == y->kind &&
+                 x->is_root == y->is_root && streq(x->name, y->name) &&
+                 x->name_id == y->name_id && x->depth == y->depth &&
+                 x->is_wait == y->is_wait && x->calls == y->calls &&
+                 x->total_ns == y->total_ns && x->self_ns == y->self_ns &&
+                 x->first_child == y->first_child &&
+                 x->next_sibling == y->next_sibling,
+             "a tree node");
+    }
+    SAME(a->ncounters == b->ncounters, "the counter count");
+    for (size_t i = 0; i < a->ncounters; i++)
+    {
+        SAME(streq(a->counters[i].name, b->counters[i].name) &&
+                 a->counters[i].n == b->counters[i].n,
+             "a counter");
+        for (size_t k = 0; k < a->counters[i].n; k++)
+            SAME(a->counters[i].s[k].time_ns == b->counters[i].s[k].time_ns &&
+                     memcmp(&a->counters[i].s[k].value,
+                            &b->counters[i].s[k].value, sizeof(double)) == 0,
+                 "a counter sample");
+    }
+    SAME(a->nthreads == b->nthreads && a->ntracks == b->ntracks, "roots");
+    for (size_t i = 0; i < a->nthreads; i++)
+        SAME(streq(a->threads[i], b->threads[i]), "a thread name");
+    for (size_t i = 0; i < a->ntracks; i++)
+        SAME(streq(a->tracks[i], b->tracks[i]), "a track name");
+    SAME(a->first_ns == b->first_ns && a->last_ns == b->last_ns &&
+             a->cpu_events == b->cpu_events && a->gpu_events == b->gpu_events,
+         "extents");
+    SAME(memcmp(&a->st, &b->st, sizeof a->st) == 0, "reader statistics");
+    SAME(a->corrupt_seen == b->corrupt_seen &&
+             strcmp(a->damage_detail, b->damage_detail) == 0 &&
+             a->unnamed_n == b->unnamed_n &&
+             memcmp(a->unnamed_ids, b->unnamed_ids, sizeof a->unnamed_ids) == 0,
+         "damage notes");
+done:
+    an_free(a);
+    an_free(b);
+}
+
+static void all_ways(const char *path)
+{
+    compare(path, 0, 0);
+    compare(path, 1, 0);
+    compare(path, 0, 0.05);
+}
+
+static void walk(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        size_t l = strlen(e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".cap") == 0)
+            all_ways(p);
+        else if (!strchr(e->d_name, '.'))
+            walk(p);
+    }
+    closedir(d);
+}
+
+/* Three threads (one renamed half-way), scopes up to 30 deep, 4 KiB
+ * blocks, a counter, GPU spans: many batches and slots. */
+static void generated(const char *path)
+{
+    cap_writer_options wo = {0};
+    wo.clock_source = "tsc";
+    wo.tick_period_ns = 0.4;
+    wo.origin_tick = 1000;
+    wo.block_bytes = 4096;
+    cap_writer *w;
+    if (cap_writer_open_path(&w, path, &wo) != CAP_OK) {
+        failures++;
+        return;
+    }
+    for (uint32_t i = 1; i <= 40; i++) {
+        char b[16];
+        snprintf(b, sizeof b, "s%u", i);
+        cap_writer_name(w, i, b, NULL, 0);
+    }
+    cap_writer_thread(w, 0, "main");
+    cap_writer_thread(w, 1, "worker");
+    cap_writer_thread(w, 2, NULL);
+    cap_writer_gpu_track(w, 0, "gfx", 1.0);
+    uint64_t t = 5000, seed = 7;
+    for (uint64_t f = 0; f < 3000; f++) {
+        uint64_t fb = t;
+        if (f == 1500)
+            cap_writer_thread(w, 1, "worker renamed");
+        for (int k = 0; k < 12; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t depth = 1 + (uint32_t)(seed >> 59) % 30;
+            uint32_t tid = (uint32_t)(seed >> 33) % 3;
+            for (uint32_t d = 0; d < depth; d++)
+                cap_writer_scope_begin(w, tid, 1 + (d * 3 + (uint32_t)k) % 40,
+                                       t += 1 + (seed >> (d % 40)) % 200);
+            for (uint32_t d = 0; d < depth; d++)
+                cap_writer_scope_end(w, tid, t += 2 + (seed >> (d % 30)) % 50);
+        }
+        cap_writer_counter(w, 40, t, (double)(f % 17));
+        cap_gpu_span sp[2] = {{.name = 39, .parent = -1, .measured = 1,
+                               .begin_tick = 100 * f,
+                               .end_tick = 100 * f + 60},
+                              {.name = 38, .parent = 0, .measured = 1,
+                               .begin_tick = 100 * f + 10,
+                               .end_tick = 100 * f + 30}};
+        cap_writer_gpu_frame(w, 0, f, sp, 2);
+        cap_writer_frame(w, f, fb, t += 40);
+    }
+    cap_writer_close(w);
+    all_ways(path);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_load_threads FIXTURES_DIR\n");
+        return 2;
+    }
+    walk(argv[1]);
+    char path[] = "/tmp/cap_test_load_threads_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return 2;
+    close(fd);
+    generated(path);
+    unlink(path);
+    if (failures) {
+        fprintf(stderr, "%d failure(s) in %d comparisons\n", failures,
+                compared);
+        return 1;
+    }
+    printf("ok: %d loads on two threads, each the same as on one\n",
+           compared);
+    return 0;
+}

@@ -1,0 +1,402 @@
+/*
+ * test_read_batch - cap_reader_next_batch yields exactly the events, the
+ * results and the statistics of cap_reader_next, one call at a time,
+ * whatever the batch size: on every capture under fixtures/ (complete,
+ * truncated, damaged, crafted by the fuzzer), on a generated capture with
+ * a TSC-like clock, and on hand-made blocks whose SCOPES sections turn
+ * malformed half-way (the error must come after the scopes before it).
+ * And cap_reader_frames_only yields the frames of a whole read.
+ *
+ * Usage: test_read_batch FIXTURES_DIR
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/cap_reader.h"
+#include "capture/cap_writer.h"
+#include "format/format.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+            failures++;                                                        \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+/* One event or result, flattened field by field (no padding compared) so
+ * the two ways can be compared with memcmp. */
+typedef struct rec {
+    int64_t f[16];
+    uint32_t stack[64];
+    char name[64];
+} rec;
+
+static void flatten(rec *o, int res, const cap_event *ev)
+{
+    memset(o, 0, sizeof *o);
+    o->f[0] = res;
+    if (res != CAP_OK)
+        return;
+    o->f[1] = ev->kind;
+    const uint32_t *st = NULL;
+    uint32_t depth = 0;
+    switch (ev->kind) {
+    case CAP_EV_SCOPE: {
+        const cap_ev_scope *e = &ev->u.scope;
+        int64_t v[] = {e->tid, e->name, e->depth, e->begin_ns, e->end_ns,
+                       e->children_ns};
+        memcpy(o->f + 2, v, sizeof v);
+        st = e->stack;
+        depth = e->depth;
+        break;
+    }
+    case CAP_EV_GPU_SPAN: {
+        const cap_ev_gpu_span *e = &ev->u.gpu_span;
+        int64_t v[] = {e->track, e->name, e->depth, e->parent_name,
+                       (int64_t)e->cpu_frame, e->measured, e->calibrated,
+                       e->duration_ns, e->self_ns, e->begin_ns, e->end_ns};
+        memcpy(o->f + 2, v, sizeof v);
+        st = e->stack;
+        depth = e->depth;
+        break;
+    }
+    case CAP_EV_FRAME: {
+        int64_t v[] = {(int64_t)ev->u.frame.index, ev->u.frame.begin_ns,
+                       ev->u.frame.end_ns};
+        memcpy(o->f + 2, v, sizeof v);
+        break;
+    }
+    case CAP_EV_COUNTER: {
+        int64_t v[] = {ev->u.counter.name, ev->u.counter.time_ns};
+        memcpy(o->f + 2, v, sizeof v);
+        memcpy(&o->f[4], &ev->u.counter.value, sizeof(double));
+        break;
+    }
+    case CAP_EV_THREAD:
+        o->f[2] = ev->u.thread.tid;
+        snprintf(o->name, sizeof o->name, "%s",
+                 ev->u.thread.name ? ev->u.thread.name : "(null)");
+        break;
+    case CAP_EV_GPU_TRACK:
+        o->f[2] = ev->u.gpu_track.track;
+        memcpy(&o->f[3], &ev->u.gpu_track.period_ns, sizeof(double));
+        snprintf(o->name, sizeof o->name, "%s",
+                 ev->u.gpu_track.name ? ev->u.gpu_track.name : "(null)");
+        break;
+    }
+    for (uint32_t i = 0; i < depth && i < 64; i++)
+        o->stack[i] = st[i];
+}
+
+static rec *read_all(const char *path, size_t batch, size_t *n_out,
+                     cap_reader_stats *st)
+{
+    cap_reader *r;
+    *n_out = 0;
+    if (cap_reader_open(&r, path, NULL, 0) != CAP_OK)
+        return NULL;
+    size_t n = 0, cap = 1024;
+    rec *v = malloc(cap * sizeof *v);
+    cap_event *evs = malloc((batch ? batch : 1) * sizeof *evs);
+    for (int guard = 0; guard < 10000000; guard++) {
+        size_t k = 1;
+        cap_result res = batch == 0 ? cap_reader_next(r, evs)
+                                    : cap_reader_next_batch(r, evs, batch, &k);
+        if (res != CAP_OK)
+            k = 1;
+        for (size_t i = 0; i < k; i++) {
+            if (n == cap)
+                v = realloc(v, (cap *= 2) * sizeof *v);
+            flatten(&v[n++], res, &evs[i]);
+        }
+        if (res == CAP_DONE || (res != CAP_OK && res != CAP_E_CORRUPT &&
+                                res != CAP_E_TRUNCATED))
+            break;
+    }
+    *st = *cap_reader_get_stats(r);
+    cap_reader_close(r);
+    free(evs);
+    *n_out = n;
+    return v;
+}
+
+/* The frames of path, in order: from a whole read, or frames-only. */
+static size_t frames_of(const char *path, int fast, cap_ev_frame *out,
+                        size_t max)
+{
+    cap_reader *r;
+    if (cap_reader_open(&r, path, NULL, 0) != CAP_OK)
+        return 0;
+    if (fast)
+        cap_reader_frames_only(r);
+    size_t n = 0;
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        if (res == CAP_OK && ev.kind == CAP_EV_FRAME && n < max)
+            out[n++] = ev.u.frame;
+        else if (res != CAP_OK && res != CAP_E_CORRUPT &&
+                 res != CAP_E_TRUNCATED)
+            break;
+    }
+    cap_reader_close(r);
+    return n;
+}
+
+static void compare_frames(const char *path)
+{
+    enum { MAXF = 100000 };
+    static cap_ev_frame a[MAXF], b[MAXF];
+    size_t na = frames_of(path, 0, a, MAXF), nb = frames_of(path, 1, b, MAXF);
+    int same = na == nb;
+    for (size_t i = 0; same && i < na; i++)
+        same = a[i].index == b[i].index && a[i].begin_ns == b[i].begin_ns &&
+               a[i].end_ns == b[i].end_ns;
+    CHECK(same, "%s: frames-only read %zu frames, a whole read %zu", path,
+          nb, na);
+}
+
+static void compare(const char *path)
+{
+    compare_frames(path);
+    size_t n1;
+    cap_reader_stats s1;
+    rec *one = read_all(path, 0, &n1, &s1);
+    if (!one)
+        return; /* unreadable: both ways fail at open alike */
+    static const size_t sizes[] = {1, 2, 3, 7, 256, 4096};
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n2;
+        cap_reader_stats s2;
+        rec *two = read_all(path, sizes[z], &n2, &s2);
+        if (!two || n1 != n2) {
+            fprintf(stderr, "FAIL %s batch %zu: %zu events vs %zu\n", path,
+                    sizes[z], n2, n1);
+            failures++;
+            free(two);
+            continue;
+        }
+        for (size_t i = 0; i < n1; i++)
+            if (memcmp(&one[i], &two[i], sizeof one[i]) != 0) {
+                fprintf(stderr, "FAIL %s batch %zu: event %zu differs\n",
+                        path, sizes[z], i);
+                failures++;
+                break;
+            }
+        if (memcmp(&s1, &s2, sizeof s1) != 0) {
+            fprintf(stderr, "FAIL %s batch %zu: statistics differ\n", path,
+                    sizes[z]);
+            failures++;
+        }
+        free(two);
+    }
+    free(one);
+}
+
+static void walk(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        size_t l = strlen(e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".cap") == 0)
+            compare(p);
+        else if (!strchr(e->d_name, '.'))
+            walk(p); /* a folder */
+    }
+    closedir(d);
+}
+
+/* A long capture on a 0.4 ns clock, scopes nested up to 40 deep and
+ * blocks of 4 KiB, so that runs are long and stacks change often. */
+static void generated(const char *path)
+{
+    cap_writer_options o = {0};
+    o.clock_source = "tsc";
+    o.tick_period_ns = 0.4;
+    o.origin_tick = 1000;
+    o.origin_mono_ns = 1000000;
+    o.block_bytes = 4096;
+    cap_writer *w;
+    if (cap_writer_open_path(&w, path, &o) != CAP_OK) {
+        failures++;
+        return;
+    }
+    for (uint32_t i = 1; i <= 50; i++) {
+        char b[16];
+        snprintf(b, sizeof b, "n%u", i);
+        cap_writer_name(w, i, b, NULL, 0);
+    }
+    cap_writer_thread(w, 0, "main");
+    cap_writer_thread(w, 1, "worker");
+    uint64_t t = 2000, seed = 42;
+    for (uint64_t f = 0; f < 400; f++) {
+        uint64_t fb = t;
+        for (int k = 0; k < 60; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t depth = 1 + (uint32_t)(seed >> 58) % 40;
+            uint32_t tid = (uint32_t)(seed >> 40) & 1;
+            for (uint32_t d = 0; d < depth; d++)
+                cap_writer_scope_begin(w, tid, 1 + (d * 7 + k) % 50,
+                                       t += 1 + (seed >> (d % 30)) % 97);
+            for (uint32_t d = 0; d < depth; d++)
+                cap_writer_scope_end(w, tid, t += 3 + (seed >> (d % 20)) % 31);
+        }
+        cap_writer_frame(w, f, fb, t += 50);
+        if (f % 50 == 0)
+            cap_writer_clock_sample(w, t, o.origin_mono_ns + 200000000 +
+                                              (uint64_t)((double)t * 0.4001));
+    }
+    cap_writer_close(w);
+    compare(path);
+}
+
+/* A file of one META chunk and uncompressed BLOCKs given as payloads. */
+static void craft(const char *path, const capf_buf *blocks, int nblocks)
+{
+    FILE *f = fopen(path, "wb");
+    uint8_t h[CAPF_HEADER_LEN];
+    capf_header_encode(h, CAPF_VERSION_MAJOR, CAPF_VERSION_MINOR);
+    fwrite(h, 1, sizeof h, f);
+    capf_buf meta = {0}, kv = {0}, org = {0};
+    capf_buf_varint(&kv, 0);
+    capf_buf_section(&meta, CAPF_SEC_META_KV, &kv);
+    capf_buf_str(&org, "tsc");
+    capf_buf_f64(&org, 0.4);
+    capf_buf_varint(&org, 0);
+    capf_buf_varint(&org, 0);
+    capf_buf_varint(&org, 0);
+    capf_buf_section(&meta, CAPF_SEC_ORIGIN, &org);
+    for (int i = -1; i < nblocks; i++) {
+        const capf_buf *p = i < 0 ? &meta : &blocks[i];
+        uint8_t ch[CAPF_CHUNK_HEADER_LEN];
+        capf_chunk_header hd = {0};
+        hd.type = i < 0 ? CAPF_CHUNK_META : CAPF_CHUNK_BLOCK;
+        hd.stored = hd.raw = (uint32_t)p->len;
+        hd.payload_crc = capf_crc32(p->data, p->len);
+        capf_chunk_header_encode(ch, &hd);
+        fwrite(ch, 1, sizeof ch, f);
+        fwrite(p->data, 1, p->len, f);
+    }
+    fclose(f);
+    capf_buf_free(&meta);
+    capf_buf_free(&kv);
+    capf_buf_free(&org);
+}
+
+/* SCOPES of thread 0: `pairs` nested begin/end pairs, then `bad` (a token
+ * above the largest name id, or an end with no scope open). */
+static void scopes_section(capf_buf *blk, int pairs, int bad)
+{
+    capf_buf names = {0}, body = {0}, tok = {0}, dt = {0};
+    capf_buf_varint(&names, 1);
+    capf_buf_varint(&names, 1);
+    capf_buf_str(&names, "a");
+    capf_buf_str(&names, "");
+    capf_buf_varint(&names, 0);
+    capf_buf_section(blk, CAPF_SEC_NAMES, &names);
+    int n = 0;
+    for (int i = 0; i < pairs; i++) {
+        capf_buf_varint(&tok, 1);
+        capf_buf_varint(&dt, 5);
+        capf_buf_varint(&tok, 1);
+        capf_buf_varint(&dt, 7);
+        capf_buf_varint(&tok, 0);
+        capf_buf_varint(&dt, 11);
+        capf_buf_varint(&tok, 0);
+        capf_buf_varint(&dt, 13);
+        n += 4;
+    }
+    if (bad == 1) {
+        capf_buf_varint(&tok, (uint64_t)CAP_MAX_NAME_ID + 1);
+        capf_buf_varint(&dt, 1);
+        n++;
+    } else if (bad == 2) {
+        capf_buf_varint(&tok, 0);
+        capf_buf_varint(&dt, 1);
+        n++;
+    }
+    for (int i = 0; i < 3; i++) { /* events after the fault */
+        capf_buf_varint(&tok, i == 2 ? 0 : 1);
+        capf_buf_varint(&dt, 2);
+        n++;
+    }
+    capf_buf_varint(&body, 0);    /* tid */
+    capf_buf_varint(&body, 1000); /* base */
+    capf_buf_varint(&body, 0);    /* depth */
+    capf_buf_varint(&body, (uint64_t)n);
+    capf_buf_varint(&body, tok.len);
+    capf_buf_bytes(&body, tok.data, tok.len);
+    capf_buf_bytes(&body, dt.data, dt.len);
+    capf_buf_section(blk, CAPF_SEC_SCOPES, &body);
+    capf_buf_free(&names);
+    capf_buf_free(&body);
+    capf_buf_free(&tok);
+    capf_buf_free(&dt);
+}
+
+static void malformed(const char *path)
+{
+    for (int bad = 1; bad <= 2; bad++) {
+        for (int pairs = 0; pairs < 6; pairs++) {
+            capf_buf blk[2] = {{0}, {0}};
+            scopes_section(&blk[0], pairs, bad);
+            scopes_section(&blk[1], 3, 0);
+            craft(path, blk, 2);
+            capf_buf_free(&blk[0]);
+            capf_buf_free(&blk[1]);
+            compare(path);
+            /* the fault is reported after the scopes before it */
+            size_t n;
+            cap_reader_stats st;
+            rec *v = read_all(path, 256, &n, &st);
+            CHECK(v != NULL, "%s unreadable", path);
+            size_t scopes = 0, k = 0;
+            while (k < n && v[k].f[0] == CAP_OK) {
+                scopes += v[k].f[1] == CAP_EV_SCOPE;
+                k++;
+            }
+            free(v);
+            CHECK(k < n && scopes == (size_t)pairs * 2,
+                  "bad %d pairs %d: %zu scopes before the fault", bad, pairs,
+                  scopes);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_read_batch FIXTURES_DIR\n");
+        return 2;
+    }
+    walk(argv[1]);
+    char path[] = "/tmp/cap_test_read_batch_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return 2;
+    close(fd);
+    generated(path);
+    malformed(path);
+    unlink(path);
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    else
+        printf("ok: batches read as cap_reader_next does\n");
+    return failures ? 1 : 0;
+}

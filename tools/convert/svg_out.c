@@ -1,0 +1,54 @@
+/*
+ * svg_out.c - capture -> flame graph SVG (cvt_cap_to_svg).
+ *
+ * The capture is loaded by the analysis library (analysis/model.h) and
+ * drawn by an_svg_flame (analysis/render/svg.h): one section per thread
+ * and GPU track, widths by total time. The warnings are read_capture's
+ * (what the capture lacks or lost), one line each.
+ */
+#include "cvt.h"
+#include "cvt_util.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "model.h"
+#include "render/svg.h"
+#include "report.h"
+
+int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
+{
+    cvt_diag d = {.out = o->diag, .file = in};
+    an_options ao = {0};
+    an_capture *m;
+    char detail[400];
+    if (an_load(&m, in, &ao, detail, sizeof detail) != CAP_OK) {
+        cvt_error(&d, "%s", detail);
+        return CVT_EXIT_INPUT;
+    }
+    if (o->diag)
+        rep_warnings(o->diag, m, "the flame graph", 0, 0);
+    int to_stdout = strcmp(out, "-") == 0;
+    FILE *fp = to_stdout ? stdout : fopen(out, "w");
+    if (!fp) {
+        d.file = out;
+        cvt_error(&d, "cannot create: %s", strerror(errno));
+        an_free(m);
+        return CVT_EXIT_OUTPUT;
+    }
+    int rc = CVT_OK;
+    if (an_svg_flame(fp, m, o->title ? o->title : in) != 0) {
+        cvt_error(&d, "out of memory");
+        rc = CVT_EXIT_INPUT;
+    }
+    int werr = ferror(fp) != 0;
+    if (to_stdout ? fflush(fp) != 0 : fclose(fp) != 0)
+        werr = 1;
+    if (werr && rc == CVT_OK) {
+        d.file = out;
+        cvt_error(&d, "write failed: %s", strerror(errno));
+        rc = CVT_EXIT_OUTPUT;
+    }
+    an_free(m);
+    return rc;
+}
