@@ -4,7 +4,6 @@
  * docs/EVIDENCE.md).
  */
 #include "evidence.h"
-#include "report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -151,73 +150,4 @@ const char *an_cause_name(an_cause c)
     case AN_CAUSE_NO_CLOCK: return "no clock recorded";
     }
     return "?";
-}
-
-void an_evidence_of_over_time(an_evidence *e, const an_capture *m,
-                              struct an_over_time *ot)
-{
-    if (!ot->nframes || !m->nframes || ot->last <= ot->ref) {
-        an_evidence_compute(NULL, 0, 0, 0, 0, 0, NAN, e);
-        return;
-    }
-    /* the growth the verdicts measured */
-    an_ratio fr = ot->bins[ot->last].growth;
-    double growth = fr.state == AN_RATIO_VALUE ? fr.value : NAN;
-    int growth_of = 0;
-    for (size_t i = 0; i < ot->verdicts.n; i++) {
-        const an_verdict *v = &ot->verdicts.v[i];
-        if (v->kind == AN_V_THROTTLING || v->kind == AN_V_THROTTLING_UNCHECKED ||
-            v->kind == AN_V_UNIFORM_MEMORY_MOVED) {
-            growth = v->fig[0];
-            growth_of = 1;
-        } else if (v->kind == AN_V_CAPPED_HEADROOM) {
-            growth = v->fig[0];
-            growth_of = 2;
-        }
-    }
-    /* the first and last non-empty bins, as over_time.c bins samples:
-     * [start, end), the last one closed at the last frame's end */
-    int64_t t0 = m->frames[0].begin_ns, t1 = m->frames[m->nframes - 1].end_ns;
-    double w = ot->width_s * 1e9;
-    int64_t e0 = t0 + (int64_t)((double)ot->ref * w);
-    int64_t e1 = t0 + (int64_t)((double)(ot->ref + 1) * w);
-    int64_t l0 = t0 + (int64_t)((double)ot->last * w);
-    int64_t l1 = ot->last == ot->nbins - 1
-                     ? t1
-                     : t0 + (int64_t)((double)(ot->last + 1) * w);
-    an_evidence_compute(m->counters, m->ncounters, e0, e1, l0, l1, growth, e);
-    e->growth_of = growth_of;
-    an_verdict v = {.kind = AN_V_DEVICE_STEADY};
-    switch (e->cause) {
-    case AN_CAUSE_NONE: return;
-    case AN_CAUSE_STEADY:
-        if (!e->cpu_clock.present && !e->gpu_clock.present)
-            return; /* a temperature alone, and nothing slowed: no row */
-        v.kind = AN_V_DEVICE_STEADY;
-        break;
-    case AN_CAUSE_THERMAL: v.kind = AN_V_DEVICE_THERMAL; break;
-    case AN_CAUSE_POWER: v.kind = AN_V_DEVICE_POWER; break;
-    case AN_CAUSE_WORK_GREW: v.kind = AN_V_DEVICE_WORK_GREW; break;
-    case AN_CAUSE_NO_CLOCK: v.kind = AN_V_DEVICE_NO_CLOCK; break;
-    }
-    const an_reading *clk = e->cpu_fell || (!e->gpu_fell && e->cpu_clock.present)
-                                ? &e->cpu_clock
-                                : &e->gpu_clock;
-    v.fig[0] = growth;
-    v.fig[1] = clk->present ? clk->from : NAN;
-    v.fig[2] = clk->present ? clk->to : NAN;
-    v.fig[3] = e->temp.present ? e->temp.to - e->temp.from : NAN;
-    /* right after the rows about growth, which it explains */
-    an_verdicts *vs = &ot->verdicts;
-    if (vs->n >= AN_VERDICTS_MAX)
-        return;
-    size_t at = vs->n;
-    for (size_t i = 0; i < vs->n; i++)
-        if (vs->v[i].kind == AN_V_RAMP || vs->v[i].kind == AN_V_COLD_START) {
-            at = i;
-            break;
-        }
-    memmove(&vs->v[at + 1], &vs->v[at], (vs->n - at) * sizeof vs->v[0]);
-    vs->v[at] = v;
-    vs->n++;
 }

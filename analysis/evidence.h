@@ -26,9 +26,6 @@
 #include <stdio.h>
 
 #include "model.h"
-#include "verdict.h"
-
-struct an_over_time;
 
 /* ---- thresholds (docs/EVIDENCE.md holds the same table) ---------------- */
 
@@ -72,9 +69,6 @@ typedef struct an_evidence {
     an_reading throttle_thermal; /* share of samples (0..1), NVML */
     an_reading throttle_power;   /* share of samples (0..1), NVML */
     double growth;   /* the scopes' growth given by the caller (NaN: none) */
-    int growth_of;   /* what growth measures (an_evidence_of_over_time):
-                        0 the frame median, 1 every top scope (uniform
-                        growth), 2 the work inside a held frame */
     int cpu_fell, gpu_fell; /* that clock fell (AN_EV_CLOCK_FELL) */
     int heated;      /* temp rose AN_EV_HEAT_ROSE_C, or the thermal flag */
     int power_capped; /* NVML's power flag held in the late window */
@@ -96,16 +90,6 @@ void an_evidence_compute(const an_counter *c, size_t nc, int64_t early_begin,
 void an_evidence_of_capture(const an_capture *m, double share, double growth,
                             an_evidence *out);
 
-/* The evidence of an --over-time result: its first and last non-empty
- * bins are the windows, and the growth is the one its verdicts measured
- * (the top scopes' uniform growth, the work's inside a held frame, else
- * the frame median's). Fills *e (which must be &ot->evidence) and, unless
- * the cause is AN_CAUSE_NONE, adds the matching AN_V_DEVICE_* row to
- * ot->verdicts (after the rows about growth, before ramp / cold-start) (figures: growth, the cited clock's from and to in MHz, the
- * temperature's rise in C). Called by an_over_time_compute. */
-void an_evidence_of_over_time(an_evidence *e, const an_capture *m,
-                              struct an_over_time *ot);
-
 /* The cause's short name: "thermal throttling", "power or governor limit",
  * "the work grew", "steady", "no clock recorded", "no device evidence".
  * Static storage. */
@@ -119,12 +103,5 @@ const char *an_cause_name(an_cause c);
  * terminated). Returns the length it needed (as snprintf); 0 and an empty
  * string for AN_CAUSE_NONE. */
 size_t an_evidence_text(const an_evidence *e, char *buf, size_t size);
-
-/* An AN_V_DEVICE_* verdict as a sentence (no indent, ends with a newline):
- * "Device evidence: every top scope grew 1.43x while <an_evidence_text>."
- * e: the evidence it was decided on (an_over_time.evidence); NULL renders
- * the row's figures alone, without the counters' names. */
-void an_text_evidence_verdict(FILE *out, const an_verdict *v,
-                              const an_evidence *e);
 
 #endif

@@ -218,7 +218,6 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
     }
     an_verdicts_decide(&ot->verdicts, ot);
-    an_evidence_of_over_time(&ot->evidence, m, ot);
     rc = CAP_OK;
 done:
     free(bin_of);

@@ -30,7 +30,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "evidence.h"
 #include "model.h"
 #include "verdict.h"
 
@@ -202,10 +201,6 @@ typedef struct an_over_time {
     an_ot_counter *counters;
     size_t ncounters;
     an_verdicts verdicts;    /* what it means: see verdict.h */
-    an_evidence evidence;    /* the device's clocks, temperatures and power
-                                in the first and last non-empty bins
-                                (evidence.h); cause AN_CAUSE_NONE when no
-                                device counter was recorded */
 } an_over_time;
 
 /* bins: how many (clamped to 1..AN_OT_MAX_BINS; < 1 means 10), or bins

@@ -71,28 +71,6 @@ an_ratio an_ratio_of(double num, double den, double zero);
       "mean growth, min growth, max growth, frame growth",                   \
       "as throttling, but no memory counter (other than the profiler's) "    \
       "was recorded to rule out growing work")                               \
-    X(AN_V_DEVICE_THERMAL, "device-thermal",                                  \
-      "growth, clock from MHz, clock to MHz, temperature rise C",             \
-      "device counters (docs/EVIDENCE.md): the work grew >= 1.10x while a "   \
-      "CPU or GPU clock fell to <= 0.90x of its first-bin mean and a "        \
-      "temperature rose >= 5 C (or NVML reported thermal slowdown in at "     \
-      "least half the last bin's samples): thermal throttling")              \
-    X(AN_V_DEVICE_POWER, "device-power",                                      \
-      "growth, clock from MHz, clock to MHz, temperature rise C",             \
-      "the work grew >= 1.10x while a clock fell to <= 0.90x without that "   \
-      "heat: a power cap or the governor")                                   \
-    X(AN_V_DEVICE_WORK_GREW, "device-work-grew",                              \
-      "growth, clock from MHz, clock to MHz, temperature rise C",             \
-      "the work grew >= 1.10x and no clock fell to 0.90x: the work grew, "    \
-      "not the device slowing")                                               \
-    X(AN_V_DEVICE_NO_CLOCK, "device-no-clock",                                \
-      "growth, -, -, temperature rise C",                                     \
-      "the work grew >= 1.10x; temperatures were recorded but no clock: the " \
-      "cause cannot be told")                                                 \
-    X(AN_V_DEVICE_STEADY, "device-steady",                                    \
-      "growth, clock from MHz, clock to MHz, temperature rise C",             \
-      "a clock recorded and the work did not grow >= 1.10x: what the "        \
-      "device said, for the record")                                          \
     X(AN_V_UNIFORM_MEMORY_MOVED, "uniform-memory-moved",                      \
       "mean growth, min growth, max growth, memory growth",                  \
       "as throttling, but a memory counter moved >= 5 % over the second "    \

@@ -18,7 +18,6 @@
 #include "evidence.h"
 #include "fake_sysfs.h"
 #include "model.h"
-#include "report.h"
 #include "producer/sampler.h"
 
 #define SEC 1000000000ll
@@ -283,66 +282,6 @@ static void h200_capture_held_its_clock(void **state)
     an_free(m);
 }
 
-/* ---- in the --over-time verdicts ----------------------------------------- */
-
-static const an_verdict *row(const an_over_time *ot, an_verdict_kind k,
-                             size_t *at)
-{
-    for (size_t i = 0; i < ot->verdicts.n; i++)
-        if (ot->verdicts.v[i].kind == k) {
-            *at = i;
-            return &ot->verdicts.v[i];
-        }
-    return NULL;
-}
-
-static void over_time_of_the_fake_throttling_run_cites_clock_and_heat(void **state)
-{
-    (void)state;
-    an_capture *m;
-    char d[256];
-    an_options o = {0};
-    assert_int_equal(an_load(&m, "fixtures/device-throttling.cap", &o, d,
-                             sizeof d),
-                     CAP_OK);
-    an_over_time ot;
-    assert_int_equal(an_over_time_compute(&ot, m, 10, 0), CAP_OK);
-    size_t t = 0, at = 0;
-    assert_non_null(row(&ot, AN_V_THROTTLING, &t));
-    const an_verdict *v = row(&ot, AN_V_DEVICE_THERMAL, &at);
-    assert_non_null(v);
-    assert_int_equal(at, t + 1); /* right after the growth it explains */
-    /* the first 1.6 s held 2.9 GHz and 52 C, the last 1.6 s 2.0 GHz and 81 C */
-    assert_float_equal(v->fig[1], 2900, 0);
-    assert_float_equal(v->fig[2], 2000, 0);
-    assert_float_equal(v->fig[3], 29, 1e-9);
-    assert_float_equal(v->fig[0], row(&ot, AN_V_THROTTLING, &t)->fig[0], 0);
-    assert_int_equal(ot.evidence.cause, AN_CAUSE_THERMAL);
-    assert_int_equal(ot.evidence.growth_of, 1);
-    assert_string_equal(ot.evidence.cpu_clock.name, "cpu0.freq_mhz");
-    assert_string_equal(ot.evidence.temp.name, "thermal.soc.temp_c");
-    an_over_time_free(&ot);
-    an_free(m);
-}
-
-static void over_time_without_a_clock_adds_no_device_row(void **state)
-{
-    (void)state;
-    an_capture *m;
-    char d[256];
-    an_options o = {0};
-    /* demo.cap records gpu_temp_c but no clock, and does not slow down */
-    assert_int_equal(an_load(&m, "fixtures/demo.cap", &o, d, sizeof d), CAP_OK);
-    an_over_time ot;
-    assert_int_equal(an_over_time_compute(&ot, m, 4, 0), CAP_OK);
-    for (size_t i = 0; i < ot.verdicts.n; i++)
-        assert_true(ot.verdicts.v[i].kind < AN_V_DEVICE_THERMAL ||
-                    ot.verdicts.v[i].kind > AN_V_DEVICE_STEADY);
-    assert_int_equal(ot.evidence.cause, AN_CAUSE_STEADY);
-    an_over_time_free(&ot);
-    an_free(m);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,8 +293,6 @@ int main(void)
         cmocka_unit_test(nvml_flags_count_as_heat_and_power_cap),
         cmocka_unit_test(fake_tree_throttling_power_limit_and_steady_runs),
         cmocka_unit_test(h200_capture_held_its_clock),
-        cmocka_unit_test(over_time_of_the_fake_throttling_run_cites_clock_and_heat),
-        cmocka_unit_test(over_time_without_a_clock_adds_no_device_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /*
  * evidence_text.c - the device's evidence as words (evidence.h): the clause
- * an_evidence_text writes and the sentence of an AN_V_DEVICE_* verdict.
+ * an_evidence_text writes (the verdict table's device-evidence sentence).
  * Numbers come computed; nothing here decides.
  */
 #include <math.h>
@@ -115,26 +115,4 @@ size_t an_evidence_text(const an_evidence *e, char *buf, size_t size)
         break;
     }
     return b.len;
-}
-
-void an_text_evidence_verdict(FILE *out, const an_verdict *v,
-                              const an_evidence *e)
-{
-    const double *f = v->fig;
-    if (!e) { /* the figures alone */
-        fprintf(out, "Device evidence (%s): growth %.2fx, clock %.0f to %.0f "
-                     "MHz, temperature %+.0f °C.\n",
-                an_verdict_key(v->kind), f[0], f[1], f[2], f[3]);
-        return;
-    }
-    char clause[640];
-    an_evidence_text(e, clause, sizeof clause);
-    if (v->kind == AN_V_DEVICE_STEADY || isnan(f[0]))
-        fprintf(out, "Device evidence: %s.\n", clause);
-    else
-        fprintf(out, "Device evidence: %s %.2fx while %s.\n",
-                e->growth_of == 1   ? "every top scope grew"
-                : e->growth_of == 2 ? "the work inside the frame grew"
-                                    : "frame time grew",
-                f[0], clause);
 }

@@ -460,13 +460,6 @@ void an_text_verdict(FILE *out, const an_verdict *v)
                      "the start out (--skip-seconds).\n",
                 f[0], f[1]);
         break;
-    case AN_V_DEVICE_THERMAL:
-    case AN_V_DEVICE_POWER:
-    case AN_V_DEVICE_WORK_GREW:
-    case AN_V_DEVICE_NO_CLOCK:
-    case AN_V_DEVICE_STEADY:
-        an_text_evidence_verdict(out, v, NULL); /* render/evidence_text.c */
-        break;
     case AN_V_STEADY:
     default:
         fprintf(out, "Frame time is steady across the bins.\n");
@@ -545,11 +538,7 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
     fputc('\n', out);
     for (size_t i = 0; i < ot->verdicts.n; i++) {
         fputs("  ", out);
-        if (ot->verdicts.v[i].kind >= AN_V_DEVICE_THERMAL &&
-            ot->verdicts.v[i].kind <= AN_V_DEVICE_STEADY) /* evidence.h */
-            an_text_evidence_verdict(out, &ot->verdicts.v[i], &ot->evidence);
-        else
-            an_text_verdict(out, &ot->verdicts.v[i]);
+        an_text_verdict(out, &ot->verdicts.v[i]);
     }
 }
 
