@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model.h"
 
@@ -93,6 +94,8 @@ void an_evidence_of_capture(const an_capture *m, double share, double growth,
  * "the work grew", "steady", "no clock recorded", "no device evidence".
  * Static storage. */
 const char *an_cause_name(an_cause c);
+
+/* ---- rendering (analysis/render/evidence_text.c) ------------------------ */
 
 /* Render the evidence as one clause for a report, e.g. "the CPU clock fell
  * from 2.90 to 2.00 GHz (cpu0.freq_mhz) and the temperature rose from 52

@@ -64,7 +64,8 @@ extern "C" {
 
 /* How to record. Zero-initialise; zero fields take the defaults beside
  * them. Environment variables read at open override the fixed window:
- * CAP_SKIP_SECONDS and CAP_RECORD_SECONDS. */
+ * CAP_SKIP_SECONDS and CAP_RECORD_SECONDS; and the device sampler:
+ * CAP_SAMPLE_DEVICE (0 or 1) and CAP_SAMPLE_PERIOD_MS. */
 typedef struct cap_capture_options {
     const cap_meta_kv *meta;     /* extra metadata, copied (program, build,
                                     machine, start time and clock source are
