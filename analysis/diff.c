@@ -110,11 +110,26 @@ static long find_match(const an_capture *m, const an_scope *s)
     return -1;
 }
 
+/* Display order: the frame row, regressions that gate, other decided
+ * changes, then the rest; each group by sort_key. */
+static int row_group(const an_diff_row *r)
+{
+    if (r->is_frame)
+        return 0;
+    if (r->d.verdict == CAP_VERDICT_REGRESSED && r->gates)
+        return 1;
+    if (r->d.verdict == CAP_VERDICT_REGRESSED ||
+        r->d.verdict == CAP_VERDICT_IMPROVED)
+        return 2;
+    return 3;
+}
+
 static int row_cmp(const void *a, const void *b)
 {
     const an_diff_row *x = a, *y = b;
-    if (x->is_frame != y->is_frame)
-        return x->is_frame ? -1 : 1;
+    int gx = row_group(x), gy = row_group(y);
+    if (gx != gy)
+        return gx < gy ? -1 : 1;
     if (x->sort_key != y->sort_key)
         return x->sort_key > y->sort_key ? -1 : 1;
     if (x->kind != y->kind)

@@ -91,10 +91,10 @@ pass=0 fail=0 skip=0
 # A base run in which the scope costs under 2 % of the frame (a machine so
 # loaded that every frame stretches), or a base or slow run in which the
 # scope's median is not its nominal time (preempted in most frames), does
-# not hold the truth this test is about: it is recorded again (three extra
+# not hold the truth this test is about: it is recorded again (six extra
 # attempts in all), and a seed that still lacks it gets no slowdown case:
 # that case is skipped, and so is the test (exit 77): a skip is not a pass.
-retries=3
+retries=6
 slow_factor=$(awk -v p="$slow_pct" 'BEGIN { print 1 + p / 100 }')
 for i in $(seq 1 "$pairs"); do
   while :; do
