@@ -128,42 +128,38 @@ for i in $(seq 1 "$pairs"); do
   done
 done
 
-for i in $(seq 1 "$pairs"); do
-  prev=$i
-  # the same code: nothing gates
-  "$diff" "${opts[@]}" --csv "$dir/base$prev.cap" "$dir/same$i.cap" >"$dir/same.csv" \
-    2>"$dir/same.err"
+# Compare base run I with run NEW (same or slow): the exit status must be
+# WANT_RC and the rows that regressed and gate exactly WANT (space
+# separated); LABEL names the case in the ok/FAIL line.
+check() { # I NEW WANT_RC WANT LABEL
+  local i=$1 new=$2 want_rc=$3 want=$4 label=$5 rc got
+  "$diff" "${opts[@]}" --csv "$dir/base$i.cap" "$dir/$new$i.cap" \
+    >"$dir/out.csv" 2>"$dir/out.err"
   rc=$?
-  got=$(gating_regressions "$dir/same.csv")
-  if [ "$rc" = 0 ] && [ -z "$got" ]; then
-    echo "ok   same code, seeds $((1000 + i)) and $((3000 + i)): exit 0"
+  got=$(gating_regressions "$dir/out.csv")
+  if [ "$rc" = "$want_rc" ] && [ "$got" = "$want" ]; then
+    echo "ok   $label: exit $rc${want:+, only $want}"
     pass=$((pass + 1))
   else
-    echo "FAIL same code, seeds $((1000 + i)) and $((3000 + i)): exit $rc, regressed: $got"
-    "$diff" "${opts[@]}" --top 0 "$dir/base$prev.cap" "$dir/same$i.cap" |
+    echo "FAIL $label: exit $rc, regressed: '$got'"
+    "$diff" "${opts[@]}" --top 0 "$dir/base$i.cap" "$dir/$new$i.cap" |
       grep -E '^track|regressed|improved|^cpu   ('"$slow_name"') '
     fail=$((fail + 1))
   fi
+}
+
+for i in $(seq 1 "$pairs"); do
+  # the same code: nothing gates
+  check "$i" same 0 "" "same code, seeds $((1000 + i)) and $((3000 + i))"
   # one scope 10 % slower: it alone is named
-  share=$(slow_share "$dir/base$prev.cap")
+  share=$(slow_share "$dir/base$i.cap")
   if [ ! -f "$dir/slow$i.cap" ]; then
     echo "SKIP $slow_name +$slow_pct %, seed $((1000 + i)): the machine was too loaded to record the planted truth (share $share % of the frame, >= 2 % wanted; median within 3 % of nominal)"
     skip=$((skip + 1))
     continue
   fi
-  "$diff" "${opts[@]}" --csv "$dir/base$prev.cap" "$dir/slow$i.cap" >"$dir/slow.csv" \
-    2>"$dir/slow.err"
-  rc=$?
-  got=$(gating_regressions "$dir/slow.csv")
-  if [ "$rc" = 1 ] && [ "$got" = "$slow_name" ]; then
-    echo "ok   $slow_name +$slow_pct % ($share % of the frame), seeds $((1000 + i)) and $((2000 + i)): exit 1, only $slow_name"
-    pass=$((pass + 1))
-  else
-    echo "FAIL $slow_name +$slow_pct % ($share % of the frame), seeds $((1000 + i)) and $((2000 + i)): exit $rc, regressed: '$got'"
-    "$diff" "${opts[@]}" --top 0 "$dir/base$prev.cap" "$dir/slow$i.cap" |
-      grep -E '^track|regressed|improved|^cpu   ('"$slow_name"') '
-    fail=$((fail + 1))
-  fi
+  check "$i" slow 1 "$slow_name" \
+    "$slow_name +$slow_pct % ($share % of the frame), seeds $((1000 + i)) and $((2000 + i))"
 done
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ] || exit 1
