@@ -743,6 +743,7 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
                                               sqrt(var > 0.0 ? var : 0.0));
         qu = q > 0.0 ? (uint64_t)q : 0;
     }
+    int full_level = qu > 0;
     if (qu == 0)
         qu = 1;
     if (qu > (mn + 1) / 2)
@@ -765,6 +766,7 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
     out->low = lo_v;
     out->high = hi_v;
     out->rank = qu;
+    out->full_level = full_level;
     out->method = used;
     return CAP_OK;
 }

@@ -248,6 +248,10 @@ typedef struct cap_shift_ci {
     double estimate;      /* Hodges-Lehmann: the median of D */
     double low, high;     /* D(qu) and D(nx ny - qu + 1) */
     uint64_t rank;        /* qu */
+    int full_level;       /* 0 when even D(1) and D(nx ny) do not reach
+                             the level (P(U' <= 0) >= alpha / 2: samples
+                             too small); the bounds are then R's, D(1)
+                             and D(nx ny), at a lower level */
     cap_mw_method method; /* how qu was found: exact or normal */
 } cap_shift_ci;
 

@@ -702,6 +702,20 @@ static void shift_interval_matches_r(void **state)
         assert_close(ci.high, ref[c].hi, 1e-15);
         assert_int_equal(ci.rank, ref[c].qu);
         assert_int_equal(ci.method, ref[c].method);
+        assert_true(ci.full_level);
+    }
+    /* Two against two: qwilcox(0.05, 2, 2) is 0, so R takes D(1) and D(4),
+     * whose level is 1 - 2 / 6; we say so. */
+    {
+        const double a2[] = {1.0, 3.0}, b2[] = {0.5, 2.5};
+        cap_shift_ci s2;
+        assert_int_equal(cap_stats_shift_ci(&s2, a2, 2, b2, 2, 0.1,
+                                            CAP_MW_AUTO),
+                         CAP_OK);
+        assert_int_equal(s2.rank, 1);
+        assert_false(s2.full_level);
+        assert_close(s2.low, -1.5, 0);
+        assert_close(s2.high, 2.5, 0);
     }
     /* 300 against 280 values, with ties: R's qwilcox(0.05, 280, 300) is
      * 38683 and so is the normal approximation; the bounds are the order
