@@ -668,6 +668,51 @@ static void kth_difference_agrees_with_sorting_every_difference(void **state)
     }
 }
 
+/* Samples big enough for the sampling rounds (not only the final gather):
+ * chosen ranks against a sort of all 84000 differences, with and without
+ * ties. */
+static void kth_difference_agrees_with_sorting_on_large_samples(void **state)
+{
+    (void)state;
+    enum { NX = 300, NY = 280 };
+    double *x = malloc(NX * sizeof *x), *y = malloc(NY * sizeof *y);
+    double *d = malloc((size_t)NX * NY * sizeof *d);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_non_null(d);
+    cap_rng rng;
+    cap_rng_seed(&rng, 11);
+    for (int ties = 0; ties < 2; ties++) {
+        if (ties) {
+            modular_x(x, NX);
+            modular_y(y, NY, 0.5);
+        } else {
+            for (int i = 0; i < NX; i++)
+                x[i] = exp(0.3 * cap_rng_normal(&rng));
+            for (int j = 0; j < NY; j++)
+                y[j] = exp(0.3 * cap_rng_normal(&rng)) * 0.9;
+        }
+        cap_stats_sort(x, NX);
+        cap_stats_sort(y, NY);
+        size_t k = 0;
+        for (int i = 0; i < NX; i++)
+            for (int j = 0; j < NY; j++)
+                d[k++] = x[i] - y[j];
+        qsort(d, k, sizeof *d, cmp_d);
+        const uint64_t ranks[] = {0, 1, 17, 3000, 38682, 41999, 42000,
+                                  45317, 83000, 83998, 83999};
+        for (size_t r = 0; r < ARRAY_LEN(ranks); r++) {
+            double v = NAN;
+            assert_int_equal(
+                cap_stats_kth_difference(&v, x, NX, y, NY, ranks[r]), CAP_OK);
+            assert_true(v == d[ranks[r]]);
+        }
+    }
+    free(x);
+    free(y);
+    free(d);
+}
+
 /* R: wilcox.test(my(ny, 0.5), mx(nx), conf.int = TRUE, conf.level = 0.9,
  * exact = TRUE): estimate and bounds; qwilcox(0.05, ny, nx). */
 static void shift_interval_matches_r(void **state)
@@ -1070,6 +1115,7 @@ int main(void)
         cmocka_unit_test(mw_with_a_shift_matches_r),
         cmocka_unit_test(qnorm_matches_r),
         cmocka_unit_test(kth_difference_agrees_with_sorting_every_difference),
+        cmocka_unit_test(kth_difference_agrees_with_sorting_on_large_samples),
         cmocka_unit_test(shift_interval_matches_r),
         cmocka_unit_test(shift_interval_covers_at_about_its_level),
         cmocka_unit_test(rel_change_guards_a_zero_base),
