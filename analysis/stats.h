@@ -228,7 +228,8 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
  * bounds with uniroot there; docs/STATISTICS.md compares the two).
  * Distribution-free: the level holds for any continuous law when the new
  * run is the base one shifted, with no resampling and no seed.
- * Cost: O((nx + ny) log(nx ny)) expected time, O(nx + ny) memory; the
+ * Cost: a few rounds of O(nx + ny) (section 3 of docs/STATISTICS.md), and
+ * O(nx + ny) memory; the
  * differences are never stored.
  * ====================================================================== */
 
