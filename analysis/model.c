@@ -1164,6 +1164,7 @@ static int resolve_names(loader *L)
         n->name = xstrdup(nm);
         if (!n->name)
             return -1;
+        n->is_wait = (cap_reader_name_flags(r, n->name_id) & CAP_NAME_WAIT) != 0;
     }
     for (size_t i = 0; i < m->nscopes; i++) {
         an_scope *s = &m->scopes[i];
@@ -1183,6 +1184,7 @@ static int resolve_names(loader *L)
         s->name = xstrdup(nm);
         if (!s->name)
             return -1;
+        s->is_wait = (cap_reader_name_flags(r, id) & CAP_NAME_WAIT) != 0;
         if (L->o->by_path) {
             /* path: root;...;name */
             size_t len = 0;

@@ -19,6 +19,24 @@ static int work(int n)
     return sum;
 }
 
+/* the names API: scopes by id, waits, runtime strings */
+static int names(int n)
+{
+    uint32_t id = cap_name_register_flags("by_id", NULL, 0, CAP_NAME_WAIT);
+    CAP_SCOPE_ID(id);
+    CAP_BEGIN_ID(id);
+    CAP_END();
+    cap_scope_begin(id);
+    cap_scope_end();
+    CAP_WAIT_SCOPE("wait");
+    CAP_WAIT_BEGIN("wait_pair");
+    CAP_END();
+    char buf[16] = "runtime";
+    buf[0] = (char)('a' + n % 26);
+    CAP_SCOPE(buf);
+    return (int)id + buf[0];
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -26,7 +44,7 @@ int main(int argc, char **argv)
     int total = 0;
     for (int f = 0; f < 3; f++) {
         CAP_FRAME_MARK();
-        total += work(argc + f);
+        total += work(argc + f) + names(f);
         CAP_COUNTER("total", total);
     }
     CAP_FRAME_BEGIN();

@@ -74,7 +74,9 @@ lib_only() {
 import json, sys
 info = sys.argv[1]
 deps = {d["name"] for d in json.load(open(info + "/intro-dependencies.json"))}
-extra = deps - {"libzstd", "zlib", "threads", "m"}
+# threads, m and dl are the C library's own (glibc 2.34+ has dlopen in libc;
+# the device sampler loads NVML with it at run time, when present)
+extra = deps - {"libzstd", "zlib", "threads", "m", "dl"}
 targets = sorted(t["name"] for t in json.load(open(info + "/intro-targets.json")))
 print("dependencies:", sorted(deps), "targets:", targets)
 if extra:

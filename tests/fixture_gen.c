@@ -20,6 +20,8 @@
  *                       same law as ab-base
  *   counted-losses.cap  dropped scopes, invalid, unmeasured and untimed GPU
  *                       spans, a timestamp that went backwards
+ *   waits-and-strays.cap  format 1.1: names tagged as waits, ends with no
+ *                       scope open, a scope still open at close
  *
  * The test suite runs it again and checks the bytes did not change, so a
  * format change cannot slip in without new fixtures and a spec entry.
@@ -69,7 +71,16 @@ static const char *const names[] = {
     "submit", "vkAcquireNextImageKHR", "job", "decode", "gpu frame",
     "shadows", "raster", "post", "rss_mib", "gpu_temp_c", "vram_mib"};
 
+static cap_writer *open_w_minor(const char *dir, const char *file,
+                               const char *prog, unsigned minor);
+
 static cap_writer *open_w(const char *dir, const char *file, const char *prog)
+{
+    return open_w_minor(dir, file, prog, 0);
+}
+
+static cap_writer *open_w_minor(const char *dir, const char *file,
+                               const char *prog, unsigned minor)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -84,7 +95,8 @@ static cap_writer *open_w(const char *dir, const char *file, const char *prog)
                             .origin_tick = 1000000000,
                             .origin_mono_ns = 1000000000,
                             .origin_unix_ns = 1796040000000000000ll,
-                            .block_bytes = 4096};
+                            .block_bytes = 4096,
+                            .format_minor = minor};
     cap_writer *w;
     CHECK(cap_writer_open_path(&w, path, &o));
     return w;
@@ -377,6 +389,54 @@ static void damaged(const char *dir)
     free(b);
 }
 
+/* Format 1.1: 30 frames of 10 ms on "main" with two wait-tagged names
+ * (wait_gpu 2-3 ms, wait_vsync the rest of the frame), two stray ends on
+ * "main" and one on "loader" (its scope began before the capture), and a
+ * "stream" scope on "loader" still open at close: ended with the last
+ * frame, 45 ms long, counted as closed at end. */
+static void waits_and_strays(const char *dir)
+{
+    enum { W_FRAME = 1, W_SIMULATE, W_WAIT_GPU, W_PRESENT, W_WAIT_VSYNC,
+           W_STREAM };
+    static const char *const wn[] = {NULL, "frame", "simulate", "wait_gpu",
+                                     "present", "wait_vsync", "stream"};
+    rng_state = 1111;
+    cap_writer *w = open_w_minor(dir, "waits-and-strays.cap", "waiting-game", 1);
+    for (uint32_t i = 1; i <= W_STREAM; i++)
+        CHECK(cap_writer_name(w, i, wn[i], "game/wait.c", 10 + i));
+    CHECK(cap_writer_name_flags(w, W_WAIT_GPU, CAP_NAME_WAIT));
+    CHECK(cap_writer_name_flags(w, W_WAIT_VSYNC, CAP_NAME_WAIT));
+    CHECK(cap_writer_thread(w, 0, "main"));
+    CHECK(cap_writer_thread(w, 1, "loader"));
+    uint64_t t = 1000000000;
+    if (cap_writer_scope_end(w, 1, t) != CAP_E_MISUSE)
+        exit(1);
+    for (uint64_t f = 0; f < 30; f++) {
+        uint64_t b = t, e = t + 10000000;
+        uint64_t sim = uni(4000000, 5000000), gpu = uni(2000000, 3000000);
+        CHECK(cap_writer_scope_begin(w, 0, W_FRAME, b));
+        CHECK(cap_writer_scope_begin(w, 0, W_SIMULATE, b));
+        CHECK(cap_writer_scope_end(w, 0, b + sim));
+        CHECK(cap_writer_scope_begin(w, 0, W_WAIT_GPU, b + sim));
+        CHECK(cap_writer_scope_end(w, 0, b + sim + gpu));
+        CHECK(cap_writer_scope_begin(w, 0, W_PRESENT, b + sim + gpu));
+        CHECK(cap_writer_scope_end(w, 0, b + sim + gpu + 1000000));
+        CHECK(cap_writer_scope_begin(w, 0, W_WAIT_VSYNC,
+                                     b + sim + gpu + 1000000));
+        CHECK(cap_writer_scope_end(w, 0, e));
+        CHECK(cap_writer_scope_end(w, 0, e));
+        if (f == 10 || f == 20)
+            if (cap_writer_scope_end(w, 0, e) != CAP_E_MISUSE)
+                exit(1);
+        if (f == 25)
+            CHECK(cap_writer_scope_begin(w, 1, W_STREAM, b + 5000000));
+        CHECK(cap_writer_frame(w, f, b, e));
+        t = e;
+    }
+    CHECK(cap_writer_end_open_scopes(w, t));
+    CHECK(cap_writer_close(w));
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -392,5 +452,6 @@ int main(int argc, char **argv)
     ab(argv[1], "ab-regressed.cap", 2002, 7);
     ab(argv[1], "ab-same.cap", 3003, 0);
     counted_losses(argv[1]);
+    waits_and_strays(argv[1]);
     return 0;
 }

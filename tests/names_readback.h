@@ -18,8 +18,10 @@
 typedef struct nr_name {
     char text[64];
     char parent[64]; /* name of the parent of the first scope seen */
-    uint32_t flags;
+    uint32_t flags; /* cap_reader_name_flags at the end of the file */
+    uint32_t id;
     size_t count;
+    int64_t max_ns; /* longest duration */
 } nr_name;
 
 typedef struct nr_file {
@@ -27,6 +29,7 @@ typedef struct nr_file {
     size_t n;
     size_t scopes;
     cap_reader_stats stats;
+    unsigned major, minor;
     int ok; /* read to CAP_DONE */
 } nr_file;
 
@@ -74,9 +77,15 @@ static inline int nr_read(nr_file *f, const char *path)
                     ? cap_reader_name(r, ev.u.scope.stack[ev.u.scope.depth - 1])
                     : "";
             snprintf(n->parent, sizeof n->parent, "%s", parent ? parent : "");
+            n->id = ev.u.scope.name;
         }
         n->count++;
+        if (ev.u.scope.end_ns - ev.u.scope.begin_ns > n->max_ns)
+            n->max_ns = ev.u.scope.end_ns - ev.u.scope.begin_ns;
     }
+    for (size_t i = 0; i < f->n; i++)
+        f->names[i].flags = cap_reader_name_flags(r, f->names[i].id);
+    cap_reader_version(r, &f->major, &f->minor);
     f->stats = *cap_reader_get_stats(r);
     f->ok = res == CAP_DONE;
     cap_reader_close(r);

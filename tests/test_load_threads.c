@@ -65,7 +65,7 @@ static void compare(const char *path, int by_path, double skip)
                  x->calls == y->calls && x->total_ns == y->total_ns &&
                  x->self_ns == y->self_ns && x->pf_n == y->pf_n,
              "a scope row");
-        SAME(x->pf_n == 0 || /* no series: the pointers may be NULL */
+        SAME(x->pf_n == 0 || /* no series: the arrays may be NULL */
                  (memcmp(x->pf_frame, y->pf_frame,
                          x->pf_n * sizeof *x->pf_frame) == 0 &&
                   memcmp(x->pf_self, y->pf_self,

@@ -89,6 +89,13 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
         {st->clock_backwards,
          "timestamps went backwards on their thread and were recorded as "
          "no time passing"},
+        {st->closed_at_end,
+         "scopes were still open when the capture closed and end there: "
+         "their times are cut short"},
+        {st->stray_ends,
+         "scope ends had no scope open on their thread (an end without its "
+         "begin, or a scope opened before the capture began) and were "
+         "ignored"},
     };
     for (size_t i = 0; i < sizeof counted / sizeof counted[0]; i++) {
         if (!counted[i].count)

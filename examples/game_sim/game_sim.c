@@ -41,14 +41,14 @@ enum { K_WORK, K_WAIT, K_GPU, K_ASSET };
     X(S_UPDATE, "update", "main", 100, K_WORK)                                 \
     X(S_SUBMIT_JOBS, "submit_jobs", "main", 50, K_WORK)                        \
     X(S_UPDATE_PHYSICS, "update_physics", "main", 120, K_WORK)                 \
-    X(S_PHYSICS_BROADPHASE, "physics_broadphase", "main", 500, K_WORK)         \
+    X(S_PHYSICS_BROADPHASE, "physics_broadphase", "main", 700, K_WORK)         \
     X(S_PHYSICS_NARROWPHASE, "physics_narrowphase", "main", 200, K_WORK)       \
     X(S_PHYSICS_CONTACTS, "physics_contacts", "main", 150, K_WORK)             \
     X(S_CONTACT_SOLVE, "contact_solve", "main", 400, K_WORK)                   \
     X(S_CONTACT_ISLAND, "contact_island", "main", 250, K_WORK)                 \
     X(S_PHYSICS_INTEGRATE, "physics_integrate", "main", 350, K_WORK)           \
     X(S_UPDATE_AI, "update_ai", "main", 100, K_WORK)                           \
-    X(S_AI_PERCEPTION, "ai_perception", "main", 450, K_WORK)                   \
+    X(S_AI_PERCEPTION, "ai_perception", "main", 600, K_WORK)                   \
     X(S_AI_PATHFIND, "ai_pathfind", "main", 120, K_WORK)                       \
     X(S_PATH_ASTAR, "path_astar", "main", 500, K_WORK)                         \
     X(S_UPDATE_ANIMATION, "update_animation", "main", 100, K_WORK)             \
@@ -59,33 +59,33 @@ enum { K_WORK, K_WAIT, K_GPU, K_ASSET };
     X(S_GATHER_RENDER_DATA, "gather_render_data", "main", 150, K_WORK)         \
     X(S_CULL, "cull", "main", 100, K_WORK)                                     \
     X(S_CULL_FRUSTUM, "cull_frustum", "main", 350, K_WORK)                     \
-    X(S_CULL_OCCLUSION, "cull_occlusion", "main", 450, K_WORK)                 \
+    X(S_CULL_OCCLUSION, "cull_occlusion", "main", 600, K_WORK)                 \
     X(S_WAIT_RENDER, "wait_render", "main", 0, K_WAIT)                         \
     X(S_HANDOFF, "handoff", "main", 40, K_WORK)                                \
     X(S_WAIT_FPS_CAP, "wait_fps_cap", "main", 0, K_WAIT)                       \
-    X(S_RENDER_FRAME, "render_frame", "render", 50, K_WORK)                    \
+    X(S_RENDER_FRAME, "render_frame", "render", 40, K_WORK)                    \
     X(S_WAIT_FRAME_DATA, "wait_frame_data", "render", 0, K_WAIT)               \
-    X(S_RENDER_BUILD, "render_build", "render", 80, K_WORK)                    \
-    X(S_BUILD_SHADOWS, "build_shadows", "render", 100, K_WORK)                 \
-    X(S_SHADOW_CASCADE, "shadow_cascade", "render", 600, K_WORK)               \
-    X(S_BUILD_OPAQUE, "build_opaque", "render", 100, K_WORK)                   \
-    X(S_OPAQUE_SORT, "opaque_sort", "render", 300, K_WORK)                     \
-    X(S_OPAQUE_ENCODE, "opaque_encode", "render", 100, K_WORK)                 \
-    X(S_ENCODE_MATERIAL, "encode_material", "render", 200, K_WORK)             \
-    X(S_ENCODE_DRAWS, "encode_draws", "render", 700, K_WORK)                   \
-    X(S_BUILD_TRANSPARENT, "build_transparent", "render", 400, K_WORK)         \
-    X(S_BUILD_POST, "build_post", "render", 250, K_WORK)                       \
-    X(S_RENDER_SUBMIT, "render_submit", "render", 50, K_WORK)                  \
-    X(S_GPU_SUBMIT, "gpu_submit", "render", 300, K_WORK)                       \
-    X(S_PRESENT, "present", "render", 200, K_WORK)                             \
+    X(S_RENDER_BUILD, "render_build", "render", 50, K_WORK)                    \
+    X(S_BUILD_SHADOWS, "build_shadows", "render", 60, K_WORK)                 \
+    X(S_SHADOW_CASCADE, "shadow_cascade", "render", 400, K_WORK)               \
+    X(S_BUILD_OPAQUE, "build_opaque", "render", 60, K_WORK)                   \
+    X(S_OPAQUE_SORT, "opaque_sort", "render", 200, K_WORK)                     \
+    X(S_OPAQUE_ENCODE, "opaque_encode", "render", 60, K_WORK)                 \
+    X(S_ENCODE_MATERIAL, "encode_material", "render", 120, K_WORK)             \
+    X(S_ENCODE_DRAWS, "encode_draws", "render", 450, K_WORK)                   \
+    X(S_BUILD_TRANSPARENT, "build_transparent", "render", 250, K_WORK)         \
+    X(S_BUILD_POST, "build_post", "render", 150, K_WORK)                       \
+    X(S_RENDER_SUBMIT, "render_submit", "render", 40, K_WORK)                  \
+    X(S_GPU_SUBMIT, "gpu_submit", "render", 200, K_WORK)                       \
+    X(S_PRESENT, "present", "render", 120, K_WORK)                             \
     X(S_WORKER_WAIT, "worker_wait", "worker", 0, K_WAIT)                       \
-    X(S_JOB_SKINNING, "job_skinning", "worker", 60, K_WORK)                    \
-    X(S_SKIN_BONES, "skin_bones", "worker", 500, K_WORK)                       \
-    X(S_JOB_PARTICLES, "job_particles", "worker", 50, K_WORK)                  \
-    X(S_PARTICLES_SIMULATE, "particles_simulate", "worker", 300, K_WORK)       \
-    X(S_PARTICLES_COLLIDE, "particles_collide", "worker", 250, K_WORK)         \
-    X(S_JOB_VISIBILITY, "job_visibility", "worker", 400, K_WORK)               \
-    X(S_VIS_RAYCAST, "vis_raycast", "worker", 300, K_WORK)                     \
+    X(S_JOB_SKINNING, "job_skinning", "worker", 30, K_WORK)                    \
+    X(S_SKIN_BONES, "skin_bones", "worker", 170, K_WORK)                       \
+    X(S_JOB_PARTICLES, "job_particles", "worker", 30, K_WORK)                  \
+    X(S_PARTICLES_SIMULATE, "particles_simulate", "worker", 100, K_WORK)       \
+    X(S_PARTICLES_COLLIDE, "particles_collide", "worker", 70, K_WORK)         \
+    X(S_JOB_VISIBILITY, "job_visibility", "worker", 120, K_WORK)               \
+    X(S_VIS_RAYCAST, "vis_raycast", "worker", 80, K_WORK)                     \
     X(S_LOAD_LEVEL, "load_level", "main", 8000, K_WORK)                        \
     X(S_STREAM_ASSET, "stream_asset", "asset_loader", 1500, K_WORK)            \
     X(S_DECOMPRESS, "decompress", "asset_loader", 1000, K_WORK)                \
@@ -203,7 +203,7 @@ static uint64_t draw_ns(const sim *g, uint64_t *rng, int ix, double factor)
 #define SIM_WORK(ix, g, rng, f)                                                \
     CAP_SCOPE(scope_defs[ix].name);                                            \
     spin_ns(draw_ns((g), (rng), (ix), (f)))
-#define SIM_WAIT(ix) CAP_SCOPE(scope_defs[ix].name)
+#define SIM_WAIT(ix) CAP_WAIT_SCOPE(scope_defs[ix].name)
 
 /* ---- workers ----------------------------------------------------------- */
 

@@ -2,8 +2,10 @@
  * test_game_sim - game_sim writes what it promises: a short run with every
  * knob that adds threads and scopes reads back with each thread, every
  * name of its --help table, the 7-deep physics path, GPU spans of exactly
- * their nominal durations, counters, and no work scope shorter than its
- * nominal self time allows. Bad options exit 2.
+ * their nominal durations, counters, the waits of the table tagged as
+ * waits (and nothing else), the 90 runtime asset names each under its own
+ * name, and no work scope shorter than its nominal self time allows. Bad
+ * options exit 2.
  *
  * Usage: test_game_sim PATH/TO/game_sim
  */
@@ -116,7 +118,7 @@ static truth *find(truth *t, size_t n, const char *name)
 static void test_game_sim_records_its_truth(void **state)
 {
     (void)state;
-    truth t[96];
+    static truth t[96]; /* zeroed: seen counts from 0 */
     size_t nt = read_truth(t, 96);
     assert_true(nt >= 40);
 
@@ -195,6 +197,12 @@ static void test_game_sim_records_its_truth(void **state)
                 fail_msg("scope '%s' is not in game_sim --help", n);
             assert_false(d->gpu);
             d->seen++;
+            /* the waits of the table, and only they, are tagged */
+            int wait = (cap_reader_name_flags(r, ev.u.scope.name) &
+                        CAP_NAME_WAIT) != 0;
+            if (wait != d->wait)
+                fail_msg("'%s' is %s in the file, %s in --help", n,
+                         wait ? "a wait" : "work", d->wait ? "a wait" : "work");
             int64_t self = ev.u.scope.end_ns - ev.u.scope.begin_ns -
                            ev.u.scope.children_ns;
             if (self < d->min_self_ns)

@@ -115,6 +115,9 @@ static int use_name(copy *c, uint32_t id)
         return 0; /* unnamed in the input: stays unnamed */
     cap_result r = cap_writer_name(c->w, id, s, cap_reader_name_file(c->r, id),
                                    cap_reader_name_line(c->r, id));
+    uint32_t flags = cap_reader_name_flags(c->r, id) & CAP_NAME_FLAGS_KNOWN;
+    if (r == CAP_OK && flags)
+        r = cap_writer_name_flags(c->w, id, flags);
     return r == CAP_OK ? 0 : wfail(c, r, "names");
 }
 
@@ -485,6 +488,9 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     wo.clock_source = cap_reader_clock_source(c->r);
     wo.tick_period_ns = 1.0;
     wo.origin_unix_ns = cap_reader_origin_unix_ns(c->r);
+    unsigned vmajor, vminor;
+    cap_reader_version(c->r, &vmajor, &vminor);
+    wo.format_minor = vminor >= 1; /* keep name flags (waits) */
     res = cap_writer_open_path(&c->w, out, &wo);
     free(meta);
     if (res != CAP_OK) {

@@ -131,6 +131,9 @@ typedef struct cap_reader_stats {
     uint64_t closed_at_end;       /* scopes open at close, closed by writer */
     uint64_t unnamed_ids;         /* distinct ids used without a name */
     uint64_t clock_backwards;     /* timestamps that went back, as recorded */
+    uint64_t stray_ends;          /* scope ends the producer met with no
+                                     scope open on their thread, dropped
+                                     (format 1.1) */
     int has_footer;               /* the file ended with a valid footer */
     int truncated;                /* the file ended without one */
 } cap_reader_stats;
@@ -183,6 +186,19 @@ CAP_API const char *cap_reader_name(const cap_reader *r, uint32_t id);
 /* Source location of name id `id`, or NULL / 0 when none was recorded. */
 CAP_API const char *cap_reader_name_file(const cap_reader *r, uint32_t id);
 CAP_API uint32_t cap_reader_name_line(const cap_reader *r, uint32_t id);
+
+/* Name flags (format 1.1), as in cap_writer.h and capture.h. */
+#ifndef CAP_NAME_WAIT
+#define CAP_NAME_WAIT 0x1u        /* time spent blocked, not working */
+#define CAP_NAME_FLAGS_KNOWN 0x1u
+#endif
+
+/* The flags of name id `id` (CAP_NAME_WAIT, ...) as far as the file has
+ * declared them so far; 0 for an id without flags, an unknown id, a 1.0
+ * file. A block declares the flags of the names it uses before their
+ * events, so the flags of an id in an event already yielded are known.
+ * Bits this reader does not know are returned as they are. */
+CAP_API uint32_t cap_reader_name_flags(const cap_reader *r, uint32_t id);
 
 /* The largest name id defined or used so far. */
 CAP_API uint32_t cap_reader_max_name_id(const cap_reader *r);

@@ -45,6 +45,15 @@
 extern "C" {
 #endif
 
+/* Name flags (format 1.1): what a name stands for, beyond its text.
+ * CAP_NAME_WAIT: the scope is time spent blocked (a lock, a queue, a
+ * fence, vsync), not work, and reports keep it apart. cap_reader.h
+ * defines the same values. */
+#ifndef CAP_NAME_WAIT
+#define CAP_NAME_WAIT 0x1u
+#define CAP_NAME_FLAGS_KNOWN 0x1u
+#endif
+
 /* One metadata entry. Both strings are copied by the writer. */
 typedef struct cap_meta_kv {
     const char *key;
@@ -71,6 +80,10 @@ typedef struct cap_writer_options {
                                   this long fails the write (CAP_E_IO,
                                   errno ETIMEDOUT); default 5000. Regular
                                   files are written without a timeout */
+    unsigned format_minor;     /* 0 (default): write format 1.0; 1: write
+                                  format 1.1, which may carry name flags
+                                  (cap_writer_name_flags) and counts of
+                                  stray ends (cap_writer_scope_end) */
 } cap_writer_options;
 
 /* One GPU span of a frame batch, see cap_writer_gpu_frame. */
@@ -106,6 +119,14 @@ CAP_API cap_result cap_writer_open_fd(cap_writer **out, int fd,
 CAP_API cap_result cap_writer_name(cap_writer *w, uint32_t id, const char *name,
                                    const char *file, uint32_t line);
 
+/* Add `flags` (CAP_NAME_WAIT) to name id `id`, already defined with
+ * cap_writer_name. Flags only accumulate. They are written with the name
+ * in every later block that uses it and in the footer.
+ * Errors: CAP_E_MISUSE (the writer writes format 1.0, id not defined,
+ * unknown flag bits), CAP_E_STOPPED. */
+CAP_API cap_result cap_writer_name_flags(cap_writer *w, uint32_t id,
+                                         uint32_t flags);
+
 /* Declare CPU thread `tid` with a display name (copied; may be NULL).
  * Declaring again renames it. Errors: CAP_E_MISUSE, CAP_E_NOMEM. */
 CAP_API cap_result cap_writer_thread(cap_writer *w, uint32_t tid,
@@ -137,7 +158,9 @@ CAP_API cap_result cap_writer_scope_begin(cap_writer *w, uint32_t tid,
                                           uint32_t name, uint64_t tick);
 
 /* Close the innermost open scope of thread `tid` at `tick`.
- * Errors: CAP_E_MISUSE (no scope open on that thread), as begin. */
+ * Errors: CAP_E_MISUSE (no scope open on that thread: the end is dropped
+ * and, in a format 1.1 file, counted in the block's STRAY_ENDS statistic),
+ * as begin. */
 CAP_API cap_result cap_writer_scope_end(cap_writer *w, uint32_t tid,
                                         uint64_t tick);
 
@@ -182,6 +205,13 @@ CAP_API cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
  * at least 100 ms after the origin. */
 CAP_API cap_result cap_writer_clock_sample(cap_writer *w, uint64_t tick,
                                            uint64_t mono_ns);
+
+/* Close every scope still open, on every thread, at `tick` (or at the
+ * thread's last tick when that is later), and count each as "closed at
+ * end". For a producer that knows when recording stopped: cap_writer_close
+ * alone closes them at each thread's last tick.
+ * Errors: CAP_E_STOPPED, CAP_E_NOMEM. */
+CAP_API cap_result cap_writer_end_open_scopes(cap_writer *w, uint64_t tick);
 
 /* Encode, compress and write the pending block (if any) now.
  * Errors: CAP_E_IO (the write failed: the writer stops; every block written

@@ -130,7 +130,8 @@ CAP_API cap_result cap_open_fd(int fd, const cap_capture_options *opt);
 
 /* Stop recording, drain every thread's buffer, write the footer and close
  * the file. Threads should stop recording first: events racing with close
- * are discarded. Returns the first error met while recording (CAP_E_IO,
+ * are discarded. A scope still open ends at the moment of the call and is
+ * counted as closed at end (readers warn: its time is cut short). Returns the first error met while recording (CAP_E_IO,
  * CAP_E_NOMEM) or CAP_OK; CAP_E_MISUSE when no capture is open. */
 CAP_API cap_result cap_close(void);
 
@@ -151,6 +152,15 @@ CAP_API void cap_set_log(void (*fn)(void *user, const char *line), void *user);
  * out of memory or name is NULL. Thread-safe. */
 CAP_API uint32_t cap_name_register(const char *name, const char *file,
                                    uint32_t line);
+
+/* As cap_name_register, and add `flags` to the name's flags. CAP_NAME_WAIT
+ * tags the name as a wait: time spent blocked (a lock, a queue, a fence,
+ * vsync), not working; reports keep waits apart from work. Flags belong to
+ * the name, not to the call: a text tagged once is tagged everywhere in
+ * the capture from then on, and flags are never removed. Unknown bits are
+ * ignored. Returns the id, 0 as cap_name_register does. Thread-safe. */
+CAP_API uint32_t cap_name_register_flags(const char *name, const char *file,
+                                         uint32_t line, uint32_t flags);
 
 /* ---- scopes by id ------------------------------------------------------
  * For names known only at run time (assets, levels, script functions):
@@ -351,6 +361,7 @@ static inline cap_result cap_status(void) { return CAP_OK; }
 static inline void cap_get_stats(cap_producer_stats *out) { if (out) out->events = out->dropped_scopes = out->blocks = out->bytes = out->frames = 0; }
 static inline void cap_set_log(void (*fn)(void *user, const char *line), void *user) {}
 static inline uint32_t cap_name_register(const char *name, const char *file, uint32_t line) { return 0; }
+static inline uint32_t cap_name_register_flags(const char *name, const char *file, uint32_t line, uint32_t flags) { return 0; }
 static inline void cap_scope_begin(uint32_t id) {}
 static inline void cap_scope_end(void) {}
 static inline cap_result cap_thread_register(const char *name) { return CAP_OK; }
@@ -421,6 +432,16 @@ struct cap__scope_guard {
  * calls at the same site: each call records the text it is given. */
 #define CAP_SCOPE(name) CAP__SCOPE_FLAGS(name, 0)
 
+/* A wait: a scope whose name is tagged CAP_NAME_WAIT (time spent blocked,
+ * not working), to the end of the block; CAP_WAIT_BEGIN pairs with
+ * CAP_END. Same cost as CAP_SCOPE. */
+#define CAP_WAIT_SCOPE(name) CAP__SCOPE_FLAGS(name, CAP_NAME_WAIT)
+#define CAP_WAIT_BEGIN(name)                                                   \
+    do {                                                                       \
+        static cap__site cap__site_w;                                          \
+        (void)cap__scope_enter(CAP__SITE_ID(cap__site_w, name, CAP_NAME_WAIT)); \
+    } while (0)
+
 /* Explicit pairs: CAP_BEGIN opens a scope, CAP_END closes the innermost. */
 #define CAP_BEGIN(name)                                                        \
     do {                                                                       \
@@ -446,6 +467,8 @@ struct cap__scope_guard {
 #define CAP_SCOPE_ID(id) ((void)0)
 #define CAP_BEGIN(name) ((void)0)
 #define CAP_BEGIN_ID(id) ((void)0)
+#define CAP_WAIT_SCOPE(name) ((void)0)
+#define CAP_WAIT_BEGIN(name) ((void)0)
 #define CAP_END() ((void)0)
 #define CAP_FRAME_MARK() ((void)0)
 #define CAP_FRAME_BEGIN() ((void)0)

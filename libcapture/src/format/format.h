@@ -26,6 +26,9 @@
 #define CAPF_MAGIC_LEN 8
 #define CAPF_VERSION_MAJOR 1
 #define CAPF_VERSION_MINOR 0
+/* 1.1 adds NAME_FLAGS sections and the STRAY_ENDS statistic; a writer
+ * writes 1.1 when asked to (cap_writer_options.format_minor), 1.0 else */
+#define CAPF_VERSION_MINOR_NAME_FLAGS 1
 #define CAPF_HEADER_LEN 16
 
 #define CAPF_CHUNK_SYNC "CHNK"
@@ -56,6 +59,7 @@ enum capf_section {
     CAPF_SEC_GPU_CAL = 0x09,   /* v track, v gpu_tick, v cpu_tick, v dev_ns */
     CAPF_SEC_STATS = 0x0A,     /* v n, n x (v kind, v subject, v count) */
     CAPF_SEC_INDEX = 0x0B,     /* footer: block index */
+    CAPF_SEC_NAME_FLAGS = 0x0C, /* 1.1: v n, n x (v id, v flags) */
     CAPF_SEC_META_KV = 0x10,   /* v n, n x (str key, str value) */
     CAPF_SEC_ORIGIN = 0x11     /* str clock_source, f64 period_ns,
                                   v origin_tick, v origin_mono_ns,
@@ -67,7 +71,8 @@ enum capf_stat_kind {
     CAPF_STAT_GPU_UNTIMED = 2,    /* subject: track */
     CAPF_STAT_GPU_INVALID = 3,    /* subject: track */
     CAPF_STAT_CLOSED_AT_END = 4,  /* subject: thread */
-    CAPF_STAT_CLOCK_BACKWARDS = 5 /* subject: thread */
+    CAPF_STAT_CLOCK_BACKWARDS = 5, /* subject: thread */
+    CAPF_STAT_STRAY_ENDS = 6       /* 1.1; subject: thread */
 };
 
 /* A CLOCK sample refines the tick period only once this far from origin. */

@@ -39,7 +39,6 @@
 #include <cpuid.h>
 #endif
 
-#define CAP__NAME_FLAGS_KNOWN 0u
 #define RESERVE_RECORDS (CAP_MAX_DEPTH + 64)
 #define MISC_MAX 1000000u
 
@@ -144,6 +143,7 @@ typedef struct producer {
     /* writer thread only */
     uint8_t *defined;
     uint32_t defined_cap;
+    unsigned flags_epoch; /* the registry's, when last refreshed */
     cap_producer_stats stats; /* written under lock */
 } producer;
 
@@ -156,6 +156,7 @@ static struct {
     uint32_t *ht; /* open addressing: id or 0 */
     uint32_t ht_cap;
     uint32_t invalid_id; /* "<invalid scope id>", registered on first need */
+    unsigned flags_epoch; /* atomic: bumped when a known name gains a flag */
     producer *active; /* atomic */
     unsigned inflight; /* atomic: calls using `active` right now */
     int closing;       /* a cap_close is tearing a producer down */
@@ -231,7 +232,10 @@ static cap__name *name_intern(const char *name, uint32_t flags)
         while (reg.ht[i]) {
             cap__name *e = reg.names[reg.ht[i] - 1];
             if (strncmp(e->text, name, len) == 0 && e->text[len] == 0) {
-                e->flags |= flags;
+                if (flags & ~e->flags) {
+                    e->flags |= flags;
+                    __atomic_add_fetch(&reg.flags_epoch, 1, __ATOMIC_RELEASE);
+                }
                 return e;
             }
             i = (i + 1) & (reg.ht_cap - 1);
@@ -273,18 +277,24 @@ static cap__name *name_intern(const char *name, uint32_t flags)
     return e;
 }
 
-static uint32_t cap_name_register_flags(const char *name, const char *file,
-                                        uint32_t line, uint32_t flags)
+/* name_intern under the registry lock; NULL for a NULL name too. */
+static cap__name *intern(const char *name, uint32_t flags)
+{
+    if (!name)
+        return NULL;
+    pthread_mutex_lock(&reg.lock);
+    cap__name *e = name_intern(name, flags & CAP_NAME_FLAGS_KNOWN);
+    pthread_mutex_unlock(&reg.lock);
+    return e;
+}
+
+uint32_t cap_name_register_flags(const char *name, const char *file,
+                                 uint32_t line, uint32_t flags)
 {
     (void)file;
     (void)line;
-    if (!name)
-        return 0;
-    pthread_mutex_lock(&reg.lock);
-    cap__name *e = name_intern(name, flags & CAP__NAME_FLAGS_KNOWN);
-    uint32_t id = e ? e->id : 0;
-    pthread_mutex_unlock(&reg.lock);
-    return id;
+    cap__name *e = intern(name, flags);
+    return e ? e->id : 0;
 }
 
 uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
@@ -297,11 +307,7 @@ uint32_t cap__site_resolve(cap__site *site, const char *name, const char *file,
 {
     (void)file;
     (void)line;
-    if (!name)
-        return 0;
-    pthread_mutex_lock(&reg.lock);
-    cap__name *e = name_intern(name, flags & CAP__NAME_FLAGS_KNOWN);
-    pthread_mutex_unlock(&reg.lock);
+    cap__name *e = intern(name, flags);
     if (!e)
         return 0;
     if (literal)
@@ -752,6 +758,9 @@ static void set_failed(producer *p, cap_result r, const char *what)
           what, cap_result_message(r), e ? ": " : "", e ? strerror(e) : "");
 }
 
+/* p->defined[id]: DEFINED | the flags the writer has for id. */
+#define DEFINED 0x80u
+
 static void define_name(producer *p, uint32_t id)
 {
     if (id == 0)
@@ -770,13 +779,42 @@ static void define_name(producer *p, uint32_t id)
     if (p->defined[id])
         return;
     pthread_mutex_lock(&reg.lock);
-    char *name = id <= reg.names_n ? strdup(reg.names[id - 1]->text) : NULL;
+    char *name = NULL;
+    uint32_t flags = 0;
+    if (id <= reg.names_n) {
+        name = strdup(reg.names[id - 1]->text);
+        flags = reg.names[id - 1]->flags;
+    }
     pthread_mutex_unlock(&reg.lock);
     if (name) {
         (void)cap_writer_name(p->w, id, name, NULL, 0);
+        if (flags)
+            (void)cap_writer_name_flags(p->w, id, flags);
         free(name);
     }
-    p->defined[id] = 1;
+    p->defined[id] = (uint8_t)(DEFINED | (flags & CAP_NAME_FLAGS_KNOWN));
+}
+
+/* A name the writer already has may gain a flag later (registered plain,
+ * then as a wait): pass the new flags on. Runs when the epoch moved. */
+static void refresh_flags(producer *p)
+{
+    unsigned epoch = __atomic_load_n(&reg.flags_epoch, __ATOMIC_ACQUIRE);
+    if (epoch == p->flags_epoch)
+        return;
+    p->flags_epoch = epoch;
+    for (uint32_t id = 1; id < p->defined_cap; id++) {
+        if (!p->defined[id])
+            continue;
+        pthread_mutex_lock(&reg.lock);
+        uint32_t flags = id <= reg.names_n ? reg.names[id - 1]->flags : 0;
+        pthread_mutex_unlock(&reg.lock);
+        flags &= CAP_NAME_FLAGS_KNOWN;
+        if (flags & ~(uint32_t)p->defined[id]) {
+            (void)cap_writer_name_flags(p->w, id, flags);
+            p->defined[id] = (uint8_t)(DEFINED | flags);
+        }
+    }
 }
 
 static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
@@ -1015,6 +1053,8 @@ static void *writer_main(void *arg)
 
         int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
         if (live)
+            refresh_flags(p);
+        if (live)
             process_misc(p, q, qn);
         else
             for (size_t i = 0; i < qn; i++) {
@@ -1049,7 +1089,9 @@ static void *writer_main(void *arg)
             }
             if (p->end_tick && tick > p->end_tick &&
                 !__atomic_load_n(&p->finished, __ATOMIC_RELAXED)) {
-                /* the fixed window is over: finish the file now */
+                /* the fixed window is over: finish the file now; scopes
+                 * still open end with the window */
+                (void)cap_writer_end_open_scopes(p->w, p->end_tick);
                 cap_result r = cap_writer_close(p->w);
                 p->w = NULL;
                 __atomic_store_n(&p->finished, 1, __ATOMIC_RELEASE);
@@ -1287,6 +1329,7 @@ static cap_result open_common(int fd, const char *path,
         .zstd_level = o && o->zstd_level ? o->zstd_level : 1,
         .block_bytes = o && o->flush_bytes ? o->flush_bytes : 0,
         .stall_timeout_ms = o ? o->stall_timeout_ms : 0,
+        .format_minor = 1, /* name flags, stray ends */
     };
     cap_result r = path ? cap_writer_open_path(&p->w, path, &wo)
                         : cap_writer_open_fd(&p->w, fd, &wo);
@@ -1354,10 +1397,12 @@ cap_result cap_close(void)
     __atomic_store_n(&p->closing, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&reg.lock);
 
-    /* The caller's own thread: its open frame ends now. */
+    /* The caller's own thread: its open frame ends now, and so do the
+     * scopes still open on any thread (once the writer thread is done). */
+    uint64_t close_tick = cap__now();
     pthread_mutex_lock(&p->lock);
     if (p->frame_open) {
-        uint64_t now = cap__now();
+        uint64_t now = close_tick;
         misc_push(p, (misc){.kind = M_FRAME, .tick = p->frame_begin,
                             .a = p->frame_begin, .b = now,
                             .c = p->frame_next - 1});
@@ -1372,9 +1417,13 @@ cap_result cap_close(void)
 
     cap_result r = (cap_result)__atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
     if (p->w) {
-        cap_result c = __atomic_load_n(&p->failed, __ATOMIC_RELAXED)
-                           ? (cap_writer_abandon(p->w), CAP_OK)
-                           : cap_writer_close(p->w);
+        int failed = __atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+        if (!failed)
+            (void)cap_writer_end_open_scopes(
+                p->w, p->end_tick && close_tick > p->end_tick ? p->end_tick
+                                                              : close_tick);
+        cap_result c = failed ? (cap_writer_abandon(p->w), CAP_OK)
+                              : cap_writer_close(p->w);
         p->w = NULL;
         if (c != CAP_OK && r == CAP_OK) {
             r = c;

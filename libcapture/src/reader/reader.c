@@ -28,6 +28,7 @@ typedef struct rd_name {
     char *name;
     char *file;
     uint32_t line;
+    uint32_t flags; /* NAME_FLAGS (format 1.1), accumulated */
     int used;
 } rd_name;
 
@@ -659,6 +660,24 @@ static cap_result sec_names(cap_reader *r, capf_cur *b)
     return b->bad ? CAP_E_CORRUPT : CAP_OK;
 }
 
+/* NAME_FLAGS (1.1): flags accumulate; an id not named yet keeps them for
+ * when its name arrives. */
+static cap_result sec_name_flags(cap_reader *r, capf_cur *b)
+{
+    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    for (uint64_t i = 0; i < n && !b->bad; i++) {
+        uint64_t id = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
+        uint64_t flags = capf_cur_varint_max(b, UINT32_MAX);
+        if (b->bad || id == 0)
+            return CAP_E_CORRUPT;
+        rd_name *nm = name_slot(r, (uint32_t)id);
+        if (!nm)
+            return CAP_E_NOMEM;
+        nm->flags |= (uint32_t)flags;
+    }
+    return b->bad ? CAP_E_CORRUPT : CAP_OK;
+}
+
 static cap_result sec_threads(cap_reader *r, capf_cur *b, int announce)
 {
     uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
@@ -734,6 +753,7 @@ static cap_result sec_stats(cap_reader *r, capf_cur *b)
         case CAPF_STAT_GPU_INVALID: r->st.gpu_invalid += v; break;
         case CAPF_STAT_CLOSED_AT_END: r->st.closed_at_end += v; break;
         case CAPF_STAT_CLOCK_BACKWARDS: r->st.clock_backwards += v; break;
+        case CAPF_STAT_STRAY_ENDS: r->st.stray_ends += v; break;
         default: break; /* unknown statistics are ignored */
         }
     }
@@ -950,6 +970,8 @@ static cap_result next_section(cap_reader *r)
     }
     case CAPF_SEC_NAMES:
         return sec_names(r, b);
+    case CAPF_SEC_NAME_FLAGS:
+        return sec_name_flags(r, b);
     case CAPF_SEC_THREADS: {
         cap_result res = sec_threads(r, b, !r->in_footer);
         if (res == CAP_OK && r->decls_pos < r->decls_n)
@@ -1588,6 +1610,12 @@ const char *cap_reader_name_file(const cap_reader *r, uint32_t id)
 {
     const rd_name *nm = r ? name_peek(r, id) : NULL;
     return nm ? nm->file : NULL;
+}
+
+uint32_t cap_reader_name_flags(const cap_reader *r, uint32_t id)
+{
+    const rd_name *nm = r ? name_peek(r, id) : NULL;
+    return nm ? nm->flags : 0;
 }
 
 uint32_t cap_reader_name_line(const cap_reader *r, uint32_t id)

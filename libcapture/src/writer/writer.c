@@ -35,6 +35,7 @@ typedef struct wr_name {
     char *name; /* NULL: id used but never named */
     char *file;
     uint32_t line;
+    uint32_t flags;      /* CAP_NAME_WAIT ... (format 1.1) */
     uint64_t block_mark; /* block sequence that already lists it */
 } wr_name;
 
@@ -51,6 +52,7 @@ typedef struct wr_thread {
     uint64_t n_events;
     capf_buf open, tokens, deltas;
     uint64_t dropped, closed_at_end, backwards; /* pending for this block */
+    uint64_t stray; /* ends with nothing open (format 1.1), pending */
 } wr_thread;
 
 typedef struct wr_track {
@@ -80,6 +82,7 @@ struct cap_writer {
     uint64_t pos; /* bytes written from the file header on */
     size_t block_bytes;
     int level;
+    unsigned minor; /* format minor version written in the header */
     ZSTD_CCtx *zc;
 
     wr_name *names;
@@ -405,7 +408,9 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
         return CAP_E_NOMEM;
     }
     uint8_t hdr[CAPF_HEADER_LEN];
-    capf_header_encode(hdr, CAPF_VERSION_MAJOR, CAPF_VERSION_MINOR);
+    w->minor = o && o->format_minor ? CAPF_VERSION_MINOR_NAME_FLAGS
+                                    : CAPF_VERSION_MINOR;
+    capf_header_encode(hdr, CAPF_VERSION_MAJOR, (uint16_t)w->minor);
     cap_result r = CAP_OK;
     if (write_all(w, hdr, sizeof hdr, NULL, 0) != 0)
         r = CAP_E_IO;
@@ -469,6 +474,19 @@ cap_result cap_writer_name(cap_writer *w, uint32_t id, const char *name,
     n->line = line;
     if (!n->name || (file && !n->file))
         return fail(w, CAP_E_NOMEM);
+    return CAP_OK;
+}
+
+cap_result cap_writer_name_flags(cap_writer *w, uint32_t id, uint32_t flags)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    if (w->minor < CAPF_VERSION_MINOR_NAME_FLAGS || id == 0 ||
+        id >= w->names_cap || !w->names[id].name ||
+        (flags & ~CAP_NAME_FLAGS_KNOWN))
+        return CAP_E_MISUSE;
+    w->names[id].flags |= flags;
     return CAP_OK;
 }
 
@@ -645,8 +663,13 @@ cap_result cap_writer_scope_end(cap_writer *w, uint32_t tid, uint64_t tick)
         t->overflow--;
         return CAP_OK;
     }
-    if (t->depth == 0)
+    if (t->depth == 0) {
+        if (w->minor >= CAPF_VERSION_MINOR_NAME_FLAGS) {
+            t->stray++;
+            (void)ref_thread_decl(w, tid, t);
+        }
         return CAP_E_MISUSE;
+    }
     tick = thread_tick(t, tick);
     if (t->events_mark != w->seq && thread_enter_block(w, tid, t, tick) != 0)
         return fail(w, CAP_E_NOMEM);
@@ -1047,6 +1070,24 @@ static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
         capf_buf_varint(t, nm->line);
     }
     capf_buf_section(p, CAPF_SEC_NAMES, t);
+    /* format 1.1: the flags of the names just listed that have any */
+    t->len = 0;
+    count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < w->names_cap && w->names[ids[i]].name &&
+            w->names[ids[i]].flags)
+            count++;
+    if (!count)
+        return;
+    capf_buf_varint(t, count);
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] >= w->names_cap || !w->names[ids[i]].name ||
+            !w->names[ids[i]].flags)
+            continue;
+        capf_buf_varint(t, ids[i]);
+        capf_buf_varint(t, w->names[ids[i]].flags);
+    }
+    capf_buf_section(p, CAPF_SEC_NAME_FLAGS, t);
 }
 
 static void put_threads(cap_writer *w, capf_buf *p, const uint32_t *ids,
@@ -1101,6 +1142,7 @@ static void put_stats(cap_writer *w, capf_buf *p)
         STAT(CAPF_STAT_DROPPED_SCOPES, w->blk_decl_threads[i], th->dropped);
         STAT(CAPF_STAT_CLOSED_AT_END, w->blk_decl_threads[i], th->closed_at_end);
         STAT(CAPF_STAT_CLOCK_BACKWARDS, w->blk_decl_threads[i], th->backwards);
+        STAT(CAPF_STAT_STRAY_ENDS, w->blk_decl_threads[i], th->stray);
     }
     for (size_t i = 0; i < w->blk_tracks_n; i++) {
         wr_track *k = &w->tracks[w->blk_tracks[i]];
@@ -1316,26 +1358,36 @@ static void writer_free(cap_writer *w)
     free(w);
 }
 
+cap_result cap_writer_end_open_scopes(cap_writer *w, uint64_t tick)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    for (uint32_t i = 0; i < w->threads_cap; i++) {
+        wr_thread *t = w->threads[i];
+        if (!t || !t->declared)
+            continue;
+        t->overflow = 0;
+        uint64_t closed = 0;
+        uint64_t at = tick > t->last_tick ? tick : t->last_tick;
+        while (t->depth > 0 && w->err == CAP_OK) {
+            (void)cap_writer_scope_end(w, i, at);
+            closed++;
+        }
+        if (closed) {
+            t->closed_at_end += closed;
+            (void)ref_thread_decl(w, i, t);
+        }
+    }
+    return w->err;
+}
+
 cap_result cap_writer_close(cap_writer *w)
 {
     if (!w)
         return CAP_OK;
     if (w->err == CAP_OK) {
-        for (uint32_t i = 0; i < w->threads_cap; i++) {
-            wr_thread *t = w->threads[i];
-            if (!t || !t->declared)
-                continue;
-            t->overflow = 0;
-            uint64_t closed = 0;
-            while (t->depth > 0 && w->err == CAP_OK) {
-                (void)cap_writer_scope_end(w, i, t->last_tick);
-                closed++;
-            }
-            if (closed) {
-                t->closed_at_end += closed;
-                (void)ref_thread_decl(w, i, t);
-            }
-        }
+        (void)cap_writer_end_open_scopes(w, 0);
         (void)cap_writer_flush(w);
         if (w->err == CAP_OK)
             (void)write_footer(w);
