@@ -81,9 +81,11 @@ holds_truth() { # CAPTURE FACTOR
     'BEGIN { want = n * k * f / 1000; exit !(m > 0 && m < want * 1.03 && m > want * 0.97) }'
 }
 
-# game_sim's waits, and submit_jobs, whose time is the wake-up of the
-# workers it hands jobs to (a hand-off: scheduling, not work).
-opts=(--wait 'wait_*' --wait worker_wait --wait submit_jobs)
+# game_sim tags its waits (CAP_WAIT_SCOPE), and capture_diff reads the tags.
+# Its two hand-offs are work scopes whose time is mostly the wake-up of the
+# thread they hand to (submit_jobs signals the workers, handoff the render
+# thread): scheduling, not work; --wait marks them.
+opts=(--wait submit_jobs --wait handoff)
 pass=0 fail=0 skip=0
 # The three runs of a seed are recorded back to back, so that they meet
 # about the same load from the rest of the machine (what one run per side
