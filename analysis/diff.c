@@ -34,6 +34,31 @@ static size_t frames_ran(const an_capture *m, const an_scope *s)
     return k;
 }
 
+/* Samples (ms): scope s's self time per frame (zeros where it did not
+ * run), or the frame durations when s is NULL, averaged over blocks of
+ * `block` frames. NULL when out of memory. */
+static double *block_samples(const an_capture *m, const an_scope *s,
+                             size_t block, size_t *n)
+{
+    size_t nb = m->nframes / block;
+    double *dense = malloc((m->nframes ? m->nframes : 1) * sizeof *dense);
+    double *v = malloc((nb ? nb : 1) * sizeof *v);
+    if (!dense || !v) {
+        free(dense);
+        free(v);
+        return NULL;
+    }
+    if (s)
+        an_scope_dense(m, s, dense);
+    else
+        for (size_t i = 0; i < m->nframes; i++)
+            dense[i] = (double)an_frame_ns(&m->frames[i]);
+    block_means(v, dense, m->nframes, nb, 1e-6);
+    free(dense);
+    *n = nb;
+    return v;
+}
+
 /* Samples (ms) of scope s: its self time per frame, zeros where it did not
  * run, averaged over blocks of `block` frames. A scope that ran in fewer
  * than min_frames frames gets its per-frame values where it ran instead:
@@ -53,37 +78,13 @@ static double *scope_samples(const an_capture *m, const an_scope *s,
         *n = k;
         return v;
     }
-    size_t nb = m->nframes / block;
-    double *dense = malloc((m->nframes ? m->nframes : 1) * sizeof *dense);
-    double *v = malloc((nb ? nb : 1) * sizeof *v);
-    if (!dense || !v) {
-        free(dense);
-        free(v);
-        return NULL;
-    }
-    an_scope_dense(m, s, dense);
-    block_means(v, dense, m->nframes, nb, 1e-6);
-    free(dense);
-    *n = nb;
-    return v;
+    return block_samples(m, s, block, n);
 }
 
-static double *frame_samples(const an_capture *m, size_t block, size_t *n)
+/* The frame durations (ms), per frame. */
+static double *frame_samples(const an_capture *m, size_t *n)
 {
-    size_t nb = m->nframes / block;
-    double *dense = malloc((m->nframes ? m->nframes : 1) * sizeof *dense);
-    double *v = malloc((nb ? nb : 1) * sizeof *v);
-    if (!dense || !v) {
-        free(dense);
-        free(v);
-        return NULL;
-    }
-    for (size_t i = 0; i < m->nframes; i++)
-        dense[i] = (double)an_frame_ns(&m->frames[i]);
-    block_means(v, dense, m->nframes, nb, 1e-6);
-    free(dense);
-    *n = nb;
-    return v;
+    return block_samples(m, NULL, 1, n);
 }
 
 /* Self time (ms) of s inside m's frames. */
@@ -110,11 +111,26 @@ static long find_match(const an_capture *m, const an_scope *s)
     return -1;
 }
 
+/* Display order: the frame row, regressions that gate, other decided
+ * changes, then the rest; each group by sort_key. */
+static int row_group(const an_diff_row *r)
+{
+    if (r->is_frame)
+        return 0;
+    if (r->d.verdict == CAP_VERDICT_REGRESSED && r->gates)
+        return 1;
+    if (r->d.verdict == CAP_VERDICT_REGRESSED ||
+        r->d.verdict == CAP_VERDICT_IMPROVED)
+        return 2;
+    return 3;
+}
+
 static int row_cmp(const void *a, const void *b)
 {
     const an_diff_row *x = a, *y = b;
-    if (x->is_frame != y->is_frame)
-        return x->is_frame ? -1 : 1;
+    int gx = row_group(x), gy = row_group(y);
+    if (gx != gy)
+        return gx < gy ? -1 : 1;
     if (x->sort_key != y->sort_key)
         return x->sort_key > y->sort_key ? -1 : 1;
     if (x->kind != y->kind)
@@ -194,8 +210,8 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
     rows[0].is_frame = 1;
     rows[0].name = "(frame)";
     rows[0].block = 1;
-    in[0].base_ms = owned[nowned++] = frame_samples(base, 1, &in[0].base_n);
-    in[0].new_ms = owned[nowned++] = frame_samples(new_, 1, &in[0].new_n);
+    in[0].base_ms = owned[nowned++] = frame_samples(base, &in[0].base_n);
+    in[0].new_ms = owned[nowned++] = frame_samples(new_, &in[0].new_n);
     if (!in[0].base_ms || !in[0].new_ms) {
         r = CAP_E_NOMEM;
         goto done;

@@ -210,6 +210,8 @@ cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
             return rc;
         double p = up.p_greater < down.p_less ? up.p_greater : down.p_less;
         r.p_value = p < 0.5 ? 2.0 * p : 1.0;
+        if (!ci.full_level) /* too few samples for the level: no interval */
+            ci.low = ci.high = NAN;
         r.delta_ms = ci.estimate;
         r.ci_low_ms = ci.low;
         r.ci_high_ms = ci.high;

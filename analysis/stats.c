@@ -601,14 +601,33 @@ cap_result cap_stats_kth_difference(double *out, const double *x, size_t nx,
         (uint64_t)nx > UINT64_MAX / (uint64_t)ny ||
         k >= (uint64_t)nx * (uint64_t)ny)
         return CAP_E_MISUSE;
-    /* Randomised selection over the implicit matrix of differences: the
-     * answer lies strictly between lo and hi; a pivot drawn uniformly from
-     * the differences in between either is the answer or moves a bound
-     * past itself and every value equal to it. About 2 ln(nx ny) rounds of
-     * O(nx + ny) each; the generator only decides how fast, never what. */
+    /* Selection over the implicit matrix of differences, Floyd-Rivest
+     * style: the answer lies strictly between lo and hi (below_lo
+     * differences are <= lo). Each round draws m differences uniformly from
+     * the window, takes two of them that bracket the answer's rank with a
+     * wide margin, counts where they stand, and moves the bounds past
+     * them; the window shrinks by a factor of about sqrt(m) / 6 a round.
+     * Once it holds few enough differences, they are gathered and the
+     * answer selected among them. Every pivot is a difference in the
+     * window, so every round makes progress whatever the draws: the
+     * generator only decides how fast, never what. */
+    uint64_t gather_max = 4 * ((uint64_t)nx + (uint64_t)ny) + 256;
+    size_t m = 2 * (nx + ny) < 64 ? 64 : 2 * (nx + ny);
+    if (gather_max > SIZE_MAX / sizeof(double) ||
+        m > SIZE_MAX / sizeof(uint64_t))
+        return CAP_E_NOMEM;
+    double *vals = malloc((size_t)gather_max * sizeof *vals);
+    uint64_t *ranks = malloc(m * sizeof *ranks);
+    if (!vals || !ranks) {
+        free(vals);
+        free(ranks);
+        return CAP_E_NOMEM;
+    }
     double lo = -INFINITY, hi = INFINITY;
+    uint64_t below_lo = 0;
     cap_rng rng;
     cap_rng_seed(&rng, k);
+    cap_result rc = CAP_E_MISUSE;
     for (;;) {
         uint64_t total = 0;
         size_t jh = 0, jl = 0;
@@ -619,33 +638,90 @@ cap_result cap_stats_kth_difference(double *out, const double *x, size_t nx,
                 jl++;
             total += jl - jh;
         }
-        if (total == 0) /* cannot happen: the k-th lies in the window */
-            return CAP_E_MISUSE;
-        uint64_t r = cap_rng_below(&rng, total);
-        double pivot = NAN;
+        if (total == 0 || k < below_lo) /* cannot happen */
+            break;
+        if (total <= gather_max) {
+            size_t n = 0;
+            jh = jl = 0;
+            for (size_t i = 0; i < nx; i++) {
+                while (jh < ny && !(x[i] - y[jh] < hi))
+                    jh++;
+                while (jl < ny && x[i] - y[jl] > lo)
+                    jl++;
+                for (size_t j = jh; j < jl; j++)
+                    vals[n++] = x[i] - y[j];
+            }
+            *out = cap_stats_select(vals, n, (size_t)(k - below_lo));
+            rc = CAP_OK;
+            break;
+        }
+        /* m ranks in the window, one drawn uniformly in each of m equal
+         * strata (so they come sorted), then one sweep finds their
+         * differences */
+        for (size_t q = 0; q < m; q++) {
+            uint64_t a = (uint64_t)((double)total * (double)q / (double)m);
+            uint64_t b = (uint64_t)((double)total * (double)(q + 1) /
+                                    (double)m);
+            if (b > total)
+                b = total;
+            if (a < (q ? ranks[q - 1] : 0))
+                a = ranks[q - 1];
+            ranks[q] = b > a ? a + cap_rng_below(&rng, b - a) : a;
+            if (ranks[q] >= total)
+                ranks[q] = total - 1;
+        }
+        uint64_t seen = 0;
+        size_t q = 0;
         jh = jl = 0;
-        for (size_t i = 0; i < nx; i++) {
+        for (size_t i = 0; i < nx && q < m; i++) {
             while (jh < ny && !(x[i] - y[jh] < hi))
                 jh++;
             while (jl < ny && x[i] - y[jl] > lo)
                 jl++;
-            if (r < jl - jh) {
-                pivot = x[i] - y[jh + r];
-                break;
+            uint64_t row = jl - jh;
+            while (q < m && ranks[q] < seen + row) {
+                vals[q] = x[i] - y[jh + (size_t)(ranks[q] - seen)];
+                q++;
             }
-            r -= jl - jh;
+            seen += row;
         }
-        uint64_t below = pairs_le(x, nx, y, ny, pivot, 1);
-        uint64_t upto = pairs_le(x, nx, y, ny, pivot, 0);
-        if (below <= k && k < upto) {
-            *out = pivot;
-            return CAP_OK;
+        double f = (double)(k - below_lo) / (double)total;
+        double d = 3.0 * sqrt(f * (1.0 - f) / (double)m) + 2.0 / (double)m;
+        double fl = (f - d) * (double)m, fh = (f + d) * (double)m;
+        size_t il = fl <= 0.0 ? 0 : (size_t)fl;
+        size_t ih = fh >= (double)(m - 1) ? m - 1 : (size_t)ceil(fh);
+        /* the two sample order statistics, by selection */
+        double pivots[2];
+        pivots[0] = cap_stats_select(vals, m, il);
+        pivots[1] = ih > il ? cap_stats_select(vals + il + 1, m - il - 1,
+                                               ih - il - 1)
+                            : pivots[0];
+        int found = 0;
+        for (int t = 0; t < 2 && !found; t++) {
+            double p = pivots[t];
+            if (!(p > lo && p < hi))
+                continue; /* already outside the window (the other
+                             pivot moved a bound past it) */
+            uint64_t below = pairs_le(x, nx, y, ny, p, 1);
+            uint64_t upto = pairs_le(x, nx, y, ny, p, 0);
+            if (below <= k && k < upto) {
+                *out = p;
+                found = 1;
+            } else if (k < below) {
+                hi = p;
+            } else {
+                lo = p;
+                below_lo = upto;
+            }
         }
-        if (k < below)
-            hi = pivot;
-        else
-            lo = pivot;
+        if (found) {
+            rc = CAP_OK;
+            break;
+        }
     }
+    free(vals);
+    free(ranks);
+    return rc;
 }
 
 static int finite_all(const double *x, size_t n)
@@ -743,6 +819,7 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
                                               sqrt(var > 0.0 ? var : 0.0));
         qu = q > 0.0 ? (uint64_t)q : 0;
     }
+    int full_level = qu > 0;
     if (qu == 0)
         qu = 1;
     if (qu > (mn + 1) / 2)
@@ -765,6 +842,7 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
     out->low = lo_v;
     out->high = hi_v;
     out->rank = qu;
+    out->full_level = full_level;
     out->method = used;
     return CAP_OK;
 }

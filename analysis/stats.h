@@ -228,7 +228,8 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
  * bounds with uniroot there; docs/STATISTICS.md compares the two).
  * Distribution-free: the level holds for any continuous law when the new
  * run is the base one shifted, with no resampling and no seed.
- * Cost: O((nx + ny) log(nx ny)) expected time, O(nx + ny) memory; the
+ * Cost: a few rounds of O(nx + ny) (section 3 of docs/STATISTICS.md), and
+ * O(nx + ny) memory; the
  * differences are never stored.
  * ====================================================================== */
 
@@ -248,6 +249,10 @@ typedef struct cap_shift_ci {
     double estimate;      /* Hodges-Lehmann: the median of D */
     double low, high;     /* D(qu) and D(nx ny - qu + 1) */
     uint64_t rank;        /* qu */
+    int full_level;       /* 0 when even D(1) and D(nx ny) do not reach
+                             the level (P(U' <= 0) >= alpha / 2: samples
+                             too small); the bounds are then R's, D(1)
+                             and D(nx ny), at a lower level */
     cap_mw_method method; /* how qu was found: exact or normal */
 } cap_shift_ci;
 

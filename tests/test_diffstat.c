@@ -342,6 +342,29 @@ static void five_frames_are_insufficient(void **state)
     assert_verdict(r.verdict, CAP_VERDICT_REGRESSED);
 }
 
+/* Two samples a side cannot make a 90 % interval: the widest one, from the
+ * smallest to the largest difference, holds only 1 - 2 / C(4, 2) = 67 %.
+ * No interval, so inconclusive, never unchanged. */
+static void too_few_samples_for_the_level_are_inconclusive(void **state)
+{
+    (void)state;
+    const double b[] = {1.0, 1.01}, n[] = {1.001, 1.002};
+    cap_diff_options o = {.min_frames = 2, .threshold_pct = 50};
+    cap_diffstat r;
+    assert_int_equal(cap_diff_compare(&r, b, 2, n, 2, &o), CAP_OK);
+    assert_nan(r.ci_low_ms);
+    assert_nan(r.ci_high_ms);
+    assert_verdict(r.verdict, CAP_VERDICT_INCONCLUSIVE);
+    /* Ten a side reach it: the same tiny change is unchanged. */
+    double b10[10], n10[10];
+    for (int i = 0; i < 10; i++) {
+        b10[i] = 1.0 + 0.001 * i;
+        n10[i] = 1.0005 + 0.001 * i;
+    }
+    assert_int_equal(cap_diff_compare(&r, b10, 10, n10, 10, &o), CAP_OK);
+    assert_verdict(r.verdict, CAP_VERDICT_UNCHANGED);
+}
+
 static void a_side_without_frames_is_added_or_removed(void **state)
 {
     (void)state;
@@ -617,6 +640,7 @@ int main(void)
         cmocka_unit_test(compare_describes_both_sides_exactly),
         cmocka_unit_test(a_floor_widens_the_band),
         cmocka_unit_test(five_frames_are_insufficient),
+        cmocka_unit_test(too_few_samples_for_the_level_are_inconclusive),
         cmocka_unit_test(a_side_without_frames_is_added_or_removed),
         cmocka_unit_test(a_zero_base_median_is_guarded),
         cmocka_unit_test(compare_rejects_bad_samples),

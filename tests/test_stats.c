@@ -668,6 +668,51 @@ static void kth_difference_agrees_with_sorting_every_difference(void **state)
     }
 }
 
+/* Samples big enough for the sampling rounds (not only the final gather):
+ * chosen ranks against a sort of all 84000 differences, with and without
+ * ties. */
+static void kth_difference_agrees_with_sorting_on_large_samples(void **state)
+{
+    (void)state;
+    enum { NX = 300, NY = 280 };
+    double *x = malloc(NX * sizeof *x), *y = malloc(NY * sizeof *y);
+    double *d = malloc((size_t)NX * NY * sizeof *d);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_non_null(d);
+    cap_rng rng;
+    cap_rng_seed(&rng, 11);
+    for (int ties = 0; ties < 2; ties++) {
+        if (ties) {
+            modular_x(x, NX);
+            modular_y(y, NY, 0.5);
+        } else {
+            for (int i = 0; i < NX; i++)
+                x[i] = exp(0.3 * cap_rng_normal(&rng));
+            for (int j = 0; j < NY; j++)
+                y[j] = exp(0.3 * cap_rng_normal(&rng)) * 0.9;
+        }
+        cap_stats_sort(x, NX);
+        cap_stats_sort(y, NY);
+        size_t k = 0;
+        for (int i = 0; i < NX; i++)
+            for (int j = 0; j < NY; j++)
+                d[k++] = x[i] - y[j];
+        qsort(d, k, sizeof *d, cmp_d);
+        const uint64_t ranks[] = {0, 1, 17, 3000, 38682, 41999, 42000,
+                                  45317, 83000, 83998, 83999};
+        for (size_t r = 0; r < ARRAY_LEN(ranks); r++) {
+            double v = NAN;
+            assert_int_equal(
+                cap_stats_kth_difference(&v, x, NX, y, NY, ranks[r]), CAP_OK);
+            assert_true(v == d[ranks[r]]);
+        }
+    }
+    free(x);
+    free(y);
+    free(d);
+}
+
 /* R: wilcox.test(my(ny, 0.5), mx(nx), conf.int = TRUE, conf.level = 0.9,
  * exact = TRUE): estimate and bounds; qwilcox(0.05, ny, nx). */
 static void shift_interval_matches_r(void **state)
@@ -702,6 +747,20 @@ static void shift_interval_matches_r(void **state)
         assert_close(ci.high, ref[c].hi, 1e-15);
         assert_int_equal(ci.rank, ref[c].qu);
         assert_int_equal(ci.method, ref[c].method);
+        assert_true(ci.full_level);
+    }
+    /* Two against two: qwilcox(0.05, 2, 2) is 0, so R takes D(1) and D(4),
+     * whose level is 1 - 2 / 6; we say so. */
+    {
+        const double a2[] = {1.0, 3.0}, b2[] = {0.5, 2.5};
+        cap_shift_ci s2;
+        assert_int_equal(cap_stats_shift_ci(&s2, a2, 2, b2, 2, 0.1,
+                                            CAP_MW_AUTO),
+                         CAP_OK);
+        assert_int_equal(s2.rank, 1);
+        assert_false(s2.full_level);
+        assert_close(s2.low, -1.5, 0);
+        assert_close(s2.high, 2.5, 0);
     }
     /* 300 against 280 values, with ties: R's qwilcox(0.05, 280, 300) is
      * 38683 and so is the normal approximation; the bounds are the order
@@ -1056,6 +1115,7 @@ int main(void)
         cmocka_unit_test(mw_with_a_shift_matches_r),
         cmocka_unit_test(qnorm_matches_r),
         cmocka_unit_test(kth_difference_agrees_with_sorting_every_difference),
+        cmocka_unit_test(kth_difference_agrees_with_sorting_on_large_samples),
         cmocka_unit_test(shift_interval_matches_r),
         cmocka_unit_test(shift_interval_covers_at_about_its_level),
         cmocka_unit_test(rel_change_guards_a_zero_base),
