@@ -908,11 +908,11 @@ static const char *root_name(const loader *L, an_kind kind, uint32_t id)
     return NULL;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
+int an_grow(void **p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
         return 0;
-    size_t n = *cap ? *cap : 256;
+    size_t n = *cap ? *cap : 64;
     while (n < need)
         n *= 2;
     void *q = realloc(*p, n * size);
@@ -926,9 +926,9 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 static int slot_root(slot *s, an_kind kind, uint32_t id, const char *name)
 {
     size_t len = name ? strlen(name) + 1 : 0;
-    if (grow((void **)&s->roots, &s->roots_cap, s->roots_n + 1,
+    if (an_grow((void **)&s->roots, &s->roots_cap, s->roots_n + 1,
              sizeof *s->roots) != 0 ||
-        grow((void **)&s->names, &s->names_cap, s->names_n + len + 1, 1) != 0)
+        an_grow((void **)&s->names, &s->names_cap, s->names_n + len + 1, 1) != 0)
         return -1;
     s->roots[s->roots_n++] = (slot_name){kind, id, name ? s->names_n : 0};
     if (name) {
@@ -982,7 +982,7 @@ static int fill(ahead *A, slot *s)
         if (st == prev && depth <= prev_depth && ev->kind == CAP_EV_SCOPE) {
             off = prev_off;
         } else {
-            if (grow((void **)&s->arena, &s->arena_cap, s->arena_n + depth + 1,
+            if (an_grow((void **)&s->arena, &s->arena_cap, s->arena_n + depth + 1,
                      sizeof *s->arena) != 0)
                 return -1;
             off = s->arena_n;
@@ -1010,7 +1010,7 @@ static int fill(ahead *A, slot *s)
             }
             scope_times(e, &s->pre[i].dur, &s->pre[i].self);
             s->pre[i].recursive = in_stack(e->stack, e->depth, e->name);
-            if (grow((void **)&A->hint_cpu, &A->hint_cap, (size_t)e->tid + 1,
+            if (an_grow((void **)&A->hint_cpu, &A->hint_cap, (size_t)e->tid + 1,
                      sizeof *A->hint_cpu) != 0)
                 return -1;
             if (!A->seen_cpu[e->tid]) {

@@ -176,6 +176,11 @@ const char *an_meta(const an_capture *m, const char *key);
 /* Index of the scope row of kind with display name `name`, or -1. */
 long an_find_scope(const an_capture *m, an_kind kind, const char *name);
 
+/* Make *p hold at least `need` elements of `size` bytes, doubling *cap
+ * (from 64). Returns 0, or -1 when out of memory (*p and *cap unchanged).
+ * Internal to the analysis library. */
+int an_grow(void **p, size_t *cap, size_t need, size_t size);
+
 /* Sum of frame durations (ns). */
 int64_t an_total_frame_ns(const an_capture *m);
 

@@ -218,20 +218,6 @@ static int node_cmp(const void *a, const void *b, void *ctx)
                   m->nodes[*(const uint32_t *)b].name);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
 
 /* Append node's row (and its subtree's) under the path at parent_off
  * (SIZE_MAX for none). */
@@ -252,8 +238,8 @@ static cap_result tree_walk(tree_ctx *c, uint32_t node, size_t parent_off)
     size_t plen = parent_off == SIZE_MAX ? 0 : strlen(c->t->paths + parent_off);
     size_t nl = strlen(n->name);
     size_t off = c->paths_len;
-    if (grow((void **)&c->t->paths, &c->paths_cap, off + plen + nl + 2, 1) ||
-        grow((void **)&c->t->rows, &c->rows_cap, c->t->n + 1,
+    if (an_grow((void **)&c->t->paths, &c->paths_cap, off + plen + nl + 2, 1) ||
+        an_grow((void **)&c->t->rows, &c->rows_cap, c->t->n + 1,
              sizeof *c->t->rows))
         return CAP_E_NOMEM;
     char *p = c->t->paths + off;
