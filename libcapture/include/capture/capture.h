@@ -128,7 +128,7 @@ typedef struct cap_producer_stats {
     uint64_t dropped_scopes;  /* scopes dropped because buffers were full */
     uint64_t blocks;          /* blocks written */
     uint64_t bytes;           /* bytes written to the file */
-    uint64_t frames;
+    uint64_t frames;          /* frames written to the file */
 } cap_producer_stats;
 
 #ifndef CAP_DISABLE

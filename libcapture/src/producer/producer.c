@@ -126,6 +126,7 @@ typedef struct producer {
     uint64_t frame_next;
     int frame_open;
     uint64_t frame_begin;
+    uint64_t boundary_tick; /* the latest frame boundary's tick */
     uint64_t current_frame; /* atomic */
     uint32_t ntracks;
     /* options */
@@ -454,6 +455,20 @@ static void misc_push(producer *p, misc m)
         p->q_cap = n;
     }
     p->q[p->q_n++] = m;
+}
+
+/* Caller holds p->lock. The tick of a frame boundary, never earlier than
+ * the boundary before it. Reading the clock under the lock is not enough:
+ * the counter instruction is not ordered with the lock's acquisition, and
+ * the counters of two cores may differ by a few ticks, so a boundary made
+ * on another thread could read a tick earlier than the one before it, and
+ * its frame would end before it began and be refused. */
+static uint64_t boundary_now(producer *p, uint64_t now)
+{
+    if (now < p->boundary_tick)
+        now = p->boundary_tick;
+    p->boundary_tick = now;
+    return now;
 }
 
 /* ---- threads ----------------------------------------------------------- */
@@ -882,8 +897,8 @@ static void process_misc(producer *p, misc *q, size_t n)
         case M_FRAME:
             /* a: begin tick, b: end tick, c: index */
             if (m->a >= p->skip_tick && (!p->end_tick || m->b <= p->end_tick)) {
-                (void)cap_writer_frame(w, m->c, m->a, m->b);
-                __atomic_fetch_add(&p->stats.frames, 1, __ATOMIC_RELAXED);
+                if (cap_writer_frame(w, m->c, m->a, m->b) == CAP_OK)
+                    __atomic_fetch_add(&p->stats.frames, 1, __ATOMIC_RELAXED);
             }
             break;
         case M_COUNTER:
@@ -1441,7 +1456,7 @@ cap_result cap_close(void)
     uint64_t close_tick = cap__now();
     pthread_mutex_lock(&p->lock);
     if (p->frame_open) {
-        uint64_t now = close_tick;
+        uint64_t now = boundary_now(p, close_tick);
         misc_push(p, (misc){.kind = M_FRAME, .tick = p->frame_begin,
                             .a = p->frame_begin, .b = now,
                             .c = p->frame_next - 1});
@@ -1567,7 +1582,7 @@ static void frame_boundary(int begin, int end)
     /* Read the clock under the lock: boundaries from two threads must get
      * their ticks in the order they take effect, or a frame would end
      * before it began and the writer would refuse it. */
-    uint64_t now = cap__now();
+    uint64_t now = boundary_now(p, cap__now());
     if (end && p->frame_open) {
         misc_push(p, (misc){.kind = M_FRAME, .tick = p->frame_begin,
                             .a = p->frame_begin, .b = now,
