@@ -4,6 +4,7 @@
 #include "capture/cap_limits.h"
 
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,18 @@ typedef struct loader {
     uint32_t last_tid;
     path_cache *last_cache;
     const struct slot *slot; /* decoding ahead: the batch being applied */
+    /* bounded memory (an_options.series_budget): the exact series until
+     * they hold `budget` values, then a ring of the last `win` frames per
+     * row, each frame's values summarised (emit) once it leaves the ring */
+    size_t budget, pf_total;
+    int windowed;
+    uint32_t win;           /* a power of two */
+    uint64_t wbase;         /* the ring holds frames wbase..wbase+win-1 */
+    int64_t **ring;         /* per row: win sums, or NULL */
+    size_t ring_cap;
+    an_series_fn visit;     /* an_series_scan: values go there, not into
+                               the rows' histograms */
+    void *visit_ctx;
     /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
     struct kid_memo {
         uint32_t parent, key, node;
@@ -367,17 +380,22 @@ static int pf_add(an_scope *s, long frame, int64_t self)
     s->pf_frame[s->pf_n] = f;
     s->pf_self[s->pf_n] = self;
     s->pf_n++;
-    return 0;
+    return 1;
 }
 
 /* Scope row si ran `self` ns in frame position `frame` (< 0: in none):
  * held in the row's accumulator while the row stays in one frame, added to
  * its series (pf_add) when it moves on, and by pf_flush at the end. The
  * series is the same as with pf_add called for every scope. */
+static int win_note(loader *L, size_t row, uint64_t frame, int64_t self);
+static int spill(loader *L);
+
 static int pf_note(loader *L, long si, long frame, int64_t self)
 {
     if (frame < 0)
         return 0;
+    if (L->windowed)
+        return win_note(L, (size_t)si, (uint64_t)frame, self);
     if ((size_t)si >= L->acc_cap) {
         size_t n = L->acc_cap ? L->acc_cap : 256;
         while (n <= (size_t)si)
@@ -395,23 +413,169 @@ static int pf_note(loader *L, long si, long frame, int64_t self)
         sat_add(&a->sum, self);
         return 0;
     }
-    if (a->frame != NONE &&
-        pf_add(&L->m->scopes[si], (long)a->frame, a->sum) != 0)
-        return -1;
+    if (a->frame != NONE) {
+        int k = pf_add(&L->m->scopes[si], (long)a->frame, a->sum);
+        if (k < 0)
+            return -1;
+        if (k > 0 && L->budget && ++L->pf_total > L->budget) {
+            a->frame = (uint32_t)frame;
+            a->sum = self;
+            return spill(L);
+        }
+    }
     a->frame = (uint32_t)frame;
     a->sum = self;
     return 0;
 }
 
+static int win_flush_all(loader *L);
+
 static int pf_flush(loader *L)
 {
+    if (L->windowed)
+        return win_flush_all(L);
     for (size_t i = 0; i < L->acc_cap && i < L->m->nscopes; i++) {
         pf_acc *a = &L->acc[i];
         if (a->frame != NONE &&
-            pf_add(&L->m->scopes[i], (long)a->frame, a->sum) != 0)
+            pf_add(&L->m->scopes[i], (long)a->frame, a->sum) < 0)
             return -1;
         a->frame = NONE;
     }
+    return 0;
+}
+
+/* ---- bounded memory: per-frame values summarised as frames close -------
+ * Every value of a frame has arrived once the file has moved `win`
+ * frames past it (the writer interleaves the threads' buffers, each a
+ * short stretch of time); a value that comes later still is summarised
+ * on its own and counted (late_values). */
+
+/* A row's final self time in a frame. */
+static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
+{
+    if (v == 0)
+        return 0;
+    if (L->visit) {
+        L->visit(L->visit_ctx, row, (size_t)frame, v);
+        return 0;
+    }
+    return an_hist_add(&L->m->scopes[row].pf_hist, v);
+}
+
+static int win_emit_frame(loader *L, uint64_t frame)
+{
+    size_t slot = (size_t)(frame & (L->win - 1));
+    for (size_t r = 0; r < L->ring_cap; r++) {
+        int64_t *g = L->ring[r];
+        if (g && g[slot]) {
+            int64_t v = g[slot];
+            g[slot] = 0;
+            if (emit(L, r, frame, v) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
+{
+    if (frame < L->wbase) {
+        L->m->late_values++;
+        return emit(L, row, frame, self);
+    }
+    if (frame - L->wbase >= L->win) {
+        uint64_t to = frame - L->win + 1, end = L->wbase + L->win;
+        for (uint64_t f = L->wbase; f < to && f < end; f++)
+            if (win_emit_frame(L, f) != 0)
+                return -1;
+        L->wbase = to;
+    }
+    if (row >= L->ring_cap) {
+        size_t n = L->ring_cap ? L->ring_cap : 64;
+        while (n <= row)
+            n *= 2;
+        int64_t **p = realloc(L->ring, n * sizeof *p);
+        if (!p)
+            return -1;
+        memset(p + L->ring_cap, 0, (n - L->ring_cap) * sizeof *p);
+        L->ring = p;
+        L->ring_cap = n;
+    }
+    if (!L->ring[row] && !(L->ring[row] = calloc(L->win, sizeof(int64_t))))
+        return -1;
+    sat_add(&L->ring[row][frame & (L->win - 1)], self);
+    return 0;
+}
+
+static int win_flush_all(loader *L)
+{
+    for (uint64_t f = L->wbase; f < L->wbase + L->win; f++)
+        if (win_emit_frame(L, f) != 0)
+            return -1;
+    L->wbase += L->win;
+    return 0;
+}
+
+static void win_free(loader *L)
+{
+    for (size_t r = 0; r < L->ring_cap; r++)
+        free(L->ring[r]);
+    free(L->ring);
+    L->ring = NULL;
+    L->ring_cap = 0;
+}
+
+/* The ring's length for `rows` rows: about 8 MiB of sums in all, 64 to
+ * 4096 frames. */
+static uint32_t win_frames(size_t rows)
+{
+    size_t w = ((size_t)8 << 20) / 8 / (rows ? rows : 1);
+    uint32_t p = 64;
+    while (p < 4096 && (size_t)p * 2 <= w)
+        p *= 2;
+    return p;
+}
+
+static int sort_pf(an_scope *s);
+
+/* The exact series outgrew the budget: summarise what they hold (frames
+ * more than a ring behind the furthest one seen) or move it to the ring,
+ * free them, and go on with the ring. */
+static int spill(loader *L)
+{
+    an_capture *m = L->m;
+    for (size_t i = 0; i < L->acc_cap && i < m->nscopes; i++) {
+        pf_acc *a = &L->acc[i];
+        if (a->frame != NONE &&
+            pf_add(&m->scopes[i], (long)a->frame, a->sum) < 0)
+            return -1;
+        a->frame = NONE;
+    }
+    uint64_t hi = 0;
+    for (size_t i = 0; i < m->nscopes; i++)
+        for (size_t k = 0; k < m->scopes[i].pf_n; k++)
+            if (m->scopes[i].pf_frame[k] > hi)
+                hi = m->scopes[i].pf_frame[k];
+    L->win = win_frames(m->nscopes);
+    m->win = L->win;
+    L->wbase = hi + 1 > L->win ? hi + 1 - L->win : 0;
+    L->windowed = 1;
+    m->approx = 1;
+    for (size_t i = 0; i < m->nscopes; i++) {
+        an_scope *s = &m->scopes[i];
+        if (sort_pf(s) != 0)
+            return -1;
+        for (size_t k = 0; k < s->pf_n; k++)
+            if (win_note(L, i, s->pf_frame[k], s->pf_self[k]) != 0)
+                return -1;
+        free(s->pf_frame);
+        free(s->pf_self);
+        s->pf_frame = NULL;
+        s->pf_self = NULL;
+        s->pf_n = s->pf_cap = 0;
+        s->pf_sorted = 1;
+    }
+    m->late_values = 0; /* the exact series were merged: none was late */
     return 0;
 }
 
@@ -1329,8 +1493,26 @@ static int sort_pf(an_scope *s)
     return 0;
 }
 
-cap_result an_load(an_capture **out, const char *path, const an_options *opt,
-                   char *detail, size_t detail_size)
+static size_t series_budget(const an_options *o)
+{
+    if (!o->series_budget)
+        return 0;
+    const char *e = getenv("CAP_SERIES_BUDGET");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (*end == 0 && v > 0)
+            return (size_t)v;
+    }
+    return o->series_budget;
+}
+
+/* The load, or with visit a read of every (row, frame) value through it
+ * (a ring of win frames from the start). */
+static cap_result load(an_capture **out, const char *path,
+                       const an_options *opt, an_series_fn visit,
+                       void *visit_ctx, uint32_t win, char *detail,
+                       size_t detail_size)
 {
     static const an_options defaults;
     *out = NULL;
@@ -1338,11 +1520,23 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
     if (!m)
         return CAP_E_NOMEM;
     m->path = xstrdup(path);
-    if (!m->path) {
+    m->load_path = xstrdup(path);
+    if (!m->path || !m->load_path) {
+        free(m->path);
+        free(m->load_path);
         free(m);
         return CAP_E_NOMEM;
     }
     loader L = {.m = m, .o = opt ? opt : &defaults};
+    m->load_opt = *L.o;
+    L.budget = series_budget(L.o);
+    if (visit) {
+        L.visit = visit;
+        L.visit_ctx = visit_ctx;
+        L.windowed = 1;
+        L.win = win;
+        L.budget = 0;
+    }
     cap_result res = pass_frames(&L, detail, detail_size);
     if (res == CAP_OK)
         res = pass_all(&L, detail, detail_size);
@@ -1398,6 +1592,7 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
     }
     free(L.kids);
     free(L.acc);
+    win_free(&L);
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
             snprintf(detail, detail_size, "out of memory");
@@ -1408,11 +1603,58 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
     return CAP_OK;
 }
 
+cap_result an_load(an_capture **out, const char *path, const an_options *opt,
+                   char *detail, size_t detail_size)
+{
+    return load(out, path, opt, NULL, NULL, 0, detail, detail_size);
+}
+
+typedef struct scan_ctx {
+    const an_capture *m;
+    an_series_fn fn;
+    void *ctx;
+} scan_ctx;
+
+static void scan_visit(void *p, size_t row, size_t frame, int64_t v)
+{
+    scan_ctx *c = p;
+    if (row < c->m->nscopes && frame < c->m->nframes)
+        c->fn(c->ctx, row, frame, v);
+}
+
+cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx)
+{
+    if (!m->approx) {
+        for (size_t r = 0; r < m->nscopes; r++) {
+            const an_scope *s = &m->scopes[r];
+            for (size_t i = 0; i < s->pf_n; i++)
+                if (s->pf_frame[i] < m->nframes && s->pf_self[i] != 0)
+                    fn(ctx, r, s->pf_frame[i], s->pf_self[i]);
+        }
+        return CAP_OK;
+    }
+    an_options o = m->load_opt;
+    o.progress = NULL;
+    o.series_budget = 0;
+    scan_ctx c = {m, fn, ctx};
+    an_capture *t;
+    char detail[320];
+    cap_result r = load(&t, m->load_path, &o, scan_visit, &c, m->win, detail,
+                        sizeof detail);
+    if (r != CAP_OK)
+        return r;
+    if (t->nscopes != m->nscopes || t->nframes != m->nframes)
+        r = CAP_E_CORRUPT; /* not the file that was loaded */
+    an_free(t);
+    return r;
+}
+
 void an_free(an_capture *m)
 {
     if (!m)
         return;
     free(m->path);
+    free(m->load_path);
     for (size_t i = 0; i < m->meta_n; i++) {
         if (m->meta_k)
             free(m->meta_k[i]);
@@ -1428,6 +1670,7 @@ void an_free(an_capture *m)
         free(m->scopes[i].path);
         free(m->scopes[i].pf_frame);
         free(m->scopes[i].pf_self);
+        an_hist_free(&m->scopes[i].pf_hist);
     }
     free(m->scopes);
     for (size_t i = 0; i < m->nnodes; i++)
@@ -1452,10 +1695,29 @@ void an_free(an_capture *m)
     free(m);
 }
 
+typedef struct dense_ctx {
+    size_t row;
+    double *dense;
+} dense_ctx;
+
+static void dense_visit(void *p, size_t row, size_t frame, int64_t v)
+{
+    dense_ctx *c = p;
+    if (row == c->row)
+        c->dense[frame] += (double)v;
+}
+
 void an_scope_dense(const an_capture *m, const an_scope *s, double *dense_ns)
 {
     for (size_t i = 0; i < m->nframes; i++)
         dense_ns[i] = 0;
+    if (m->approx) {
+        dense_ctx c = {(size_t)(s - m->scopes), dense_ns};
+        if (an_series_scan(m, dense_visit, &c) != CAP_OK)
+            for (size_t i = 0; i < m->nframes; i++)
+                dense_ns[i] = NAN;
+        return;
+    }
     for (size_t i = 0; i < s->pf_n; i++)
         if (s->pf_frame[i] < m->nframes)
             dense_ns[s->pf_frame[i]] += (double)s->pf_self[i];

@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include "capture/cap_reader.h"
+#include "hist.h"
 
 typedef enum an_kind { AN_CPU = 0, AN_GPU = 1 } an_kind;
 
@@ -53,11 +54,15 @@ typedef struct an_scope {
     int64_t total_ns; /* recursion-free: nested repeats of the same name
                          under themselves are not added again */
     int64_t self_ns;
-    /* self time per frame, sparse, sorted by frame position */
+    /* self time per frame, sparse, sorted by frame position (empty when
+       the capture's series are summarised: an_capture.approx) */
     uint32_t *pf_frame;
     int64_t *pf_self;
     size_t pf_n, pf_cap;
     int pf_sorted;
+    /* an_capture.approx only: the row's self time in each frame it ran
+       in, as a histogram (its sum is exact) */
+    an_hist pf_hist;
 } an_scope;
 
 typedef struct an_node {
@@ -94,7 +99,26 @@ typedef struct an_options {
                             byte for byte); 0: 2 for files over 8 MiB on a
                             machine of 2 cores or more, unless the
                             environment sets CAP_READ_THREADS=1 or 2 */
+    size_t series_budget; /* 0: keep every row's self time in every frame
+                            (memory grows with rows x frames; what
+                            capture_diff, --frames and the fleet need).
+                            N > 0: keep them until they hold N values, then
+                            summarise them (an_capture.approx): memory
+                            bounded by rows and frames apart, quantiles
+                            from histograms (hist.h); the environment's
+                            CAP_SERIES_BUDGET=N overrides a non-zero N
+                            (tests) */
 } an_options;
+
+/* The budget read_capture gives its ranking, --tree, --split and
+ * --over-time: 1 Mi values (12 MiB), more than any fixture holds. */
+#define AN_SERIES_BUDGET_DEFAULT ((size_t)1 << 20)
+
+/* What a report says, once, when its model is summarised (approx). */
+#define AN_APPROX_NOTE                                                       \
+    "per-frame medians and percentiles are from log histograms (relative " \
+    "error at most 0.5 %): the capture holds more scope names x frames "   \
+    "than the exact budget"
 
 typedef struct an_capture {
     char *path;
@@ -134,9 +158,22 @@ typedef struct an_capture {
     uint32_t unnamed_ids[8];    /* the first few unnamed ids */
     size_t unnamed_n;
 
+    int approx;                 /* the per-frame series were summarised
+                                   (series_budget): pf_hist, not pf_*;
+                                   reports read them through
+                                   an_series_scan / an_series_summaries */
+    uint64_t late_values;       /* approx: values that reached a frame
+                                   already summarised (a thread's data
+                                   far behind the others' in the file):
+                                   each counted as a frame of its own */
+
     /* private: hash tables */
     uint32_t *scope_ht, *node_ht;
     size_t scope_ht_cap, node_ht_cap;
+    /* private: how to read the file again (an_series_scan) */
+    char *load_path;
+    an_options load_opt;
+    uint32_t win;
 } an_capture;
 
 /* Load the capture at path. Returns CAP_OK (also for a truncated or
@@ -167,8 +204,23 @@ static inline int64_t an_frame_ns(const an_frame *f)
 }
 
 /* Fill dense[0..nframes) with scope s's self time (ns) in each frame,
- * zeros where it did not run. */
+ * zeros where it did not run. On a summarised model (approx) this reads
+ * the file again (an_series_scan); when that fails, dense is all NAN. */
 void an_scope_dense(const an_capture *m, const an_scope *s, double *dense_ns);
+
+/* Called once for each (row, frame) with the row's self time in that
+ * frame (!= 0): row indexes m->scopes, frame m->frames. */
+typedef void (*an_series_fn)(void *ctx, size_t row, size_t frame,
+                             int64_t self_ns);
+
+/* Every row's self time in every frame, through fn (order unspecified).
+ * Exact model: from the series in memory. Summarised model (approx): the
+ * file is read again (the time of a second load, memory of a second
+ * model without series); a value may then come in two parts for one
+ * (row, frame) as counted by late_values. Errors: the reader's, when the
+ * file can no longer be read; CAP_E_CORRUPT when it changed since the
+ * load; CAP_E_NOMEM. */
+cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
 
 /* Value of metadata key, or NULL. Borrowed from m. */
 const char *an_meta(const an_capture *m, const char *key);

@@ -123,6 +123,43 @@ static void bin_medians(const double *v, const size_t *first,
     }
 }
 
+/* A summarised model (m->approx): the top scopes' per-bin summaries
+ * from histograms, and the per-frame sums of work and waits, in one more
+ * read of the file. */
+typedef struct ot_sum_ctx {
+    const an_capture *m;
+    double *sum[2];
+} ot_sum_ctx;
+
+static void ot_sum_visit(void *p, size_t row, size_t frame, int64_t v)
+{
+    ot_sum_ctx *c = p;
+    const an_scope *sc = &c->m->scopes[row];
+    if (sc->kind == AN_CPU)
+        c->sum[sc->is_wait != 0][frame] += MS(v);
+}
+
+static cap_result ot_approx_top(const an_capture *m, const size_t *bin_of,
+                                size_t nb, const size_t *top, size_t top_n,
+                                an_summary **out)
+{
+    uint32_t *group = malloc(m->nframes * sizeof *group);
+    size_t nh = top_n * nb;
+    *out = malloc((nh ? nh : 1) * sizeof **out);
+    cap_result rc = CAP_E_NOMEM;
+    if (group && *out) {
+        for (size_t i = 0; i < m->nframes; i++)
+            group[i] = (uint32_t)bin_of[i];
+        rc = an_series_summaries(m, group, nb, top, top_n, *out);
+    }
+    free(group);
+    if (rc != CAP_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
                                 int bins, double bin_seconds)
 {
@@ -194,16 +231,28 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     if (!ot->scopes)
         goto done;
     int64_t ft = an_total_frame_ns(m);
+    an_summary *approx = NULL;
+    if (m->approx &&
+        (rc = ot_approx_top(m, bin_of, nb, top, top_n, &approx)) != CAP_OK)
+        goto done;
+    rc = CAP_E_NOMEM;
     for (size_t j = 0; j < top_n; j++) {
         an_ot_scope *S = &ot->scopes[ot->nscopes++];
         S->scope = &m->scopes[top[j]];
         S->share = ft > 0 ? (double)S->scope->self_ns / (double)ft : 0;
         S->median = malloc(nb * sizeof *S->median);
         S->p95 = malloc(nb * sizeof *S->p95);
-        if (!S->median || !S->p95)
+        if (!S->median || !S->p95) {
+            free(approx);
             goto done;
-        an_scope_dense(m, S->scope, dense);
-        for (size_t b = 0; b < nb; b++) {
+        }
+        for (size_t b = 0; approx && b < nb; b++) {
+            S->median[b] = approx[j * nb + b].median;
+            S->p95[b] = approx[j * nb + b].p95;
+        }
+        if (!approx)
+            an_scope_dense(m, S->scope, dense);
+        for (size_t b = 0; !approx && b < nb; b++) {
             size_t k = 0;
             for (size_t i = first[b]; i < first[b + 1]; i++)
                 tmp[k++] = MS(dense[order[i]]);
@@ -214,6 +263,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         S->growth = an_ratio_of(S->median[ot->last], S->median[ot->ref],
                                 AN_OT_ZERO_MS);
     }
+    free(approx);
 
     /* all CPU work and all CPU waits, summed per frame */
     {
@@ -230,9 +280,20 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             if (sc->kind != AN_CPU)
                 continue;
             ot->has_waits |= sc->is_wait != 0;
+            if (m->approx)
+                continue;
             an_scope_dense(m, sc, dense);
             for (size_t i = 0; i < n; i++)
                 sum[sc->is_wait != 0][i] += MS(dense[i]);
+        }
+        if (m->approx) {
+            ot_sum_ctx c = {m, {sum[0], sum[1]}};
+            if ((rc = an_series_scan(m, ot_sum_visit, &c)) != CAP_OK) {
+                free(sum[0]);
+                free(sum[1]);
+                goto done;
+            }
+            rc = CAP_E_NOMEM;
         }
         bin_medians(sum[0], first, order, nb, tmp, ot->work.median);
         bin_medians(sum[1], first, order, nb, tmp, ot->wait.median);

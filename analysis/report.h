@@ -45,6 +45,17 @@ typedef struct an_summary {
 /* Summary of v[0..n), which is sorted in place. */
 an_summary an_summarize(double *v, size_t n);
 
+/* For each of rows[0..nrows) (indexes into m->scopes) and each group
+ * g < ngroups: the summary (ms) of the row's self time per frame over the
+ * frames f with group_of[f] == g (zeros where it did not run; frames with
+ * any other group_of are left out), into out[r * ngroups + g]. Exact
+ * model: an_summarize of those values. Summarised: n and mean exact (up
+ * to rounding), median and p95 within AN_HIST_REL_ERR. Errors: as
+ * an_series_scan. */
+cap_result an_series_summaries(const an_capture *m, const uint32_t *group_of,
+                               size_t ngroups, const size_t *rows,
+                               size_t nrows, an_summary *out);
+
 /* ---- waits ------------------------------------------------------------- */
 
 /* Mark as waits (is_wait = 1) the scope rows and call-tree nodes whose

@@ -41,6 +41,35 @@ void an_split_free(an_split *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Both populations' summaries of every scope row, from a summarised
+ * model: *out gets 2 x nscopes (fast, slow), owned by the caller. */
+static cap_result approx_pops(const an_capture *m, const an_split *sp,
+                              an_summary **out)
+{
+    size_t n = m->nframes, ns = m->nscopes;
+    uint32_t *group = malloc(n * sizeof *group);
+    size_t *rows = malloc((ns ? ns : 1) * sizeof *rows);
+    *out = malloc((ns ? ns : 1) * 2 * sizeof **out);
+    cap_result rc = CAP_E_NOMEM;
+    if (group && rows && *out) {
+        for (size_t i = 0; i < n; i++)
+            group[i] = UINT32_MAX;
+        for (int p = 0; p < 2; p++)
+            for (size_t i = 0; i < sp->quarter; i++)
+                group[sp->pop_frames[p][i]] = (uint32_t)p;
+        for (size_t s = 0; s < ns; s++)
+            rows[s] = s;
+        rc = an_series_summaries(m, group, 2, rows, ns, *out);
+    }
+    free(group);
+    free(rows);
+    if (rc != CAP_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 cap_result an_split_compute(an_split *out, const an_capture *m,
                             const char *split_by)
 {
@@ -97,11 +126,21 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         }
         out->ratio[p] = an_summarize(tmp, k);
     }
-    /* per-scope self time per frame in each population */
+    /* per-scope self time per frame in each population (a summarised
+       model: from histograms, reading the file again) */
+    an_summary *approx = NULL;
+    if (m->approx && (rc = approx_pops(m, out, &approx)) != CAP_OK)
+        goto done;
+    rc = CAP_E_NOMEM;
     for (size_t s = 0; s < ns; s++) {
         sc[s].scope = &m->scopes[s];
-        an_scope_dense(m, &m->scopes[s], dense);
-        for (int p = 0; p < 2; p++) {
+        if (approx) {
+            sc[s].pop[0] = approx[2 * s];
+            sc[s].pop[1] = approx[2 * s + 1];
+        }
+        for (int p = 0; !approx && p < 2; p++) {
+            if (p == 0)
+                an_scope_dense(m, &m->scopes[s], dense);
             for (size_t i = 0; i < q; i++)
                 tmp[i] = MS(dense[out->pop_frames[p][i]]);
             sc[s].pop[p] = an_summarize(tmp, q);
@@ -109,6 +148,7 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         so[s].pos = s;
         so[s].key = -fabs(sc[s].pop[1].mean - sc[s].pop[0].mean);
     }
+    free(approx);
     /* scopes ordered by |delta of the mean| */
     qsort(so, ns, sizeof *so, ord_cmp);
     out->scopes = calloc(ns ? ns : 1, sizeof *out->scopes);

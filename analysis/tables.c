@@ -25,6 +25,90 @@ an_summary an_summarize(double *v, size_t n)
     return s;
 }
 
+typedef struct sum_ctx {
+    const uint32_t *group_of;
+    size_t ngroups;
+    const size_t *slot_of; /* row -> index in rows, or SIZE_MAX */
+    an_hist *h;            /* nrows x ngroups */
+    int failed;
+} sum_ctx;
+
+static void sum_visit(void *p, size_t row, size_t frame, int64_t v)
+{
+    sum_ctx *c = p;
+    size_t k = c->slot_of[row];
+    uint32_t g = c->group_of[frame];
+    if (k == SIZE_MAX || g >= c->ngroups)
+        return;
+    if (an_hist_add(&c->h[k * c->ngroups + g], v) != 0)
+        c->failed = 1;
+}
+
+cap_result an_series_summaries(const an_capture *m, const uint32_t *group_of,
+                               size_t ngroups, const size_t *rows,
+                               size_t nrows, an_summary *out)
+{
+    size_t nf = m->nframes;
+    size_t *gn = calloc(ngroups ? ngroups : 1, sizeof *gn);
+    if (!gn)
+        return CAP_E_NOMEM;
+    for (size_t f = 0; f < nf; f++)
+        if (group_of[f] < ngroups)
+            gn[group_of[f]]++;
+    cap_result rc = CAP_E_NOMEM;
+    if (!m->approx) {
+        double *dense = malloc((nf ? nf : 1) * sizeof *dense);
+        double *tmp = malloc((nf ? nf : 1) * sizeof *tmp);
+        if (dense && tmp) {
+            for (size_t r = 0; r < nrows; r++) {
+                an_scope_dense(m, &m->scopes[rows[r]], dense);
+                for (size_t g = 0; g < ngroups; g++) {
+                    size_t k = 0;
+                    for (size_t f = 0; f < nf; f++)
+                        if (group_of[f] == g)
+                            tmp[k++] = MS(dense[f]);
+                    out[r * ngroups + g] = an_summarize(tmp, k);
+                }
+            }
+            rc = CAP_OK;
+        }
+        free(dense);
+        free(tmp);
+        free(gn);
+        return rc;
+    }
+    size_t *slot_of = malloc((m->nscopes ? m->nscopes : 1) * sizeof *slot_of);
+    size_t nh = nrows * ngroups;
+    an_hist *h = calloc(nh ? nh : 1, sizeof *h);
+    if (slot_of && h) {
+        for (size_t r = 0; r < m->nscopes; r++)
+            slot_of[r] = SIZE_MAX;
+        for (size_t r = 0; r < nrows; r++)
+            slot_of[rows[r]] = r;
+        sum_ctx c = {group_of, ngroups, slot_of, h, 0};
+        rc = an_series_scan(m, sum_visit, &c);
+        if (rc == CAP_OK && c.failed)
+            rc = CAP_E_NOMEM;
+        for (size_t r = 0; rc == CAP_OK && r < nrows; r++)
+            for (size_t g = 0; g < ngroups; g++) {
+                const an_hist *x = &h[r * ngroups + g];
+                an_summary sm = {gn[g], NAN, NAN, NAN};
+                if (gn[g]) {
+                    sm.mean = MS((double)x->sum / (double)gn[g]);
+                    sm.median = MS(an_hist_quantile(x, gn[g], 0.5));
+                    sm.p95 = MS(an_hist_quantile(x, gn[g], 0.95));
+                }
+                out[r * ngroups + g] = sm;
+            }
+    }
+    for (size_t i = 0; h && i < nrows * ngroups; i++)
+        an_hist_free(&h[i]);
+    free(h);
+    free(slot_of);
+    free(gn);
+    return rc;
+}
+
 static int matches(const char *name, const char *const *globs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -167,7 +251,13 @@ cap_result an_ranking_compute(an_ranking *out, const an_capture *m)
         const an_scope *s = &m->scopes[i];
         rows[i].scope = s;
         rows[i].pf_mean = rows[i].pf_p95 = NAN;
-        if (m->nframes) {
+        if (m->nframes && m->approx) {
+            /* summarised: the mean from the exact sum, p95 from the
+               histogram */
+            rows[i].pf_mean = MS((double)s->pf_hist.sum / (double)m->nframes);
+            rows[i].pf_p95 = MS(an_hist_quantile(&s->pf_hist, m->nframes,
+                                                 0.95));
+        } else if (m->nframes) {
             an_scope_dense(m, s, dense);
             an_summary sm = an_summarize(dense, m->nframes);
             rows[i].pf_mean = MS(sm.mean);

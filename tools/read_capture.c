@@ -327,6 +327,10 @@ static int run(const args *a)
     int colour_err = tty_err && !getenv("NO_COLOR");
     an_options o = {.skip_seconds = a->skip_seconds,
                     .progress = tty_err ? stderr : NULL};
+    /* memory bounded whatever the length, except for --frames, which
+       lists every frame's values */
+    if (a->report != R_FRAMES)
+        o.series_budget = AN_SERIES_BUDGET_DEFAULT;
     /* a live source or standard input: read from an in-memory copy */
     char live_path[64];
     int live_fd = -1;
@@ -341,9 +345,9 @@ static int run(const args *a)
     char detail[400];
     cap_result r = an_load(&m, live == 0 ? live_path : a->file, &o, detail,
                            sizeof detail);
-    if (live_fd >= 0)
-        close(live_fd);
     if (r != CAP_OK) {
+        if (live_fd >= 0)
+            close(live_fd);
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return EXIT_USAGE;
     }
@@ -382,7 +386,12 @@ static int run(const args *a)
         an_free(m);
         return EXIT_USAGE;
     }
-    cap_result rc = render(a, m, colour_out, svg);
+    if (m->approx && a->csv)
+        fprintf(stderr, "note: %s: %s\n", a->file, AN_APPROX_NOTE);
+    cap_result rc = render(a, m, colour_out, svg); /* may read the copy
+                                                       again: open till here */
+    if (live_fd >= 0)
+        close(live_fd);
     an_free(m);
     int svg_bad = svg && ferror(svg);
     if (svg && fclose(svg) != 0)

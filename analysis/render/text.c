@@ -183,6 +183,14 @@ void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
         fputc(')', out);
     }
     fputc('\n', out);
+    if (m->approx) {
+        fprintf(out, "quantiles %s", AN_APPROX_NOTE);
+        if (m->late_values)
+            fprintf(out, "; %llu values reached a frame already summarised "
+                         "and count as frames of their own",
+                    (unsigned long long)m->late_values);
+        fputc('\n', out);
+    }
     if (fs->n) {
         fprintf(out, "\n%sFrame time%s (ms, %zu frames)\n", bold(colour),
                 reset(colour), fs->n);

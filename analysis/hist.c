@@ -1,0 +1,112 @@
+/* hist.c - log-bucketed histogram (hist.h). */
+#include "hist.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LN_G 0.00995033085316808285 /* log(1.01) */
+
+static int32_t bucket_of(uint64_t v)
+{
+    return (int32_t)floor(log((double)v) / LN_G);
+}
+
+static double bucket_value(int32_t i)
+{
+    return exp(((double)i + 0.5) * LN_G);
+}
+
+static int side_add(an_hist_side *h, uint64_t v)
+{
+    int32_t b = bucket_of(v);
+    if (h->n == 0 || b < h->lo || b >= h->lo + (int32_t)h->n) {
+        int32_t lo = b, hi = b + 1;
+        if (h->n) {
+            /* grow by a margin, so that a drifting value does not
+             * reallocate on every new bucket */
+            int32_t end = h->lo + (int32_t)h->n;
+            int32_t margin = (int32_t)(h->n / 4) + 8;
+            lo = b < h->lo ? b - margin : h->lo;
+            hi = b >= end ? b + 1 + margin : end;
+        }
+        uint32_t n = (uint32_t)(hi - lo);
+        uint32_t *c = calloc(n, sizeof *c);
+        if (!c)
+            return -1;
+        if (h->n)
+            memcpy(c + (h->lo - lo), h->c, h->n * sizeof *c);
+        free(h->c);
+        h->c = c;
+        h->lo = lo;
+        h->n = n;
+    }
+    h->c[b - h->lo]++;
+    h->count++;
+    return 0;
+}
+
+int an_hist_add(an_hist *h, int64_t v)
+{
+    if (v == 0)
+        return 0;
+    uint64_t mag = v > 0 ? (uint64_t)v : (uint64_t)0 - (uint64_t)v;
+    if (side_add(v > 0 ? &h->pos : &h->neg, mag) != 0)
+        return -1;
+    h->count++;
+    h->sum += (double)v;
+    return 0;
+}
+
+/* The r-th smallest (0-based) value of a side, by magnitude. */
+static double side_stat(const an_hist_side *h, uint64_t r)
+{
+    uint64_t seen = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        seen += h->c[i];
+        if (r < seen)
+            return bucket_value(h->lo + (int32_t)i);
+    }
+    return 0.0; /* not reached: r < h->count */
+}
+
+/* The k-th smallest (0-based) of n values: negatives, zeros, positives. */
+static double order_stat(const an_hist *h, uint64_t n, uint64_t k)
+{
+    uint64_t zeros = n > h->count ? n - h->count : 0;
+    if (k < h->neg.count)
+        return -side_stat(&h->neg, h->neg.count - 1 - k);
+    k -= h->neg.count;
+    if (k < zeros)
+        return 0.0;
+    k -= zeros;
+    if (k >= h->pos.count) /* n < count: the largest */
+        k = h->pos.count ? h->pos.count - 1 : 0;
+    return h->pos.count ? side_stat(&h->pos, k) : 0.0;
+}
+
+double an_hist_quantile(const an_hist *h, uint64_t n, double p)
+{
+    if (n == 0 || !(p >= 0.0 && p <= 1.0))
+        return NAN;
+    double pos = (double)(n - 1) * p;
+    double fl = floor(pos);
+    uint64_t j = (uint64_t)fl;
+    double f = pos - fl;
+    if (j >= n - 1) {
+        j = n - 1;
+        f = 0.0;
+    }
+    double a = order_stat(h, n, j);
+    if (f == 0.0)
+        return a;
+    double b = order_stat(h, n, j + 1);
+    return a == b ? a : a + f * (b - a);
+}
+
+void an_hist_free(an_hist *h)
+{
+    free(h->pos.c);
+    free(h->neg.c);
+    memset(h, 0, sizeof *h);
+}

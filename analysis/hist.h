@@ -1,0 +1,51 @@
+/*
+ * hist.h - a log-bucketed histogram of positive integers (self times in
+ * ns), the bounded-memory stand-in for a scope's exact per-frame series
+ * (model.h: an_options.series_budget). Internal to the analysis library.
+ *
+ * Bucket i holds the values in [G^i, G^(i+1)) with G = 1.01, and stands
+ * for G^(i + 1/2): any value read back (a quantile) is within
+ * AN_HIST_REL_ERR of a value that was added (or, between two order
+ * statistics, of the interpolation of two such values). Only the range
+ * of buckets a histogram has seen is held (4 bytes a bucket; a name whose
+ * per-frame time varies by a factor of 2 spans 70 buckets). Zeros are not
+ * stored: a quantile is asked over n values, and the n - count values not
+ * added are zeros (frames where the scope did not run).
+ */
+#ifndef AN_HIST_H
+#define AN_HIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AN_HIST_REL_ERR 0.005 /* sqrt(1.01) - 1 = 0.4988 %, rounded up */
+
+typedef struct an_hist_side {
+    int32_t lo;      /* bucket index of c[0] */
+    uint32_t n;      /* buckets held */
+    uint32_t *c;     /* counts, owned */
+    uint64_t count;  /* values held */
+} an_hist_side;
+
+typedef struct an_hist {
+    an_hist_side pos, neg; /* v > 0; |v| of v < 0 (a crafted file's GPU
+                              spans can hold negative self times) */
+    uint64_t count;  /* values added */
+    double sum;      /* their sum (ns): exact below 2^53 ns (104 days),
+                        never saturating (the exact series' means are
+                        sums of doubles too) */
+} an_hist;
+
+/* Add v (ns). v == 0 is not stored (a zero). Returns 0, or -1 when out of
+ * memory (h unchanged). */
+int an_hist_add(an_hist *h, int64_t v);
+
+/* The p-quantile (0..1) of n values: the `count` added and n - count
+ * zeros (when count > n, the count values alone), by the rule of cap_stats_quantile_sorted ((n - 1) p, linear
+ * between neighbours). NAN when n == 0. In ns. */
+double an_hist_quantile(const an_hist *h, uint64_t n, double p);
+
+/* Release h's buckets and zero it. */
+void an_hist_free(an_hist *h);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * test_series_budget - the bounded-memory model (an_options.series_budget,
+ * issue 12) against the exact one, on every fixture: a budget of one value
+ * makes every capture summarised; the ranking, --split and --over-time
+ * must then give the same counts and means (to rounding) and medians and
+ * p95 within the histograms' stated error; two loading threads give the
+ * same summarised model. Also the histogram alone against exact order
+ * statistics.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cap_files.h"
+#include "hist.h"
+#include "report.h"
+#include "stats.h"
+
+static int failures, files_checked, files_approx;
+
+#define CHECK(c, ...)                                                        \
+    do {                                                                     \
+        if (!(c)) {                                                          \
+            failures++;                                                      \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);             \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fputc('\n', stderr);                                             \
+        }                                                                    \
+    } while (0)
+
+/* a within the histogram's bound of e (both ms, NAN alike) */
+static int near_q(double a, double e)
+{
+    if (isnan(e) || isnan(a))
+        return isnan(e) && isnan(a);
+    return fabs(a - e) <= AN_HIST_REL_ERR * fabs(e) + 1e-12;
+}
+
+/* the same up to floating-point rounding */
+static int near_sum(double a, double e)
+{
+    if (isnan(e) || isnan(a))
+        return isnan(e) && isnan(a);
+    return fabs(a - e) <= 1e-9 * fabs(e) + 1e-12;
+}
+
+static void same_summary(const char *what, const char *path, const char *name,
+                         an_summary a, an_summary e)
+{
+    CHECK(a.n == e.n, "%s %s %s: n %zu, exact %zu", path, what, name, a.n, e.n);
+    CHECK(near_sum(a.mean, e.mean), "%s %s %s: mean %.9g, exact %.9g", path,
+          what, name, a.mean, e.mean);
+    CHECK(near_q(a.median, e.median), "%s %s %s: median %.9g, exact %.9g",
+          path, what, name, a.median, e.median);
+    CHECK(near_q(a.p95, e.p95), "%s %s %s: p95 %.9g, exact %.9g", path, what,
+          name, a.p95, e.p95);
+}
+
+static void compare(const char *path, const an_capture *e,
+                    const an_capture *a)
+{
+    CHECK(a->nscopes == e->nscopes && a->nframes == e->nframes,
+          "%s: %zu rows %zu frames, exact %zu %zu", path, a->nscopes,
+          a->nframes, e->nscopes, e->nframes);
+    if (a->nscopes != e->nscopes || a->nframes != e->nframes)
+        return;
+    CHECK(a->late_values == 0, "%s: %llu late values", path,
+          (unsigned long long)a->late_values);
+    an_ranking re, ra;
+    CHECK(an_ranking_compute(&re, e) == CAP_OK, "%s ranking", path);
+    CHECK(an_ranking_compute(&ra, a) == CAP_OK, "%s ranking", path);
+    for (size_t i = 0; i < re.n && i < ra.n; i++) {
+        CHECK(re.rows[i].scope - e->scopes == ra.rows[i].scope - a->scopes,
+              "%s ranking row %zu differs", path, i);
+        CHECK(near_sum(ra.rows[i].pf_mean, re.rows[i].pf_mean),
+              "%s %s mean %.9g, exact %.9g", path, re.rows[i].scope->name,
+              ra.rows[i].pf_mean, re.rows[i].pf_mean);
+        CHECK(near_q(ra.rows[i].pf_p95, re.rows[i].pf_p95),
+              "%s %s p95 %.9g, exact %.9g", path, re.rows[i].scope->name,
+              ra.rows[i].pf_p95, re.rows[i].pf_p95);
+    }
+    an_ranking_free(&re);
+    an_ranking_free(&ra);
+
+    /* --split, by frame time and by the first CPU scope */
+    for (int by = 0; by < 2; by++) {
+        const char *name = NULL;
+        for (size_t i = 0; by && i < e->nscopes && !name; i++)
+            if (e->scopes[i].kind == AN_CPU)
+                name = e->scopes[i].name;
+        if (by && !name)
+            continue;
+        an_split se, sa;
+        if (an_split_compute(&se, e, name) != CAP_OK) {
+            CHECK(0, "%s split", path);
+            continue;
+        }
+        CHECK(an_split_compute(&sa, a, name) == CAP_OK, "%s split", path);
+        CHECK(sa.quarter == se.quarter && sa.nscopes == se.nscopes,
+              "%s split shape", path);
+        for (size_t i = 0; i < se.quarter && i < sa.quarter; i++)
+            CHECK(se.pop_frames[0][i] == sa.pop_frames[0][i] &&
+                      se.pop_frames[1][i] == sa.pop_frames[1][i],
+                  "%s split populations differ", path);
+        /* rows by scope (their order can swap where means tie) */
+        for (size_t i = 0; i < se.nscopes; i++)
+            for (size_t k = 0; k < sa.nscopes; k++)
+                if (sa.scopes[k].scope - a->scopes ==
+                    se.scopes[i].scope - e->scopes)
+                    for (int p = 0; p < 2; p++)
+                        same_summary(by ? "split-by" : "split", path,
+                                     se.scopes[i].scope->name,
+                                     sa.scopes[k].pop[p], se.scopes[i].pop[p]);
+        an_split_free(&se);
+        an_split_free(&sa);
+    }
+
+    an_over_time oe, oa;
+    int bins = e->nframes >= 20 ? 10 : 2;
+    CHECK(an_over_time_compute(&oe, e, bins, 0) == CAP_OK, "%s ot", path);
+    CHECK(an_over_time_compute(&oa, a, bins, 0) == CAP_OK, "%s ot", path);
+    CHECK(oe.nscopes == oa.nscopes && oe.nbins == oa.nbins, "%s ot shape",
+          path);
+    for (size_t j = 0; j < oe.nscopes && j < oa.nscopes; j++)
+        for (int b = 0; b < oe.nbins && oe.nframes; b++) {
+            CHECK(near_q(oa.scopes[j].median[b], oe.scopes[j].median[b]),
+                  "%s ot %s bin %d median %.9g, exact %.9g", path,
+                  oe.scopes[j].scope->name, b, oa.scopes[j].median[b],
+                  oe.scopes[j].median[b]);
+            CHECK(near_q(oa.scopes[j].p95[b], oe.scopes[j].p95[b]),
+                  "%s ot %s bin %d p95", path, oe.scopes[j].scope->name, b);
+        }
+    for (int b = 0; b < oe.nbins && oe.nframes && oa.nframes; b++) {
+        CHECK(near_sum(oa.work.median[b], oe.work.median[b]),
+              "%s ot work bin %d %.12g, exact %.12g", path, b,
+              oa.work.median[b], oe.work.median[b]);
+        CHECK(near_sum(oa.wait.median[b], oe.wait.median[b]),
+              "%s ot wait bin %d", path, b);
+    }
+    an_over_time_free(&oe);
+    an_over_time_free(&oa);
+}
+
+static void one_file(const char *path)
+{
+    for (int by_path = 0; by_path < 2; by_path++) {
+        an_options oe = {.by_path = by_path, .threads = 1};
+        an_options oa = {.by_path = by_path, .threads = 1,
+                         .series_budget = 1};
+        an_options o2 = {.by_path = by_path, .threads = 2,
+                         .series_budget = 1};
+        an_capture *e, *a, *a2;
+        char d[400];
+        if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK)
+            return; /* an unreadable fixture: not this test's */
+        if (an_load(&a, path, &oa, d, sizeof d) != CAP_OK) {
+            CHECK(0, "%s: exact load works, summarised fails: %s", path, d);
+            an_free(e);
+            return;
+        }
+        files_checked++;
+        /* a capture with values in frames is summarised */
+        int any = 0;
+        for (size_t i = 0; i < e->nscopes; i++)
+            any |= e->scopes[i].pf_n > 0;
+        CHECK(a->approx == (any && e->nframes > 0) || (a->approx && !any),
+              "%s: approx %d", path, a->approx);
+        files_approx += a->approx;
+        compare(path, e, a);
+        if (an_load(&a2, path, &o2, d, sizeof d) == CAP_OK) {
+            CHECK(a2->approx == a->approx && a2->nscopes == a->nscopes,
+                  "%s: two threads", path);
+            for (size_t i = 0; i < a->nscopes && i < a2->nscopes; i++) {
+                const an_hist *x = &a->scopes[i].pf_hist,
+                              *y = &a2->scopes[i].pf_hist;
+                CHECK(x->count == y->count && x->sum == y->sum &&
+                          x->pos.n == y->pos.n && x->pos.lo == y->pos.lo &&
+                          x->neg.n == y->neg.n &&
+                          (!x->pos.n ||
+                           memcmp(x->pos.c, y->pos.c, x->pos.n * 4) == 0),
+                      "%s: row %zu's histogram differs on two threads", path,
+                      i);
+            }
+            an_free(a2);
+        } else {
+            CHECK(0, "%s: two threads fail", path);
+        }
+        an_free(e);
+        an_free(a);
+    }
+}
+
+/* The histogram against exact order statistics. */
+static void hist_alone(void)
+{
+    enum { N = 20000 };
+    static double v[N + 5000];
+    an_hist h = {0};
+    unsigned long long x = 88172645463325252ull;
+    for (size_t i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int64_t ns = 1 + (int64_t)(x % 50000000); /* 1 ns .. 50 ms */
+        CHECK(an_hist_add(&h, ns) == 0, "hist add");
+        v[i] = (double)ns;
+    }
+    CHECK(an_hist_add(&h, 0) == 0 && h.count == N, "a zero is not stored");
+    for (size_t i = N; i < N + 5000; i++)
+        v[i] = 0; /* 5000 frames where it did not run */
+    cap_stats_sort(v, N + 5000);
+    static const double ps[] = {0, 0.1, 0.2, 0.21, 0.5, 0.95, 0.99, 1};
+    for (size_t k = 0; k < sizeof ps / sizeof *ps; k++) {
+        double e = cap_stats_quantile_sorted(v, N + 5000, ps[k]);
+        double q = an_hist_quantile(&h, N + 5000, ps[k]);
+        CHECK(fabs(q - e) <= AN_HIST_REL_ERR * e, "p%g: %.9g, exact %.9g",
+              ps[k], q, e);
+    }
+    CHECK(isnan(an_hist_quantile(&h, 0, 0.5)), "no values: NAN");
+    CHECK(h.sum > 0, "sum");
+    an_hist_free(&h);
+    CHECK(h.pos.n == 0 && h.pos.c == NULL, "freed");
+    /* negative values (a crafted file's GPU self times) sort first */
+    an_hist g = {0};
+    CHECK(an_hist_add(&g, -1000) == 0 && an_hist_add(&g, 500) == 0 &&
+              an_hist_add(&g, -10) == 0, "hist add negative");
+    CHECK(fabs(an_hist_quantile(&g, 4, 0) + 1000) <= 5, "min %g",
+          an_hist_quantile(&g, 4, 0));
+    CHECK(fabs(an_hist_quantile(&g, 4, 1.0 / 3) + 10) <= 0.05, "second %g",
+          an_hist_quantile(&g, 4, 1.0 / 3));
+    CHECK(an_hist_quantile(&g, 4, 2.0 / 3) == 0, "a zero third");
+    CHECK(fabs(an_hist_quantile(&g, 4, 1) - 500) <= 2.5, "max");
+    CHECK(g.sum == -510 && g.count == 3, "sum %g", g.sum);
+    an_hist_free(&g);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_series_budget FIXTURES_DIR\n");
+        return 2;
+    }
+    hist_alone();
+    cap_files_walk(argv[1], one_file);
+    printf("%d captures, %d summarised, %d failures\n", files_checked,
+           files_approx, failures);
+    CHECK(files_approx >= 10, "too few summarised captures: %d", files_approx);
+    return failures ? 1 : 0;
+}
