@@ -525,11 +525,11 @@ static void win_free(loader *L)
     L->ring_cap = 0;
 }
 
-/* The ring's length for `rows` rows: about 8 MiB of sums in all, 64 to
+/* The ring's length for `rows` rows: about 2 MiB of sums in all, 64 to
  * 4096 frames. */
 static uint32_t win_frames(size_t rows)
 {
-    size_t w = ((size_t)8 << 20) / 8 / (rows ? rows : 1);
+    size_t w = ((size_t)2 << 20) / 8 / (rows ? rows : 1);
     uint32_t p = 64;
     while (p < 4096 && (size_t)p * 2 <= w)
         p *= 2;
@@ -853,7 +853,7 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     sat_add(&s->self_ns, e->self_ns);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
         sat_add(&s->total_ns, e->duration_ns);
-    if (f >= 0) {
+    if (f >= 0 && !L->visit) { /* a scan borrows the model's frames */
         sat_add(&m->frames[f].gpu_ns, e->self_ns);
         m->frames[f].has_gpu = 1;
     }
@@ -1511,7 +1511,7 @@ static size_t series_budget(const an_options *o)
  * (a ring of win frames from the start). */
 static cap_result load(an_capture **out, const char *path,
                        const an_options *opt, an_series_fn visit,
-                       void *visit_ctx, uint32_t win, char *detail,
+                       void *visit_ctx, const an_capture *src, char *detail,
                        size_t detail_size)
 {
     static const an_options defaults;
@@ -1534,10 +1534,18 @@ static cap_result load(an_capture **out, const char *path,
         L.visit = visit;
         L.visit_ctx = visit_ctx;
         L.windowed = 1;
-        L.win = win;
+        L.win = src->win;
         L.budget = 0;
+        /* the frames and the cut-off of the model scanned, borrowed (the
+           scan's model lets go of them before it is freed) */
+        m->frames = src->frames;
+        m->nframes = src->nframes;
+        L.cutoff_ns = src->cutoff_ns;
+        L.have_cutoff = src->have_cutoff;
     }
-    cap_result res = pass_frames(&L, detail, detail_size);
+    cap_result res = visit ? CAP_OK : pass_frames(&L, detail, detail_size);
+    m->cutoff_ns = L.cutoff_ns;
+    m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
         res = pass_all(&L, detail, detail_size);
     if (res == CAP_OK) {
@@ -1596,6 +1604,8 @@ static cap_result load(an_capture **out, const char *path,
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
             snprintf(detail, detail_size, "out of memory");
+        if (visit)
+            m->frames = NULL; /* borrowed */
         an_free(m);
         return res;
     }
@@ -1606,7 +1616,7 @@ static cap_result load(an_capture **out, const char *path,
 cap_result an_load(an_capture **out, const char *path, const an_options *opt,
                    char *detail, size_t detail_size)
 {
-    return load(out, path, opt, NULL, NULL, 0, detail, detail_size);
+    return load(out, path, opt, NULL, NULL, NULL, detail, detail_size);
 }
 
 typedef struct scan_ctx {
@@ -1639,12 +1649,14 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx)
     scan_ctx c = {m, fn, ctx};
     an_capture *t;
     char detail[320];
-    cap_result r = load(&t, m->load_path, &o, scan_visit, &c, m->win, detail,
+    cap_result r = load(&t, m->load_path, &o, scan_visit, &c, m, detail,
                         sizeof detail);
     if (r != CAP_OK)
         return r;
-    if (t->nscopes != m->nscopes || t->nframes != m->nframes)
+    if (t->nscopes != m->nscopes)
         r = CAP_E_CORRUPT; /* not the file that was loaded */
+    t->frames = NULL;
+    t->nframes = 0;
     an_free(t);
     return r;
 }

@@ -111,8 +111,9 @@ typedef struct an_options {
 } an_options;
 
 /* The budget read_capture gives its ranking, --tree, --split and
- * --over-time: 1 Mi values (12 MiB), more than any fixture holds. */
-#define AN_SERIES_BUDGET_DEFAULT ((size_t)1 << 20)
+ * --over-time: 256 Ki values (3 MiB), 7 times what the largest fixture
+ * holds (36,001). */
+#define AN_SERIES_BUDGET_DEFAULT ((size_t)1 << 18)
 
 /* What a report says, once, when its model is summarised (approx). */
 #define AN_APPROX_NOTE                                                       \
@@ -174,6 +175,8 @@ typedef struct an_capture {
     char *load_path;
     an_options load_opt;
     uint32_t win;
+    int64_t cutoff_ns;
+    int have_cutoff;
 } an_capture;
 
 /* Load the capture at path. Returns CAP_OK (also for a truncated or

@@ -128,7 +128,11 @@ static void bin_medians(const double *v, const size_t *first,
  * read of the file. */
 typedef struct ot_sum_ctx {
     const an_capture *m;
+    const size_t *bin_of, *slot_of; /* slot_of: row -> top index or -1 */
+    size_t nb;
+    an_hist *h;                     /* top x bins */
     double *sum[2];
+    int failed;
 } ot_sum_ctx;
 
 static void ot_sum_visit(void *p, size_t row, size_t frame, int64_t v)
@@ -137,22 +141,49 @@ static void ot_sum_visit(void *p, size_t row, size_t frame, int64_t v)
     const an_scope *sc = &c->m->scopes[row];
     if (sc->kind == AN_CPU)
         c->sum[sc->is_wait != 0][frame] += MS(v);
+    size_t k = c->slot_of[row];
+    if (k != SIZE_MAX &&
+        an_hist_add(&c->h[k * c->nb + c->bin_of[frame]], v) != 0)
+        c->failed = 1;
 }
 
-static cap_result ot_approx_top(const an_capture *m, const size_t *bin_of,
-                                size_t nb, const size_t *top, size_t top_n,
-                                an_summary **out)
+/* The top scopes' per-bin summaries into out (top_n x nb) and the work
+ * and wait sums per frame into sum[2], in one read of the file. */
+static cap_result ot_approx(const an_capture *m, const size_t *bin_of,
+                            const size_t *first, size_t nb, const size_t *top,
+                            size_t top_n, double *sum[2], an_summary **out)
 {
-    uint32_t *group = malloc(m->nframes * sizeof *group);
     size_t nh = top_n * nb;
+    size_t *slot_of = malloc((m->nscopes ? m->nscopes : 1) * sizeof *slot_of);
+    an_hist *h = calloc(nh ? nh : 1, sizeof *h);
     *out = malloc((nh ? nh : 1) * sizeof **out);
     cap_result rc = CAP_E_NOMEM;
-    if (group && *out) {
-        for (size_t i = 0; i < m->nframes; i++)
-            group[i] = (uint32_t)bin_of[i];
-        rc = an_series_summaries(m, group, nb, top, top_n, *out);
+    if (slot_of && h && *out) {
+        for (size_t r = 0; r < m->nscopes; r++)
+            slot_of[r] = SIZE_MAX;
+        for (size_t j = 0; j < top_n; j++)
+            slot_of[top[j]] = j;
+        ot_sum_ctx c = {m, bin_of, slot_of, nb, h, {sum[0], sum[1]}, 0};
+        rc = an_series_scan(m, ot_sum_visit, &c);
+        if (rc == CAP_OK && c.failed)
+            rc = CAP_E_NOMEM;
+        for (size_t j = 0; rc == CAP_OK && j < top_n; j++)
+            for (size_t b = 0; b < nb; b++) {
+                size_t k = first[b + 1] - first[b];
+                const an_hist *x = &h[j * nb + b];
+                an_summary s = {k, NAN, NAN, NAN};
+                if (k) {
+                    s.mean = MS(x->sum / (double)k);
+                    s.median = MS(an_hist_quantile(x, k, 0.5));
+                    s.p95 = MS(an_hist_quantile(x, k, 0.95));
+                }
+                (*out)[j * nb + b] = s;
+            }
     }
-    free(group);
+    for (size_t i = 0; h && i < nh; i++)
+        an_hist_free(&h[i]);
+    free(h);
+    free(slot_of);
     if (rc != CAP_OK) {
         free(*out);
         *out = NULL;
@@ -184,7 +215,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     first = calloc(nb + 1, sizeof *first);
     order = malloc(n * sizeof *order);
     tmp = malloc(n * sizeof *tmp);
-    dense = malloc(n * sizeof *dense);
+    dense = malloc((m->approx ? 1 : n) * sizeof *dense); /* exact only */
     ot->bins = calloc(nb, sizeof *ot->bins);
     if (!bin_of || !first || !order || !tmp || !dense || !ot->bins)
         goto done;
@@ -232,9 +263,14 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         goto done;
     int64_t ft = an_total_frame_ns(m);
     an_summary *approx = NULL;
-    if (m->approx &&
-        (rc = ot_approx_top(m, bin_of, nb, top, top_n, &approx)) != CAP_OK)
+    double *sum[2] = {calloc(n, sizeof(double)), calloc(n, sizeof(double))};
+    if (!sum[0] || !sum[1] ||
+        (m->approx && (rc = ot_approx(m, bin_of, first, nb, top, top_n, sum,
+                                      &approx)) != CAP_OK)) {
+        free(sum[0]);
+        free(sum[1]);
         goto done;
+    }
     rc = CAP_E_NOMEM;
     for (size_t j = 0; j < top_n; j++) {
         an_ot_scope *S = &ot->scopes[ot->nscopes++];
@@ -244,6 +280,8 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         S->p95 = malloc(nb * sizeof *S->p95);
         if (!S->median || !S->p95) {
             free(approx);
+            free(sum[0]);
+            free(sum[1]);
             goto done;
         }
         for (size_t b = 0; approx && b < nb; b++) {
@@ -265,9 +303,9 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     }
     free(approx);
 
-    /* all CPU work and all CPU waits, summed per frame */
+    /* all CPU work and all CPU waits, summed per frame (summarised model:
+       summed by the scan above) */
     {
-        double *sum[2] = {calloc(n, sizeof(double)), calloc(n, sizeof(double))};
         ot->work.median = malloc(nb * sizeof(double));
         ot->wait.median = malloc(nb * sizeof(double));
         if (!sum[0] || !sum[1] || !ot->work.median || !ot->wait.median) {
@@ -285,15 +323,6 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             an_scope_dense(m, sc, dense);
             for (size_t i = 0; i < n; i++)
                 sum[sc->is_wait != 0][i] += MS(dense[i]);
-        }
-        if (m->approx) {
-            ot_sum_ctx c = {m, {sum[0], sum[1]}};
-            if ((rc = an_series_scan(m, ot_sum_visit, &c)) != CAP_OK) {
-                free(sum[0]);
-                free(sum[1]);
-                goto done;
-            }
-            rc = CAP_E_NOMEM;
         }
         bin_medians(sum[0], first, order, nb, tmp, ot->work.median);
         bin_medians(sum[1], first, order, nb, tmp, ot->wait.median);

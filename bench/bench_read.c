@@ -27,7 +27,15 @@
  *                  and --over-time. Targets: read_scopes_per_s at least
  *                  50 million/s, read_peak_rss_mib at most 64.
  *
- * Usage: bench_read [READ_CAPTURE] [--scopes N]
+ * With --realistic the captures come from the realistic generator
+ * (bench_gen.h: 416 names, 4 to 7 deep, each name's times drawn around its
+ * own mean), generated into real-<N>M-v1.cap; every figure's name then
+ * ends in _realistic_<N>M, the reader-only and one-vs-two-thread runs are
+ * left out, and the figures to read are read*_peak_rss_mib_realistic_*
+ * (issue 12: at most 64 MiB at 10, 100 and 300 M scopes).
+ *
+ * Usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] [--scopes N | --sizes
+ *                   M,M] [--dir DIR] [--reps R] [--realistic]
  *   READ_CAPTURE: path of the read_capture tool (meson passes it).
  */
 #include <errno.h>
@@ -40,6 +48,7 @@
 #include <capture/cap_writer.h>
 
 #include "bench_common.h"
+#include "bench_gen.h"
 
 #define GEN_VERSION "read-v1"
 #define PERIOD_NS 0.4
@@ -148,6 +157,46 @@ static void generate(const char *path, uint64_t scopes)
             (double)(bench_mono_ns() - t0) / 1e9);
 }
 
+#define GEN_REAL_VERSION "real-v1"
+
+/* The realistic generator's capture of at least `scopes` scopes (whole
+ * frames). */
+static void generate_realistic(const char *path, uint64_t scopes)
+{
+    fprintf(stderr, "bench_read: generating %s (%llu scopes, realistic, "
+                    "once)\n", path, (unsigned long long)scopes);
+    uint64_t t0 = bench_mono_ns();
+    char tmp[600], count[32];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(count, sizeof count, "%llu", (unsigned long long)scopes);
+    cap_meta_kv meta[] = {{"program", "bench_read realistic generator"},
+                          {"bench_generator", GEN_REAL_VERSION},
+                          {"bench_scopes", count}};
+    static gen g;
+    gen_init(&g, 1000000);
+    cap_writer_options o = {0};
+    o.meta = meta;
+    o.meta_count = 3;
+    o.clock_source = "tsc";
+    o.tick_period_ns = GEN_PERIOD_NS;
+    o.origin_tick = 1000000;
+    o.zstd_level = 1;
+    cap_writer *w;
+    check(cap_writer_open_path(&w, tmp, &o), "opening the generated capture");
+    check(gen_declare(&g, w), "names");
+    while (g.scopes < scopes)
+        check(gen_frame(&g, w), "frame");
+    check(cap_writer_close(w), "closing the generated capture");
+    if (rename(tmp, path) != 0)
+        BENCH_DIE("rename %s: %s", tmp, strerror(errno));
+    fprintf(stderr, "bench_read: generated %llu scopes, %llu frames, in "
+                    "%.1f s\n", (unsigned long long)g.scopes,
+            (unsigned long long)g.frames,
+            (double)(bench_mono_ns() - t0) / 1e9);
+}
+
+static int realistic; /* --realistic: the captures of bench_gen.h */
+
 /* 1 when path is a complete capture from this generator version. */
 static int usable(const char *path, uint64_t scopes)
 {
@@ -156,7 +205,8 @@ static int usable(const char *path, uint64_t scopes)
         return 0;
     const char *v = cap_reader_meta_get(r, "bench_generator");
     const char *n = cap_reader_meta_get(r, "bench_scopes");
-    int ok = v && n && strcmp(v, GEN_VERSION) == 0 &&
+    int ok = v && n &&
+             strcmp(v, realistic ? GEN_REAL_VERSION : GEN_VERSION) == 0 &&
              strtoull(n, NULL, 10) == scopes;
     cap_reader_close(r);
     if (!ok)
@@ -330,6 +380,8 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             dir = argv[++i];
+        } else if (strcmp(argv[i], "--realistic") == 0) {
+            realistic = 1;
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
             reps = atoi(argv[++i]);
         } else if (argv[i][0] != '-' && !tool) {
@@ -338,7 +390,8 @@ int main(int argc, char **argv)
             diff = argv[i];
         } else {
             BENCH_DIE("usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] "
-                      "[--scopes N | --sizes M,M,...] [--dir DIR] [--reps R]");
+                      "[--scopes N | --sizes M,M,...] [--dir DIR] [--reps R] "
+                      "[--realistic]");
         }
     }
     if (!nsizes) {
@@ -361,12 +414,16 @@ int main(int argc, char **argv)
         if (!n)
             BENCH_DIE("bad size");
         char path[512], tag[32];
-        snprintf(path, sizeof path, "%s/read-%lluM-v1.cap", dir,
+        snprintf(path, sizeof path, "%s/%s-%lluM-v1.cap", dir,
+                 realistic ? "real" : "read",
                  (unsigned long long)(n / 1000000));
         if (!usable(path, n))
-            generate(path, n);
+            realistic ? generate_realistic(path, n) : generate(path, n);
         /* figures of the largest size carry no suffix (as before) */
-        if (s == nsizes - 1)
+        if (realistic)
+            snprintf(tag, sizeof tag, "_realistic_%lluM",
+                     (unsigned long long)(n / 1000000));
+        else if (s == nsizes - 1)
             tag[0] = 0;
         else
             snprintf(tag, sizeof tag, "_%lluM", (unsigned long long)(n / 1000000));
@@ -384,15 +441,17 @@ int main(int argc, char **argv)
         snprintf(prefix, sizeof prefix, "read_frames_only%s", tag);
         report(prefix, fo, n, fl.cpu_s);
 
-        char *loop_argv[] = {self_exe, "--child", "loop", path, NULL};
-        child_result lp = run_child(loop_argv, 1);
-        snprintf(prefix, sizeof prefix, "reader_loop%s", tag);
-        report(prefix, lp, n, fl.cpu_s);
+        if (!realistic) {
+            char *loop_argv[] = {self_exe, "--child", "loop", path, NULL};
+            child_result lp = run_child(loop_argv, 1);
+            snprintf(prefix, sizeof prefix, "reader_loop%s", tag);
+            report(prefix, lp, n, fl.cpu_s);
 
-        char *batch_argv[] = {self_exe, "--child", "batch", path, NULL};
-        child_result bt = run_child(batch_argv, 1);
-        snprintf(prefix, sizeof prefix, "reader_batch%s", tag);
-        report(prefix, bt, n, fl.cpu_s);
+            char *batch_argv[] = {self_exe, "--child", "batch", path, NULL};
+            child_result bt = run_child(batch_argv, 1);
+            snprintf(prefix, sizeof prefix, "reader_batch%s", tag);
+            report(prefix, bt, n, fl.cpu_s);
+        }
 
         if (!tool) {
             fprintf(stderr, "bench_read: no read_capture given; its figures "
@@ -416,6 +475,8 @@ int main(int argc, char **argv)
             snprintf(prefix, sizeof prefix, "read%s%s", modes[m][0], tag);
             report(prefix, tr, n, fl.cpu_s);
         }
+        if (realistic)
+            continue;
         /* both cores: the default report on one thread and on two,
          * alternately, wall time; outputs compared byte for byte */
         double w1[16], w2[16], rss2 = 0, cpu2 = 0;

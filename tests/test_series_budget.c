@@ -144,12 +144,17 @@ static void compare(const char *path, const an_capture *e,
 
 static void one_file(const char *path)
 {
-    for (int by_path = 0; by_path < 2; by_path++) {
-        an_options oe = {.by_path = by_path, .threads = 1};
+    /* by name, by call path, and with --skip-seconds (the scans read
+       the file again with the model's cut-off) */
+    for (int cfg = 0; cfg < 3; cfg++) {
+        int by_path = cfg == 1;
+        double skip = cfg == 2 ? 0.05 : 0;
+        an_options oe = {.by_path = by_path, .threads = 1,
+                         .skip_seconds = skip};
         an_options oa = {.by_path = by_path, .threads = 1,
-                         .series_budget = 1};
+                         .skip_seconds = skip, .series_budget = 1};
         an_options o2 = {.by_path = by_path, .threads = 2,
-                         .series_budget = 1};
+                         .skip_seconds = skip, .series_budget = 1};
         an_capture *e, *a, *a2;
         char d[400];
         if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK)
