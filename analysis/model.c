@@ -79,6 +79,13 @@ typedef struct kid_table {
 typedef struct pf_acc {
     uint32_t frame;   /* NONE: nothing held */
     int64_t sum;
+    /* bounded memory: the thread (or GPU track | 1 << 31) the row ran on,
+     * whether it ran on more than one, and its time in the frame it last
+     * ran in behind the ring (late pieces of one thread's frame, merged) */
+    uint32_t who;
+    int multi;
+    uint32_t late_frame;
+    int64_t late_sum;
 } pf_acc;
 
 static char *xstrdup(const char *s)
@@ -390,12 +397,10 @@ static int pf_add(an_scope *s, long frame, int64_t self)
 static int win_note(loader *L, size_t row, uint64_t frame, int64_t self);
 static int spill(loader *L);
 
-static int pf_note(loader *L, long si, long frame, int64_t self)
+static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
 {
     if (frame < 0)
         return 0;
-    if (L->windowed)
-        return win_note(L, (size_t)si, (uint64_t)frame, self);
     if ((size_t)si >= L->acc_cap) {
         size_t n = L->acc_cap ? L->acc_cap : 256;
         while (n <= (size_t)si)
@@ -404,11 +409,17 @@ static int pf_note(loader *L, long si, long frame, int64_t self)
         if (!p)
             return -1;
         for (size_t i = L->acc_cap; i < n; i++)
-            p[i] = (pf_acc){NONE, 0};
+            p[i] = (pf_acc){NONE, 0, NONE, 0, NONE, 0};
         L->acc = p;
         L->acc_cap = n;
     }
     pf_acc *a = &L->acc[si];
+    if (a->who != who) {
+        a->multi |= a->who != NONE;
+        a->who = who;
+    }
+    if (L->windowed)
+        return win_note(L, (size_t)si, (uint64_t)frame, self);
     if (a->frame == (uint32_t)frame) {
         sat_add(&a->sum, self);
         return 0;
@@ -477,12 +488,30 @@ static int win_emit_frame(loader *L, uint64_t frame)
     return 0;
 }
 
+/* A piece behind the ring: merged with the row's other pieces of that
+ * frame while they come in a run (one thread's), else summarised alone;
+ * counted when the row runs on several threads, whose pieces of one
+ * frame may then have been summarised apart. */
+static int win_late(loader *L, size_t row, uint64_t frame, int64_t self)
+{
+    pf_acc *a = &L->acc[row];
+    if (a->multi)
+        L->m->late_values++;
+    if (a->late_frame == frame) {
+        sat_add(&a->late_sum, self);
+        return 0;
+    }
+    if (a->late_frame != NONE && emit(L, row, a->late_frame, a->late_sum) != 0)
+        return -1;
+    a->late_frame = (uint32_t)frame;
+    a->late_sum = self;
+    return 0;
+}
+
 static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
 {
-    if (frame < L->wbase) {
-        L->m->late_values++;
-        return emit(L, row, frame, self);
-    }
+    if (frame < L->wbase)
+        return win_late(L, row, frame, self);
     if (frame - L->wbase >= L->win) {
         uint64_t to = frame - L->win + 1, end = L->wbase + L->win;
         for (uint64_t f = L->wbase; f < to && f < end; f++)
@@ -513,6 +542,13 @@ static int win_flush_all(loader *L)
         if (win_emit_frame(L, f) != 0)
             return -1;
     L->wbase += L->win;
+    for (size_t i = 0; i < L->acc_cap; i++) {
+        pf_acc *a = &L->acc[i];
+        if (a->late_frame != NONE &&
+            emit(L, i, a->late_frame, a->late_sum) != 0)
+            return -1;
+        a->late_frame = NONE;
+    }
     return 0;
 }
 
@@ -566,7 +602,9 @@ static int spill(loader *L)
         if (sort_pf(s) != 0)
             return -1;
         for (size_t k = 0; k < s->pf_n; k++)
-            if (win_note(L, i, s->pf_frame[k], s->pf_self[k]) != 0)
+            if ((s->pf_frame[k] < L->wbase
+                     ? emit(L, i, s->pf_frame[k], s->pf_self[k])
+                     : win_note(L, i, s->pf_frame[k], s->pf_self[k])) != 0)
                 return -1;
         free(s->pf_frame);
         free(s->pf_self);
@@ -575,7 +613,6 @@ static int spill(loader *L)
         s->pf_n = s->pf_cap = 0;
         s->pf_sorted = 1;
     }
-    m->late_values = 0; /* the exact series were merged: none was late */
     return 0;
 }
 
@@ -817,7 +854,7 @@ static int on_scope(loader *L, const cap_ev_scope *e, const scope_pre *pre)
                                    ? 2
                                    : 1],
                 self);
-    if (pf_note(L, si, f, self) != 0)
+    if (pf_note(L, si, f, self, e->tid & 0x7fffffffu) != 0)
         return -1;
     if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
         m->first_ns = e->begin_ns;
@@ -857,7 +894,7 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
         sat_add(&m->frames[f].gpu_ns, e->self_ns);
         m->frames[f].has_gpu = 1;
     }
-    return pf_note(L, si, f, e->self_ns);
+    return pf_note(L, si, f, e->self_ns, e->track | 0x80000000u);
 }
 
 static int on_counter(loader *L, const cap_ev_counter *e)
@@ -962,7 +999,12 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     }
     cap_reader_close(L->r);
     L->r = NULL;
-    if (m->nframes)
+    /* sorted already in a file written in order: glibc's qsort would
+       first copy the whole array (40 bytes a frame) */
+    int sorted = 1;
+    for (size_t i = 1; sorted && i < m->nframes; i++)
+        sorted = frame_cmp(&m->frames[i - 1], &m->frames[i]) <= 0;
+    if (m->nframes && !sorted)
         qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
     if (L->o->skip_seconds > 0 && m->nframes) {
         double skip = L->o->skip_seconds * 1e9;

@@ -23,6 +23,34 @@ static int ord_cmp(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Sort by ord_cmp in place (heapsort): ord_cmp is a total order, so the
+ * result is qsort's. */
+static void ord_sort_in_place(ord *v, size_t n)
+{
+    for (size_t end = n, start = n / 2;;) {
+        size_t root;
+        ord x;
+        if (start > 0) {
+            root = --start;
+            x = v[root];
+        } else {
+            if (--end == 0)
+                break;
+            x = v[end];
+            v[end] = v[0];
+            root = 0;
+        }
+        for (size_t c; (c = 2 * root + 1) < end; root = c) {
+            if (c + 1 < end && ord_cmp(&v[c + 1], &v[c]) > 0)
+                c++;
+            if (ord_cmp(&v[c], &x) <= 0)
+                break;
+            v[root] = v[c];
+        }
+        v[root] = x;
+    }
+}
+
 static size_t hist_bin(double r)
 {
     size_t b = 0;
@@ -89,8 +117,8 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         return CAP_OK;
     cap_result rc = CAP_E_NOMEM;
     ord *o = malloc(n * sizeof *o);
-    double *dense = malloc(n * sizeof *dense);
-    double *tmp = malloc(n * sizeof *tmp);
+    double *dense = malloc((out->by || !m->approx ? n : 1) * sizeof *dense);
+    double *tmp = malloc(q * sizeof *tmp); /* a population at most */
     ord *so = malloc((ns ? ns : 1) * sizeof *so);
     an_split_scope *sc = calloc(ns ? ns : 1, sizeof *sc);
     out->pop_frames[0] = malloc(q * sizeof *out->pop_frames[0]);
@@ -105,7 +133,10 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         o[i].pos = i;
         o[i].key = out->by ? dense[i] : (double)an_frame_ns(&m->frames[i]);
     }
-    qsort(o, n, sizeof *o, ord_cmp);
+    if (n > ((size_t)1 << 16))
+        ord_sort_in_place(o, n); /* qsort would copy o (16 B a frame) */
+    else
+        qsort(o, n, sizeof *o, ord_cmp);
     for (size_t i = 0; i < q; i++) {
         out->pop_frames[0][i] = o[i].pos;
         out->pop_frames[1][i] = o[n - q + i].pos;

@@ -154,10 +154,57 @@ void an_totals_compute(const an_capture *m, an_totals *t)
 
 /* ---- frame statistics -------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
+/* Sort v[0..n) ascending in place (heapsort): for long captures, where
+ * cap_stats_sort's scratch (16 bytes a frame) would count. The same
+ * array as any other sort (frame times are never NAN). */
+static void sort_in_place(double *v, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    for (size_t end = n, start = n / 2;;) {
+        size_t root;
+        double x;
+        if (start > 0) {
+            root = --start;
+            x = v[root];
+        } else {
+            if (--end == 0)
+                break;
+            x = v[end];
+            v[end] = v[0];
+            root = 0;
+        }
+        for (size_t c; (c = 2 * root + 1) < end; root = c) {
+            if (c + 1 < end && v[c + 1] > v[c])
+                c++;
+            if (!(v[c] > x))
+                break;
+            v[root] = v[c];
+        }
+        v[root] = x;
+    }
+}
+
+/* Insert x into the sorted w[0..*k). */
+static void win_insert(double *w, size_t *k, double x)
+{
+    size_t i = *k;
+    while (i > 0 && w[i - 1] > x) {
+        w[i] = w[i - 1];
+        i--;
+    }
+    w[i] = x;
+    (*k)++;
+}
+
+/* Remove one x from the sorted w[0..*k). */
+static void win_remove(double *w, size_t *k, double x)
+{
+    size_t i = 0;
+    while (i < *k && w[i] != x)
+        i++;
+    if (i == *k)
+        return;
+    memmove(w + i, w + i + 1, (*k - i - 1) * sizeof *w);
+    (*k)--;
 }
 
 cap_result an_frame_stats_compute(an_frame_stats *fs, const an_capture *m)
@@ -175,21 +222,25 @@ cap_result an_frame_stats_compute(an_frame_stats *fs, const an_capture *m)
     }
     fs->n = n;
     /* stutters: longer than 2.5x the median of the 31 frames centred on
-     * the frame (fewer at the ends) */
+     * the frame (fewer at the ends); the window kept sorted as it slides */
+    size_t k = 0, clo = 0, chi = 0;
     for (size_t i = 0; i < n; i++) {
         size_t lo = i >= 15 ? i - 15 : 0;
         size_t hi = i + 16 < n ? i + 16 : n;
-        size_t k = 0;
-        for (size_t j = lo; j < hi; j++)
-            w[k++] = MS(an_frame_ns(&m->frames[j]));
-        qsort(w, k, sizeof *w, cmp_double);
+        for (; clo < lo; clo++)
+            win_remove(w, &k, MS(an_frame_ns(&m->frames[clo])));
+        for (; chi < hi; chi++)
+            win_insert(w, &k, MS(an_frame_ns(&m->frames[chi])));
         double med = cap_stats_quantile_sorted(w, k, 0.5);
         if (MS(an_frame_ns(&m->frames[i])) > 2.5 * med)
             fs->stutters++;
     }
     for (size_t i = 0; i < n; i++)
         v[i] = MS(an_frame_ns(&m->frames[i]));
-    cap_stats_sort(v, n);
+    if (n > ((size_t)1 << 16))
+        sort_in_place(v, n);
+    else
+        cap_stats_sort(v, n);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
@@ -199,7 +250,7 @@ cap_result an_frame_stats_compute(an_frame_stats *fs, const an_capture *m)
     fs->p99 = cap_stats_quantile_sorted(v, n, 0.99);
     fs->p999 = cap_stats_quantile_sorted(v, n, 0.999);
     fs->max = v[n - 1];
-    size_t k = (n + 99) / 100; /* the slowest 1 %, at least one frame */
+    k = (n + 99) / 100; /* the slowest 1 %, at least one frame */
     double s = 0;
     for (size_t i = n - k; i < n; i++)
         s += v[i];

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <capture/cap_writer.h>
+#include <unistd.h>
+
 #include "cap_files.h"
 #include "hist.h"
 #include "report.h"
@@ -238,6 +241,125 @@ static void hist_alone(void)
     an_hist_free(&g);
 }
 
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A long capture written here: 70,000 frames (more than the reports' in-
+ * place sorts start at), two threads, the second five frames behind the
+ * first, one name on both (its time in a frame arrives in two parts),
+ * times varied. Written in blocks of block_bytes: small blocks keep the
+ * two threads' pieces of a frame close in the file (as the producer's
+ * buffers do), and the summarised model must agree with the exact one;
+ * 1 MiB blocks put the second thread's pieces thousands of frames behind
+ * the ring: the name of one thread must still agree, and the pieces of
+ * the shared name that came too late must be counted. The frame
+ * statistics must agree with a plain computation. */
+static void long_capture(size_t block_bytes)
+{
+    enum { FRAMES = 70000, LAG = 5 };
+    char path[] = "/tmp/test_series_budget_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return;
+    close(fd);
+    cap_writer_options o = {0};
+    o.clock_source = "monotonic";
+    o.tick_period_ns = 1.0;
+    o.block_bytes = block_bytes;
+    cap_writer *w;
+    CHECK(cap_writer_open_path(&w, path, &o) == CAP_OK, "open %s", path);
+    cap_writer_name(w, 1, "shared", "t.c", 1);
+    cap_writer_name(w, 2, "main_only", "t.c", 2);
+    cap_writer_name(w, 3, "worker_only", "t.c", 3);
+    cap_writer_thread(w, 0, "main");
+    cap_writer_thread(w, 1, "worker");
+    unsigned long long x = 0x2545f4914f6cdd1dull;
+    uint64_t fbeg[FRAMES];
+    static double ft[FRAMES];
+    uint64_t t = 1000;
+    for (int f = 0; f < FRAMES + LAG; f++) {
+        if (f < FRAMES) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t b = t, d1 = 1000 + x % 5000, d2 = 200 + (x >> 20) % 900;
+            fbeg[f] = b;
+            cap_writer_scope_begin(w, 0, 1, b + 10);
+            cap_writer_scope_begin(w, 0, 2, b + 20);
+            cap_writer_scope_end(w, 0, b + 20 + d2);
+            cap_writer_scope_end(w, 0, b + 30 + d2 + d1);
+            t = b + 100 + d2 + d1 + (f % 997 == 0 ? 40000 : 0);
+            ft[f] = (double)(t - b) / 1e6;
+            cap_writer_frame(w, (uint64_t)f, b, t);
+        }
+        if (f >= LAG) { /* the worker's part of frame f - LAG */
+            uint64_t b = fbeg[f - LAG];
+            uint64_t d = 300 + (uint64_t)((f * 7919) % 2000);
+            cap_writer_scope_begin(w, 1, 1, b + 5);
+            cap_writer_scope_end(w, 1, b + 5 + d);
+            cap_writer_scope_begin(w, 1, 3, b + 10 + d);
+            cap_writer_scope_end(w, 1, b + 20 + d + (uint64_t)(f % 50));
+        }
+    }
+    CHECK(cap_writer_close(w) == CAP_OK, "close");
+    an_options oe = {.threads = 1}, oa = {.threads = 1, .series_budget = 1};
+    an_capture *e, *a;
+    char d[400];
+    if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK) {
+        CHECK(0, "%s: %s", path, d);
+        unlink(path);
+        return;
+    }
+    CHECK(an_load(&a, path, &oa, d, sizeof d) == CAP_OK, "%s: %s", path, d);
+    CHECK(e->nframes == FRAMES && a->approx, "%zu frames, approx %d",
+          e->nframes, a->approx);
+    if (block_bytes < 65536) {
+        compare(path, e, a);
+    } else {
+        /* late pieces of "shared": counted; the rows of one thread exact */
+        CHECK(a->late_values > 0, "%s: no late values counted", path);
+        an_ranking re, ra;
+        CHECK(an_ranking_compute(&re, e) == CAP_OK &&
+                  an_ranking_compute(&ra, a) == CAP_OK, "ranking");
+        for (size_t i = 0; i < re.n && i < ra.n; i++) {
+            const char *nm = re.rows[i].scope->name;
+            if (strcmp(nm, "shared") == 0)
+                continue;
+            CHECK(near_sum(ra.rows[i].pf_mean, re.rows[i].pf_mean) &&
+                      near_q(ra.rows[i].pf_p95, re.rows[i].pf_p95),
+                  "%s %s: %g %g, exact %g %g", path, nm, ra.rows[i].pf_mean,
+                  ra.rows[i].pf_p95, re.rows[i].pf_mean, re.rows[i].pf_p95);
+        }
+        an_ranking_free(&re);
+        an_ranking_free(&ra);
+    }
+    /* frame statistics against a plain computation */
+    an_frame_stats fs;
+    CHECK(an_frame_stats_compute(&fs, a) == CAP_OK, "frame stats");
+    static double v[FRAMES], win[31];
+    memcpy(v, ft, sizeof v);
+    qsort(v, FRAMES, sizeof *v, cmp_d);
+    CHECK(fs.median == cap_stats_quantile_sorted(v, FRAMES, 0.5) &&
+              fs.p95 == cap_stats_quantile_sorted(v, FRAMES, 0.95) &&
+              fs.p999 == cap_stats_quantile_sorted(v, FRAMES, 0.999) &&
+              fs.max == v[FRAMES - 1],
+          "frame quantiles %g %g %g %g", fs.median, fs.p95, fs.p999, fs.max);
+    size_t stutters = 0;
+    for (size_t i = 0; i < FRAMES; i++) {
+        size_t lo = i >= 15 ? i - 15 : 0, hi = i + 16 < FRAMES ? i + 16 : FRAMES;
+        memcpy(win, ft + lo, (hi - lo) * sizeof *win);
+        qsort(win, hi - lo, sizeof *win, cmp_d);
+        stutters += ft[i] > 2.5 * cap_stats_quantile_sorted(win, hi - lo, 0.5);
+    }
+    CHECK(fs.stutters == stutters && stutters >= FRAMES / 997,
+          "stutters %zu, plainly %zu", fs.stutters, stutters);
+    an_free(e);
+    an_free(a);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -245,6 +367,8 @@ int main(int argc, char **argv)
         return 2;
     }
     hist_alone();
+    long_capture(4096);
+    long_capture(1 << 20);
     cap_files_walk(argv[1], one_file);
     printf("%d captures, %d summarised, %d failures\n", files_checked,
            files_approx, failures);
