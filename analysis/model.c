@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "capture/cap_limits.h"
+#include "stats.h"
 
 #include <limits.h>
 #include <math.h>
@@ -470,7 +471,11 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
         L->visit(L->visit_ctx, row, (size_t)frame, v);
         return 0;
     }
-    return an_hist_add(&L->m->scopes[row].pf_hist, v);
+    an_scope *s = &L->m->scopes[row];
+    if (L->m->pop_of && frame < L->m->nframes && L->m->pop_of[frame] < 2 &&
+        an_hist_add(&s->pf_pop[L->m->pop_of[frame]], v) != 0)
+        return -1;
+    return an_hist_add(&s->pf_hist, v);
 }
 
 static int win_emit_frame(loader *L, uint64_t frame)
@@ -1549,6 +1554,48 @@ static size_t series_budget(const an_options *o)
     return o->series_budget;
 }
 
+/* The fastest and the slowest quarter of frames by frame time, as
+ * an_split_compute picks them (ascending by (duration, position)): the
+ * q-th smallest and q-th largest durations by selection, ties taken by
+ * position. 1 byte a frame; -1 when out of memory. */
+static int split_pops(an_capture *m)
+{
+    size_t n = m->nframes, q = n / 4;
+    if (q == 0)
+        return 0;
+    double *k = malloc(n * sizeof *k);
+    m->pop_of = malloc(n);
+    if (!k || !m->pop_of) {
+        free(k);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        k[i] = (double)an_frame_ns(&m->frames[i]);
+    double a = cap_stats_select(k, n, q - 1);
+    double b = cap_stats_select(k, n, n - q);
+    free(k);
+    size_t below = 0, above = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)an_frame_ns(&m->frames[i]);
+        below += d < a;
+        above += d > b;
+        m->pop_of[i] = 2;
+    }
+    size_t ties = q - below;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)an_frame_ns(&m->frames[i]);
+        if (d < a || (d == a && ties && ties--))
+            m->pop_of[i] = 0;
+    }
+    ties = q - above;
+    for (size_t i = n; i-- > 0;) {
+        double d = (double)an_frame_ns(&m->frames[i]);
+        if (d > b || (d == b && ties && ties--))
+            m->pop_of[i] = 1;
+    }
+    return 0;
+}
+
 /* The load, or with visit a read of every (row, frame) value through it
  * (a ring of win frames from the start). */
 static cap_result load(an_capture **out, const char *path,
@@ -1586,6 +1633,9 @@ static cap_result load(an_capture **out, const char *path,
         L.have_cutoff = src->have_cutoff;
     }
     cap_result res = visit ? CAP_OK : pass_frames(&L, detail, detail_size);
+    if (res == CAP_OK && !visit && L.budget && L.o->split_hint &&
+        split_pops(m) != 0)
+        res = CAP_E_NOMEM;
     m->cutoff_ns = L.cutoff_ns;
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
@@ -1709,6 +1759,7 @@ void an_free(an_capture *m)
         return;
     free(m->path);
     free(m->load_path);
+    free(m->pop_of);
     for (size_t i = 0; i < m->meta_n; i++) {
         if (m->meta_k)
             free(m->meta_k[i]);
@@ -1725,6 +1776,8 @@ void an_free(an_capture *m)
         free(m->scopes[i].pf_frame);
         free(m->scopes[i].pf_self);
         an_hist_free(&m->scopes[i].pf_hist);
+        an_hist_free(&m->scopes[i].pf_pop[0]);
+        an_hist_free(&m->scopes[i].pf_pop[1]);
     }
     free(m->scopes);
     for (size_t i = 0; i < m->nnodes; i++)

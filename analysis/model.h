@@ -63,6 +63,9 @@ typedef struct an_scope {
     /* an_capture.approx only: the row's self time in each frame it ran
        in, as a histogram (its sum is exact) */
     an_hist pf_hist;
+    /* ... and over the fastest and the slowest quarter of frames by frame
+       time (--split), when the load was asked (an_options.split_hint) */
+    an_hist pf_pop[2];
 } an_scope;
 
 typedef struct an_node {
@@ -108,6 +111,10 @@ typedef struct an_options {
                             from histograms (hist.h); the environment's
                             CAP_SERIES_BUDGET=N overrides a non-zero N
                             (tests) */
+    int split_hint;      /* with a budget: also summarise each row over
+                            the fastest and the slowest quarter of frames
+                            (an_split_compute by frame time then needs no
+                            second read of the file) */
 } an_options;
 
 /* The budget read_capture gives its ranking, --tree, --split and
@@ -163,6 +170,10 @@ typedef struct an_capture {
                                    (series_budget): pf_hist, not pf_*;
                                    reports read them through
                                    an_series_scan / an_series_summaries */
+    uint8_t *pop_of;            /* approx with split_hint: per frame, 0 in
+                                   the fastest quarter, 1 the slowest, 2
+                                   neither (as an_split_compute orders
+                                   them); NULL otherwise */
     uint64_t late_values;       /* approx: values that reached a frame
                                    already summarised (a thread's data
                                    far behind the others' in the file):

@@ -331,6 +331,7 @@ static int run(const args *a)
        lists every frame's values */
     if (a->report != R_FRAMES)
         o.series_budget = AN_SERIES_BUDGET_DEFAULT;
+    o.split_hint = a->report == R_SPLIT && !a->split_by;
     /* a live source or standard input: read from an in-memory copy */
     char live_path[64];
     int live_fd = -1;
