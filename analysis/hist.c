@@ -5,16 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LN_G 0.00995033085316808285 /* log(1.01) */
-
+/* A bucket is the exponent and the top AN_HIST_BITS bits of the
+ * mantissa of the value as a double: no logarithm to compute. */
 static int32_t bucket_of(uint64_t v)
 {
-    return (int32_t)floor(log((double)v) / LN_G);
+    double d = (double)v; /* exact below 2^53, within 2^-53 above */
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return (int32_t)(b >> (52 - AN_HIST_BITS));
 }
 
+/* The middle of bucket i. */
 static double bucket_value(int32_t i)
 {
-    return exp(((double)i + 0.5) * LN_G);
+    uint64_t lo = (uint64_t)i << (52 - AN_HIST_BITS),
+             hi = (uint64_t)(i + 1) << (52 - AN_HIST_BITS);
+    double a, b;
+    memcpy(&a, &lo, sizeof a);
+    memcpy(&b, &hi, sizeof b);
+    return a + (b - a) / 2;
 }
 
 static int side_add(an_hist_side *h, uint64_t v)

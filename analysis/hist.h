@@ -3,14 +3,16 @@
  * ns), the bounded-memory stand-in for a scope's exact per-frame series
  * (model.h: an_options.series_budget). Internal to the analysis library.
  *
- * Bucket i holds the values in [G^i, G^(i+1)) with G = 1.01, and stands
- * for G^(i + 1/2): any value read back (a quantile) is within
- * AN_HIST_REL_ERR of a value that was added (or, between two order
- * statistics, of the interpolation of two such values). Only the range
- * of buckets a histogram has seen is held (4 bytes a bucket; a name whose
- * per-frame time varies by a factor of 2 spans 70 buckets). Zeros are not
- * stored: a quantile is asked over n values, and the n - count values not
- * added are zeros (frames where the scope did not run).
+ * A bucket holds the values whose double has the same exponent and the
+ * same top AN_HIST_BITS bits of mantissa: [a, a (1 + 2^-7)) at most, read
+ * back as its middle, so any value read back (a quantile) is within
+ * 2^-8 = 0.39 % (AN_HIST_REL_ERR, stated as 0.5 %) of a value that was
+ * added (or, between two order statistics, of the interpolation of two
+ * such values); values below 256 ns are nearly exact. Only the range of
+ * buckets a histogram has seen is held (4 bytes a bucket; a name whose
+ * per-frame time varies by a factor of 2 spans 128 buckets). Zeros are
+ * not stored: a quantile is asked over n values, and the n - count values
+ * not added are zeros (frames where the scope did not run).
  */
 #ifndef AN_HIST_H
 #define AN_HIST_H
@@ -18,7 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AN_HIST_REL_ERR 0.005 /* sqrt(1.01) - 1 = 0.4988 %, rounded up */
+#define AN_HIST_BITS 7         /* mantissa bits per bucket */
+#define AN_HIST_REL_ERR 0.005  /* stated bound; 2^-(AN_HIST_BITS + 1) =
+                                  0.39 % is the exact one */
 
 typedef struct an_hist_side {
     int32_t lo;      /* bucket index of c[0] */

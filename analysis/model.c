@@ -56,8 +56,11 @@ typedef struct loader {
     int windowed;
     uint32_t win;           /* a power of two */
     uint64_t wbase;         /* the ring holds frames wbase..wbase+win-1 */
-    int64_t **ring;         /* per row: win sums, or NULL */
-    size_t ring_cap;
+    uint64_t whi;           /* the furthest frame noted */
+    int64_t *ring;          /* win slots of ring_cap rows' sums: frame f's
+                               at (f % win) * ring_cap, a frame's rows
+                               side by side */
+    size_t ring_cap, ring_rows; /* rows held, rows used */
     an_series_fn visit;     /* an_series_scan: values go there, not into
                                the rows' histograms */
     void *visit_ctx;
@@ -396,6 +399,7 @@ static int pf_add(an_scope *s, long frame, int64_t self)
  * its series (pf_add) when it moves on, and by pf_flush at the end. The
  * series is the same as with pf_add called for every scope. */
 static int win_note(loader *L, size_t row, uint64_t frame, int64_t self);
+static uint32_t win_frames(size_t rows);
 static int spill(loader *L);
 
 static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
@@ -480,12 +484,13 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
 
 static int win_emit_frame(loader *L, uint64_t frame)
 {
-    size_t slot = (size_t)(frame & (L->win - 1));
-    for (size_t r = 0; r < L->ring_cap; r++) {
-        int64_t *g = L->ring[r];
-        if (g && g[slot]) {
-            int64_t v = g[slot];
-            g[slot] = 0;
+    if (!L->ring)
+        return 0;
+    int64_t *g = L->ring + (size_t)(frame & (L->win - 1)) * L->ring_cap;
+    for (size_t r = 0; r < L->ring_rows; r++) {
+        if (g[r]) {
+            int64_t v = g[r];
+            g[r] = 0;
             if (emit(L, r, frame, v) != 0)
                 return -1;
         }
@@ -515,6 +520,33 @@ static int win_late(loader *L, size_t row, uint64_t frame, int64_t self)
 
 static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
 {
+    if (row >= L->ring_cap) {
+        size_t n = L->ring_cap ? L->ring_cap : 64;
+        while (n <= row)
+            n *= 2;
+        /* more rows: a shorter ring, so that it stays near 2 MiB (its
+           oldest frames are summarised first) */
+        uint32_t nw = win_frames(n);
+        if (nw > L->win)
+            nw = L->win;
+        uint64_t nb = L->whi + 1 > nw ? L->whi + 1 - nw : 0;
+        for (; L->wbase < nb; L->wbase++)
+            if (win_emit_frame(L, L->wbase) != 0)
+                return -1;
+        int64_t *p = calloc((size_t)nw * n, sizeof *p);
+        if (!p)
+            return -1;
+        for (uint64_t f = L->wbase; L->ring && f < L->wbase + nw; f++)
+            memcpy(p + (size_t)(f & (nw - 1)) * n,
+                   L->ring + (size_t)(f & (L->win - 1)) * L->ring_cap,
+                   L->ring_rows * sizeof *p);
+        free(L->ring);
+        L->ring = p;
+        L->ring_cap = n;
+        L->win = nw;
+        if (!L->visit)
+            L->m->win = nw;
+    }
     if (frame < L->wbase)
         return win_late(L, row, frame, self);
     if (frame - L->wbase >= L->win) {
@@ -524,20 +556,12 @@ static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
                 return -1;
         L->wbase = to;
     }
-    if (row >= L->ring_cap) {
-        size_t n = L->ring_cap ? L->ring_cap : 64;
-        while (n <= row)
-            n *= 2;
-        int64_t **p = realloc(L->ring, n * sizeof *p);
-        if (!p)
-            return -1;
-        memset(p + L->ring_cap, 0, (n - L->ring_cap) * sizeof *p);
-        L->ring = p;
-        L->ring_cap = n;
-    }
-    if (!L->ring[row] && !(L->ring[row] = calloc(L->win, sizeof(int64_t))))
-        return -1;
-    sat_add(&L->ring[row][frame & (L->win - 1)], self);
+    if (row >= L->ring_rows)
+        L->ring_rows = row + 1;
+    if (frame > L->whi)
+        L->whi = frame;
+    sat_add(&L->ring[(size_t)(frame & (L->win - 1)) * L->ring_cap + row],
+            self);
     return 0;
 }
 
@@ -559,11 +583,9 @@ static int win_flush_all(loader *L)
 
 static void win_free(loader *L)
 {
-    for (size_t r = 0; r < L->ring_cap; r++)
-        free(L->ring[r]);
     free(L->ring);
     L->ring = NULL;
-    L->ring_cap = 0;
+    L->ring_cap = L->ring_rows = 0;
 }
 
 /* The ring's length for `rows` rows: about 2 MiB of sums in all, 64 to
@@ -600,6 +622,7 @@ static int spill(loader *L)
     L->win = win_frames(m->nscopes);
     m->win = L->win;
     L->wbase = hi + 1 > L->win ? hi + 1 - L->win : 0;
+    L->whi = hi;
     L->windowed = 1;
     m->approx = 1;
     for (size_t i = 0; i < m->nscopes; i++) {
