@@ -45,6 +45,19 @@ typedef struct an_summary {
 /* Summary of v[0..n), which is sorted in place. */
 an_summary an_summarize(double *v, size_t n);
 
+/* Sort base[0..n) of `size`-byte elements by cmp, in place (heapsort: no
+ * scratch, where qsort and cap_stats_sort take a copy; for arrays as long
+ * as the frames). With a total order (cmp never 0 for distinct elements,
+ * or equal elements identical) the result is qsort's. Elements larger
+ * than AN_SORT_MAX_SIZE bytes go to qsort. Internal to the analysis
+ * library. */
+#define AN_SORT_MAX_SIZE 32
+void an_sort_in_place(void *base, size_t n, size_t size,
+                      int (*cmp)(const void *, const void *));
+
+/* Ascending order of two doubles (NAN-free), for qsort and the above. */
+int an_cmp_double(const void *a, const void *b);
+
 /* For each of rows[0..nrows) (indexes into m->scopes) and each group
  * g < ngroups: the summary (ms) of the row's self time per frame over the
  * frames f with group_of[f] == g (zeros where it did not run; frames with

@@ -23,34 +23,6 @@ static int ord_cmp(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Sort by ord_cmp in place (heapsort): ord_cmp is a total order, so the
- * result is qsort's. */
-static void ord_sort_in_place(ord *v, size_t n)
-{
-    for (size_t end = n, start = n / 2;;) {
-        size_t root;
-        ord x;
-        if (start > 0) {
-            root = --start;
-            x = v[root];
-        } else {
-            if (--end == 0)
-                break;
-            x = v[end];
-            v[end] = v[0];
-            root = 0;
-        }
-        for (size_t c; (c = 2 * root + 1) < end; root = c) {
-            if (c + 1 < end && ord_cmp(&v[c + 1], &v[c]) > 0)
-                c++;
-            if (ord_cmp(&v[c], &x) <= 0)
-                break;
-            v[root] = v[c];
-        }
-        v[root] = x;
-    }
-}
-
 static size_t hist_bin(double r)
 {
     size_t b = 0;
@@ -153,7 +125,8 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         o[i].key = out->by ? dense[i] : (double)an_frame_ns(&m->frames[i]);
     }
     if (n > ((size_t)1 << 16))
-        ord_sort_in_place(o, n); /* qsort would copy o (16 B a frame) */
+        an_sort_in_place(o, n, sizeof *o, ord_cmp); /* qsort would copy o
+                                                       (16 B a frame) */
     else
         qsort(o, n, sizeof *o, ord_cmp);
     for (size_t i = 0; i < q; i++) {

@@ -154,32 +154,41 @@ void an_totals_compute(const an_capture *m, an_totals *t)
 
 /* ---- frame statistics -------------------------------------------------- */
 
-/* Sort v[0..n) ascending in place (heapsort): for long captures, where
- * cap_stats_sort's scratch (16 bytes a frame) would count. The same
- * array as any other sort (frame times are never NAN). */
-static void sort_in_place(double *v, size_t n)
+int an_cmp_double(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void an_sort_in_place(void *base, size_t n, size_t size,
+                      int (*cmp)(const void *, const void *))
+{
+    unsigned char x[AN_SORT_MAX_SIZE], *v = base;
+    if (size > sizeof x) {
+        qsort(base, n, size, cmp);
+        return;
+    }
+    /* heapsort: each element sifted down from x, moved by memcpy */
     for (size_t end = n, start = n / 2;;) {
         size_t root;
-        double x;
         if (start > 0) {
             root = --start;
-            x = v[root];
+            memcpy(x, v + root * size, size);
         } else {
             if (--end == 0)
                 break;
-            x = v[end];
-            v[end] = v[0];
+            memcpy(x, v + end * size, size);
+            memcpy(v + end * size, v, size);
             root = 0;
         }
         for (size_t c; (c = 2 * root + 1) < end; root = c) {
-            if (c + 1 < end && v[c + 1] > v[c])
+            if (c + 1 < end && cmp(v + (c + 1) * size, v + c * size) > 0)
                 c++;
-            if (!(v[c] > x))
+            if (cmp(v + c * size, x) <= 0)
                 break;
-            v[root] = v[c];
+            memcpy(v + root * size, v + c * size, size);
         }
-        v[root] = x;
+        memcpy(v + root * size, x, size);
     }
 }
 
@@ -238,7 +247,7 @@ cap_result an_frame_stats_compute(an_frame_stats *fs, const an_capture *m)
     for (size_t i = 0; i < n; i++)
         v[i] = MS(an_frame_ns(&m->frames[i]));
     if (n > ((size_t)1 << 16))
-        sort_in_place(v, n);
+        an_sort_in_place(v, n, sizeof *v, an_cmp_double);
     else
         cap_stats_sort(v, n);
     double sum = 0;

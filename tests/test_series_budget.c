@@ -243,6 +243,19 @@ static void hist_alone(void)
     an_hist_free(&g);
 }
 
+typedef struct kp {
+    double key;
+    size_t pos;
+} kp;
+
+static int cmp_kp(const void *a, const void *b)
+{
+    const kp *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -358,6 +371,19 @@ static void long_capture(size_t block_bytes)
     }
     CHECK(fs.stutters == stutters && stutters >= FRAMES / 997,
           "stutters %zu, plainly %zu", fs.stutters, stutters);
+    /* --split's quarters against a plain qsort by (frame time, position) */
+    static kp order[FRAMES];
+    for (size_t i = 0; i < FRAMES; i++)
+        order[i] = (kp){(double)an_frame_ns(&a->frames[i]), i};
+    qsort(order, FRAMES, sizeof *order, cmp_kp);
+    an_split sp;
+    CHECK(an_split_compute(&sp, a, NULL) == CAP_OK && sp.quarter == FRAMES / 4,
+          "split");
+    for (size_t i = 0; i < sp.quarter; i++)
+        CHECK(sp.pop_frames[0][i] == order[i].pos &&
+                  sp.pop_frames[1][i] == order[FRAMES - sp.quarter + i].pos,
+              "split quarter position %zu differs from qsort's", i);
+    an_split_free(&sp);
     an_free(e);
     an_free(a);
     unlink(path);
