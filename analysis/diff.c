@@ -266,9 +266,11 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
                 goto done;
             }
             if (side == 0) {
-                in[n] = (cap_diff_input){va, na, vb, nb, 0.0};
+                in[n] = (cap_diff_input){.base_ms = va, .base_n = na,
+                                         .new_ms = vb, .new_n = nb};
             } else {
-                in[n] = (cap_diff_input){vb, nb, va, na, 0.0};
+                in[n] = (cap_diff_input){.base_ms = vb, .base_n = nb,
+                                         .new_ms = va, .new_n = na};
             }
             in[n].floor_ms = floor_ms; /* samples are time per frame */
             n++;

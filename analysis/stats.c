@@ -990,3 +990,102 @@ cap_result cap_stats_holm(double *adjusted, const double *p, size_t n)
     free(items);
     return CAP_OK;
 }
+
+/* ---- Student's t ----------------------------------------------------- */
+
+/* The continued fraction of the regularised incomplete beta function
+ * I_x(a, b) (modified Lentz), y = 1 - x given apart; it converges fast
+ * for x < (a + 1) / (a + b + 2). Returns I_x(a, b) without its front
+ * factor x^a y^b / (a B(a, b)). */
+static double beta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300, eps = 1e-16;
+    double qab = a + b, qap = a + 1.0, qam = a - 1.0;
+    double c = 1.0, d = 1.0 - qab * x / qap;
+    if (fabs(d) < tiny)
+        d = tiny;
+    d = 1.0 / d;
+    double h = d;
+    for (int m = 1; m <= 100000; m++) {
+        double m2 = 2.0 * m;
+        double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        if (fabs(d) < tiny)
+            d = tiny;
+        c = 1.0 + aa / c;
+        if (fabs(c) < tiny)
+            c = tiny;
+        d = 1.0 / d;
+        h *= d * c;
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        if (fabs(d) < tiny)
+            d = tiny;
+        c = 1.0 + aa / c;
+        if (fabs(c) < tiny)
+            c = tiny;
+        d = 1.0 / d;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1.0) < eps)
+            break;
+    }
+    return h;
+}
+
+/* I_x(a, b) with y = 1 - x computed by the caller (both in [0, 1]). */
+static double beta_reg(double x, double y, double a, double b)
+{
+    if (x <= 0.0)
+        return 0.0;
+    if (y <= 0.0)
+        return 1.0;
+    double lfront = a * log(x) + b * log(y) - (lgamma(a) + lgamma(b) -
+                                               lgamma(a + b));
+    if (x < (a + 1.0) / (a + b + 2.0))
+        return exp(lfront) * beta_cf(a, b, x) / a;
+    return 1.0 - exp(lfront) * beta_cf(b, a, y) / b;
+}
+
+double cap_stats_pt_upper(double t, double df)
+{
+    if (isnan(t) || !(df > 0.0))
+        return NAN;
+    if (isinf(df))
+        return 0.5 * erfc(t / sqrt(2.0));
+    if (isinf(t))
+        return t > 0 ? 0.0 : 1.0;
+    double t2 = t * t;
+    /* P(|T| > |t|) = I_x(df / 2, 1 / 2), x = df / (df + t^2) */
+    double two = beta_reg(df / (df + t2), t2 / (df + t2), df / 2.0, 0.5);
+    return t >= 0.0 ? two / 2.0 : 1.0 - two / 2.0;
+}
+
+double cap_stats_qt(double p, double df)
+{
+    if (isnan(p) || !(df > 0.0) || p < 0.0 || p > 1.0)
+        return NAN;
+    if (p == 0.0 || p == 1.0)
+        return p == 0.0 ? -INFINITY : INFINITY;
+    if (p == 0.5)
+        return 0.0;
+    double q = p < 0.5 ? p : 1.0 - p; /* the upper tail to reach, < 0.5 */
+    double lo = 0.0, hi = 1.0;
+    while (cap_stats_pt_upper(hi, df) > q) {
+        lo = hi;
+        hi *= 2.0;
+        if (isinf(hi))
+            return p < 0.5 ? -INFINITY : INFINITY;
+    }
+    /* the upper tail falls as t grows: keep P(T > lo) > q >= P(T > hi) */
+    for (;;) {
+        double mid = lo + (hi - lo) / 2.0;
+        if (!(mid > lo && mid < hi))
+            break;
+        if (cap_stats_pt_upper(mid, df) > q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return p < 0.5 ? -hi : hi;
+}

@@ -623,6 +623,43 @@ static void qnorm_matches_r(void **state)
     assert_true(isnan(cap_stats_qnorm(NAN)));
 }
 
+static void student_t_matches_r(void **state)
+{
+    (void)state;
+    /* R 4.2.2 (docs/STATISTICS.md section 13): qt(0.95, 1), qt(0.95, 2),
+     * qt(0.95, 4), qt(1 - 0.05 / 60, 4); pt(2.5, 4), pt(30, 2) and
+     * pt(-1.5, 7.5), upper tails */
+    assert_close(cap_stats_qt(0.95, 1), 6.3137515146750376, 1e-13);
+    assert_close(cap_stats_qt(0.95, 2), 2.9199855803537238, 1e-14);
+    assert_close(cap_stats_qt(0.95, 4), 2.131846786326649, 1e-14);
+    assert_close(cap_stats_qt(1 - 0.05 / 60, 4), 7.5286714129860544, 1e-13);
+    assert_close(cap_stats_qt(0.05, 4), -2.131846786326649, 1e-14);
+    assert_close(cap_stats_pt_upper(2.5, 4), 0.033383272405994063, 1e-16);
+    assert_close(cap_stats_pt_upper(30, 2), 0.00055463134097982942, 1e-18);
+    assert_close(cap_stats_pt_upper(-1.5, 7.5), 0.91275971470676787, 1e-15);
+    /* by hand: df 1 is Cauchy, P(T > 1) = 1/4; df 2 has
+     * P(T > t) = (1 - t / sqrt(2 + t^2)) / 2, 1/2 - 1/sqrt(12) at t = 1 */
+    assert_close(cap_stats_pt_upper(1, 1), 0.25, 1e-16);
+    assert_close(cap_stats_pt_upper(1, 2), 0.5 - 1 / sqrt(12.0), 1e-16);
+    assert_close(cap_stats_pt_upper(0, 3), 0.5, 0);
+    assert_true(cap_stats_pt_upper(INFINITY, 3) == 0.0);
+    assert_true(cap_stats_pt_upper(-INFINITY, 3) == 1.0);
+    assert_close(cap_stats_pt_upper(1.5, INFINITY), 0.5 * erfc(1.5 / sqrt(2)),
+                 1e-16);
+    assert_true(isnan(cap_stats_pt_upper(1, 0)));
+    assert_true(isnan(cap_stats_pt_upper(NAN, 3)));
+    assert_true(cap_stats_qt(0.5, 3) == 0.0);
+    assert_true(cap_stats_qt(0.0, 3) == -INFINITY);
+    assert_true(cap_stats_qt(1.0, 3) == INFINITY);
+    assert_true(isnan(cap_stats_qt(1.5, 3)));
+    assert_true(isnan(cap_stats_qt(0.9, -1)));
+    /* the quantile inverts the tail */
+    for (double df = 1; df <= 30; df *= 1.7)
+        for (double p = 0.6; p < 1; p += 0.05)
+            assert_close(cap_stats_pt_upper(cap_stats_qt(p, df), df), 1 - p,
+                         1e-14);
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -1114,6 +1151,7 @@ int main(void)
         cmocka_unit_test(mw_rejects_bad_arguments),
         cmocka_unit_test(mw_with_a_shift_matches_r),
         cmocka_unit_test(qnorm_matches_r),
+        cmocka_unit_test(student_t_matches_r),
         cmocka_unit_test(kth_difference_agrees_with_sorting_every_difference),
         cmocka_unit_test(kth_difference_agrees_with_sorting_on_large_samples),
         cmocka_unit_test(shift_interval_matches_r),
