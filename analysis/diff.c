@@ -112,7 +112,8 @@ static long find_match(const an_capture *m, const an_scope *s)
 }
 
 /* Display order: the frame row, regressions that gate, other decided
- * changes, then the rest; each group by sort_key. */
+ * changes, changes within run-to-run spread, then the rest; each group by
+ * sort_key. */
 static int row_group(const an_diff_row *r)
 {
     if (r->is_frame)
@@ -122,7 +123,9 @@ static int row_group(const an_diff_row *r)
     if (r->d.verdict == CAP_VERDICT_REGRESSED ||
         r->d.verdict == CAP_VERDICT_IMPROVED)
         return 2;
-    return 3;
+    if (r->d.within_spread)
+        return 3;
+    return 4;
 }
 
 static int row_cmp(const void *a, const void *b)

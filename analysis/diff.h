@@ -60,8 +60,9 @@ typedef struct an_diff_row {
 
 typedef struct an_diff {
     an_diff_row *rows;     /* frame row first, then regressions that gate,
-                              other regressions and improvements, the
-                              rest; each group by sort_key */
+                              other regressions and improvements, rows
+                              within run-to-run spread, the rest; each
+                              group by sort_key */
     size_t n;
     double geomean_pct;    /* NaN when no scope qualified */
     size_t geomean_used;
