@@ -282,7 +282,7 @@ static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
     size_t mb_ = min_run(base_run_n, base_runs, base_n);
     size_t mn_ = min_run(new_run_n, new_runs, new_n);
     r.min_run_n = mb_ < mn_ ? mb_ : mn_;
-    r.base_run_sd = r.new_run_sd = r.run_sd_ms = NAN;
+    r.base_run_sd = r.new_run_sd = r.run_sd_ms = r.run_sd_pct = NAN;
     r.run_delta_ms = r.run_ci_low_ms = r.run_ci_high_ms = NAN;
     r.run_p_value = NAN;
     r.frame_ci_low_ms = r.frame_ci_high_ms = r.frame_p_value = NAN;
@@ -359,6 +359,7 @@ static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
         r.ci_low_pct = rel_pct(r.ci_low_ms, r.base_median);
         r.ci_high_pct = rel_pct(r.ci_high_ms, r.base_median);
         r.band_pct = rel_pct(band, r.base_median);
+        r.run_sd_pct = rel_pct(r.run_sd_ms, r.base_median);
     }
     r.p_adjusted = r.p_value;
     r.verdict = judge(&r, &o);

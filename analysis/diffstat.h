@@ -145,6 +145,8 @@ typedef struct cap_diffstat {
     double run_sd_ms;            /* pooled between-run SD, ms: the run
                                     medians' squared deviations from their
                                     side's mean over run_df */
+    double run_sd_pct;           /* run_sd_ms over the base median, %
+                                    (the zero guard of delta_pct) */
     double run_df;               /* base_runs + new_runs - 2 (0: no
                                     between-run test) */
     double run_delta_ms;         /* mean of the new runs' medians minus

@@ -681,6 +681,7 @@ static void runs_that_differ_keep_a_change_within_their_spread(void **state)
     assert_close(r.base_run_sd, 0.020000000000000018, 1e-15);
     assert_close(r.new_run_sd, 0.020000000000000018, 1e-15);
     assert_close(r.run_sd_ms, 0.020000000000000018, 1e-15);
+    assert_close(r.run_sd_pct, 0.020000000000000018 / 1.0245 * 100, 1e-12);
     assert_close(r.run_p_value, 0.31432117562749845, 1e-13);
     /* reported: the hull of both intervals, the larger p */
     assert_true(r.ci_low_ms == r.run_ci_low_ms);

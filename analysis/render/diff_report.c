@@ -146,9 +146,10 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                 s->base_n, s->new_n, med_b, med_n, dl, ci, band);
         if (multi) {
             char sd[24] = "-";
-            double v = s->run_sd_ms / s->base_median * 100.0;
-            if (!isnan(v) && !isinf(v))
-                snprintf(sd, sizeof sd, "%.1f%%", v);
+            if (isinf(s->run_sd_pct))
+                snprintf(sd, sizeof sd, "inf");
+            else if (!isnan(s->run_sd_pct))
+                snprintf(sd, sizeof sd, "%.1f%%", s->run_sd_pct);
             fprintf(out, " %7s", sd);
         }
         const char *note =
