@@ -197,6 +197,31 @@ static int side_append(side_samples *s, size_t run, double *x, size_t k)
     return 0;
 }
 
+/* The two sides of a new row, taken from owned[*nowned...], with run
+ * counts for nbase and nnew runs. Returns 0, or -1 when out of memory (the
+ * sides stay in owned, to be freed with it). */
+static int sides_new(side_samples **sb, side_samples **sn, side_samples *owned,
+                     size_t *nowned, size_t nbase, size_t nnew)
+{
+    *sb = &owned[(*nowned)++];
+    *sn = &owned[(*nowned)++];
+    (*sb)->run_n = calloc(nbase, sizeof *(*sb)->run_n);
+    (*sn)->run_n = calloc(nnew, sizeof *(*sn)->run_n);
+    return (*sb)->run_n && (*sn)->run_n ? 0 : -1;
+}
+
+/* The statistics' input for a row's two sides. */
+static cap_diff_input input_of(const side_samples *sb, size_t nbase,
+                               const side_samples *sn, size_t nnew,
+                               double floor_ms)
+{
+    return (cap_diff_input){.base_ms = sb->v, .base_n = sb->n,
+                            .new_ms = sn->v, .new_n = sn->n,
+                            .floor_ms = floor_ms,
+                            .base_run_n = sb->run_n, .base_runs = nbase,
+                            .new_run_n = sn->run_n, .new_runs = nnew};
+}
+
 /* A row being built: a scope key and where it is in each run. */
 typedef struct row_key {
     an_kind kind;
@@ -294,10 +319,8 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
     rows[0].name = "(frame)";
     rows[0].block = 1;
     {
-        side_samples *sb = &owned[nowned++], *sn = &owned[nowned++];
-        sb->run_n = calloc(nbase, sizeof *sb->run_n);
-        sn->run_n = calloc(nnew, sizeof *sn->run_n);
-        if (!sb->run_n || !sn->run_n) {
+        side_samples *sb, *sn;
+        if (sides_new(&sb, &sn, owned, &nowned, nbase, nnew) != 0) {
             r = CAP_E_NOMEM;
             goto done;
         }
@@ -312,11 +335,7 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
             *(q < nbase ? &rows[0].base_total_ms : &rows[0].new_total_ms) +=
                 (double)an_total_frame_ns(run[q]) / 1e6;
         }
-        in[0] = (cap_diff_input){.base_ms = sb->v, .base_n = sb->n,
-                                 .new_ms = sn->v, .new_n = sn->n,
-                                 .floor_ms = floor_ms,
-                                 .base_run_n = sb->run_n, .base_runs = nbase,
-                                 .new_run_n = sn->run_n, .new_runs = nnew};
+        in[0] = input_of(sb, nbase, sn, nnew, floor_ms);
     }
     n = 1;
     for (size_t k = 0; k < nkeys; k++) {
@@ -351,10 +370,8 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
         }
         size_t rb = in_base && in_new && !every ? block : 1;
         row->block = rb;
-        side_samples *sb = &owned[nowned++], *sn = &owned[nowned++];
-        sb->run_n = calloc(nbase, sizeof *sb->run_n);
-        sn->run_n = calloc(nnew, sizeof *sn->run_n);
-        if (!sb->run_n || !sn->run_n) {
+        side_samples *sb, *sn;
+        if (sides_new(&sb, &sn, owned, &nowned, nbase, nnew) != 0) {
             r = CAP_E_NOMEM;
             goto done;
         }
@@ -375,11 +392,7 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
                 goto done;
             }
         }
-        in[n] = (cap_diff_input){.base_ms = sb->v, .base_n = sb->n,
-                                 .new_ms = sn->v, .new_n = sn->n,
-                                 .floor_ms = floor_ms, /* per frame */
-                                 .base_run_n = sb->run_n, .base_runs = nbase,
-                                 .new_run_n = sn->run_n, .new_runs = nnew};
+        in[n] = input_of(sb, nbase, sn, nnew, floor_ms); /* per frame */
         n++;
     }
     r = cap_diff_compare_all(res, in, n, &so);

@@ -997,37 +997,36 @@ cap_result cap_stats_holm(double *adjusted, const double *p, size_t n)
  * I_x(a, b) (modified Lentz), y = 1 - x given apart; it converges fast
  * for x < (a + 1) / (a + b + 2). Returns I_x(a, b) without its front
  * factor x^a y^b / (a B(a, b)). */
+/* One step of the modified Lentz method with partial numerator aa:
+ * updates c and d and returns the factor the fraction is multiplied by. */
+static double lentz_step(double *c, double *d, double aa)
+{
+    const double tiny = 1e-300;
+    *d = 1.0 + aa * *d;
+    if (fabs(*d) < tiny)
+        *d = tiny;
+    *c = 1.0 + aa / *c;
+    if (fabs(*c) < tiny)
+        *c = tiny;
+    *d = 1.0 / *d;
+    return *d * *c;
+}
+
 static double beta_cf(double a, double b, double x)
 {
-    const double tiny = 1e-300, eps = 1e-16;
     double qab = a + b, qap = a + 1.0, qam = a - 1.0;
     double c = 1.0, d = 1.0 - qab * x / qap;
-    if (fabs(d) < tiny)
-        d = tiny;
+    if (fabs(d) < 1e-300)
+        d = 1e-300;
     d = 1.0 / d;
     double h = d;
     for (int m = 1; m <= 100000; m++) {
         double m2 = 2.0 * m;
-        double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if (fabs(d) < tiny)
-            d = tiny;
-        c = 1.0 + aa / c;
-        if (fabs(c) < tiny)
-            c = tiny;
-        d = 1.0 / d;
-        h *= d * c;
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if (fabs(d) < tiny)
-            d = tiny;
-        c = 1.0 + aa / c;
-        if (fabs(c) < tiny)
-            c = tiny;
-        d = 1.0 / d;
-        double del = d * c;
+        h *= lentz_step(&c, &d, m * (b - m) * x / ((qam + m2) * (a + m2)));
+        double del = lentz_step(
+            &c, &d, -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)));
         h *= del;
-        if (fabs(del - 1.0) < eps)
+        if (fabs(del - 1.0) < 1e-16)
             break;
     }
     return h;

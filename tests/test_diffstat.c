@@ -644,6 +644,17 @@ static size_t make_runs(double *x, size_t *run_n, const double *loc, size_t k)
     return 10 * k;
 }
 
+/* The statistics' input for three runs a side at locations lb and ln, in
+ * b, bn, n, nn (30 values and 3 counts each). */
+static cap_diff_input three_runs(double *b, size_t *bn, const double *lb,
+                                 double *n, size_t *nn, const double *ln)
+{
+    return (cap_diff_input){.base_ms = b, .base_n = make_runs(b, bn, lb, 3),
+                            .new_ms = n, .new_n = make_runs(n, nn, ln, 3),
+                            .base_run_n = bn, .base_runs = 3,
+                            .new_run_n = nn, .new_runs = 3};
+}
+
 /* Runs of each side that differ between themselves: the frames alone put
  * the change past the band, the run medians do not (R: t.test(mn, mb,
  * var.equal = TRUE, conf.level = 0.9) and the one-sided tests against the
@@ -654,10 +665,7 @@ static void runs_that_differ_keep_a_change_within_their_spread(void **state)
     const double lb[] = {1.00, 1.02, 1.04}, ln[] = {1.07, 1.09, 1.11};
     double b[30], n[30];
     size_t bn[3], nn[3];
-    cap_diff_input in = {.base_ms = b, .base_n = make_runs(b, bn, lb, 3),
-                         .new_ms = n, .new_n = make_runs(n, nn, ln, 3),
-                         .base_run_n = bn, .base_runs = 3,
-                         .new_run_n = nn, .new_runs = 3};
+    cap_diff_input in = three_runs(b, bn, lb, n, nn, ln);
     cap_diffstat r, f;
     assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
     /* the frame-level part is the pooled comparison */
@@ -699,10 +707,7 @@ static void runs_that_agree_show_a_regression(void **state)
     const double lb[] = {1.00, 1.005, 1.01}, ln[] = {1.10, 1.105, 1.11};
     double b[30], n[30];
     size_t bn[3], nn[3];
-    cap_diff_input in = {.base_ms = b, .base_n = make_runs(b, bn, lb, 3),
-                         .new_ms = n, .new_n = make_runs(n, nn, ln, 3),
-                         .base_run_n = bn, .base_runs = 3,
-                         .new_run_n = nn, .new_runs = 3};
+    cap_diff_input in = three_runs(b, bn, lb, n, nn, ln);
     cap_diffstat r;
     assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
     assert_close(r.band_ms, 0.050474999999999992, 1e-15);
