@@ -276,11 +276,12 @@ static int parse_args(int argc, char **argv, args *a)
     return 0;
 }
 
-/* The files that pattern matches, sorted, into *g. Returns 0, or -1 after
- * a message (no match, or an unreadable folder). */
+/* The files that pattern matches, sorted, into *g (folders that cannot be
+ * read, or do not exist, hold no match). Returns 0, or -1 after a message
+ * (no match, or out of memory); *g then needs no globfree. */
 static int expand(const char *opt, const char *pattern, glob_t *g)
 {
-    int rc = glob(pattern, GLOB_ERR, NULL, g);
+    int rc = glob(pattern, 0, NULL, g);
     if (rc == 0)
         return 0;
     if (rc == GLOB_NOMATCH)
@@ -288,8 +289,8 @@ static int expand(const char *opt, const char *pattern, glob_t *g)
                 pattern);
     else
         fprintf(stderr, "capture_diff: %s '%s': %s\n", opt, pattern,
-                rc == GLOB_NOSPACE ? "out of memory"
-                                   : "a folder cannot be read");
+                rc == GLOB_NOSPACE ? "out of memory" : "cannot be expanded");
+    globfree(g);
     return -1;
 }
 
