@@ -586,17 +586,54 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
 
 /* ---- frames ------------------------------------------------------------ */
 
+/* A counter's column: as wide as its name, within 10..24 */
+static int fc_width(const char *name)
+{
+    size_t l = strlen(name);
+    return l < 10 ? 10 : l > 24 ? 24 : (int)l;
+}
+
+/* A counter's cell: the value, then '*' when carried; '-' when none (no
+ * trailing blank in the last column). */
+static void fc_cell(FILE *out, int w, double v, int state, int last)
+{
+    char b[48];
+    if (state == AN_FC_NONE)
+        snprintf(b, sizeof b, "-");
+    else
+        snprintf(b, sizeof b, fabs(v) < 1e6 ? "%.1f" : "%.4g", v);
+    fprintf(out, " %*s", w, b);
+    if (state == AN_FC_CARRIED)
+        fputc('*', out);
+    else if (!last)
+        fputc(' ', out);
+}
+
 void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
-                    int colour)
+                    const an_frame_counters *fc, int colour)
 {
     size_t n = f->nframes;
+    size_t nc = fc ? fc->ntext : 0;
     int64_t t0 = n ? m->frames[0].begin_ns : 0;
-    fprintf(out, "\n%sFrames%s (self ms per frame of %s)\n", bold(colour),
+    fprintf(out, "\n%sFrames%s (self ms per frame of %s", bold(colour),
             reset(colour), f->only ? "one scope" : "the top scopes");
+    if (nc)
+        fprintf(out, "; counters: the mean of their samples inside the "
+                     "frame, * the last sample before it when none fell "
+                     "inside, - none yet");
+    fprintf(out, ")\n");
+    if (fc && fc->n > nc)
+        fprintf(out, "  %zu of %zu counters shown (--counter GLOB chooses "
+                     "them; --csv carries all)\n",
+                nc, fc->n);
     fprintf(out, "  %7s %9s %9s %9s", "frame", "start s", "frame ms",
             "gpu ms");
     for (size_t j = 0; j < f->ncols; j++)
         fprintf(out, " %14.14s", f->cols[j]->name);
+    for (size_t k = 0; k < nc; k++) {
+        int w = fc_width(fc->c[k].name);
+        fprintf(out, " %*.*s%s", w, w, fc->c[k].name, k + 1 < nc ? " " : "");
+    }
     fputc('\n', out);
     for (size_t i = 0; i < n; i++) {
         const an_frame *fr = &m->frames[i];
@@ -608,6 +645,9 @@ void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
             fprintf(out, "%9s", "-");
         for (size_t j = 0; j < f->ncols; j++)
             fprintf(out, " %14.3f", f->self_ms[j * n + i]);
+        for (size_t k = 0; k < nc; k++)
+            fc_cell(out, fc_width(fc->c[k].name), fc->c[k].value[i],
+                    fc->c[k].state[i], k + 1 == nc);
         fputc('\n', out);
     }
 }
