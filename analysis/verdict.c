@@ -224,6 +224,53 @@ static void decide_start(an_verdicts *vs, const an_over_time *ot, int mid)
                                          0});
 }
 
+/* The device row for a cause (AN_V_COUNT: none). */
+static an_verdict_kind device_row(an_cause c)
+{
+    switch (c) {
+    case AN_CAUSE_THERMAL: return AN_V_DEVICE_THERMAL;
+    case AN_CAUSE_POWER: return AN_V_DEVICE_POWER;
+    case AN_CAUSE_WORK_GREW: return AN_V_DEVICE_WORK_GREW;
+    case AN_CAUSE_NO_CLOCK: return AN_V_DEVICE_NO_CLOCK;
+    case AN_CAUSE_UNFELT: return AN_V_DEVICE_CONTRADICTS;
+    case AN_CAUSE_NONE:
+    case AN_CAUSE_STEADY:
+        break;
+    }
+    return AN_V_COUNT;
+}
+
+/* The device's evidence (ot->evidence) joins the row about the scopes'
+ * growth, so that one sentence cites both: the device row takes that
+ * row's place and keeps its figures (fig[4] names it). A contradiction
+ * (a clock fell, the work did not grow) takes the place of `steady`
+ * first. Without such a row the device row stands alone, last. */
+static void cite_device(an_verdicts *vs, const an_evidence *e)
+{
+    an_verdict_kind d = device_row(e->cause);
+    if (d == AN_V_COUNT)
+        return;
+    static const an_verdict_kind growth_rows[] = {
+        AN_V_THROTTLING, AN_V_THROTTLING_UNCHECKED, AN_V_UNIFORM_MEMORY_MOVED,
+        AN_V_WAITS_GREW, AN_V_WORK_GREW, AN_V_CAPPED_HEADROOM};
+    long at = -1;
+    for (size_t i = 0; i < vs->n && at < 0; i++)
+        if (d == AN_V_DEVICE_CONTRADICTS && vs->v[i].kind == AN_V_STEADY)
+            at = (long)i;
+    for (size_t i = 0; i < vs->n && at < 0; i++)
+        for (size_t k = 0; k < sizeof growth_rows / sizeof *growth_rows; k++)
+            if (vs->v[i].kind == growth_rows[k])
+                at = (long)i;
+    if (at < 0) {
+        an_verdicts_add(vs, (an_verdict){d, {e->growth, 0, 0, 0, AN_V_COUNT},
+                                         NULL});
+        return;
+    }
+    an_verdict *v = &vs->v[at];
+    v->fig[4] = (double)v->kind;
+    v->kind = d;
+}
+
 void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot)
 {
     memset(vs, 0, sizeof *vs);
@@ -242,4 +289,5 @@ void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot)
         decide_start(vs, ot, mid);
     if (!vs->n)
         an_verdicts_add(vs, (an_verdict){AN_V_STEADY, {fg}, 0});
+    cite_device(vs, &ot->evidence);
 }

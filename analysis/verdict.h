@@ -8,9 +8,13 @@
  * each into a sentence (render/text.c) or a row (render/csv.c).
  *
  * Device evidence (issue #17): analysis/evidence.* reads the device's
- * clocks and temperatures in the first and last bins; when they point to a
- * cause, the last row (AN_V_DEVICE_EVIDENCE) cites it, its readings in
- * an_over_time.evidence. Further evidence rows go before it.
+ * clocks and temperatures in the first and last bins (an_over_time.
+ * evidence). When they point to a cause, one of the device-* rows takes
+ * the place of the row about the scopes' growth (or of steady), so the
+ * report says one sentence that cites both: its fig[0..3] are the cited
+ * row's, fig[4] that row's kind (AN_V_COUNT: it stands alone, fig[0] the
+ * growth of all CPU work), `scope` the cited row's. The other rows'
+ * fig[4] is 0.
  */
 #ifndef AN_VERDICT_H
 #define AN_VERDICT_H
@@ -54,7 +58,7 @@ an_ratio an_ratio_of(double num, double den, double zero);
 
 /*
  * X(enum, key, figures, rule). `key` is the stable name in CSV output and
- * docs; `figures` names fig[0..3] in order; `scope` (when the row names
+ * docs; `figures` names fig[0..4] in order; `scope` (when the row names
  * one) is an_verdict.scope.
  */
 #define AN_VERDICT_LIST(X)                                                    \
@@ -107,12 +111,32 @@ an_ratio an_ratio_of(double num, double den, double zero);
     X(AN_V_STEADY, "steady",                                                  \
       "frame growth",                                                         \
       "none of the above held")                                               \
-    X(AN_V_DEVICE_EVIDENCE, "device-evidence",                                \
-      "cause (an_cause), work growth",                                        \
-      "the device's own counters (clocks, temperatures, power, NVML "         \
-      "throttle flags; analysis/evidence.h) in the first and last bins "      \
-      "point to a cause of the work's slowdown: an_over_time.evidence "       \
-      "holds the readings")
+    X(AN_V_DEVICE_THERMAL, "device-thermal",                                  \
+      "the cited row's figures; fig[4] the cited row (an_verdict_kind)",      \
+      "the device's counters (analysis/evidence.h) in the first and last "    \
+      "bins: the CPU work grew >= 1.10x while a CPU or GPU clock fell to "    \
+      "<= 0.90x and a temperature rose >= 5 °C (or NVML reported thermal "    \
+      "slowdown): replaces the scope-growth row it cites (throttling, "       \
+      "throttling-unchecked, uniform-memory-moved, waits-grew, work-grew, "   \
+      "capped-headroom), one sentence: thermal throttling")                   \
+    X(AN_V_DEVICE_POWER, "device-power",                                      \
+      "as device-thermal",                                                    \
+      "as device-thermal, but no temperature rose 5 °C: the clock fell "      \
+      "without heat, a power cap or the governor")                            \
+    X(AN_V_DEVICE_WORK_GREW, "device-work-grew",                              \
+      "as device-thermal",                                                    \
+      "the CPU work grew >= 1.10x and clocks were recorded but none fell to " \
+      "0.90x: the work grew (even when every scope grew alike, the "          \
+      "throttling signature)")                                                \
+    X(AN_V_DEVICE_NO_CLOCK, "device-no-clock",                                \
+      "as device-thermal",                                                    \
+      "the CPU work grew >= 1.10x; temperatures were recorded but no clock: " \
+      "the cause cannot be told")                                             \
+    X(AN_V_DEVICE_CONTRADICTS, "device-contradicts",                          \
+      "as device-thermal",                                                    \
+      "a CPU or GPU clock fell to <= 0.90x but the CPU work grew < 1.10x: "   \
+      "the evidence contradicts the scopes (the clock did not limit this "    \
+      "work); replaces steady, else the scope-growth row")
 
 typedef enum an_verdict_kind {
 #define AN__V_ENUM(e, key, figs, rule) e,
@@ -124,7 +148,7 @@ typedef enum an_verdict_kind {
 /* One row of the table that held, with its figures. */
 typedef struct an_verdict {
     an_verdict_kind kind;
-    double fig[4];              /* as the row's `figures` name them */
+    double fig[5];              /* as the row's `figures` name them */
     const char *scope;          /* a scope name, borrowed from the model,
                                    or NULL */
 } an_verdict;

@@ -24,7 +24,8 @@
 #include "render/render.h"
 #include "report.h"
 
-enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY };
+enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY,
+       N_CLOCK, N_TEMP };
 
 /* A game loop on one thread: work A and B, then a wait W. */
 typedef struct sim {
@@ -38,6 +39,8 @@ typedef struct sim {
     double (*prof)(double x);      /* cap.buffer_memory_mib, or NULL */
     int spark;                     /* a scope only in the second half */
     int tiny;                      /* a scope of 0.0002-0.0004 ms */
+    double (*clock)(double x);     /* cpu0.freq_mhz, or NULL */
+    double (*temp)(double x);      /* thermal.soc.temp_c, or NULL */
 } sim;
 
 static char path[64];
@@ -63,8 +66,9 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
     cap_writer *w;
     assert_int_equal(cap_writer_open_path(&w, path, NULL), CAP_OK);
     const char *names[] = {NULL, "simulate", "render", "wait_present",
-                           "rss_mib", "cap.buffer_memory_mib", "spark", "tiny"};
-    for (uint32_t i = 1; i <= N_TINY; i++)
+                           "rss_mib", "cap.buffer_memory_mib", "spark", "tiny",
+                           "cpu0.freq_mhz", "thermal.soc.temp_c"};
+    for (uint32_t i = 1; i <= N_TEMP; i++)
         assert_int_equal(cap_writer_name(w, i, names[i], NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
     uint64_t t = 1000000;
@@ -81,6 +85,12 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
         if (s->prof)
             assert_int_equal(
                 cap_writer_counter(w, N_PROF, t, 10 * s->prof(x)), CAP_OK);
+        if (s->clock)
+            assert_int_equal(cap_writer_counter(w, N_CLOCK, t, s->clock(x)),
+                             CAP_OK);
+        if (s->temp)
+            assert_int_equal(cap_writer_counter(w, N_TEMP, t, s->temp(x)),
+                             CAP_OK);
         scope(w, N_WORK_A, &t, a);
         scope(w, N_WORK_B, &t, b);
         if (s->spark && x >= 0.5)
@@ -324,6 +334,154 @@ static void ratios_with_zero_denominators_are_states(void **state)
     assert_true(r.value == 1.5);
 }
 
+/* ---- the device's evidence joins the scopes' verdict (issue #17) ------- */
+
+static double clock_falls(double x) /* the work x 1.3 at the end */
+{
+    return 2900 / linear_30(x);
+}
+static double clock_holds(double x)
+{
+    (void)x;
+    return 2900;
+}
+static double soc_heats(double x)
+{
+    return 52 + 29 * x;
+}
+static double soc_holds(double x)
+{
+    return 45 + 0.5 * x;
+}
+
+/* The verdicts and their sentences (all of them, one per line). */
+static an_verdicts device_verdicts(an_capture *m, char *text, size_t size)
+{
+    an_over_time ot;
+    assert_int_equal(an_over_time_compute(&ot, m, 10, 0), CAP_OK);
+    FILE *f = fmemopen(text, size, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < ot.verdicts.n; i++)
+        an_text_verdict(f, &ot.verdicts.v[i], &ot.evidence);
+    fclose(f);
+    an_verdicts v = ot.verdicts;
+    an_over_time_free(&ot);
+    an_free(m);
+    return v;
+}
+
+static void one_row_cites(const an_verdicts *v, an_verdict_kind device,
+                          an_verdict_kind cited)
+{
+    const an_verdict *d = find(v, device);
+    assert_non_null(d);
+    assert_int_equal((int)d->fig[4], (int)cited);
+    assert_null(find(v, cited)); /* replaced: one sentence, not two */
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        n += v->v[i].kind >= AN_V_DEVICE_THERMAL;
+    assert_int_equal(n, 1);
+}
+
+static void clock_down_heat_up_is_thermal_throttling_in_one_sentence(
+    void **state)
+{
+    (void)state;
+    char text[2048];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .clock = clock_falls,
+             .temp = soc_heats};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_THERMAL, AN_V_THROTTLING);
+    const an_verdict *d = find(&v, AN_V_DEVICE_THERMAL);
+    assert_true(d->fig[0] > 1.20 && d->fig[0] < 1.32); /* the scopes' */
+    assert_non_null(find(&v, AN_V_RAMP)); /* the other rows stay */
+    assert_non_null(strstr(text, "Every top scope grew by about "));
+    assert_non_null(strstr(text, "(1.27x to 1.27x) while the CPU clock fell "
+                                 "from 2.85 to 2.25 GHz (cpu0.freq_mhz)"));
+    assert_non_null(strstr(text, " and the temperature rose from 54 to 80 "
+                                 "°C (thermal.soc.temp_c): thermal "
+                                 "throttling. The device slowed down; memory "
+                                 "stayed flat, so the work did not grow.\n"));
+}
+
+static void clock_down_without_heat_is_a_power_or_governor_limit(void **state)
+{
+    (void)state;
+    char text[2048];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .clock = clock_falls, .temp = soc_holds};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    /* no memory counter: the unchecked row is the one cited */
+    one_row_cites(&v, AN_V_DEVICE_POWER, AN_V_THROTTLING_UNCHECKED);
+    assert_non_null(strstr(text, ": a power or governor limit (the clock "
+                                 "fell without heat). The device slowed "
+                                 "down (no memory counter recorded to rule "
+                                 "out growing work).\n"));
+}
+
+static void scopes_grew_with_flat_clocks_is_growing_work(void **state)
+{
+    (void)state;
+    char text[2048];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .clock = clock_holds,
+             .temp = soc_holds};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_WORK_GREW, AN_V_THROTTLING);
+    assert_non_null(strstr(text, " while the CPU clock stayed at 2.90 GHz "
+                                 "(cpu0.freq_mhz) and the temperature "
+                                 "stayed at 45 °C (thermal.soc.temp_c): the "
+                                 "clocks did not fall, so the work grew. "
+                                 "Growth this even is the throttling "
+                                 "signature, but the clocks held: not "
+                                 "throttling.\n"));
+}
+
+static void clock_fell_but_scopes_flat_says_the_evidence_contradicts(
+    void **state)
+{
+    (void)state;
+    char text[2048];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .wait_ms = 1, .rss = flat,
+             .clock = clock_falls, .temp = soc_heats};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_CONTRADICTS, AN_V_STEADY);
+    assert_int_equal(v.n, 1);
+    assert_non_null(strstr(text, "Frame time is steady across the bins "
+                                 "(1.00x from the first to the last) while "
+                                 "the CPU clock fell from 2.86 to 2.26 GHz "
+                                 "(cpu0.freq_mhz) and the temperature rose "
+                                 "from 53 to 80 °C (thermal.soc.temp_c)"));
+    assert_non_null(strstr(text, ", yet the work did not slow down (1.00x): "
+                                 "the clock did not limit it. The device's "
+                                 "evidence contradicts the scopes"));
+}
+
+static void heat_without_a_clock_cannot_tell_and_a_cap_is_cited(void **state)
+{
+    (void)state;
+    char text[2048];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .temp = soc_heats};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_NO_CLOCK, AN_V_THROTTLING);
+    assert_non_null(strstr(text, ": no clock was recorded, so the cause "
+                                 "cannot be told.\n"));
+    /* under a cap: the headroom row is cited, the wait's row stays */
+    sim c = {.frames = 600, .cap_ms = 16.667, .a_ms = 4, .b_ms = 4,
+             .work = linear_30, .rss = flat, .clock = clock_falls,
+             .temp = soc_heats};
+    v = device_verdicts(run_sim(&c, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_THERMAL, AN_V_CAPPED_HEADROOM);
+    assert_non_null(find(&v, AN_V_CAP_ABSORBING));
+    assert_non_null(strstr(text, "Frame time held steady (median 16.667 ms "
+                                 "in the first bin, 16.667 ms in the last) "
+                                 "but the work inside the frame grew about "));
+    assert_non_null(strstr(text, "thermal throttling. The cap hides the "
+                                 "slowdown until the headroom runs out.\n"));
+}
+
 static void every_row_of_the_table_has_a_key_and_a_rule(void **state)
 {
     (void)state;
@@ -345,6 +503,11 @@ int main(void)
         cmocka_unit_test(profiler_memory_and_an_early_rss_rise_do_not_veto),
         cmocka_unit_test(zero_medians_give_words_not_growths),
         cmocka_unit_test(ratios_with_zero_denominators_are_states),
+        cmocka_unit_test(clock_down_heat_up_is_thermal_throttling_in_one_sentence),
+        cmocka_unit_test(clock_down_without_heat_is_a_power_or_governor_limit),
+        cmocka_unit_test(scopes_grew_with_flat_clocks_is_growing_work),
+        cmocka_unit_test(clock_fell_but_scopes_flat_says_the_evidence_contradicts),
+        cmocka_unit_test(heat_without_a_clock_cannot_tell_and_a_cap_is_cited),
         cmocka_unit_test(every_row_of_the_table_has_a_key_and_a_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,8 +49,10 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
 void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
                     const an_frame_counters *fc, int colour);
 
-/* One verdict as a sentence (no indent, ends with a newline). */
-void an_text_verdict(FILE *out, const an_verdict *v);
+/* One verdict as a sentence (no indent, ends with a newline). The device
+ * rows (device-*) cite ev, the over-time result's evidence (NULL: they
+ * print without the readings). */
+void an_text_verdict(FILE *out, const an_verdict *v, const an_evidence *ev);
 
 /* The word or "%.2fx" for a ratio, right-aligned in `width` columns. */
 void an_text_ratio(FILE *out, an_ratio r, int width);

@@ -404,7 +404,109 @@ static void num_or_dash(FILE *out, const char *fmt, int width, double v)
         fprintf(out, fmt, v);
 }
 
-void an_text_verdict(FILE *out, const an_verdict *v)
+/* A device row's lead: what the scopes did, from the row it cites. */
+static void device_lead(FILE *out, const an_verdict *v, an_verdict_kind cited)
+{
+    const double *f = v->fig;
+    switch (cited) {
+    case AN_V_THROTTLING:
+    case AN_V_THROTTLING_UNCHECKED:
+        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
+                     "to the last (%.2fx to %.2fx)",
+                f[0], f[1], f[2]);
+        break;
+    case AN_V_UNIFORM_MEMORY_MOVED:
+        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
+                     "to the last (%.2fx to %.2fx), and memory moved %.2fx "
+                     "over the second half,",
+                f[0], f[1], f[2], f[3]);
+        break;
+    case AN_V_WAITS_GREW:
+        fprintf(out, "Frame time grew %.2fx from the first bin to the last, "
+                     "the waits adding more time than the work (%s the most, "
+                     "%.2fx),",
+                f[0], v->scope ? v->scope : "?", f[1]);
+        break;
+    case AN_V_WORK_GREW:
+        if (v->scope)
+            fprintf(out, "Frame time grew %.2fx from the first bin to the "
+                         "last, unevenly across scopes (%s added the most "
+                         "time, %.2fx),",
+                    f[0], v->scope, f[1]);
+        else
+            fprintf(out, "Frame time grew %.2fx from the first bin to the "
+                         "last, unevenly across scopes,",
+                    f[0]);
+        break;
+    case AN_V_CAPPED_HEADROOM:
+        fprintf(out, "Frame time held steady (median %.3f ms in the first "
+                     "bin, %.3f ms in the last) but the work inside the frame "
+                     "grew about %.2fx",
+                f[1], f[2], f[0]);
+        break;
+    case AN_V_STEADY:
+        fprintf(out, "Frame time is steady across the bins (%.2fx from the "
+                     "first to the last)", f[0]);
+        break;
+    default:
+        fprintf(out, "The CPU work per frame changed %.2fx from the first "
+                     "bin to the last",
+                f[0]);
+        break;
+    }
+}
+
+/* A device row: the scopes' growth and the device's evidence in one
+ * sentence, then what it means for the row it cites. */
+static void device_verdict(FILE *out, const an_verdict *v,
+                           const an_evidence *ev)
+{
+    double c = v->fig[4];
+    an_verdict_kind cited = c >= 0 && c < AN_V_COUNT ? (an_verdict_kind)c
+                                                     : AN_V_COUNT;
+    char buf[512] = "";
+    if (ev)
+        an_evidence_text(ev, buf, sizeof buf);
+    device_lead(out, v, cited);
+    fprintf(out, " while %s.", buf[0] ? buf : "the device's counters moved");
+    int uniform = cited == AN_V_THROTTLING ||
+                  cited == AN_V_THROTTLING_UNCHECKED;
+    switch (v->kind) {
+    case AN_V_DEVICE_THERMAL:
+    case AN_V_DEVICE_POWER:
+        if (cited == AN_V_THROTTLING)
+            fputs(" The device slowed down; memory stayed flat, so the work "
+                  "did not grow.", out);
+        else if (uniform)
+            fputs(" The device slowed down (no memory counter recorded to "
+                  "rule out growing work).", out);
+        else if (cited == AN_V_UNIFORM_MEMORY_MOVED)
+            fputs(" The device slowed down, and the moving memory may be "
+                  "growing work or a leak as well.", out);
+        else if (cited == AN_V_WAITS_GREW || cited == AN_V_WORK_GREW)
+            fputs(" The device slowed down; the uneven growth says the work "
+                  "changed too.", out);
+        else if (cited == AN_V_CAPPED_HEADROOM)
+            fputs(" The cap hides the slowdown until the headroom runs "
+                  "out.", out);
+        break;
+    case AN_V_DEVICE_WORK_GREW:
+        if (uniform || cited == AN_V_UNIFORM_MEMORY_MOVED)
+            fputs(" Growth this even is the throttling signature, but the "
+                  "clocks held: not throttling.", out);
+        break;
+    case AN_V_DEVICE_CONTRADICTS:
+        fputs(" The device's evidence contradicts the scopes: the work "
+              "waits on something else, the clock had headroom, or the "
+              "counter is not the device that ran it.", out);
+        break;
+    default:
+        break;
+    }
+    fputc('\n', out);
+}
+
+void an_text_verdict(FILE *out, const an_verdict *v, const an_evidence *ev)
 {
     const double *f = v->fig;
     switch (v->kind) {
@@ -481,8 +583,12 @@ void an_text_verdict(FILE *out, const an_verdict *v)
                      "the start out (--skip-seconds).\n",
                 f[0], f[1]);
         break;
-    case AN_V_DEVICE_EVIDENCE:
-        /* the clause lives in an_over_time.evidence: an_text_over_time */
+    case AN_V_DEVICE_THERMAL:
+    case AN_V_DEVICE_POWER:
+    case AN_V_DEVICE_WORK_GREW:
+    case AN_V_DEVICE_NO_CLOCK:
+    case AN_V_DEVICE_CONTRADICTS:
+        device_verdict(out, v, ev);
         break;
     case AN_V_STEADY:
     default:
@@ -572,15 +678,8 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
     /* what it means */
     fputc('\n', out);
     for (size_t i = 0; i < ot->verdicts.n; i++) {
-        const an_verdict *v = &ot->verdicts.v[i];
-        if (v->kind == AN_V_DEVICE_EVIDENCE) {
-            char buf[512];
-            an_evidence_text(&ot->evidence, buf, sizeof buf);
-            fprintf(out, "  Device evidence: %s.\n", buf);
-            continue;
-        }
         fputs("  ", out);
-        an_text_verdict(out, v);
+        an_text_verdict(out, &ot->verdicts.v[i], &ot->evidence);
     }
 }
 
