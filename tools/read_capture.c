@@ -270,6 +270,7 @@ static cap_result render(const args *a, const an_capture *m, int colour,
 {
     cap_result rc = CAP_OK;
     FILE *out = stdout;
+    an_frame_counters fc = {0}; /* --frames: the counters per frame */
     if (!a->csv) {
         an_frame_stats fs;
         an_totals t;
@@ -321,25 +322,29 @@ static cap_result render(const args *a, const an_capture *m, int colour,
     }
     case R_FRAMES: {
         an_frames f;
-        an_frame_counters fc;
         if ((rc = an_frames_compute(&f, m, a->scope)) != CAP_OK)
             break;
         rc = an_frame_counters_compute(&fc, m, a->counter, a->ncounter);
         if (rc == CAP_OK)
             a->csv ? an_csv_frames(out, m, &f, &fc)
                    : an_text_frames(out, m, &f, &fc, colour);
-        an_frame_counters_free(&fc);
         an_frames_free(&f);
         break;
     }
     }
     if (rc == CAP_OK && svg && (a->report == R_RANKING || a->report == R_FRAMES)) {
         an_frame_chart c;
-        if ((rc = an_frame_chart_compute(&c, m, AN_SVG_FRAME_COLUMNS)) != CAP_OK)
+        if ((rc = an_frame_chart_compute(&c, m, AN_SVG_FRAME_COLUMNS)) != CAP_OK) {
+            an_frame_counters_free(&fc);
             return rc;
-        rc = an_svg_frames(svg, m, &c, a->file);
+        }
+        /* --frames: the counters the text shows, as strips under it */
+        rc = an_frame_chart_counters(&c, &fc, AN_FC_TEXT_MAX);
+        if (rc == CAP_OK)
+            rc = an_svg_frames(svg, m, &c, a->file);
         an_frame_chart_free(&c);
     }
+    an_frame_counters_free(&fc);
     return rc;
 }
 
