@@ -24,7 +24,8 @@
 #include "render/render.h"
 #include "report.h"
 
-enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY };
+enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY,
+       N_EXTRA1, N_EXTRA2, N_EXTRA3 };
 
 /* A game loop on one thread: work A and B, then a wait W. */
 typedef struct sim {
@@ -38,6 +39,9 @@ typedef struct sim {
     double (*prof)(double x);      /* cap.buffer_memory_mib, or NULL */
     int spark;                     /* a scope only in the second half */
     int tiny;                      /* a scope of 0.0002-0.0004 ms */
+    int extra;                     /* 0-3 more work scopes of 2 ms each */
+    int apart;                     /* how many of them follow `odd` */
+    double (*odd)(double x);       /* their factor instead of `work` */
 } sim;
 
 static char path[64];
@@ -62,9 +66,11 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
     close(fd);
     cap_writer *w;
     assert_int_equal(cap_writer_open_path(&w, path, NULL), CAP_OK);
-    const char *names[] = {NULL, "simulate", "render", "wait_present",
-                           "rss_mib", "cap.buffer_memory_mib", "spark", "tiny"};
-    for (uint32_t i = 1; i <= N_TINY; i++)
+    const char *names[] = {NULL,    "simulate", "render",
+                           "wait_present", "rss_mib",
+                           "cap.buffer_memory_mib", "spark", "tiny",
+                           "extra1", "extra2", "extra3"};
+    for (uint32_t i = 1; i <= N_EXTRA3; i++)
         assert_int_equal(cap_writer_name(w, i, names[i], NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
     uint64_t t = 1000000;
@@ -83,6 +89,9 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
                 cap_writer_counter(w, N_PROF, t, 10 * s->prof(x)), CAP_OK);
         scope(w, N_WORK_A, &t, a);
         scope(w, N_WORK_B, &t, b);
+        for (int e = 0; e < s->extra; e++)
+            scope(w, (uint32_t)(N_EXTRA1 + e), &t,
+                  2.0 * (e < s->apart ? s->odd(x) : k));
         if (s->spark && x >= 0.5)
             scope(w, N_SPARK, &t, 0.5);
         if (s->tiny)
@@ -181,8 +190,100 @@ static void capped_ramp_is_headroom_being_eaten_and_the_wait_absorbs_it(
     assert_true(a->fig[1] < a->fig[0] && a->fig[2] <= AN_OT_SHRINK);
     assert_null(find(&v, AN_V_STEADY));
     assert_null(find(&v, AN_V_WORK_GREW));
-    assert_null(find(&v, AN_V_THROTTLING));
     assert_null(find(&v, AN_V_COLD_START));
+    /* the cap hides the growth from the frame, not from the verdict: both
+     * scopes grew alike, so the throttling signature is named too, after
+     * the headroom row */
+    const an_verdict *t = find(&v, AN_V_THROTTLING);
+    assert_non_null(t);
+    assert_true(t > h);
+    assert_true(t->fig[0] > 1.20 && t->fig[0] < 1.32);
+    assert_null(t->scope);
+    an_free(m);
+}
+
+static double drops_to_70(double x)
+{
+    return x < 0.5 ? 1.0 : 0.7;
+}
+
+/* The text of the verdicts (10 bins). Caller frees. */
+static char *verdict_text(an_capture *m)
+{
+    an_over_time ot;
+    assert_int_equal(an_over_time_compute(&ot, m, 10, 0), CAP_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    for (size_t i = 0; i < ot.verdicts.n; i++)
+        an_text_verdict(f, &ot.verdicts.v[i]);
+    fclose(f);
+    an_over_time_free(&ot);
+    return buf;
+}
+
+static void one_scope_apart_does_not_hide_a_uniform_growth(void **state)
+{
+    (void)state;
+    /* five work scopes: four grow 1.3x, extra1 drops to 0.7x halfway (a
+     * thread preempted in a new phase, seen on a game on two cores) */
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .extra = 3, .apart = 1,
+             .odd = drops_to_70};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    const an_verdict *t = find(&v, AN_V_THROTTLING);
+    assert_non_null(t);
+    assert_string_equal(t->scope, "extra1");
+    assert_true(fabs(t->fig[4] - 0.7) < 0.01);
+    assert_true(t->fig[1] > 1.20 && t->fig[2] < 1.32);
+    char *text = verdict_text(m);
+    assert_non_null(strstr(text, "; extra1 stood apart at 0.70x)"));
+    free(text);
+    an_free(m);
+}
+
+static void two_scopes_apart_make_the_growth_uneven(void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .extra = 3, .apart = 2,
+             .odd = drops_to_70};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    assert_null(find(&v, AN_V_THROTTLING));
+    assert_null(find(&v, AN_V_THROTTLING_UNCHECKED));
+    assert_null(find(&v, AN_V_UNIFORM_MEMORY_MOVED));
+    /* medians 15.15 ms in the first bin, 16.65 ms in the last: the frame
+     * grew just under 1.10x, the work more: headroom eaten, and with two
+     * scopes shrinking, not the throttling signature */
+    assert_non_null(find(&v, AN_V_CAPPED_HEADROOM));
+    an_free(m);
+}
+
+static double shrinks_16(double x)
+{
+    return 1.0 - 0.16 * x;
+}
+
+static void frame_growing_less_than_the_work_is_headroom(void **state)
+{
+    (void)state;
+    /* work 8 ms -> 10.4 ms, the wait 8 ms -> 6.72 ms: the frame grows
+     * 7 %, under the growth threshold, while the work grows 1.3x */
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 8, .wait = shrinks_16, .rss = flat};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    const an_verdict *h = find(&v, AN_V_CAPPED_HEADROOM);
+    assert_non_null(h);
+    assert_true(h->fig[3] > 1.05 && h->fig[3] < 1.08);
+    assert_non_null(find(&v, AN_V_THROTTLING));
+    assert_null(find(&v, AN_V_STEADY));
+    char *text = verdict_text(m);
+    assert_non_null(strstr(text, "Frame time grew only "));
+    free(text);
     an_free(m);
 }
 
@@ -339,6 +440,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(capped_ramp_is_headroom_being_eaten_and_the_wait_absorbs_it),
         cmocka_unit_test(uncapped_ramp_is_throttling_and_a_ramp_not_a_cold_start),
+        cmocka_unit_test(one_scope_apart_does_not_hide_a_uniform_growth),
+        cmocka_unit_test(two_scopes_apart_make_the_growth_uneven),
+        cmocka_unit_test(frame_growing_less_than_the_work_is_headroom),
         cmocka_unit_test(no_memory_counter_leaves_throttling_unchecked),
         cmocka_unit_test(cold_start_settles_and_is_not_a_ramp),
         cmocka_unit_test(growing_waits_are_never_called_more_work),
