@@ -114,9 +114,10 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
     return m;
 }
 
-/* The verdicts of 10 bins over the capture; also renders them and checks
- * the text never prints "nan". */
-static an_verdicts verdicts_of(an_capture *m)
+/* The verdicts of 10 bins over the capture; also renders the report and
+ * checks it never prints "nan". With `text`, *text gets the whole report
+ * (caller frees). */
+static an_verdicts verdicts_and_text(an_capture *m, char **text)
 {
     an_over_time ot;
     assert_int_equal(an_over_time_compute(&ot, m, 10, 0), CAP_OK);
@@ -127,10 +128,18 @@ static an_verdicts verdicts_of(an_capture *m)
     an_text_over_time(f, m, &ot, 0);
     fclose(f);
     assert_null(strstr(buf, "nan"));
-    free(buf);
+    if (text)
+        *text = buf;
+    else
+        free(buf);
     an_verdicts v = ot.verdicts;
     an_over_time_free(&ot);
     return v;
+}
+
+static an_verdicts verdicts_of(an_capture *m)
+{
+    return verdicts_and_text(m, NULL);
 }
 
 static const an_verdict *find(const an_verdicts *v, an_verdict_kind k)
@@ -207,22 +216,6 @@ static double drops_to_70(double x)
     return x < 0.5 ? 1.0 : 0.7;
 }
 
-/* The text of the verdicts (10 bins). Caller frees. */
-static char *verdict_text(an_capture *m)
-{
-    an_over_time ot;
-    assert_int_equal(an_over_time_compute(&ot, m, 10, 0), CAP_OK);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    for (size_t i = 0; i < ot.verdicts.n; i++)
-        an_text_verdict(f, &ot.verdicts.v[i]);
-    fclose(f);
-    an_over_time_free(&ot);
-    return buf;
-}
-
 static void one_scope_apart_does_not_hide_a_uniform_growth(void **state)
 {
     (void)state;
@@ -232,13 +225,13 @@ static void one_scope_apart_does_not_hide_a_uniform_growth(void **state)
              .wait_ms = 1, .rss = flat, .extra = 3, .apart = 1,
              .odd = drops_to_70};
     an_capture *m = run_sim(&s, 0);
-    an_verdicts v = verdicts_of(m);
+    char *text;
+    an_verdicts v = verdicts_and_text(m, &text);
     const an_verdict *t = find(&v, AN_V_THROTTLING);
     assert_non_null(t);
     assert_string_equal(t->scope, "extra1");
     assert_true(fabs(t->fig[4] - 0.7) < 0.01);
     assert_true(t->fig[1] > 1.20 && t->fig[2] < 1.32);
-    char *text = verdict_text(m);
     assert_non_null(strstr(text, "; extra1 stood apart at 0.70x)"));
     free(text);
     an_free(m);
@@ -275,13 +268,13 @@ static void frame_growing_less_than_the_work_is_headroom(void **state)
     sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
              .wait_ms = 8, .wait = shrinks_16, .rss = flat};
     an_capture *m = run_sim(&s, 0);
-    an_verdicts v = verdicts_of(m);
+    char *text;
+    an_verdicts v = verdicts_and_text(m, &text);
     const an_verdict *h = find(&v, AN_V_CAPPED_HEADROOM);
     assert_non_null(h);
     assert_true(h->fig[3] > 1.05 && h->fig[3] < 1.08);
     assert_non_null(find(&v, AN_V_THROTTLING));
     assert_null(find(&v, AN_V_STEADY));
-    char *text = verdict_text(m);
     assert_non_null(strstr(text, "Frame time grew only "));
     free(text);
     an_free(m);
