@@ -78,6 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     an_frame_chart fc;
     if (an_frame_chart_compute(&fc, m, AN_SVG_FRAME_COLUMNS) == CAP_OK) {
         an_svg_frames(null, m, &fc, NULL);
+        an_frame_counters fcs; /* --frames --svg: the counters' strips */
+        if (an_frame_counters_compute(&fcs, m, NULL, 0) == CAP_OK &&
+            an_frame_chart_counters(&fc, &fcs, AN_FC_TEXT_MAX) == CAP_OK)
+            an_svg_frames(null, m, &fc, NULL);
+        an_frame_counters_free(&fcs);
         an_frame_chart_free(&fc);
     }
     cap_diff_options dopt = {.resamples = 200};

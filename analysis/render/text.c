@@ -404,6 +404,19 @@ static void num_or_dash(FILE *out, const char *fmt, int width, double v)
         fprintf(out, fmt, v);
 }
 
+/* "Every top scope grew by about 1.22x ... (1.21x to 1.22x[; X stood
+ * apart at 0.72x])", the opening of the throttling rows. */
+static void uniform_growth(FILE *out, const an_verdict *v)
+{
+    const double *f = v->fig;
+    fprintf(out, "Every top scope grew by about %.2fx from the first bin to "
+                 "the last (%.2fx to %.2fx",
+            f[0], f[1], f[2]);
+    if (v->scope)
+        fprintf(out, "; %s stood apart at %.2fx", v->scope, f[4]);
+    fputc(')', out);
+}
+
 /* A device row's lead: what the scopes did, from the row it cites. */
 static void device_lead(FILE *out, const an_verdict *v, an_verdict_kind cited)
 {
@@ -411,15 +424,11 @@ static void device_lead(FILE *out, const an_verdict *v, an_verdict_kind cited)
     switch (cited) {
     case AN_V_THROTTLING:
     case AN_V_THROTTLING_UNCHECKED:
-        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
-                     "to the last (%.2fx to %.2fx)",
-                f[0], f[1], f[2]);
+        uniform_growth(out, v);
         break;
     case AN_V_UNIFORM_MEMORY_MOVED:
-        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
-                     "to the last (%.2fx to %.2fx), and memory moved %.2fx "
-                     "over the second half,",
-                f[0], f[1], f[2], f[3]);
+        uniform_growth(out, v);
+        fprintf(out, ", and memory moved %.2fx over the second half,", f[3]);
         break;
     case AN_V_WAITS_GREW:
         fprintf(out, "Frame time grew %.2fx from the first bin to the last, "
@@ -461,7 +470,7 @@ static void device_lead(FILE *out, const an_verdict *v, an_verdict_kind cited)
 static void device_verdict(FILE *out, const an_verdict *v,
                            const an_evidence *ev)
 {
-    double c = v->fig[4];
+    double c = v->fig[5];
     an_verdict_kind cited = c >= 0 && c < AN_V_COUNT ? (an_verdict_kind)c
                                                      : AN_V_COUNT;
     char buf[512] = "";
@@ -515,25 +524,21 @@ void an_text_verdict(FILE *out, const an_verdict *v, const an_evidence *ev)
                      "time (use more bins, or a longer capture).\n");
         break;
     case AN_V_THROTTLING:
-        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
-                     "to the last (%.2fx to %.2fx) while memory stayed flat: "
-                     "the throttling signature. The device slowed down; the "
-                     "work did not grow.\n",
-                f[0], f[1], f[2]);
+        uniform_growth(out, v);
+        fprintf(out, " while memory stayed flat: the throttling signature. "
+                     "The device slowed down; the work did not grow.\n");
         break;
     case AN_V_THROTTLING_UNCHECKED:
-        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
-                     "to the last (%.2fx to %.2fx): uniform growth is the "
-                     "throttling signature (no memory counter recorded to "
-                     "rule out growing work).\n",
-                f[0], f[1], f[2]);
+        uniform_growth(out, v);
+        fprintf(out, ": uniform growth is the throttling signature (no "
+                     "memory counter recorded to rule out growing work).\n");
         break;
     case AN_V_UNIFORM_MEMORY_MOVED:
-        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
-                     "to the last (%.2fx to %.2fx), but memory moved too "
-                     "(%.2fx over the second half of the capture): look for "
-                     "growing work or a leak before blaming the clock.\n",
-                f[0], f[1], f[2], f[3]);
+        uniform_growth(out, v);
+        fprintf(out, ", but memory moved too (%.2fx over the second half of "
+                     "the capture): look for growing work or a leak before "
+                     "blaming the clock.\n",
+                f[3]);
         break;
     case AN_V_WORK_GREW:
         if (v->scope)
@@ -556,7 +561,11 @@ void an_text_verdict(FILE *out, const an_verdict *v, const an_evidence *ev)
                 f[0], v->scope, f[1]);
         break;
     case AN_V_CAPPED_HEADROOM:
-        fprintf(out, "Frame time held steady (median %.3f ms in the first "
+        if (fabs(f[3] - 1.0) < AN_OT_FLAT)
+            fprintf(out, "Frame time held steady ");
+        else
+            fprintf(out, "Frame time grew only %.1f %% ", (f[3] - 1.0) * 100);
+        fprintf(out, "(median %.3f ms in the first "
                      "bin, %.3f ms in the last) while the work inside the "
                      "frame grew about %.2fx: something holds the frame (a "
                      "frame cap, vsync, or a thread that sets the pace) and "
