@@ -23,6 +23,17 @@ static an_frame frames[4] = {{0, 10 * MS, 20 * MS, 0, 0},
                              {2, 30 * MS, 40 * MS, 0, 0},
                              {3, 40 * MS, 50 * MS, 0, 0}};
 
+/* The four frames with counters c[0..n). */
+static an_capture capture_of(an_counter *c, size_t n)
+{
+    an_capture m = {0};
+    m.frames = frames;
+    m.nframes = 4;
+    m.counters = c;
+    m.ncounters = n;
+    return m;
+}
+
 static void values_are(const an_frame_counter *c, const double *v,
                        const unsigned char *st)
 {
@@ -47,11 +58,7 @@ static void mean_inside_carried_between_none_before(void **state)
     an_sample temp[] = {{5 * MS, 50}, {30 * MS, 60}, {45 * MS, NAN}};
     an_counter c[] = {{"cpu0.freq_mhz", clock, 3, 3},
                       {"thermal.soc.temp_c", temp, 3, 3}};
-    an_capture m = {0};
-    m.frames = frames;
-    m.nframes = 4;
-    m.counters = c;
-    m.ncounters = 2;
+    an_capture m = capture_of(c, 2);
     an_frame_counters fc;
     assert_int_equal(an_frame_counters_compute(&fc, &m, NULL, 0), CAP_OK);
     assert_int_equal(fc.n, 2);
@@ -73,11 +80,7 @@ static void samples_out_of_order_are_sorted(void **state)
     (void)state;
     an_sample s[] = {{41 * MS, 4}, {12 * MS, 1}, {48 * MS, 6}, {15 * MS, 3}};
     an_counter c[] = {{"queue_depth", s, 4, 4}};
-    an_capture m = {0};
-    m.frames = frames;
-    m.nframes = 4;
-    m.counters = c;
-    m.ncounters = 1;
+    an_capture m = capture_of(c, 1);
     an_frame_counters fc;
     assert_int_equal(an_frame_counters_compute(&fc, &m, NULL, 0), CAP_OK);
     values_are(&fc.c[0], (double[]){2, 3, 3, 5},
@@ -96,11 +99,7 @@ static void globs_choose_and_text_shows_at_most_four(void **state)
     an_counter c[6];
     for (int i = 0; i < 6; i++)
         c[i] = (an_counter){(char *)names[i], s, 1, 1};
-    an_capture m = {0};
-    m.frames = frames;
-    m.nframes = 4;
-    m.counters = c;
-    m.ncounters = 6;
+    an_capture m = capture_of(c, 6);
     an_frame_counters fc;
     assert_int_equal(an_frame_counters_compute(&fc, &m, NULL, 0), CAP_OK);
     assert_int_equal(fc.n, 6);
