@@ -840,6 +840,40 @@ static void shift_interval_matches_r(void **state)
 
 /* Distribution-free: over seeded repetitions of a pure shift of skewed
  * data, the 90 % interval covers the true shift at about its level. */
+/* The estimate is the median of every difference, the mean of the two
+ * middle ones when there are an even number: checked by sorting them all,
+ * on samples full of ties (values from a set of five, zeros most), where
+ * the two middle differences are often equal and often not. */
+static void shift_estimate_is_the_median_of_every_difference_with_ties(
+    void **state)
+{
+    (void)state;
+    static const double set[] = {0.0, 0.0, 0.0, 0.25, 1.5, 3.0, 7.75};
+    cap_rng rng;
+    cap_rng_seed(&rng, 77);
+    double x[40], y[40], d[1600];
+    for (int c = 0; c < 300; c++) {
+        size_t nx = 1 + (size_t)cap_rng_below(&rng, 40);
+        size_t ny = 1 + (size_t)cap_rng_below(&rng, 40);
+        for (size_t i = 0; i < nx; i++)
+            x[i] = set[cap_rng_below(&rng, ARRAY_LEN(set))] + (c % 3) * 0.5;
+        for (size_t j = 0; j < ny; j++)
+            y[j] = set[cap_rng_below(&rng, ARRAY_LEN(set))];
+        size_t n = 0;
+        for (size_t i = 0; i < nx; i++)
+            for (size_t j = 0; j < ny; j++)
+                d[n++] = x[i] - y[j];
+        cap_stats_sort(d, n);
+        double want = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2.0;
+        cap_shift_ci ci;
+        assert_int_equal(
+            cap_stats_shift_ci(&ci, x, nx, y, ny, 0.1, CAP_MW_AUTO), CAP_OK);
+        assert_true(ci.estimate == want);
+        assert_true(ci.low == d[ci.rank - 1]);
+        assert_true(ci.high == d[n - ci.rank]);
+    }
+}
+
 static void shift_interval_covers_at_about_its_level(void **state)
 {
     (void)state;
@@ -1155,6 +1189,7 @@ int main(void)
         cmocka_unit_test(kth_difference_agrees_with_sorting_every_difference),
         cmocka_unit_test(kth_difference_agrees_with_sorting_on_large_samples),
         cmocka_unit_test(shift_interval_matches_r),
+        cmocka_unit_test(shift_estimate_is_the_median_of_every_difference_with_ties),
         cmocka_unit_test(shift_interval_covers_at_about_its_level),
         cmocka_unit_test(rel_change_guards_a_zero_base),
         cmocka_unit_test(bootstrap_is_reproducible_for_a_seed),
