@@ -112,7 +112,8 @@ static long find_match(const an_capture *m, const an_scope *s)
 }
 
 /* Display order: the frame row, regressions that gate, other decided
- * changes, then the rest; each group by sort_key. */
+ * changes, changes within run-to-run spread, then the rest; each group by
+ * sort_key. */
 static int row_group(const an_diff_row *r)
 {
     if (r->is_frame)
@@ -122,7 +123,9 @@ static int row_group(const an_diff_row *r)
     if (r->d.verdict == CAP_VERDICT_REGRESSED ||
         r->d.verdict == CAP_VERDICT_IMPROVED)
         return 2;
-    return 3;
+    if (r->d.within_spread)
+        return 3;
+    return 4;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -146,23 +149,98 @@ static int matches_any(const char *name, const char *const *pat, size_t n)
     return 0;
 }
 
-static double median_frame_ms(const an_capture *m)
+/* The median frame time (ms) over every frame of the runs m[0..k). */
+static double median_frame_ms(const an_capture *const *m, size_t k)
 {
-    if (m->nframes == 0)
+    size_t n = 0;
+    for (size_t r = 0; r < k; r++)
+        n += m[r]->nframes;
+    if (n == 0)
         return 0.0;
-    double *v = malloc(m->nframes * sizeof *v);
+    double *v = malloc(n * sizeof *v);
     if (!v)
         return NAN;
-    for (size_t i = 0; i < m->nframes; i++)
-        v[i] = (double)an_frame_ns(&m->frames[i]) / 1e6;
-    double med = cap_stats_median_select(v, m->nframes);
+    size_t at = 0;
+    for (size_t r = 0; r < k; r++)
+        for (size_t i = 0; i < m[r]->nframes; i++)
+            v[at++] = (double)an_frame_ns(&m[r]->frames[i]) / 1e6;
+    double med = cap_stats_median_select(v, n);
     free(v);
     return med;
 }
 
-cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
-                            const an_capture *new_, const an_diff_options *opt)
+/* One side of one row: the pooled samples of every run, and each run's
+ * count. */
+typedef struct side_samples {
+    double *v;
+    size_t n;
+    size_t *run_n;
+} side_samples;
+
+/* Append run samples x[0..k) (owned: freed here) to side s. Returns 0, or
+ * -1 when out of memory (x freed all the same). */
+static int side_append(side_samples *s, size_t run, double *x, size_t k)
 {
+    if (!x)
+        return -1;
+    double *v = realloc(s->v, (s->n + k ? s->n + k : 1) * sizeof *v);
+    if (!v) {
+        free(x);
+        return -1;
+    }
+    s->v = v;
+    if (k)
+        memcpy(s->v + s->n, x, k * sizeof *x);
+    s->n += k;
+    s->run_n[run] = k;
+    free(x);
+    return 0;
+}
+
+/* The two sides of a new row, taken from owned[*nowned...], with run
+ * counts for nbase and nnew runs. Returns 0, or -1 when out of memory (the
+ * sides stay in owned, to be freed with it). */
+static int sides_new(side_samples **sb, side_samples **sn, side_samples *owned,
+                     size_t *nowned, size_t nbase, size_t nnew)
+{
+    *sb = &owned[(*nowned)++];
+    *sn = &owned[(*nowned)++];
+    (*sb)->run_n = calloc(nbase, sizeof *(*sb)->run_n);
+    (*sn)->run_n = calloc(nnew, sizeof *(*sn)->run_n);
+    return (*sb)->run_n && (*sn)->run_n ? 0 : -1;
+}
+
+/* The statistics' input for a row's two sides. */
+static cap_diff_input input_of(const side_samples *sb, size_t nbase,
+                               const side_samples *sn, size_t nnew,
+                               double floor_ms)
+{
+    return (cap_diff_input){.base_ms = sb->v, .base_n = sb->n,
+                            .new_ms = sn->v, .new_n = sn->n,
+                            .floor_ms = floor_ms,
+                            .base_run_n = sb->run_n, .base_runs = nbase,
+                            .new_run_n = sn->run_n, .new_runs = nnew};
+}
+
+/* A row being built: a scope key and where it is in each run. */
+typedef struct row_key {
+    an_kind kind;
+    const char *key;       /* path or name, borrowed */
+    const an_scope *first; /* the first scope met with this key */
+} row_key;
+
+cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
+                        size_t nbase, const an_capture *const *new_,
+                        size_t nnew, const an_diff_options *opt)
+{
+    if (!out || !base || !new_ || nbase == 0 || nnew == 0)
+        return CAP_E_MISUSE;
+    for (size_t r = 0; r < nbase; r++)
+        if (!base[r])
+            return CAP_E_MISUSE;
+    for (size_t r = 0; r < nnew; r++)
+        if (!new_[r])
+            return CAP_E_MISUSE;
     an_diff_options ao;
     if (opt)
         ao = *opt;
@@ -177,113 +255,156 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
         return CAP_E_MISUSE;
     memset(out, 0, sizeof *out);
     out->geomean_pct = NAN;
-    double frame_med = median_frame_ms(base);
+    out->base_runs = nbase;
+    out->new_runs = nnew;
+    double frame_med = median_frame_ms(base, nbase);
     if (isnan(frame_med))
         return CAP_E_NOMEM;
     double floor_ms = ao.floor_us / 1000.0;
     if (ao.floor_share_pct / 100.0 * frame_med > floor_ms)
         floor_ms = ao.floor_share_pct / 100.0 * frame_med;
     out->floor_ms = floor_ms;
-    /* Blocks of `block` frames, fewer when the shorter run would not give
+    /* Blocks of `block` frames, fewer when the shortest run would not give
      * min_frames of them; the same size on both sides. */
+    size_t nruns = nbase + nnew;
+    const an_capture **run = calloc(nruns, sizeof *run);
+    if (!run)
+        return CAP_E_NOMEM;
+    for (size_t r = 0; r < nbase; r++)
+        run[r] = base[r];
+    for (size_t r = 0; r < nnew; r++)
+        run[nbase + r] = new_[r];
     size_t block = ao.block ? ao.block : AN_DIFF_DEFAULT_BLOCK;
-    size_t shorter = base->nframes < new_->nframes ? base->nframes
-                                                   : new_->nframes;
+    size_t shorter = run[0]->nframes;
+    size_t scopes = 0, base_frames = 0, new_frames = 0;
+    for (size_t r = 0; r < nruns; r++) {
+        if (run[r]->nframes < shorter)
+            shorter = run[r]->nframes;
+        scopes += run[r]->nscopes;
+        *(r < nbase ? &base_frames : &new_frames) += run[r]->nframes;
+    }
     if (block > 1 && shorter / block < so.min_frames)
         block = shorter / so.min_frames > 1 ? shorter / so.min_frames : 1;
     out->block = block;
     out->frame_ms = frame_med;
     out->floor_share_pct = floor_ms > ao.floor_us / 1000.0 ? ao.floor_share_pct
                                                            : 0.0;
-    size_t cap = 1 + base->nscopes + new_->nscopes;
+    size_t cap = 1 + scopes;
     an_diff_row *rows = calloc(cap, sizeof *rows);
     cap_diff_input *in = calloc(cap, sizeof *in);
-    double **owned = calloc(2 * cap, sizeof *owned);
+    side_samples *owned = calloc(2 * cap, sizeof *owned);
     cap_diffstat *res = calloc(cap, sizeof *res);
-    size_t n = 0, nowned = 0;
+    row_key *keys = calloc(cap, sizeof *keys);
+    long *at = calloc(nruns, sizeof *at);
+    size_t n = 0, nowned = 0, nkeys = 0;
     cap_result r = CAP_OK;
-    if (!rows || !in || !owned || !res) {
+    if (!rows || !in || !owned || !res || !keys || !at) {
         r = CAP_E_NOMEM;
         goto done;
     }
+    /* every scope key of every run, in the order first met (base runs
+     * first): the order does not matter, rows are sorted at the end */
+    for (size_t q = 0; q < nruns; q++)
+        for (size_t i = 0; i < run[q]->nscopes; i++) {
+            const an_scope *s = &run[q]->scopes[i];
+            int seen = 0;
+            for (size_t k = 0; k < nkeys && !seen; k++)
+                seen = keys[k].kind == s->kind &&
+                       strcmp(keys[k].key, key_of(s)) == 0;
+            if (!seen)
+                keys[nkeys++] = (row_key){s->kind, key_of(s), s};
+        }
     /* the frame row */
     rows[0].is_frame = 1;
     rows[0].name = "(frame)";
     rows[0].block = 1;
-    in[0].base_ms = owned[nowned++] = frame_samples(base, &in[0].base_n);
-    in[0].new_ms = owned[nowned++] = frame_samples(new_, &in[0].new_n);
-    if (!in[0].base_ms || !in[0].new_ms) {
-        r = CAP_E_NOMEM;
-        goto done;
-    }
-    in[0].floor_ms = floor_ms;
-    rows[0].base_total_ms = (double)an_total_frame_ns(base) / 1e6;
-    rows[0].new_total_ms = (double)an_total_frame_ns(new_) / 1e6;
-    n = 1;
-    /* scopes of base (matched or removed), then new-only ones (added) */
-    for (int side = 0; side < 2; side++) {
-        const an_capture *a = side == 0 ? base : new_;
-        const an_capture *b = side == 0 ? new_ : base;
-        for (size_t i = 0; i < a->nscopes; i++) {
-            const an_scope *s = &a->scopes[i];
-            if (ao.only_scope && strcmp(s->name, ao.only_scope) != 0)
-                continue;
-            long j = find_match(b, s);
-            if (side == 1 && j >= 0)
-                continue; /* already paired from the base side */
-            if (matches_any(key_of(s), ao.exclude, ao.nexclude) ||
-                (s->path && matches_any(s->name, ao.exclude, ao.nexclude))) {
-                out->excluded++;
-                continue;
-            }
-            an_diff_row *row = &rows[n];
-            const an_scope *sb = side == 0 ? s : j >= 0 ? &b->scopes[j] : NULL;
-            const an_scope *sn = side == 0 ? (j >= 0 ? &b->scopes[j] : NULL) : s;
-            row->base_total_ms = sb ? scope_frame_total_ms(base, sb) : 0;
-            row->new_total_ms = sn ? scope_frame_total_ms(new_, sn) : 0;
-            row->kind = s->kind;
-            row->name = key_of(s);
-            row->is_wait = s->is_wait || (j >= 0 && b->scopes[j].is_wait) ||
-                           matches_any(key_of(s), ao.wait, ao.nwait) ||
-                           (s->path && matches_any(s->name, ao.wait, ao.nwait));
-            size_t na = 0, nb = 0;
-            /* frame by frame when the scope ran in nearly every frame of
-             * both runs; over blocks otherwise */
-            size_t rb = j >= 0 ? block : 1;
-            if (j >= 0 &&
-                frames_ran(a, s) * 10 >= a->nframes * 9 &&
-                frames_ran(b, &b->scopes[j]) * 10 >= b->nframes * 9)
-                rb = 1;
-            row->block = rb;
-            double *va = scope_samples(a, s, rb, so.min_frames, &na);
-            double *vb = j >= 0 ? scope_samples(b, &b->scopes[j], rb,
-                                                so.min_frames, &nb)
-                                : calloc(1, sizeof(double));
-            owned[nowned++] = va;
-            owned[nowned++] = vb;
-            if (!va || !vb) {
+    {
+        side_samples *sb, *sn;
+        if (sides_new(&sb, &sn, owned, &nowned, nbase, nnew) != 0) {
+            r = CAP_E_NOMEM;
+            goto done;
+        }
+        for (size_t q = 0; q < nruns; q++) {
+            size_t k = 0;
+            double *x = frame_samples(run[q], &k);
+            if (side_append(q < nbase ? sb : sn, q < nbase ? q : q - nbase,
+                            x, k) != 0) {
                 r = CAP_E_NOMEM;
                 goto done;
             }
-            if (side == 0) {
-                in[n] = (cap_diff_input){va, na, vb, nb, 0.0};
-            } else {
-                in[n] = (cap_diff_input){vb, nb, va, na, 0.0};
-            }
-            in[n].floor_ms = floor_ms; /* samples are time per frame */
-            n++;
+            *(q < nbase ? &rows[0].base_total_ms : &rows[0].new_total_ms) +=
+                (double)an_total_frame_ns(run[q]) / 1e6;
         }
+        in[0] = input_of(sb, nbase, sn, nnew, floor_ms);
+    }
+    n = 1;
+    for (size_t k = 0; k < nkeys; k++) {
+        const an_scope *s = keys[k].first;
+        if (ao.only_scope && strcmp(s->name, ao.only_scope) != 0)
+            continue;
+        if (matches_any(key_of(s), ao.exclude, ao.nexclude) ||
+            (s->path && matches_any(s->name, ao.exclude, ao.nexclude))) {
+            out->excluded++;
+            continue;
+        }
+        an_diff_row *row = &rows[n];
+        row->kind = s->kind;
+        row->name = key_of(s);
+        row->is_wait = matches_any(key_of(s), ao.wait, ao.nwait) ||
+                       (s->path && matches_any(s->name, ao.wait, ao.nwait));
+        /* where the scope is in each run; frame by frame when it ran in
+         * nearly every frame of every run, over blocks otherwise, and
+         * frame by frame when one side lacks it (added or removed) */
+        int in_base = 0, in_new = 0, every = 1;
+        for (size_t q = 0; q < nruns; q++) {
+            at[q] = find_match(run[q], s);
+            if (at[q] < 0) {
+                every = 0;
+                continue;
+            }
+            const an_scope *t = &run[q]->scopes[at[q]];
+            row->is_wait |= t->is_wait;
+            *(q < nbase ? &in_base : &in_new) = 1;
+            if (frames_ran(run[q], t) * 10 < run[q]->nframes * 9)
+                every = 0;
+        }
+        size_t rb = in_base && in_new && !every ? block : 1;
+        row->block = rb;
+        side_samples *sb, *sn;
+        if (sides_new(&sb, &sn, owned, &nowned, nbase, nnew) != 0) {
+            r = CAP_E_NOMEM;
+            goto done;
+        }
+        for (size_t q = 0; q < nruns; q++) {
+            size_t cnt = 0;
+            double *x;
+            if (at[q] >= 0) {
+                const an_scope *t = &run[q]->scopes[at[q]];
+                x = scope_samples(run[q], t, rb, so.min_frames, &cnt);
+                *(q < nbase ? &row->base_total_ms : &row->new_total_ms) +=
+                    scope_frame_total_ms(run[q], t);
+            } else {
+                x = calloc(1, sizeof *x);
+            }
+            if (side_append(q < nbase ? sb : sn, q < nbase ? q : q - nbase,
+                            x, cnt) != 0) {
+                r = CAP_E_NOMEM;
+                goto done;
+            }
+        }
+        in[n] = input_of(sb, nbase, sn, nnew, floor_ms); /* per frame */
+        n++;
     }
     r = cap_diff_compare_all(res, in, n, &so);
     if (r != CAP_OK)
         goto done;
     for (size_t i = 0; i < n; i++) {
         rows[i].d = res[i];
-        /* mean self time per frame over all frames of each run */
+        /* mean self time per frame over all frames of each side's runs */
         double bm = rows[i].base_total_ms /
-                    (double)(base->nframes ? base->nframes : 1);
+                    (double)(base_frames ? base_frames : 1);
         double nm = rows[i].new_total_ms /
-                    (double)(new_->nframes ? new_->nframes : 1);
+                    (double)(new_frames ? new_frames : 1);
         rows[i].base_mean_ms = bm;
         rows[i].new_mean_ms = nm;
         rows[i].sort_key = fabs(nm - bm);
@@ -293,6 +414,9 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
                         : rows[i].is_wait ? ao.gate_waits
                                           : 1;
         out->waits += (size_t)rows[i].is_wait;
+        out->waits_gate |= rows[i].is_wait && rows[i].gates;
+        out->tested += !isnan(res[i].p_adjusted);
+        out->within_spread += (size_t)res[i].within_spread;
         if (res[i].verdict == CAP_VERDICT_REGRESSED) {
             out->regressed++;
             out->gating += (size_t)rows[i].gates;
@@ -308,13 +432,25 @@ cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
     out->n = n;
     rows = NULL;
 done:
-    for (size_t i = 0; i < nowned; i++)
-        free(owned[i]);
+    if (owned)
+        for (size_t i = 0; i < nowned; i++) {
+            free(owned[i].v);
+            free(owned[i].run_n);
+        }
     free(owned);
     free(in);
     free(res);
     free(rows);
+    free(keys);
+    free(at);
+    free(run);
     return r;
+}
+
+cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
+                            const an_capture *new_, const an_diff_options *opt)
+{
+    return an_diff_runs(out, &base, 1, &new_, 1, opt);
 }
 
 cap_result an_diff_run(an_diff *out, const an_capture *base,
@@ -333,160 +469,4 @@ void an_diff_free(an_diff *d)
 {
     if (d)
         free(d->rows);
-}
-
-static void num(FILE *f, double v, const char *fmt)
-{
-    if (!isnan(v))
-        fprintf(f, fmt, v);
-}
-
-/* "+1.2%" or "+inf%" (never "nan"): a value relative to a zero median. */
-static void pct_text(char *buf, size_t size, double v)
-{
-    if (isinf(v))
-        snprintf(buf, size, "%sinf%%", v > 0 ? "+" : "-");
-    else
-        snprintf(buf, size, "%+.1f%%", v);
-}
-
-int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
-                   int csv, int colour, size_t top)
-{
-    cap_diff_options o;
-    if (cap_diff_options_resolve(&o, opt) != CAP_OK)
-        return -1;
-    if (csv) {
-        fputs("track,name,base_n,new_n,base_median_ms,new_median_ms,"
-              "base_mean_ms,new_mean_ms,base_p95_ms,new_p95_ms,delta_pct,"
-              "ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict,"
-              "band_pct,delta_ms,ci_low_ms,ci_high_ms,band_ms,wait,gates,block\n",
-              out);
-        for (size_t i = 0; i < d->n; i++) {
-            const an_diff_row *r = &d->rows[i];
-            const cap_diffstat *s = &r->d;
-            fprintf(out, "%s,", r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu");
-            rep_csv_field(out, r->name);
-            fprintf(out, ",%zu,%zu,", s->base_n, s->new_n);
-            double v[] = {s->base_median, s->new_median, r->base_mean_ms,
-                          r->new_mean_ms, s->base_p95, s->new_p95,
-                          s->delta_pct, s->ci_low_pct, s->ci_high_pct};
-            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-                num(out, v[k], "%.6f");
-                fputc(',', out);
-            }
-            num(out, s->p_value, "%.6g");
-            fputc(',', out);
-            num(out, s->p_adjusted, "%.6g");
-            fprintf(out, ",%s,", cap_verdict_name(s->verdict));
-            double w[] = {s->band_pct, s->delta_ms, s->ci_low_ms,
-                          s->ci_high_ms, s->band_ms};
-            for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
-                num(out, w[k], "%.6f");
-                fputc(',', out);
-            }
-            fprintf(out, "%d,%d,%zu\n", r->is_wait, r->gates, r->block);
-        }
-        fprintf(out, ",(geomean),%zu,%zu,,,,,,,", d->geomean_used,
-                d->geomean_used);
-        num(out, d->geomean_pct, "%.6f");
-        fputs(",,,,,,,,,,,,,\n", out);
-        return 0;
-    }
-    fprintf(out, "%-5s %-32s %7s %7s %11s %11s %8s %19s %7s %9s  %s\n",
-            "track", "name", "base n", "new n", "base med", "new med",
-            "delta", "interval", "band", "p (Holm)", "verdict");
-    size_t shown = 0;
-    for (size_t i = 0; i < d->n; i++) {
-        const an_diff_row *r = &d->rows[i];
-        if (top && !r->is_frame && shown >= top)
-            continue;
-        if (!r->is_frame)
-            shown++;
-        const cap_diffstat *s = &r->d;
-        const char *vc = "", *ve = "";
-        if (colour && s->verdict == CAP_VERDICT_REGRESSED && r->gates)
-            vc = "\033[1;31m", ve = "\033[0m";
-        else if (colour && s->verdict == CAP_VERDICT_IMPROVED)
-            vc = "\033[1;32m", ve = "\033[0m";
-        char ci[64] = "-", med_b[24] = "-", med_n[24] = "-", dl[24] = "-",
-             pv[24] = "-", band[24] = "-", lo[24], hi[24];
-        if (!isnan(s->base_median))
-            snprintf(med_b, sizeof med_b, "%.3f ms", s->base_median);
-        if (!isnan(s->new_median))
-            snprintf(med_n, sizeof med_n, "%.3f ms", s->new_median);
-        if (!isnan(s->delta_pct))
-            pct_text(dl, sizeof dl, s->delta_pct);
-        if (!isnan(s->ci_low_pct) && !isnan(s->ci_high_pct)) {
-            pct_text(lo, sizeof lo, s->ci_low_pct);
-            pct_text(hi, sizeof hi, s->ci_high_pct);
-            snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
-        }
-        if (!isnan(s->band_pct)) {
-            if (isinf(s->band_pct))
-                snprintf(band, sizeof band, "inf");
-            else
-                snprintf(band, sizeof band, "%.*f%%",
-                         s->band_pct < 99.95 ? 1 : 0, s->band_pct);
-        }
-        if (!isnan(s->p_adjusted))
-            snprintf(pv, sizeof pv, "%.3g", s->p_adjusted);
-        fprintf(out,
-                "%-5s %-32.32s %7zu %7zu %11s %11s %8s %19s %7s %9s  %s%s%s%s\n",
-                r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu", r->name,
-                s->base_n, s->new_n, med_b, med_n, dl, ci, band, pv, vc,
-                cap_verdict_name(s->verdict), ve,
-                r->is_frame ? (r->gates ? "" : " (not gating)")
-                : !r->is_wait ? ""
-                : r->gates    ? " (wait)"
-                              : " (wait, not gating)");
-    }
-    if (top && shown < d->n - 1)
-        fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
-    if (!isnan(d->geomean_pct))
-        fprintf(out, "\ngeometric mean of the median changes over %zu scopes: "
-                     "%+.2f%%\n",
-                d->geomean_used, d->geomean_pct);
-    fprintf(out, "\n%zu regressed (%zu gating), %zu improved.\n",
-            d->regressed, d->gating, d->improved);
-    if (d->waits) {
-        int waits_gate = 0;
-        for (size_t i = 0; i < d->n; i++)
-            waits_gate |= d->rows[i].is_wait && d->rows[i].gates;
-        fprintf(out, "Waits (time blocked, which grows when other work "
-                     "slows): %zu %s,\n%s.\n",
-                d->waits, d->waits == 1 ? "row" : "rows",
-                waits_gate ? "gating the exit status (--gate-waits)"
-                           : "judged but not gating the exit status");
-    }
-    if (d->n > 0 && d->rows[0].is_frame && !d->rows[0].gates)
-        fprintf(out, "(frame) is wall time, holding every wait and the "
-                     "machine's other load: judged,\nnot gating the exit "
-                     "status (--gate-frame).\n");
-    if (d->excluded)
-        fprintf(out, "Excluded by --exclude: %zu %s.\n", d->excluded,
-                d->excluded == 1 ? "row" : "rows");
-    size_t tested = 0;
-    for (size_t i = 0; i < d->n; i++)
-        tested += !isnan(d->rows[i].d.p_adjusted);
-    char floor_from[80] = "--floor-us";
-    if (d->floor_share_pct > 0)
-        snprintf(floor_from, sizeof floor_from,
-                 "%g%% of the base median frame time", d->floor_share_pct);
-    fprintf(out,
-            "Band: a change counts only past the larger of %.1f%% of the "
-            "base median and a\nfloor of %.3f ms per frame (%s).\n"
-            "regressed / improved: p < %g (Holm over the %zu rows tested) "
-            "and the whole\ninterval past the band; unchanged: the interval "
-            "inside the band.\n"
-            "Samples: self time per frame (frame time for (frame)), averaged "
-            "over blocks of\n%zu frames for a scope that ran in under 90%% of "
-            "the frames of a run; med: their\nmedian; delta: Hodges-Lehmann "
-            "shift over the base median; interval: %.0f%%,"
-            "\ndistribution-free (order statistics of the pairwise "
-            "differences); p: one-sided\nMann-Whitney U tests against the "
-            "band.\n",
-            o.threshold_pct, d->floor_ms, floor_from, o.alpha, tested,
-            d->block, 100.0 * (1.0 - 2.0 * o.alpha));
-    return 0;
 }

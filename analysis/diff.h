@@ -1,5 +1,6 @@
 /*
- * diff.h - compare two captures scope by scope (capture_diff's numbers).
+ * diff.h - compare two captures, or several runs a side, scope by scope
+ * (capture_diff's numbers).
  *
  * Scopes are matched by track kind and name (or by call path). Each
  * scope's samples are its self time per frame (0 in a frame where it did
@@ -26,6 +27,15 @@
  * machine ran: it is judged but gates only with gate_frame. Rows
  * whose name matches an exclude pattern (fnmatch glob) are dropped before
  * anything is tested.
+ *
+ * Several runs a side (an_diff_runs): a row's samples are those of each
+ * run, made as above (the block size from the shortest run; frame by frame
+ * only when the scope ran in 90 % of the frames of every run), pooled per
+ * side, with each run's count kept for the between-run test of
+ * cap_diff_compare_runs. A scope missing from some runs of a side where it
+ * is present in others has a run with no samples there: INSUFFICIENT. The
+ * floor's frame time is the median over every frame of the base runs.
+ * With one run a side the result is an_diff_run_opts's, bit for bit.
  */
 #ifndef AN_DIFF_H
 #define AN_DIFF_H
@@ -50,8 +60,9 @@ typedef struct an_diff_row {
 
 typedef struct an_diff {
     an_diff_row *rows;     /* frame row first, then regressions that gate,
-                              other regressions and improvements, the
-                              rest; each group by sort_key */
+                              other regressions and improvements, rows
+                              within run-to-run spread, the rest; each
+                              group by sort_key */
     size_t n;
     double geomean_pct;    /* NaN when no scope qualified */
     size_t geomean_used;
@@ -65,6 +76,11 @@ typedef struct an_diff {
                               from floor_us */
     double frame_ms;       /* the base run's median frame time */
     size_t block;          /* frames per sample */
+    size_t base_runs, new_runs; /* captures on each side */
+    size_t tested;         /* rows in the Holm family (p_adjusted not NaN) */
+    size_t within_spread;  /* rows whose frames alone put the change past
+                              the band but whose runs do not (d.within_spread) */
+    int waits_gate;        /* some row that is a wait gates */
 } an_diff;
 
 /* Defaults of an_diff_options. */
@@ -100,6 +116,14 @@ typedef struct an_diff_options {
 cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
                             const an_capture *new_, const an_diff_options *opt);
 
+/* Compare nbase base runs with nnew new runs (each at least 1) under opt
+ * (NULL: defaults); see the header's prose. Ownership and errors as
+ * an_diff_run_opts, which is this function with one run a side; also
+ * CAP_E_MISUSE for a count of 0 or a NULL array or model. */
+cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
+                        size_t nbase, const an_capture *const *new_,
+                        size_t nnew, const an_diff_options *opt);
+
 /* an_diff_run_opts with the statistics options opt, only_scope, and every
  * other option at its default. */
 cap_result an_diff_run(an_diff *out, const an_capture *base,
@@ -108,9 +132,14 @@ cap_result an_diff_run(an_diff *out, const an_capture *base,
 
 void an_diff_free(an_diff *d);
 
-/* The report: text (sorted, top rows) or CSV. top == 0: every row. opt
- * are the statistics options the diff was run with (for the footer's
- * statement of the rule). Returns 0, or -1 for invalid options. */
+/* The report (analysis/render/diff_report.c): text (sorted, top rows) or
+ * CSV. top == 0: every row. opt are the statistics options the diff was
+ * run with (for the footer's statement of the rule). With several runs on
+ * a side the text adds a "run sd" column, marks the rows within
+ * run-to-run spread and states the runs in its footer, and the CSV adds
+ * the run columns after `block` (docs/STATISTICS.md section 15); with one
+ * run a side both are as they always were. Returns 0, or -1 for invalid
+ * options. */
 int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                    int csv, int colour, size_t top);
 

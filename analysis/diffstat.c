@@ -76,9 +76,11 @@ cap_result cap_diff_options_resolve(cap_diff_options *resolved,
 
 /* ---- the verdict rule ------------------------------------------------ */
 
+/* Enough samples on each side, and in each run when there are several. */
 static int has_enough(const cap_diffstat *r, const cap_diff_options *o)
 {
-    return r->base_n >= o->min_frames && r->new_n >= o->min_frames;
+    return r->base_n >= o->min_frames && r->new_n >= o->min_frames &&
+           (r->base_runs + r->new_runs <= 2 || r->min_run_n >= o->min_frames);
 }
 
 /* The rule of diffstat.h, under resolved options. */
@@ -151,10 +153,109 @@ static double rel_pct(double v, double base_median)
     return v / base_median * 100.0;
 }
 
-cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
-                                  size_t base_n, const double *new_ms,
-                                  size_t new_n, double floor_ms,
-                                  const cap_diff_options *opt)
+/* Run counts of one side: `runs` runs of run_n[] samples (runs 0: one
+ * run of n). Returns 0 when they do not add up to n. */
+static int runs_ok(const size_t *run_n, size_t runs, size_t n)
+{
+    if (runs == 0)
+        return 1;
+    if (!run_n)
+        return 0;
+    size_t sum = 0;
+    for (size_t i = 0; i < runs; i++) {
+        if (run_n[i] > n - sum)
+            return 0;
+        sum += run_n[i];
+    }
+    return sum == n;
+}
+
+/* Medians of each run of x (runs of run_n[] values; runs 0: one run of n)
+ * into med[], in scratch. */
+static void run_medians(double *med, const double *x, size_t n,
+                        const size_t *run_n, size_t runs, double *scratch)
+{
+    size_t k = runs ? runs : 1, at = 0;
+    for (size_t i = 0; i < k; i++) {
+        size_t m = runs ? run_n[i] : n;
+        memcpy(scratch, x + at, m * sizeof *scratch);
+        med[i] = m ? cap_stats_median_select(scratch, m) : NAN;
+        at += m;
+    }
+}
+
+/* The smallest run count of a side. */
+static size_t min_run(const size_t *run_n, size_t runs, size_t n)
+{
+    if (runs == 0)
+        return n;
+    size_t m = run_n[0];
+    for (size_t i = 1; i < runs; i++)
+        if (run_n[i] < m)
+            m = run_n[i];
+    return m;
+}
+
+/* Sum of squared deviations of v[0..k) from their mean, and the mean. */
+static double sum_sq(const double *v, size_t k, double *mean)
+{
+    double s = 0;
+    for (size_t i = 0; i < k; i++)
+        s += v[i];
+    *mean = s / (double)k;
+    double q = 0;
+    for (size_t i = 0; i < k; i++)
+        q += (v[i] - *mean) * (v[i] - *mean);
+    return q;
+}
+
+/* The between-run test of section 15 of docs/STATISTICS.md on the run
+ * medians mb[0..kb) and mn[0..kn) (kb + kn >= 3), against `band`, at
+ * level alpha: fills r's run_* fields. */
+static void run_test(cap_diffstat *r, const double *mb, size_t kb,
+                     const double *mn, size_t kn, double band, double alpha)
+{
+    double mean_b, mean_n;
+    double ss_b = sum_sq(mb, kb, &mean_b), ss_n = sum_sq(mn, kn, &mean_n);
+    double df = (double)(kb + kn - 2);
+    r->base_run_sd = kb > 1 ? sqrt(ss_b / (double)(kb - 1)) : NAN;
+    r->new_run_sd = kn > 1 ? sqrt(ss_n / (double)(kn - 1)) : NAN;
+    r->run_df = df;
+    r->run_sd_ms = sqrt((ss_b + ss_n) / df);
+    double se = r->run_sd_ms * sqrt(1.0 / (double)kb + 1.0 / (double)kn);
+    double d = mean_n - mean_b;
+    double tq = cap_stats_qt(1.0 - alpha, df);
+    r->run_delta_ms = d;
+    r->run_ci_low_ms = d - tq * se;
+    r->run_ci_high_ms = d + tq * se;
+    /* p_up tests "shift <= +band", p_down "shift >= -band" */
+    double p_up, p_down;
+    if (se > 0.0) {
+        p_up = cap_stats_pt_upper((d - band) / se, df);
+        p_down = cap_stats_pt_upper(-(d + band) / se, df);
+    } else { /* every run median equal within its side */
+        p_up = d > band ? 0.0 : 1.0;
+        p_down = d < -band ? 0.0 : 1.0;
+    }
+    double p = p_up < p_down ? p_up : p_down;
+    r->run_p_value = p < 0.5 ? 2.0 * p : 1.0;
+}
+
+/* The smaller (hi 0) or larger (hi 1) of two bounds; NaN if either is. */
+static double hull(double a, double b, int hi)
+{
+    if (isnan(a) || isnan(b))
+        return NAN;
+    return hi ? (a > b ? a : b) : (a < b ? a : b);
+}
+
+/* One scope, one or several runs a side (see cap_diff_compare_runs). */
+static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
+                               size_t base_n, const size_t *base_run_n,
+                               size_t base_runs, const double *new_ms,
+                               size_t new_n, const size_t *new_run_n,
+                               size_t new_runs, double floor_ms,
+                               const cap_diff_options *opt)
 {
     cap_diff_options o;
     if (!out || cap_diff_options_resolve(&o, opt) != CAP_OK)
@@ -165,6 +266,9 @@ cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
         return CAP_E_MISUSE;
     if (!(floor_ms >= 0.0 && floor_ms < INFINITY))
         return CAP_E_MISUSE;
+    if (!runs_ok(base_run_n, base_runs, base_n) ||
+        !runs_ok(new_run_n, new_runs, new_n))
+        return CAP_E_MISUSE;
 
     cap_diffstat r;
     memset(&r, 0, sizeof r);
@@ -173,6 +277,15 @@ cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
     r.delta_ms = r.ci_low_ms = r.ci_high_ms = r.band_ms = NAN;
     r.delta_pct = r.ci_low_pct = r.ci_high_pct = r.band_pct = NAN;
     r.p_value = r.p_adjusted = NAN;
+    r.base_runs = base_runs ? base_runs : 1;
+    r.new_runs = new_runs ? new_runs : 1;
+    size_t mb_ = min_run(base_run_n, base_runs, base_n);
+    size_t mn_ = min_run(new_run_n, new_runs, new_n);
+    r.min_run_n = mb_ < mn_ ? mb_ : mn_;
+    r.base_run_sd = r.new_run_sd = r.run_sd_ms = r.run_sd_pct = NAN;
+    r.run_delta_ms = r.run_ci_low_ms = r.run_ci_high_ms = NAN;
+    r.run_p_value = NAN;
+    r.frame_ci_low_ms = r.frame_ci_high_ms = r.frame_p_value = NAN;
 
     size_t scratch_n = base_n > new_n ? base_n : new_n;
     if (scratch_n > SIZE_MAX / sizeof(double))
@@ -213,18 +326,64 @@ cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
         if (!ci.full_level) /* too few samples for the level: no interval */
             ci.low = ci.high = NAN;
         r.delta_ms = ci.estimate;
-        r.ci_low_ms = ci.low;
-        r.ci_high_ms = ci.high;
+        r.ci_low_ms = r.frame_ci_low_ms = ci.low;
+        r.ci_high_ms = r.frame_ci_high_ms = ci.high;
+        r.frame_p_value = r.p_value;
+        if (r.base_runs + r.new_runs >= 3) {
+            /* the between-run test, on the run medians */
+            size_t k = r.base_runs > r.new_runs ? r.base_runs : r.new_runs;
+            size_t biggest = base_n > new_n ? base_n : new_n;
+            double *med = malloc(2 * k * sizeof *med);
+            double *tmp = malloc(biggest * sizeof *tmp);
+            if (!med || !tmp) {
+                free(med);
+                free(tmp);
+                return CAP_E_NOMEM;
+            }
+            run_medians(med, base_ms, base_n, base_run_n, base_runs, tmp);
+            run_medians(med + k, new_ms, new_n, new_run_n, new_runs, tmp);
+            run_test(&r, med, r.base_runs, med + k, r.new_runs, band, o.alpha);
+            free(med);
+            free(tmp);
+            double flo = r.ci_low_ms, fhi = r.ci_high_ms;
+            r.within_spread =
+                (flo > band && !(r.run_ci_low_ms > band)) ||
+                (fhi < -band && !(r.run_ci_high_ms < -band));
+            r.ci_low_ms = hull(flo, r.run_ci_low_ms, 0);
+            r.ci_high_ms = hull(fhi, r.run_ci_high_ms, 1);
+            if (r.run_p_value > r.p_value)
+                r.p_value = r.run_p_value;
+        }
         r.band_ms = band;
         r.delta_pct = rel_pct(ci.estimate, r.base_median);
-        r.ci_low_pct = rel_pct(ci.low, r.base_median);
-        r.ci_high_pct = rel_pct(ci.high, r.base_median);
+        r.ci_low_pct = rel_pct(r.ci_low_ms, r.base_median);
+        r.ci_high_pct = rel_pct(r.ci_high_ms, r.base_median);
         r.band_pct = rel_pct(band, r.base_median);
+        r.run_sd_pct = rel_pct(r.run_sd_ms, r.base_median);
     }
     r.p_adjusted = r.p_value;
     r.verdict = judge(&r, &o);
     *out = r;
     return CAP_OK;
+}
+
+cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
+                                  size_t base_n, const double *new_ms,
+                                  size_t new_n, double floor_ms,
+                                  const cap_diff_options *opt)
+{
+    return compare_impl(out, base_ms, base_n, NULL, 0, new_ms, new_n, NULL, 0,
+                        floor_ms, opt);
+}
+
+cap_result cap_diff_compare_runs(cap_diffstat *out, const cap_diff_input *in,
+                                 const cap_diff_options *opt)
+{
+    if (!in)
+        return CAP_E_MISUSE;
+    return compare_impl(out, in->base_ms, in->base_n, in->base_run_n,
+                        in->base_runs, in->new_ms, in->new_n, in->new_run_n,
+                        in->new_runs, in->floor_ms, opt);
 }
 
 cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
@@ -288,9 +447,7 @@ cap_result cap_diff_compare_all(cap_diffstat *out, const cap_diff_input *in,
     if (n > 0 && (!out || !in))
         return CAP_E_MISUSE;
     for (size_t i = 0; i < n; i++) {
-        cap_result rc = cap_diff_compare_floor(&out[i], in[i].base_ms,
-                                               in[i].base_n, in[i].new_ms,
-                                               in[i].new_n, in[i].floor_ms, &o);
+        cap_result rc = cap_diff_compare_runs(&out[i], &in[i], &o);
         if (rc != CAP_OK)
             return rc;
     }

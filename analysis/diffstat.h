@@ -28,7 +28,8 @@
  *   ADDED          no base frames, some new ones;
  *   REMOVED        base frames, no new ones;
  *   INSUFFICIENT   either side has fewer than min_frames frames (both
- *                  sides empty included);
+ *                  sides empty included), or, with several runs a side,
+ *                  a run has;
  *   REGRESSED      p_adjusted < alpha and ci_low_ms > +band_ms;
  *   IMPROVED       p_adjusted < alpha and ci_high_ms < -band_ms;
  *   UNCHANGED      -band_ms <= ci_low_ms and ci_high_ms <= +band_ms
@@ -39,6 +40,13 @@
  * family-wise correction and practically large: the whole interval lies
  * past the band. UNCHANGED is a positive claim too: the interval rules out
  * any change larger than the band.
+ *
+ * Several runs a side (cap_diff_compare_runs): the frames of each side's
+ * runs are pooled for the statistics above, and the run medians are also
+ * compared by a pooled two-sample t test; the interval reported is the
+ * hull of both intervals and p_value the larger p, so that a change
+ * within the spread of repeated runs is not called a regression
+ * (docs/STATISTICS.md section 15).
  *
  * Pure computation: no I/O, no global state, no random numbers: the same
  * inputs give the same bits. Thread safety: reentrant.
@@ -125,6 +133,34 @@ typedef struct cap_diffstat {
     double p_value;              /* minimum-effect p, 2 min(p_up, p_down) */
     double p_adjusted;           /* Holm across the set compared */
     cap_verdict verdict;
+    /* Several runs a side (cap_diff_compare_runs; docs/STATISTICS.md
+     * section 15). With one run a side: runs 1 and 1, min_run_n the
+     * smaller count, the run_* values NaN, within_spread 0, and the
+     * frame_* values equal to ci_low_ms, ci_high_ms and p_value. */
+    size_t base_runs, new_runs;  /* runs on each side */
+    size_t min_run_n;            /* fewest samples of any run, either side */
+    double base_run_sd;          /* SD of the base runs' medians, ms (NaN
+                                    with fewer than 2 base runs) */
+    double new_run_sd;           /* the same for the new runs */
+    double run_sd_ms;            /* pooled between-run SD, ms: the run
+                                    medians' squared deviations from their
+                                    side's mean over run_df */
+    double run_sd_pct;           /* run_sd_ms over the base median, %
+                                    (the zero guard of delta_pct) */
+    double run_df;               /* base_runs + new_runs - 2 (0: no
+                                    between-run test) */
+    double run_delta_ms;         /* mean of the new runs' medians minus
+                                    that of the base runs' */
+    double run_ci_low_ms;        /* its t interval, level 1 - 2 alpha */
+    double run_ci_high_ms;
+    double run_p_value;          /* minimum-effect t tests on run medians */
+    double frame_ci_low_ms;      /* the pooled frames' interval alone */
+    double frame_ci_high_ms;
+    double frame_p_value;        /* the pooled frames' p alone */
+    int within_spread;           /* the frames' interval lies wholly past
+                                    the band, the run interval does not:
+                                    the change is within run-to-run
+                                    spread */
 } cap_diffstat;
 
 /* One scope's samples, for cap_diff_compare_all. A side with no frames
@@ -139,6 +175,14 @@ typedef struct cap_diff_input {
                         scope whatever its relative size; 0: none. The band
                         is max(threshold_pct % of the base median,
                         floor_ms) */
+    /* Several runs a side; zero (the default) means one run a side. With
+     * base_runs > 0, base_ms holds the base runs' samples one run after
+     * the other, base_run_n[r] of them for run r (a run may have 0: the
+     * scope did not run there), summing to base_n. The same for new. */
+    const size_t *base_run_n;
+    size_t base_runs;
+    const size_t *new_run_n;
+    size_t new_runs;
 } cap_diff_input;
 
 /* Copy opt (all zero if NULL) to *resolved with every zero field replaced
@@ -173,6 +217,27 @@ cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
                             size_t base_n, const double *new_ms,
                             size_t new_n, const cap_diff_options *opt);
 
+/* Compare one scope recorded in several runs a side (in->base_runs,
+ * in->new_runs; 0 means one). The frame-level statistics are those of
+ * cap_diff_compare_floor on the pooled samples (every run's samples of a
+ * side together), kept in frame_ci_low_ms, frame_ci_high_ms and
+ * frame_p_value. With at least three runs in all (run_df =
+ * base_runs + new_runs - 2 >= 1), each run is also summarised by the
+ * median of its samples, and the run medians are compared by a pooled
+ * two-sample t test: run_delta_ms, its t interval at level 1 - 2 alpha
+ * (run_ci_*), and the minimum-effect p-value of the two one-sided t
+ * tests against the band (run_p_value). The reported interval is then
+ * the hull of the two intervals and p_value the larger of the two
+ * p-values: a change must clear the band against both the frames' and
+ * the runs' spread. With one run a side nothing is added and the result
+ * is cap_diff_compare_floor's. Every run needs min_frames samples (a run
+ * with fewer makes the scope INSUFFICIENT, when both sides have some).
+ * Errors: as cap_diff_compare_floor; CAP_E_MISUSE also for in NULL, runs
+ * given with a NULL count array, or run counts that do not sum to base_n
+ * or new_n. On error *out is untouched. */
+cap_result cap_diff_compare_runs(cap_diffstat *out, const cap_diff_input *in,
+                                 const cap_diff_options *opt);
+
 /* Apply the correction for multiple comparisons to a set of scopes
  * compared separately (cap_diff_compare), then assign their verdicts.
  * The family is the results whose sides both have at least min_frames
@@ -185,7 +250,7 @@ cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
 cap_result cap_diff_adjust(cap_diffstat *results, size_t n,
                            const cap_diff_options *opt);
 
-/* Compare n scopes (cap_diff_compare on each in[i] into out[i]), then
+/* Compare n scopes (cap_diff_compare_runs on each in[i] into out[i]), then
  * cap_diff_adjust them as one family.
  * Errors: as cap_diff_compare, for the first input that fails (out may
  * then hold the results of the inputs before it), and CAP_E_MISUSE for in

@@ -113,7 +113,9 @@ void an_evidence_compute(const an_counter *c, size_t nc, int64_t early_begin,
     if (!clocks && !e->temp.present)
         e->cause = AN_CAUSE_NONE;
     else if (!(growth >= AN_EV_SLOWER))
-        e->cause = AN_CAUSE_STEADY;
+        e->cause = !isnan(growth) && (e->cpu_fell || e->gpu_fell)
+                       ? AN_CAUSE_UNFELT
+                       : AN_CAUSE_STEADY;
     else if ((e->cpu_fell || e->gpu_fell) && e->heated)
         e->cause = AN_CAUSE_THERMAL;
     else if (e->cpu_fell || e->gpu_fell)
@@ -148,6 +150,7 @@ const char *an_cause_name(an_cause c)
     case AN_CAUSE_POWER: return "power or governor limit";
     case AN_CAUSE_WORK_GREW: return "the work grew";
     case AN_CAUSE_NO_CLOCK: return "no clock recorded";
+    case AN_CAUSE_UNFELT: return "clock fell, work did not slow";
     }
     return "?";
 }

@@ -44,14 +44,18 @@
 typedef enum an_cause {
     AN_CAUSE_NONE = 0,  /* no clock or temperature counter in the capture */
     AN_CAUSE_STEADY,    /* the work did not slow down (growth below
-                           AN_EV_SLOWER, or unknown) */
+                           AN_EV_SLOWER, or unknown) and no clock fell
+                           (or the growth is unknown) */
     AN_CAUSE_THERMAL,   /* slowed; a clock fell while a temperature rose
                            (or NVML reported thermal throttling) */
     AN_CAUSE_POWER,     /* slowed; a clock fell without heat: a power cap
                            or the governor */
     AN_CAUSE_WORK_GREW, /* slowed; no clock fell: the work grew */
-    AN_CAUSE_NO_CLOCK   /* slowed; temperatures recorded but no clock, so
+    AN_CAUSE_NO_CLOCK,  /* slowed; temperatures recorded but no clock, so
                            the cause cannot be told */
+    AN_CAUSE_UNFELT     /* a clock fell but the work did not slow down
+                           (growth known and below AN_EV_SLOWER): the
+                           evidence contradicts the scopes */
 } an_cause;
 
 /* One counter's means in the two windows. */
@@ -91,8 +95,8 @@ void an_evidence_of_capture(const an_capture *m, double share, double growth,
                             an_evidence *out);
 
 /* The cause's short name: "thermal throttling", "power or governor limit",
- * "the work grew", "steady", "no clock recorded", "no device evidence".
- * Static storage. */
+ * "the work grew", "steady", "no clock recorded", "clock fell, work did not
+ * slow", "no device evidence". Static storage. */
 const char *an_cause_name(an_cause c);
 
 /* ---- rendering (analysis/render/evidence_text.c) ------------------------ */

@@ -81,8 +81,60 @@ fail:
     return CAP_E_NOMEM;
 }
 
+static void chart_counters_free(an_frame_chart *c)
+{
+    for (size_t k = 0; k < c->ncounters; k++)
+        free(c->counters[k].col);
+    free(c->counters);
+    c->counters = NULL;
+    c->ncounters = 0;
+}
+
+cap_result an_frame_chart_counters(an_frame_chart *c,
+                                   const an_frame_counters *fc, size_t max)
+{
+    chart_counters_free(c);
+    size_t n = fc->ntext < max ? fc->ntext : max;
+    if (!n || !c->ncols)
+        return CAP_OK;
+    c->counters = calloc(n, sizeof *c->counters);
+    if (!c->counters)
+        return CAP_E_NOMEM;
+    c->ncounters = n;
+    for (size_t k = 0; k < n; k++) {
+        const an_frame_counter *f = &fc->c[k];
+        an_chart_counter *o = &c->counters[k];
+        o->name = f->name;
+        o->min = o->max = NAN;
+        o->col = malloc(c->ncols * sizeof *o->col);
+        if (!o->col) {
+            chart_counters_free(c);
+            return CAP_E_NOMEM;
+        }
+        for (size_t j = 0; j < c->ncols; j++) {
+            const an_frame_col *col = &c->cols[j];
+            double sum = 0;
+            size_t cnt = 0;
+            for (size_t i = col->first;
+                 i < col->first + col->count && i < fc->nframes; i++)
+                if (f->state[i] != AN_FC_NONE) {
+                    sum += f->value[i];
+                    cnt++;
+                }
+            double v = cnt ? sum / (double)cnt : NAN;
+            o->col[j] = v;
+            if (cnt) {
+                o->min = isnan(o->min) ? v : fmin(o->min, v);
+                o->max = isnan(o->max) ? v : fmax(o->max, v);
+            }
+        }
+    }
+    return CAP_OK;
+}
+
 void an_frame_chart_free(an_frame_chart *c)
 {
+    chart_counters_free(c);
     free(c->cols);
     free(c->stutters);
     memset(c, 0, sizeof *c);

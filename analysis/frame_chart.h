@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "frame_counters.h"
 #include "model.h"
 #include "report.h"
 
@@ -32,6 +33,15 @@ typedef struct an_stutter {
     double local_ms;    /* the median of the frames around it */
 } an_stutter;
 
+/* A counter drawn as a strip under the chart (--frames --svg). */
+typedef struct an_chart_counter {
+    const char *name;   /* borrowed from the model */
+    double *col;        /* per column: the mean of its frames' values
+                           (carried ones included, frame_counters.h);
+                           NAN when none of its frames has a value */
+    double min, max;    /* over the columns; NAN when no column has one */
+} an_chart_counter;
+
 typedef struct an_frame_chart {
     an_frame_stats fs;    /* mean, median, p95, p99... (ms) */
     an_frame_col *cols;   /* ncols columns in frame order */
@@ -40,6 +50,8 @@ typedef struct an_frame_chart {
     size_t nstutters;
     double max_ms;        /* the largest frame or GPU time */
     int has_gpu;          /* at least one frame has GPU time */
+    an_chart_counter *counters; /* an_frame_chart_counters: the strips */
+    size_t ncounters;
 } an_frame_chart;
 
 /* Compute the chart of m's frames over at most max_cols columns (one
@@ -49,6 +61,13 @@ typedef struct an_frame_chart {
  * an_frame_chart_free, which accepts a zeroed or freed chart. */
 cap_result an_frame_chart_compute(an_frame_chart *c, const an_capture *m,
                                   size_t max_cols);
+
+/* Add the counters fc shows as text (fc->c[0..fc->ntext), at most max of
+ * them) to a computed chart c, reduced to c's columns; fc must come from
+ * the same capture. Returns CAP_OK, or CAP_E_NOMEM (c then has no
+ * counters, and is otherwise intact). */
+cap_result an_frame_chart_counters(an_frame_chart *c,
+                                   const an_frame_counters *fc, size_t max);
 
 void an_frame_chart_free(an_frame_chart *c);
 

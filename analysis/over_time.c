@@ -362,9 +362,9 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
                                        : NAN;
         C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
     }
-    an_verdicts_decide(&ot->verdicts, ot);
     {
-        /* the device's own account: first non-empty bin against the last */
+        /* the device's own account: first non-empty bin against the last
+         * (the verdicts cite it) */
         double d0 = (double)t0;
         an_ratio g = ot->work.growth;
         an_evidence_compute(m->counters, m->ncounters,
@@ -373,13 +373,8 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
                             to_ns(d0 + (double)ot->last * width), t1,
                             g.state == AN_RATIO_VALUE ? g.value : NAN,
                             &ot->evidence);
-        an_cause c = ot->evidence.cause;
-        if (c != AN_CAUSE_NONE && c != AN_CAUSE_STEADY)
-            an_verdicts_add(&ot->verdicts,
-                            (an_verdict){AN_V_DEVICE_EVIDENCE,
-                                         {(double)c, ot->evidence.growth},
-                                         NULL});
     }
+    an_verdicts_decide(&ot->verdicts, ot);
     rc = CAP_OK;
 done:
     free(bin_of);

@@ -340,17 +340,6 @@ double cap_stats_geomean(const double *x, size_t n)
 
 /* ---- Mann-Whitney U -------------------------------------------------- */
 
-typedef struct mw_item {
-    double v;
-    int from_x;
-} mw_item;
-
-static int cmp_mw_item(const void *pa, const void *pb)
-{
-    const mw_item *a = pa, *b = pb;
-    return cmp_double(&a->v, &b->v);
-}
-
 /* The null distribution of U without ties, for samples of m and n values:
  * counts[u] for u <= c of the arrangements of the pooled order (positions 0..N-1)
  * whose U is u, and their total C(m + n, m) in *total_out. dp[k][u] counts the ways to place k
@@ -429,7 +418,7 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
         method != CAP_MW_NORMAL)
         return CAP_E_MISUSE;
     size_t total_n = nx + ny;
-    if (total_n < nx || total_n > SIZE_MAX / sizeof(mw_item))
+    if (total_n < nx || total_n > SIZE_MAX / sizeof(double))
         return CAP_E_MISUSE;
     for (size_t i = 0; i < nx; i++)
         if (isnan(x[i]))
@@ -438,28 +427,40 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
         if (isnan(y[i]))
             return CAP_E_MISUSE;
 
-    mw_item *items = malloc(total_n * sizeof *items);
-    if (!items)
+    /* Each sample sorted on its own (a radix sort for durations), then
+     * one merge gives the tie groups of the pooled order: the same groups,
+     * in the same order, as sorting the pooled values, so the same sums. */
+    double *xs = malloc(total_n * sizeof *xs);
+    if (!xs)
         return CAP_E_NOMEM;
-    /* R ranks c(x - mu, y): the first sample is shifted, in double. */
-    for (size_t i = 0; i < nx; i++)
-        items[i] = (mw_item){mu == 0.0 ? x[i] : x[i] - mu, 1};
-    for (size_t i = 0; i < ny; i++)
-        items[nx + i] = (mw_item){y[i], 0};
-    qsort(items, total_n, sizeof *items, cmp_mw_item);
+    double *ys = xs + nx;
+    memcpy(xs, x, nx * sizeof *xs);
+    memcpy(ys, y, ny * sizeof *ys);
+    cap_stats_sort(xs, nx);
+    cap_stats_sort(ys, ny);
+    /* R ranks c(x - mu, y): the first sample is shifted, in double; the
+     * rounding of x - mu is monotone, so the shifted sample stays sorted. */
+    if (mu != 0.0)
+        for (size_t i = 0; i < nx; i++)
+            xs[i] -= mu;
 
     /* Mid-ranks: a group of t equal values at 0-based positions [i, j)
      * share the rank (i + 1 + j) / 2. */
     double rank_sum_x = 0.0, tie_sum = 0.0;
     size_t ties = 0;
-    for (size_t i = 0; i < total_n;) {
-        size_t j = i + 1;
-        while (j < total_n && items[j].v == items[i].v)
-            j++;
+    for (size_t i = 0, a = 0, b = 0; i < total_n;) {
+        double v = a < nx && (b >= ny || xs[a] <= ys[b]) ? xs[a] : ys[b];
+        size_t in_x = 0, in_y = 0;
+        while (a < nx && xs[a] == v) {
+            a++;
+            in_x++;
+        }
+        while (b < ny && ys[b] == v) {
+            b++;
+            in_y++;
+        }
+        size_t j = i + in_x + in_y;
         double rank = (double)(i + 1 + j) / 2.0;
-        size_t in_x = 0;
-        for (size_t k = i; k < j; k++)
-            in_x += (size_t)items[k].from_x;
         rank_sum_x += rank * (double)in_x;
         size_t t = j - i;
         if (t > 1) {
@@ -468,7 +469,7 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
         }
         i = j;
     }
-    free(items);
+    free(xs);
 
     double dnx = (double)nx, dny = (double)ny, dn = (double)total_n;
     double mn = dnx * dny;
@@ -592,6 +593,27 @@ static uint64_t pairs_le(const double *x, size_t nx, const double *y,
         count += ny - j;
     }
     return count;
+}
+
+/* The difference of 0-based rank k, given t, the one of rank k - 1 (x and
+ * y sorted ascending): t again when more than k differences are <= t,
+ * else the smallest difference above t. One sweep instead of a selection. */
+static double next_difference(const double *x, size_t nx, const double *y,
+                              size_t ny, double t, uint64_t k)
+{
+    if (pairs_le(x, nx, y, ny, t, 0) > k)
+        return t;
+    /* in row i the differences fall as j grows: the smallest one above t
+     * is just before the first j whose difference is <= t */
+    double best = INFINITY;
+    size_t j = 0;
+    for (size_t i = 0; i < nx; i++) {
+        while (j < ny && x[i] - y[j] > t)
+            j++;
+        if (j > 0 && x[i] - y[j - 1] > t && x[i] - y[j - 1] < best)
+            best = x[i] - y[j - 1];
+    }
+    return best;
 }
 
 cap_result cap_stats_kth_difference(double *out, const double *x, size_t nx,
@@ -834,7 +856,7 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
         rc = cap_stats_kth_difference(&m1, sx, nx, sy, ny, (mn - 1) / 2);
     m2 = m1;
     if (rc == CAP_OK && mn % 2 == 0)
-        rc = cap_stats_kth_difference(&m2, sx, nx, sy, ny, mn / 2);
+        m2 = next_difference(sx, nx, sy, ny, m1, mn / 2);
     free(sx);
     if (rc != CAP_OK)
         return rc;
@@ -989,4 +1011,102 @@ cap_result cap_stats_holm(double *adjusted, const double *p, size_t n)
     }
     free(items);
     return CAP_OK;
+}
+
+/* ---- Student's t ----------------------------------------------------- */
+
+/* The continued fraction of the regularised incomplete beta function
+ * I_x(a, b) (modified Lentz), y = 1 - x given apart; it converges fast
+ * for x < (a + 1) / (a + b + 2). Returns I_x(a, b) without its front
+ * factor x^a y^b / (a B(a, b)). */
+/* One step of the modified Lentz method with partial numerator aa:
+ * updates c and d and returns the factor the fraction is multiplied by. */
+static double lentz_step(double *c, double *d, double aa)
+{
+    const double tiny = 1e-300;
+    *d = 1.0 + aa * *d;
+    if (fabs(*d) < tiny)
+        *d = tiny;
+    *c = 1.0 + aa / *c;
+    if (fabs(*c) < tiny)
+        *c = tiny;
+    *d = 1.0 / *d;
+    return *d * *c;
+}
+
+static double beta_cf(double a, double b, double x)
+{
+    double qab = a + b, qap = a + 1.0, qam = a - 1.0;
+    double c = 1.0, d = 1.0 - qab * x / qap;
+    if (fabs(d) < 1e-300)
+        d = 1e-300;
+    d = 1.0 / d;
+    double h = d;
+    for (int m = 1; m <= 100000; m++) {
+        double m2 = 2.0 * m;
+        h *= lentz_step(&c, &d, m * (b - m) * x / ((qam + m2) * (a + m2)));
+        double del = lentz_step(
+            &c, &d, -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)));
+        h *= del;
+        if (fabs(del - 1.0) < 1e-16)
+            break;
+    }
+    return h;
+}
+
+/* I_x(a, b) with y = 1 - x computed by the caller (both in [0, 1]). */
+static double beta_reg(double x, double y, double a, double b)
+{
+    if (x <= 0.0)
+        return 0.0;
+    if (y <= 0.0)
+        return 1.0;
+    double lfront = a * log(x) + b * log(y) - (lgamma(a) + lgamma(b) -
+                                               lgamma(a + b));
+    if (x < (a + 1.0) / (a + b + 2.0))
+        return exp(lfront) * beta_cf(a, b, x) / a;
+    return 1.0 - exp(lfront) * beta_cf(b, a, y) / b;
+}
+
+double cap_stats_pt_upper(double t, double df)
+{
+    if (isnan(t) || !(df > 0.0))
+        return NAN;
+    if (isinf(df))
+        return 0.5 * erfc(t / sqrt(2.0));
+    if (isinf(t))
+        return t > 0 ? 0.0 : 1.0;
+    double t2 = t * t;
+    /* P(|T| > |t|) = I_x(df / 2, 1 / 2), x = df / (df + t^2) */
+    double two = beta_reg(df / (df + t2), t2 / (df + t2), df / 2.0, 0.5);
+    return t >= 0.0 ? two / 2.0 : 1.0 - two / 2.0;
+}
+
+double cap_stats_qt(double p, double df)
+{
+    if (isnan(p) || !(df > 0.0) || p < 0.0 || p > 1.0)
+        return NAN;
+    if (p == 0.0 || p == 1.0)
+        return p == 0.0 ? -INFINITY : INFINITY;
+    if (p == 0.5)
+        return 0.0;
+    double q = p < 0.5 ? p : 1.0 - p; /* the upper tail to reach, < 0.5 */
+    double lo = 0.0, hi = 1.0;
+    while (cap_stats_pt_upper(hi, df) > q) {
+        lo = hi;
+        hi *= 2.0;
+        if (isinf(hi))
+            return p < 0.5 ? -INFINITY : INFINITY;
+    }
+    /* the upper tail falls as t grows: keep P(T > lo) > q >= P(T > hi) */
+    for (;;) {
+        double mid = lo + (hi - lo) / 2.0;
+        if (!(mid > lo && mid < hi))
+            break;
+        if (cap_stats_pt_upper(mid, df) > q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return p < 0.5 ? -hi : hi;
 }

@@ -333,6 +333,29 @@ cap_result cap_stats_bootstrap_median_change(cap_boot_ci *out,
  * [0, 1] or NaN; adjusted untouched), CAP_E_NOMEM. */
 cap_result cap_stats_holm(double *adjusted, const double *p, size_t n);
 
+/* ======================================================================
+ * Student's t distribution (for the between-run test of several runs a
+ * side, docs/STATISTICS.md section 15)
+ *
+ * P(T > t) = I_x(df / 2, 1 / 2) / 2 for t >= 0, with x = df / (df + t^2)
+ * and I the regularised incomplete beta function, evaluated by its
+ * continued fraction (modified Lentz) on whichever side of the mean the
+ * fraction converges fast, with 1 - x computed as t^2 / (df + t^2), so
+ * that both tails keep their relative precision. The quantile is found by
+ * bisection on that tail probability down to adjacent doubles. Agrees with
+ * R's pt and qt to about 1e-14 relative in the tests.
+ * ====================================================================== */
+
+/* P(T > t) for Student's t with df degrees of freedom (df > 0, not
+ * necessarily an integer): 0.5 at t = 0, 0 at +inf, 1 at -inf. NaN for t
+ * NaN or df not > 0 (or NaN); df = +inf gives the normal tail. */
+double cap_stats_pt_upper(double t, double df);
+
+/* The quantile of Student's t: the t with P(T <= t) = p, for p in (0, 1)
+ * and df > 0; -inf at 0, +inf at 1, NaN for p outside [0, 1] or NaN, or df
+ * not > 0. */
+double cap_stats_qt(double p, double df);
+
 #ifdef __cplusplus
 }
 #endif

@@ -110,18 +110,116 @@ static double added_ms(const double *median, const an_over_time *ot)
     return isnan(d) ? 0 : d;
 }
 
+/* Is the work's growth uniform (the throttling signature)? Over the work
+ * scopes (not waits, >= AN_OT_MIN_SHARE of the frame, or of the CPU work
+ * when the work fills less than the frame): at least two, a
+ * mean growth >= AN_OT_GROWTH, each at least half the mean growth, spread
+ * <= AN_OT_UNIFORM of the mean. With AN_OT_APART_MIN scopes or more, the
+ * one farthest from their median growth may stand apart (*apart, its
+ * growth in *apart_g) when the rest pass without it: one scope whose time
+ * moved for its own reason (a thread preempted in a new phase, a cache
+ * that went cold) does not hide the others' common factor. Figures of the
+ * rest in g[0..2] (mean, min, max). */
+static int uniform_work(const an_over_time *ot, double g[3],
+                        const an_ot_scope **apart, double *apart_g)
+{
+    double v[AN_OT_TOP + AN_OT_TOP_WAITS];
+    const an_ot_scope *who[AN_OT_TOP + AN_OT_TOP_WAITS];
+    size_t k = 0;
+    /* a frame held by a cap is mostly idle: scopes are then judged by
+     * their share of the work, not of the frame */
+    double floor = AN_OT_MIN_SHARE;
+    double wf = ot->work.median ? ot->work.median[ot->ref] /
+                                      ot->bins[ot->ref].frame.median
+                                : NAN;
+    if (wf > 0 && wf < 1)
+        floor *= wf;
+    for (size_t j = 0; j < ot->nscopes && k < sizeof v / sizeof *v; j++) {
+        const an_ot_scope *S = &ot->scopes[j];
+        if (S->share < floor || S->growth.state != AN_RATIO_VALUE ||
+            S->scope->is_wait)
+            continue;
+        who[k] = S;
+        v[k++] = S->growth.value;
+    }
+    *apart = NULL;
+    *apart_g = NAN;
+    size_t skip = k; /* none */
+    for (int pass = 0; pass < 2; pass++) {
+        double lo = INFINITY, hi = 0, sum = 0;
+        size_t n = 0;
+        for (size_t i = 0; i < k; i++) {
+            if (i == skip)
+                continue;
+            lo = v[i] < lo ? v[i] : lo;
+            hi = v[i] > hi ? v[i] : hi;
+            sum += v[i];
+            n++;
+        }
+        double mean = n ? sum / (double)n : NAN;
+        if (n >= 2 && mean >= AN_OT_GROWTH && lo - 1.0 >= (mean - 1.0) / 2 &&
+            (hi - lo) / mean <= AN_OT_UNIFORM) {
+            g[0] = mean;
+            g[1] = lo;
+            g[2] = hi;
+            if (skip < k) {
+                *apart = who[skip];
+                *apart_g = v[skip];
+            }
+            return 1;
+        }
+        if (k < AN_OT_APART_MIN)
+            return 0;
+        /* the scope farthest from the median growth */
+        double tmp[AN_OT_TOP + AN_OT_TOP_WAITS];
+        memcpy(tmp, v, k * sizeof *v);
+        double med = median_of(tmp, k), far = -1;
+        for (size_t i = 0; i < k; i++)
+            if (fabs(v[i] - med) > far) {
+                far = fabs(v[i] - med);
+                skip = i;
+            }
+    }
+    return 0;
+}
+
+/* Add the throttling row (or its unchecked / memory-moved variants) when
+ * the work grew uniformly; 1 when it did. */
+static int decide_uniform(an_verdicts *vs, const an_over_time *ot, double fg,
+                          int mid)
+{
+    double g[3];
+    const an_ot_scope *apart;
+    double apart_g;
+    if (!uniform_work(ot, g, &apart, &apart_g))
+        return 0;
+    double moved = 0;
+    int mem = memory_flat(ot, mid, &moved);
+    an_verdict v = {AN_V_THROTTLING, {g[0], g[1], g[2], fg}, 0};
+    if (mem == 0)
+        v.kind = AN_V_THROTTLING_UNCHECKED;
+    else if (mem < 0) {
+        v.kind = AN_V_UNIFORM_MEMORY_MOVED;
+        v.fig[3] = moved;
+    }
+    if (apart) {
+        v.scope = apart->scope->name;
+        v.fig[4] = apart_g;
+    }
+    an_verdicts_add(vs, v);
+    return 1;
+}
+
 static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
                           int mid)
 {
-    double lo = INFINITY, hi = 0, sum = 0;
-    size_t k = 0;
     /* who added the most time per frame, work and waits apart */
     const an_ot_scope *best = NULL, *best_wait = NULL;
     for (size_t j = 0; j < ot->nscopes; j++) {
         const an_ot_scope *S = &ot->scopes[j];
         if (S->share < AN_OT_MIN_SHARE || S->growth.state != AN_RATIO_VALUE)
             continue;
-        double g = S->growth.value, d = added_ms(S->median, ot);
+        double d = added_ms(S->median, ot);
         if (S->scope->is_wait) {
             if (!best_wait || d > added_ms(best_wait->median, ot))
                 best_wait = S;
@@ -129,28 +227,9 @@ static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
         }
         if (!best || d > added_ms(best->median, ot))
             best = S;
-        lo = g < lo ? g : lo;
-        hi = g > hi ? g : hi;
-        sum += g;
-        k++;
     }
-    double mean = k ? sum / (double)k : NAN;
-    /* uniform: the work grew, each scope by at least half the mean growth,
-     * and the spread is small */
-    if (k >= 2 && mean >= AN_OT_GROWTH && lo - 1.0 >= (mean - 1.0) / 2 &&
-        (hi - lo) / mean <= AN_OT_UNIFORM) {
-        double moved = 0;
-        int mem = memory_flat(ot, mid, &moved);
-        an_verdict v = {AN_V_THROTTLING, {mean, lo, hi, fg}, 0};
-        if (mem == 0)
-            v.kind = AN_V_THROTTLING_UNCHECKED;
-        else if (mem < 0) {
-            v.kind = AN_V_UNIFORM_MEMORY_MOVED;
-            v.fig[3] = moved;
-        }
-        an_verdicts_add(vs, v);
+    if (decide_uniform(vs, ot, fg, mid))
         return;
-    }
     /* the waits added more time per frame than the work did */
     if (ot->has_waits && best_wait &&
         added_ms(ot->wait.median, ot) > added_ms(ot->work.median, ot)) {
@@ -164,7 +243,8 @@ static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
                                      best ? best->scope->name : NULL});
 }
 
-static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg)
+static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg,
+                          int mid)
 {
     /* all the CPU work per frame, not a few scopes: on many threads the
      * growth is spread over dozens of small scopes */
@@ -177,6 +257,9 @@ static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg)
                                      {wg, ot->bins[ot->ref].frame.median,
                                       ot->bins[ot->last].frame.median, fg},
                                      NULL});
+    /* the work inside the held frame grew alike everywhere: the throttling
+     * signature, which the cap hides from the frame time */
+    (void)decide_uniform(vs, ot, fg, mid);
     /* the wait that gave up the most time */
     const an_ot_scope *w = NULL;
     double most = 0;
@@ -224,6 +307,56 @@ static void decide_start(an_verdicts *vs, const an_over_time *ot, int mid)
                                          0});
 }
 
+/* The device row for a cause (AN_V_COUNT: none). */
+static an_verdict_kind device_row(an_cause c)
+{
+    switch (c) {
+    case AN_CAUSE_THERMAL: return AN_V_DEVICE_THERMAL;
+    case AN_CAUSE_POWER: return AN_V_DEVICE_POWER;
+    case AN_CAUSE_WORK_GREW: return AN_V_DEVICE_WORK_GREW;
+    case AN_CAUSE_NO_CLOCK: return AN_V_DEVICE_NO_CLOCK;
+    case AN_CAUSE_UNFELT: return AN_V_DEVICE_CONTRADICTS;
+    case AN_CAUSE_NONE:
+    case AN_CAUSE_STEADY:
+        break;
+    }
+    return AN_V_COUNT;
+}
+
+/* The device's evidence (ot->evidence) joins the row about the scopes'
+ * growth, so that one sentence cites both: the device row takes that
+ * row's place and keeps its figures (fig[5] names it). A contradiction
+ * (a clock fell, the work did not grow) takes the place of `steady`
+ * first. Without such a row the device row stands alone, last. */
+static void cite_device(an_verdicts *vs, const an_evidence *e)
+{
+    an_verdict_kind d = device_row(e->cause);
+    if (d == AN_V_COUNT)
+        return;
+    static const an_verdict_kind growth_rows[] = {
+        AN_V_THROTTLING, AN_V_THROTTLING_UNCHECKED, AN_V_UNIFORM_MEMORY_MOVED,
+        AN_V_WAITS_GREW, AN_V_WORK_GREW, AN_V_CAPPED_HEADROOM};
+    long at = -1;
+    for (size_t i = 0; i < vs->n && at < 0; i++)
+        if (d == AN_V_DEVICE_CONTRADICTS && vs->v[i].kind == AN_V_STEADY)
+            at = (long)i;
+    /* in the list's order: under a cap, the throttling row that follows
+     * capped-headroom is the one cited */
+    for (size_t k = 0; k < sizeof growth_rows / sizeof *growth_rows; k++)
+        for (size_t i = 0; i < vs->n && at < 0; i++)
+            if (vs->v[i].kind == growth_rows[k])
+                at = (long)i;
+    if (at < 0) {
+        an_verdicts_add(vs, (an_verdict){d, {e->growth, 0, 0, 0, 0,
+                                             AN_V_COUNT},
+                                         NULL});
+        return;
+    }
+    an_verdict *v = &vs->v[at];
+    v->fig[5] = (double)v->kind;
+    v->kind = d;
+}
+
 void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot)
 {
     memset(vs, 0, sizeof *vs);
@@ -236,10 +369,11 @@ void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot)
     double fg = r.state == AN_RATIO_VALUE ? r.value : NAN;
     if (fg >= AN_OT_GROWTH && ot->nscopes >= 2)
         decide_growth(vs, ot, fg, mid);
-    else if (fabs(fg - 1.0) < AN_OT_FLAT)
-        decide_capped(vs, ot, fg);
+    else if (fg > AN_OT_SHRINK && fg < AN_OT_GROWTH)
+        decide_capped(vs, ot, fg, mid);
     if (ot->last >= ot->ref + 2)
         decide_start(vs, ot, mid);
     if (!vs->n)
         an_verdicts_add(vs, (an_verdict){AN_V_STEADY, {fg}, 0});
+    cite_device(vs, &ot->evidence);
 }

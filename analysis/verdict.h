@@ -8,9 +8,12 @@
  * each into a sentence (render/text.c) or a row (render/csv.c).
  *
  * Device evidence (issue #17): analysis/evidence.* reads the device's
- * clocks and temperatures in the first and last bins; when they point to a
- * cause, the last row (AN_V_DEVICE_EVIDENCE) cites it, its readings in
- * an_over_time.evidence. Further evidence rows go before it.
+ * clocks and temperatures in the first and last bins (an_over_time.
+ * evidence). When they point to a cause, one of the device-* rows takes
+ * the place of the row about the scopes' growth (or of steady), so the
+ * report says one sentence that cites both: its fig[0..4] are the cited
+ * row's, fig[5] that row's kind (AN_V_COUNT: it stands alone, fig[0] the
+ * growth of all CPU work), `scope` the cited row's.
  */
 #ifndef AN_VERDICT_H
 #define AN_VERDICT_H
@@ -28,6 +31,8 @@
                                   noise for the verdict */
 #define AN_OT_COLD 0.90        /* first bin under 0.9x the settled
                                   median: a cold start */
+#define AN_OT_APART_MIN 4     /* with this many work scopes or more, one
+                                  may stand apart from a uniform growth */
 #define AN_OT_ZERO_MS 0.0005   /* medians under this (shown as 0.000 ms)
                                   are zero: no growth is computed on them */
 
@@ -54,7 +59,7 @@ an_ratio an_ratio_of(double num, double den, double zero);
 
 /*
  * X(enum, key, figures, rule). `key` is the stable name in CSV output and
- * docs; `figures` names fig[0..3] in order; `scope` (when the row names
+ * docs; `figures` names fig[0..5] in order; `scope` (when the row names
  * one) is an_verdict.scope.
  */
 #define AN_VERDICT_LIST(X)                                                    \
@@ -62,12 +67,17 @@ an_ratio an_ratio_of(double num, double den, double zero);
       "-",                                                                    \
       "fewer than two non-empty bins: nothing to compare")                    \
     X(AN_V_THROTTLING, "throttling",                                          \
-      "mean growth, min growth, max growth, frame growth",                   \
+      "mean growth, min growth, max growth, frame growth, growth of `scope` " \
+      "(the one that stood apart, if any)",                                   \
       "frame median grew >= 1.10x; the work scopes (not waits, >= 2 % of "    \
-      "the frame, at least two) grew >= 1.10x on average, each by at least "  \
-      "half the mean growth, with a spread <= 20 % of the mean; memory "    \
-      "counters not owned by the profiler changed < 5 % over the second "    \
-      "half of the bins")                                                     \
+      "the frame, or of the CPU work when the work fills less of the frame, " \
+      "at least two) grew >= 1.10x on average, each by at least "            \
+      "half the mean growth, with a spread <= 20 % of the mean (with four " \
+      "such scopes or more, the one farthest from their median growth may " \
+      "stand apart, named, when the rest pass); memory counters not owned " \
+      "by the profiler changed < 5 % over the second half of the bins; "    \
+      "also judged with capped-headroom, where the cap hides the growth "   \
+      "from the frame time")                                                 \
     X(AN_V_THROTTLING_UNCHECKED, "throttling-unchecked",                      \
       "mean growth, min growth, max growth, frame growth",                   \
       "as throttling, but no memory counter (other than the profiler's) "    \
@@ -88,7 +98,8 @@ an_ratio an_ratio_of(double num, double den, double zero);
     X(AN_V_CAPPED_HEADROOM, "capped-headroom",                                \
       "work growth, frame median first ms, frame median last ms, "            \
       "frame growth",                                                         \
-      "frame median flat (within 5 %) while the CPU work per frame (every "   \
+      "frame median grew less than 1.10x (and shrank no more than to "      \
+      "0.90x) while the CPU work per frame (every "                           \
       "scope that is not a wait, summed) grew >= 1.10x: the frame is held "   \
       "(a cap, vsync, a thread that sets the pace) and the work inside it "   \
       "is eating its headroom")                                               \
@@ -107,12 +118,33 @@ an_ratio an_ratio_of(double num, double den, double zero);
     X(AN_V_STEADY, "steady",                                                  \
       "frame growth",                                                         \
       "none of the above held")                                               \
-    X(AN_V_DEVICE_EVIDENCE, "device-evidence",                                \
-      "cause (an_cause), work growth",                                        \
-      "the device's own counters (clocks, temperatures, power, NVML "         \
-      "throttle flags; analysis/evidence.h) in the first and last bins "      \
-      "point to a cause of the work's slowdown: an_over_time.evidence "       \
-      "holds the readings")
+    X(AN_V_DEVICE_THERMAL, "device-thermal",                                  \
+      "the cited row's figures (fig[0..4]); fig[5] the cited row "           \
+      "(an_verdict_kind)",                                                    \
+      "the device's counters (analysis/evidence.h) in the first and last "    \
+      "bins: the CPU work grew >= 1.10x while a CPU or GPU clock fell to "    \
+      "<= 0.90x and a temperature rose >= 5 °C (or NVML reported thermal "    \
+      "slowdown): replaces the scope-growth row it cites (throttling, "       \
+      "throttling-unchecked, uniform-memory-moved, waits-grew, work-grew, "   \
+      "capped-headroom), one sentence: thermal throttling")                   \
+    X(AN_V_DEVICE_POWER, "device-power",                                      \
+      "as device-thermal",                                                    \
+      "as device-thermal, but no temperature rose 5 °C: the clock fell "      \
+      "without heat, a power cap or the governor")                            \
+    X(AN_V_DEVICE_WORK_GREW, "device-work-grew",                              \
+      "as device-thermal",                                                    \
+      "the CPU work grew >= 1.10x and clocks were recorded but none fell to " \
+      "0.90x: the work grew (even when every scope grew alike, the "          \
+      "throttling signature)")                                                \
+    X(AN_V_DEVICE_NO_CLOCK, "device-no-clock",                                \
+      "as device-thermal",                                                    \
+      "the CPU work grew >= 1.10x; temperatures were recorded but no clock: " \
+      "the cause cannot be told")                                             \
+    X(AN_V_DEVICE_CONTRADICTS, "device-contradicts",                          \
+      "as device-thermal",                                                    \
+      "a CPU or GPU clock fell to <= 0.90x but the CPU work grew < 1.10x: "   \
+      "the evidence contradicts the scopes (the clock did not limit this "    \
+      "work); replaces steady, else the scope-growth row")
 
 typedef enum an_verdict_kind {
 #define AN__V_ENUM(e, key, figs, rule) e,
@@ -124,7 +156,7 @@ typedef enum an_verdict_kind {
 /* One row of the table that held, with its figures. */
 typedef struct an_verdict {
     an_verdict_kind kind;
-    double fig[4];              /* as the row's `figures` name them */
+    double fig[6];              /* as the row's `figures` name them */
     const char *scope;          /* a scope name, borrowed from the model,
                                    or NULL */
 } an_verdict;

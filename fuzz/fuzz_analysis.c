@@ -68,13 +68,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     an_frames fr;
     if (an_frames_compute(&fr, m, NULL) == CAP_OK) {
-        an_text_frames(null, m, &fr, 0);
-        an_csv_frames(null, m, &fr);
+        an_frame_counters fcs;
+        an_frame_counters_compute(&fcs, m, NULL, 0); /* zeroed on failure */
+        an_text_frames(null, m, &fr, &fcs, 0);
+        an_csv_frames(null, m, &fr, &fcs);
+        an_frame_counters_free(&fcs);
         an_frames_free(&fr);
     }
     an_frame_chart fc;
     if (an_frame_chart_compute(&fc, m, AN_SVG_FRAME_COLUMNS) == CAP_OK) {
         an_svg_frames(null, m, &fc, NULL);
+        an_frame_counters fcs; /* --frames --svg: the counters' strips */
+        if (an_frame_counters_compute(&fcs, m, NULL, 0) == CAP_OK &&
+            an_frame_chart_counters(&fc, &fcs, AN_FC_TEXT_MAX) == CAP_OK)
+            an_svg_frames(null, m, &fc, NULL);
+        an_frame_counters_free(&fcs);
         an_frame_chart_free(&fc);
     }
     cap_diff_options dopt = {.resamples = 200};

@@ -556,7 +556,8 @@ static void one_shifted_series_in_twenty_is_the_only_regression(void **state)
         lognormal(b, FRAMES, median, 0.15, &rng);
         lognormal(n, FRAMES, s == SHIFTED ? median * 1.10 : median, 0.15,
                   &rng);
-        in[s] = (cap_diff_input){b, FRAMES, n, FRAMES, 0.0};
+        in[s] = (cap_diff_input){.base_ms = b, .base_n = FRAMES,
+                                 .new_ms = n, .new_n = FRAMES};
     }
     cap_diff_options o = {.seed = 42};
     cap_diffstat r[SCOPES];
@@ -620,12 +621,210 @@ static void compare_all_reports_the_first_failing_input(void **state)
 {
     (void)state;
     const double ok[] = {1, 2, 3}, bad[] = {1, -1, 3};
-    cap_diff_input in[2] = {{ok, 3, ok, 3, 0.0}, {ok, 3, bad, 3, 0.0}};
+    cap_diff_input in[2] = {{.base_ms = ok, .base_n = 3, .new_ms = ok, .new_n = 3},
+                            {.base_ms = ok, .base_n = 3, .new_ms = bad, .new_n = 3}};
     cap_diffstat r[2];
     assert_int_equal(cap_diff_compare_all(r, in, 2, NULL), CAP_E_MISUSE);
     assert_int_equal(cap_diff_compare_all(NULL, in, 2, NULL), CAP_E_MISUSE);
     assert_int_equal(cap_diff_compare_all(r, NULL, 2, NULL), CAP_E_MISUSE);
     assert_int_equal(cap_diff_compare_all(NULL, NULL, 0, NULL), CAP_OK);
+}
+
+/* ---- several runs a side ------------------------------------------------ */
+
+/* Runs of ten samples L + 0.000, L + 0.001, ..., L + 0.009 (median
+ * L + 0.0045), one run per location, one after the other into x. */
+static size_t make_runs(double *x, size_t *run_n, const double *loc, size_t k)
+{
+    for (size_t r = 0; r < k; r++) {
+        for (size_t i = 0; i < 10; i++)
+            x[r * 10 + i] = loc[r] + (double)i * 0.001;
+        run_n[r] = 10;
+    }
+    return 10 * k;
+}
+
+/* The statistics' input for three runs a side at locations lb and ln, in
+ * b, bn, n, nn (30 values and 3 counts each). */
+static cap_diff_input three_runs(double *b, size_t *bn, const double *lb,
+                                 double *n, size_t *nn, const double *ln)
+{
+    return (cap_diff_input){.base_ms = b, .base_n = make_runs(b, bn, lb, 3),
+                            .new_ms = n, .new_n = make_runs(n, nn, ln, 3),
+                            .base_run_n = bn, .base_runs = 3,
+                            .new_run_n = nn, .new_runs = 3};
+}
+
+/* Runs of each side that differ between themselves: the frames alone put
+ * the change past the band, the run medians do not (R: t.test(mn, mb,
+ * var.equal = TRUE, conf.level = 0.9) and the one-sided tests against the
+ * band, docs/STATISTICS.md section 13). */
+static void runs_that_differ_keep_a_change_within_their_spread(void **state)
+{
+    (void)state;
+    const double lb[] = {1.00, 1.02, 1.04}, ln[] = {1.07, 1.09, 1.11};
+    double b[30], n[30];
+    size_t bn[3], nn[3];
+    cap_diff_input in = three_runs(b, bn, lb, n, nn, ln);
+    cap_diffstat r, f;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
+    /* the frame-level part is the pooled comparison */
+    assert_int_equal(cap_diff_compare_floor(&f, b, 30, n, 30, 0.0, NULL),
+                     CAP_OK);
+    assert_true(r.frame_ci_low_ms == f.ci_low_ms);
+    assert_true(r.frame_ci_high_ms == f.ci_high_ms);
+    assert_true(r.frame_p_value == f.p_value);
+    assert_true(r.delta_ms == f.delta_ms && r.band_ms == f.band_ms);
+    assert_verdict(f.verdict, CAP_VERDICT_REGRESSED); /* frames alone */
+    /* the band: 5 % of the pooled base median, 1.0245 (the 15th and 16th
+     * of the 30 values, 1.024 and 1.025) */
+    assert_close(r.band_ms, 0.051225, 1e-15);
+    assert_int_equal(r.base_runs, 3);
+    assert_int_equal(r.new_runs, 3);
+    assert_int_equal(r.min_run_n, 10);
+    assert_close(r.run_df, 4, 0);
+    assert_close(r.run_delta_ms, 0.070000000000000062, 1e-14);
+    assert_close(r.run_ci_low_ms, 0.035187087758050642, 1e-14);
+    assert_close(r.run_ci_high_ms, 0.10481291224194947, 1e-14);
+    assert_close(r.base_run_sd, 0.020000000000000018, 1e-15);
+    assert_close(r.new_run_sd, 0.020000000000000018, 1e-15);
+    assert_close(r.run_sd_ms, 0.020000000000000018, 1e-15);
+    assert_close(r.run_sd_pct, 0.020000000000000018 / 1.0245 * 100, 1e-12);
+    assert_close(r.run_p_value, 0.31432117562749845, 1e-13);
+    /* reported: the hull of both intervals, the larger p */
+    assert_true(r.ci_low_ms == r.run_ci_low_ms);
+    assert_true(r.ci_high_ms == r.run_ci_high_ms);
+    assert_true(r.p_value == r.run_p_value);
+    assert_true(r.within_spread);
+    assert_verdict(r.verdict, CAP_VERDICT_INCONCLUSIVE);
+}
+
+/* Runs that agree among themselves: a 10 % slowdown clears the band
+ * against both spreads (R as above). */
+static void runs_that_agree_show_a_regression(void **state)
+{
+    (void)state;
+    const double lb[] = {1.00, 1.005, 1.01}, ln[] = {1.10, 1.105, 1.11};
+    double b[30], n[30];
+    size_t bn[3], nn[3];
+    cap_diff_input in = three_runs(b, bn, lb, n, nn, ln);
+    cap_diffstat r;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
+    assert_close(r.band_ms, 0.050474999999999992, 1e-15);
+    assert_close(r.run_delta_ms, 0.10000000000000009, 1e-14);
+    assert_close(r.run_ci_low_ms, 0.091296771939512744, 1e-14);
+    assert_close(r.run_ci_high_ms, 0.10870322806048743, 1e-14);
+    assert_close(r.run_sd_ms, 0.0050000000000000044, 1e-15);
+    assert_close(r.run_p_value, 0.00026492843560859888, 1e-15);
+    /* the frames' p is far smaller: the runs' one is reported */
+    assert_true(r.frame_p_value < r.run_p_value);
+    assert_true(r.p_value == r.run_p_value);
+    assert_false(r.within_spread);
+    assert_verdict(r.verdict, CAP_VERDICT_REGRESSED);
+
+    /* two runs a side: df 2, a wider interval, still past the band */
+    const double l2b[] = {1.00, 1.01}, l2n[] = {1.10, 1.12};
+    in.base_n = make_runs(b, bn, l2b, 2);
+    in.new_n = make_runs(n, nn, l2n, 2);
+    in.base_runs = in.new_runs = 2;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
+    assert_close(r.run_df, 2, 0);
+    assert_close(r.band_ms, 0.050475000000000006, 1e-15);
+    assert_close(r.run_ci_low_ms, 0.07235356874504946, 1e-14);
+    assert_close(r.run_ci_high_ms, 0.13764643125495052, 1e-14);
+    assert_close(r.base_run_sd, 0.0070710678118654814, 1e-15);
+    assert_close(r.new_run_sd, 0.014142135623730963, 1e-15);
+    assert_close(r.run_sd_ms, 0.011180339887498959, 1e-15);
+    assert_close(r.run_p_value, 0.039566801044930468, 1e-14);
+    assert_verdict(r.verdict, CAP_VERDICT_REGRESSED);
+    /* ... which Holm over ten such rows would not keep (p 0.0396 x 10) */
+    cap_diffstat ten[10];
+    for (size_t i = 0; i < 10; i++)
+        ten[i] = r;
+    assert_int_equal(cap_diff_adjust(ten, 10, NULL), CAP_OK);
+    assert_close(ten[0].p_adjusted, 0.39566801044930468, 1e-13);
+    assert_verdict(ten[0].verdict, CAP_VERDICT_INCONCLUSIVE);
+}
+
+/* One run a side through cap_diff_compare_runs is cap_diff_compare_floor,
+ * field for field; a run too short for min_frames makes the row
+ * insufficient; counts that do not add up are a misuse; runs whose medians
+ * are all equal give a zero-width run interval. */
+static void runs_reduce_to_one_pair_and_check_their_counts(void **state)
+{
+    (void)state;
+    const double lb[] = {1.00, 1.02, 1.04}, ln[] = {1.07, 1.09, 1.11};
+    double b[30], n[30];
+    size_t bn[3], nn[3];
+    make_runs(b, bn, lb, 3);
+    make_runs(n, nn, ln, 3);
+    size_t one_b = 10, one_n = 10;
+    cap_diff_input in = {.base_ms = b, .base_n = 10, .new_ms = n,
+                         .new_n = 10, .base_run_n = &one_b, .base_runs = 1,
+                         .new_run_n = &one_n, .new_runs = 1,
+                         .floor_ms = 0.01};
+    cap_diffstat r, f;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
+    assert_int_equal(cap_diff_compare_floor(&f, b, 10, n, 10, 0.01, NULL),
+                     CAP_OK);
+    assert_true(r.delta_ms == f.delta_ms && r.ci_low_ms == f.ci_low_ms &&
+                r.ci_high_ms == f.ci_high_ms && r.p_value == f.p_value &&
+                r.band_ms == f.band_ms && r.verdict == f.verdict);
+    assert_verdict(r.verdict, CAP_VERDICT_REGRESSED); /* one pair: +7 % */
+    assert_int_equal(r.base_runs, 1);
+    assert_int_equal(f.new_runs, 1);
+    assert_nan(r.run_sd_ms);
+    assert_nan(r.run_p_value);
+    assert_false(r.within_spread);
+    assert_true(f.frame_ci_low_ms == f.ci_low_ms);
+
+    /* three base runs, one new run: df 2, the base runs' spread only */
+    in.base_n = 30;
+    in.base_run_n = bn;
+    in.base_runs = 3;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
+    assert_close(r.run_df, 2, 0);
+    assert_nan(r.new_run_sd);
+    assert_close(r.run_sd_ms, 0.020000000000000018, 1e-15);
+    /* by hand: medians 1.0045, 1.0245, 1.0445 against 1.0745, a shift of
+     * 0.05 +- qt(0.95, 2) x 0.02 x sqrt(1/3 + 1) */
+    assert_close(r.run_delta_ms, 0.05, 1e-14);
+    assert_close(r.run_ci_low_ms,
+                 0.05 - 2.9199855803537238 * 0.02 * sqrt(4.0 / 3.0), 1e-14);
+    assert_close(r.run_ci_high_ms,
+                 0.05 + 2.9199855803537238 * 0.02 * sqrt(4.0 / 3.0), 1e-14);
+
+    /* a short run */
+    size_t short_b[3] = {10, 15, 5};
+    in.base_run_n = short_b;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
+    assert_int_equal(r.min_run_n, 5);
+    assert_verdict(r.verdict, CAP_VERDICT_INSUFFICIENT);
+    assert_nan(r.p_value);
+
+    /* counts that do not add up, or missing */
+    size_t bad_b[3] = {10, 10, 11};
+    in.base_run_n = bad_b;
+    r.verdict = CAP_VERDICT_ADDED;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_E_MISUSE);
+    assert_verdict(r.verdict, CAP_VERDICT_ADDED); /* untouched */
+    in.base_run_n = NULL;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_E_MISUSE);
+    assert_int_equal(cap_diff_compare_runs(&r, NULL, NULL), CAP_E_MISUSE);
+
+    /* every run the same: the run interval is [0, 0] */
+    const double same[] = {1.00, 1.00};
+    in.base_n = make_runs(b, bn, same, 2);
+    in.new_n = make_runs(n, nn, same, 2);
+    in.base_run_n = bn;
+    in.new_run_n = nn;
+    in.base_runs = in.new_runs = 2;
+    assert_int_equal(cap_diff_compare_runs(&r, &in, NULL), CAP_OK);
+    assert_close(r.run_sd_ms, 0, 0);
+    assert_close(r.run_ci_low_ms, 0, 0);
+    assert_close(r.run_ci_high_ms, 0, 0);
+    assert_close(r.run_p_value, 1, 0);
+    assert_verdict(r.verdict, CAP_VERDICT_UNCHANGED);
 }
 
 int main(void)
@@ -650,6 +849,9 @@ int main(void)
         cmocka_unit_test(one_shifted_series_in_twenty_is_the_only_regression),
         cmocka_unit_test(a_shift_down_is_improved),
         cmocka_unit_test(compare_all_reports_the_first_failing_input),
+        cmocka_unit_test(runs_that_differ_keep_a_change_within_their_spread),
+        cmocka_unit_test(runs_that_agree_show_a_regression),
+        cmocka_unit_test(runs_reduce_to_one_pair_and_check_their_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,34 @@ static void no_growth_is_steady_whatever_the_clocks_do(void **state)
     assert_int_equal(e.cause, AN_CAUSE_STEADY);
 }
 
+static void clock_fell_without_a_slowdown_contradicts_the_scopes(void **state)
+{
+    (void)state;
+    set k = {0};
+    two_phase(&k, "cpu0.freq_mhz", 2900, 2000);
+    two_phase(&k, "thermal.soc.temp_c", 52, 81);
+    two_phase(&k, "power.battery.power_w", 4.2, 3.4);
+    an_evidence e;
+    windows(&k, 1.02, &e);
+    assert_int_equal(e.cause, AN_CAUSE_UNFELT);
+    assert_true(e.cpu_fell && e.heated);
+    assert_string_equal(an_cause_name(e.cause), "clock fell, work did not slow");
+    text_is(&e, "the CPU clock fell from 2.90 to 2.00 GHz (cpu0.freq_mhz) and "
+                "the temperature rose from 52 to 81 °C (thermal.soc.temp_c), "
+                "power 4.2 to 3.4 W (power.battery.power_w), yet the work did "
+                "not slow down (1.02x): the clock did not limit it");
+    windows(&k, NAN, &e); /* growth unknown: nothing to contradict */
+    assert_int_equal(e.cause, AN_CAUSE_STEADY);
+    two_phase(&k, "power.gpu0.power_w", 300, 300); /* the larger late draw */
+    windows(&k, 1.46, &e);
+    assert_int_equal(e.cause, AN_CAUSE_THERMAL);
+    windows(&k, 1.0, &e);
+    text_is(&e, "the CPU clock fell from 2.90 to 2.00 GHz (cpu0.freq_mhz) and "
+                "the temperature rose from 52 to 81 °C (thermal.soc.temp_c), "
+                "power stayed at 300.0 W (power.gpu0.power_w), yet the work "
+                "did not slow down (1.00x): the clock did not limit it");
+}
+
 static void without_device_counters_there_is_no_evidence(void **state)
 {
     (void)state;
@@ -289,6 +317,7 @@ int main(void)
         cmocka_unit_test(clocks_fell_without_heat_is_a_power_or_governor_limit),
         cmocka_unit_test(growth_with_flat_clocks_is_growing_work),
         cmocka_unit_test(no_growth_is_steady_whatever_the_clocks_do),
+        cmocka_unit_test(clock_fell_without_a_slowdown_contradicts_the_scopes),
         cmocka_unit_test(without_device_counters_there_is_no_evidence),
         cmocka_unit_test(nvml_flags_count_as_heat_and_power_cap),
         cmocka_unit_test(fake_tree_throttling_power_limit_and_steady_runs),

@@ -623,6 +623,43 @@ static void qnorm_matches_r(void **state)
     assert_true(isnan(cap_stats_qnorm(NAN)));
 }
 
+static void student_t_matches_r(void **state)
+{
+    (void)state;
+    /* R 4.2.2 (docs/STATISTICS.md section 13): qt(0.95, 1), qt(0.95, 2),
+     * qt(0.95, 4), qt(1 - 0.05 / 60, 4); pt(2.5, 4), pt(30, 2) and
+     * pt(-1.5, 7.5), upper tails */
+    assert_close(cap_stats_qt(0.95, 1), 6.3137515146750376, 1e-13);
+    assert_close(cap_stats_qt(0.95, 2), 2.9199855803537238, 1e-14);
+    assert_close(cap_stats_qt(0.95, 4), 2.131846786326649, 1e-14);
+    assert_close(cap_stats_qt(1 - 0.05 / 60, 4), 7.5286714129860544, 1e-13);
+    assert_close(cap_stats_qt(0.05, 4), -2.131846786326649, 1e-14);
+    assert_close(cap_stats_pt_upper(2.5, 4), 0.033383272405994063, 1e-16);
+    assert_close(cap_stats_pt_upper(30, 2), 0.00055463134097982942, 1e-18);
+    assert_close(cap_stats_pt_upper(-1.5, 7.5), 0.91275971470676787, 1e-15);
+    /* by hand: df 1 is Cauchy, P(T > 1) = 1/4; df 2 has
+     * P(T > t) = (1 - t / sqrt(2 + t^2)) / 2, 1/2 - 1/sqrt(12) at t = 1 */
+    assert_close(cap_stats_pt_upper(1, 1), 0.25, 1e-16);
+    assert_close(cap_stats_pt_upper(1, 2), 0.5 - 1 / sqrt(12.0), 1e-16);
+    assert_close(cap_stats_pt_upper(0, 3), 0.5, 0);
+    assert_true(cap_stats_pt_upper(INFINITY, 3) == 0.0);
+    assert_true(cap_stats_pt_upper(-INFINITY, 3) == 1.0);
+    assert_close(cap_stats_pt_upper(1.5, INFINITY), 0.5 * erfc(1.5 / sqrt(2)),
+                 1e-16);
+    assert_true(isnan(cap_stats_pt_upper(1, 0)));
+    assert_true(isnan(cap_stats_pt_upper(NAN, 3)));
+    assert_true(cap_stats_qt(0.5, 3) == 0.0);
+    assert_true(cap_stats_qt(0.0, 3) == -INFINITY);
+    assert_true(cap_stats_qt(1.0, 3) == INFINITY);
+    assert_true(isnan(cap_stats_qt(1.5, 3)));
+    assert_true(isnan(cap_stats_qt(0.9, -1)));
+    /* the quantile inverts the tail */
+    for (double df = 1; df <= 30; df *= 1.7)
+        for (double p = 0.6; p < 1; p += 0.05)
+            assert_close(cap_stats_pt_upper(cap_stats_qt(p, df), df), 1 - p,
+                         1e-14);
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -803,6 +840,40 @@ static void shift_interval_matches_r(void **state)
 
 /* Distribution-free: over seeded repetitions of a pure shift of skewed
  * data, the 90 % interval covers the true shift at about its level. */
+/* The estimate is the median of every difference, the mean of the two
+ * middle ones when there are an even number: checked by sorting them all,
+ * on samples full of ties (values from a set of five, zeros most), where
+ * the two middle differences are often equal and often not. */
+static void shift_estimate_is_the_median_of_every_difference_with_ties(
+    void **state)
+{
+    (void)state;
+    static const double set[] = {0.0, 0.0, 0.0, 0.25, 1.5, 3.0, 7.75};
+    cap_rng rng;
+    cap_rng_seed(&rng, 77);
+    double x[40], y[40], d[1600];
+    for (int c = 0; c < 300; c++) {
+        size_t nx = 1 + (size_t)cap_rng_below(&rng, 40);
+        size_t ny = 1 + (size_t)cap_rng_below(&rng, 40);
+        for (size_t i = 0; i < nx; i++)
+            x[i] = set[cap_rng_below(&rng, ARRAY_LEN(set))] + (c % 3) * 0.5;
+        for (size_t j = 0; j < ny; j++)
+            y[j] = set[cap_rng_below(&rng, ARRAY_LEN(set))];
+        size_t n = 0;
+        for (size_t i = 0; i < nx; i++)
+            for (size_t j = 0; j < ny; j++)
+                d[n++] = x[i] - y[j];
+        cap_stats_sort(d, n);
+        double want = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2.0;
+        cap_shift_ci ci;
+        assert_int_equal(
+            cap_stats_shift_ci(&ci, x, nx, y, ny, 0.1, CAP_MW_AUTO), CAP_OK);
+        assert_true(ci.estimate == want);
+        assert_true(ci.low == d[ci.rank - 1]);
+        assert_true(ci.high == d[n - ci.rank]);
+    }
+}
+
 static void shift_interval_covers_at_about_its_level(void **state)
 {
     (void)state;
@@ -1114,9 +1185,11 @@ int main(void)
         cmocka_unit_test(mw_rejects_bad_arguments),
         cmocka_unit_test(mw_with_a_shift_matches_r),
         cmocka_unit_test(qnorm_matches_r),
+        cmocka_unit_test(student_t_matches_r),
         cmocka_unit_test(kth_difference_agrees_with_sorting_every_difference),
         cmocka_unit_test(kth_difference_agrees_with_sorting_on_large_samples),
         cmocka_unit_test(shift_interval_matches_r),
+        cmocka_unit_test(shift_estimate_is_the_median_of_every_difference_with_ties),
         cmocka_unit_test(shift_interval_covers_at_about_its_level),
         cmocka_unit_test(rel_change_guards_a_zero_base),
         cmocka_unit_test(bootstrap_is_reproducible_for_a_seed),

@@ -24,7 +24,8 @@
 #include "render/render.h"
 #include "report.h"
 
-enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY };
+enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY,
+       N_EXTRA1, N_EXTRA2, N_EXTRA3, N_CLOCK, N_TEMP };
 
 /* A game loop on one thread: work A and B, then a wait W. */
 typedef struct sim {
@@ -38,6 +39,11 @@ typedef struct sim {
     double (*prof)(double x);      /* cap.buffer_memory_mib, or NULL */
     int spark;                     /* a scope only in the second half */
     int tiny;                      /* a scope of 0.0002-0.0004 ms */
+    int extra;                     /* 0-3 more work scopes of 2 ms each */
+    int apart;                     /* how many of them follow `odd` */
+    double (*odd)(double x);       /* their factor instead of `work` */
+    double (*clock)(double x);     /* cpu0.freq_mhz, or NULL */
+    double (*temp)(double x);      /* thermal.soc.temp_c, or NULL */
 } sim;
 
 static char path[64];
@@ -62,9 +68,12 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
     close(fd);
     cap_writer *w;
     assert_int_equal(cap_writer_open_path(&w, path, NULL), CAP_OK);
-    const char *names[] = {NULL, "simulate", "render", "wait_present",
-                           "rss_mib", "cap.buffer_memory_mib", "spark", "tiny"};
-    for (uint32_t i = 1; i <= N_TINY; i++)
+    const char *names[] = {NULL,    "simulate", "render",
+                           "wait_present", "rss_mib",
+                           "cap.buffer_memory_mib", "spark", "tiny",
+                           "extra1", "extra2", "extra3",
+                           "cpu0.freq_mhz", "thermal.soc.temp_c"};
+    for (uint32_t i = 1; i <= N_TEMP; i++)
         assert_int_equal(cap_writer_name(w, i, names[i], NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
     uint64_t t = 1000000;
@@ -81,8 +90,17 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
         if (s->prof)
             assert_int_equal(
                 cap_writer_counter(w, N_PROF, t, 10 * s->prof(x)), CAP_OK);
+        if (s->clock)
+            assert_int_equal(cap_writer_counter(w, N_CLOCK, t, s->clock(x)),
+                             CAP_OK);
+        if (s->temp)
+            assert_int_equal(cap_writer_counter(w, N_TEMP, t, s->temp(x)),
+                             CAP_OK);
         scope(w, N_WORK_A, &t, a);
         scope(w, N_WORK_B, &t, b);
+        for (int e = 0; e < s->extra; e++)
+            scope(w, (uint32_t)(N_EXTRA1 + e), &t,
+                  2.0 * (e < s->apart ? s->odd(x) : k));
         if (s->spark && x >= 0.5)
             scope(w, N_SPARK, &t, 0.5);
         if (s->tiny)
@@ -105,9 +123,10 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
     return m;
 }
 
-/* The verdicts of 10 bins over the capture; also renders them and checks
- * the text never prints "nan". */
-static an_verdicts verdicts_of(an_capture *m)
+/* The verdicts of 10 bins over the capture; also renders the report and
+ * checks it never prints "nan". With `text`, *text gets the whole report
+ * (caller frees). */
+static an_verdicts verdicts_and_text(an_capture *m, char **text)
 {
     an_over_time ot;
     assert_int_equal(an_over_time_compute(&ot, m, 10, 0), CAP_OK);
@@ -118,10 +137,18 @@ static an_verdicts verdicts_of(an_capture *m)
     an_text_over_time(f, m, &ot, 0);
     fclose(f);
     assert_null(strstr(buf, "nan"));
-    free(buf);
+    if (text)
+        *text = buf;
+    else
+        free(buf);
     an_verdicts v = ot.verdicts;
     an_over_time_free(&ot);
     return v;
+}
+
+static an_verdicts verdicts_of(an_capture *m)
+{
+    return verdicts_and_text(m, NULL);
 }
 
 static const an_verdict *find(const an_verdicts *v, an_verdict_kind k)
@@ -181,8 +208,84 @@ static void capped_ramp_is_headroom_being_eaten_and_the_wait_absorbs_it(
     assert_true(a->fig[1] < a->fig[0] && a->fig[2] <= AN_OT_SHRINK);
     assert_null(find(&v, AN_V_STEADY));
     assert_null(find(&v, AN_V_WORK_GREW));
-    assert_null(find(&v, AN_V_THROTTLING));
     assert_null(find(&v, AN_V_COLD_START));
+    /* the cap hides the growth from the frame, not from the verdict: both
+     * scopes grew alike, so the throttling signature is named too, after
+     * the headroom row */
+    const an_verdict *t = find(&v, AN_V_THROTTLING);
+    assert_non_null(t);
+    assert_true(t > h);
+    assert_true(t->fig[0] > 1.20 && t->fig[0] < 1.32);
+    assert_null(t->scope);
+    an_free(m);
+}
+
+static double drops_to_70(double x)
+{
+    return x < 0.5 ? 1.0 : 0.7;
+}
+
+static void one_scope_apart_does_not_hide_a_uniform_growth(void **state)
+{
+    (void)state;
+    /* five work scopes: four grow 1.3x, extra1 drops to 0.7x halfway (a
+     * thread preempted in a new phase, seen on a game on two cores) */
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .extra = 3, .apart = 1,
+             .odd = drops_to_70};
+    an_capture *m = run_sim(&s, 0);
+    char *text;
+    an_verdicts v = verdicts_and_text(m, &text);
+    const an_verdict *t = find(&v, AN_V_THROTTLING);
+    assert_non_null(t);
+    assert_string_equal(t->scope, "extra1");
+    assert_true(fabs(t->fig[4] - 0.7) < 0.01);
+    assert_true(t->fig[1] > 1.20 && t->fig[2] < 1.32);
+    assert_non_null(strstr(text, "; extra1 stood apart at 0.70x)"));
+    free(text);
+    an_free(m);
+}
+
+static void two_scopes_apart_make_the_growth_uneven(void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .extra = 3, .apart = 2,
+             .odd = drops_to_70};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    assert_null(find(&v, AN_V_THROTTLING));
+    assert_null(find(&v, AN_V_THROTTLING_UNCHECKED));
+    assert_null(find(&v, AN_V_UNIFORM_MEMORY_MOVED));
+    /* medians 15.15 ms in the first bin, 16.65 ms in the last: the frame
+     * grew just under 1.10x, the work more: headroom eaten, and with two
+     * scopes shrinking, not the throttling signature */
+    assert_non_null(find(&v, AN_V_CAPPED_HEADROOM));
+    an_free(m);
+}
+
+static double shrinks_16(double x)
+{
+    return 1.0 - 0.16 * x;
+}
+
+static void frame_growing_less_than_the_work_is_headroom(void **state)
+{
+    (void)state;
+    /* work 8 ms -> 10.4 ms, the wait 8 ms -> 6.72 ms: the frame grows
+     * 7 %, under the growth threshold, while the work grows 1.3x */
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 8, .wait = shrinks_16, .rss = flat};
+    an_capture *m = run_sim(&s, 0);
+    char *text;
+    an_verdicts v = verdicts_and_text(m, &text);
+    const an_verdict *h = find(&v, AN_V_CAPPED_HEADROOM);
+    assert_non_null(h);
+    assert_true(h->fig[3] > 1.05 && h->fig[3] < 1.08);
+    assert_non_null(find(&v, AN_V_THROTTLING));
+    assert_null(find(&v, AN_V_STEADY));
+    assert_non_null(strstr(text, "Frame time grew only "));
+    free(text);
     an_free(m);
 }
 
@@ -324,6 +427,153 @@ static void ratios_with_zero_denominators_are_states(void **state)
     assert_true(r.value == 1.5);
 }
 
+/* ---- the device's evidence joins the scopes' verdict (issue #17) ------- */
+
+static double clock_falls(double x) /* the work x 1.3 at the end */
+{
+    return 2900 / linear_30(x);
+}
+static double clock_holds(double x)
+{
+    (void)x;
+    return 2900;
+}
+static double soc_heats(double x)
+{
+    return 52 + 29 * x;
+}
+static double soc_holds(double x)
+{
+    return 45 + 0.5 * x;
+}
+
+/* The verdicts; the report's text into text[size] (the sentences are
+ * in it); m freed. */
+static an_verdicts device_verdicts(an_capture *m, char *text, size_t size)
+{
+    char *buf;
+    an_verdicts v = verdicts_and_text(m, &buf);
+    snprintf(text, size, "%s", buf);
+    free(buf);
+    an_free(m);
+    return v;
+}
+
+static void one_row_cites(const an_verdicts *v, an_verdict_kind device,
+                          an_verdict_kind cited)
+{
+    const an_verdict *d = find(v, device);
+    assert_non_null(d);
+    assert_int_equal((int)d->fig[5], (int)cited);
+    assert_null(find(v, cited)); /* replaced: one sentence, not two */
+    size_t n = 0;
+    for (size_t i = 0; i < v->n; i++)
+        n += v->v[i].kind >= AN_V_DEVICE_THERMAL;
+    assert_int_equal(n, 1);
+}
+
+static void clock_down_heat_up_is_thermal_throttling_in_one_sentence(
+    void **state)
+{
+    (void)state;
+    char text[16384];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .clock = clock_falls,
+             .temp = soc_heats};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_THERMAL, AN_V_THROTTLING);
+    const an_verdict *d = find(&v, AN_V_DEVICE_THERMAL);
+    assert_true(d->fig[0] > 1.20 && d->fig[0] < 1.32); /* the scopes' */
+    assert_non_null(find(&v, AN_V_RAMP)); /* the other rows stay */
+    assert_non_null(strstr(text, "Every top scope grew by about "));
+    assert_non_null(strstr(text, "(1.27x to 1.27x) while the CPU clock fell "
+                                 "from 2.85 to 2.25 GHz (cpu0.freq_mhz)"));
+    assert_non_null(strstr(text, " and the temperature rose from 54 to 80 "
+                                 "°C (thermal.soc.temp_c): thermal "
+                                 "throttling. The device slowed down; memory "
+                                 "stayed flat, so the work did not grow.\n"));
+}
+
+static void clock_down_without_heat_is_a_power_or_governor_limit(void **state)
+{
+    (void)state;
+    char text[16384];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .clock = clock_falls, .temp = soc_holds};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    /* no memory counter: the unchecked row is the one cited */
+    one_row_cites(&v, AN_V_DEVICE_POWER, AN_V_THROTTLING_UNCHECKED);
+    assert_non_null(strstr(text, ": a power or governor limit (the clock "
+                                 "fell without heat). The device slowed "
+                                 "down (no memory counter recorded to rule "
+                                 "out growing work).\n"));
+}
+
+static void scopes_grew_with_flat_clocks_is_growing_work(void **state)
+{
+    (void)state;
+    char text[16384];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .clock = clock_holds,
+             .temp = soc_holds};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_WORK_GREW, AN_V_THROTTLING);
+    assert_non_null(strstr(text, " while the CPU clock stayed at 2.90 GHz "
+                                 "(cpu0.freq_mhz) and the temperature "
+                                 "stayed at 45 °C (thermal.soc.temp_c): the "
+                                 "clocks did not fall, so the work grew. "
+                                 "Growth this even is the throttling "
+                                 "signature, but the clocks held: not "
+                                 "throttling.\n"));
+}
+
+static void clock_fell_but_scopes_flat_says_the_evidence_contradicts(
+    void **state)
+{
+    (void)state;
+    char text[16384];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .wait_ms = 1, .rss = flat,
+             .clock = clock_falls, .temp = soc_heats};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_CONTRADICTS, AN_V_STEADY);
+    assert_int_equal(v.n, 1);
+    assert_non_null(strstr(text, "Frame time is steady across the bins "
+                                 "(1.00x from the first to the last) while "
+                                 "the CPU clock fell from 2.86 to 2.26 GHz "
+                                 "(cpu0.freq_mhz) and the temperature rose "
+                                 "from 53 to 80 °C (thermal.soc.temp_c)"));
+    assert_non_null(strstr(text, ", yet the work did not slow down (1.00x): "
+                                 "the clock did not limit it. The device's "
+                                 "evidence contradicts the scopes"));
+}
+
+static void heat_without_a_clock_cannot_tell_and_a_cap_is_cited(void **state)
+{
+    (void)state;
+    char text[16384];
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .temp = soc_heats};
+    an_verdicts v = device_verdicts(run_sim(&s, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_NO_CLOCK, AN_V_THROTTLING);
+    assert_non_null(strstr(text, ": no clock was recorded, so the cause "
+                                 "cannot be told.\n"));
+    /* under a cap: the throttling row that follows capped-headroom is
+     * cited; the headroom and the wait's rows stay */
+    sim c = {.frames = 600, .cap_ms = 16.667, .a_ms = 4, .b_ms = 4,
+             .work = linear_30, .rss = flat, .clock = clock_falls,
+             .temp = soc_heats};
+    v = device_verdicts(run_sim(&c, 0), text, sizeof text);
+    one_row_cites(&v, AN_V_DEVICE_THERMAL, AN_V_THROTTLING);
+    assert_non_null(find(&v, AN_V_CAPPED_HEADROOM));
+    assert_non_null(find(&v, AN_V_CAP_ABSORBING));
+    assert_non_null(strstr(text, "\n  Frame time held steady (median 16.667 "
+                                 "ms in the first bin, 16.667 ms in the "
+                                 "last) while the work inside the frame"));
+    assert_non_null(strstr(text, "°C (thermal.soc.temp_c): thermal "
+                                 "throttling. The device slowed down; memory "
+                                 "stayed flat, so the work did not grow.\n"));
+}
+
 static void every_row_of_the_table_has_a_key_and_a_rule(void **state)
 {
     (void)state;
@@ -339,12 +589,20 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(capped_ramp_is_headroom_being_eaten_and_the_wait_absorbs_it),
         cmocka_unit_test(uncapped_ramp_is_throttling_and_a_ramp_not_a_cold_start),
+        cmocka_unit_test(one_scope_apart_does_not_hide_a_uniform_growth),
+        cmocka_unit_test(two_scopes_apart_make_the_growth_uneven),
+        cmocka_unit_test(frame_growing_less_than_the_work_is_headroom),
         cmocka_unit_test(no_memory_counter_leaves_throttling_unchecked),
         cmocka_unit_test(cold_start_settles_and_is_not_a_ramp),
         cmocka_unit_test(growing_waits_are_never_called_more_work),
         cmocka_unit_test(profiler_memory_and_an_early_rss_rise_do_not_veto),
         cmocka_unit_test(zero_medians_give_words_not_growths),
         cmocka_unit_test(ratios_with_zero_denominators_are_states),
+        cmocka_unit_test(clock_down_heat_up_is_thermal_throttling_in_one_sentence),
+        cmocka_unit_test(clock_down_without_heat_is_a_power_or_governor_limit),
+        cmocka_unit_test(scopes_grew_with_flat_clocks_is_growing_work),
+        cmocka_unit_test(clock_fell_but_scopes_flat_says_the_evidence_contradicts),
+        cmocka_unit_test(heat_without_a_clock_cannot_tell_and_a_cap_is_cited),
         cmocka_unit_test(every_row_of_the_table_has_a_key_and_a_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,13 +2,17 @@
  * capture_diff - did it get faster or slower, and is that real?
  *
  *   capture_diff [options] BASE NEW
+ *   capture_diff [options] BASE... -- NEW...
+ *   capture_diff [options] --base-glob PATTERN --new-glob PATTERN
  *
- * Compares two captures scope by scope with statistics that separate a
- * change from noise, and exits 1 when anything regressed, so a CI job can
- * gate on it. Option parsing (parse_args) is apart from the work (run).
+ * Compares two captures, or several runs a side, scope by scope with
+ * statistics that separate a change from noise (run-to-run spread
+ * included), and exits 1 when anything regressed, so a CI job can gate on
+ * it. Option parsing (parse_args) is apart from the work (run).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +30,12 @@
 #define MAX_PATTERNS 64
 
 typedef struct args {
-    const char *base, *new_;
+    char **base, **new_;      /* the runs of each side */
+    size_t nbase, nnew;
+    const char *base_glob, *new_glob;
+    glob_t gb, gn;            /* the globs' matches (base_glob, new_glob) */
+    int gb_used, gn_used;     /* gb, gn hold matches to free */
+    char **names;             /* the file arguments, in order (owned) */
     an_diff_options o;
     const char *exclude[MAX_PATTERNS], *wait[MAX_PATTERNS];
     size_t top;
@@ -38,10 +47,18 @@ typedef struct args {
 static void usage(FILE *f)
 {
     fputs("usage: capture_diff [options] BASE NEW\n"
+          "       capture_diff [options] BASE... -- NEW...\n"
+          "       capture_diff [options] --base-glob PATTERN --new-glob "
+          "PATTERN\n"
           "\n"
           "Compares the per-frame self time of every scope (and the frame "
-          "time) of two\ncaptures of the same route.\n"
+          "time) of two\ncaptures of the same route, or of several runs a "
+          "side: then a change must\nalso clear the spread between the "
+          "runs of a side (the run medians' t test).\n"
           "\n"
+          "  --base-glob PAT    the base runs: the files PAT matches, sorted "
+          "(quote it)\n"
+          "  --new-glob PAT     the new runs, the same way\n"
           "  --threshold PCT    relative band: changes within PCT % of the "
           "base median\n"
           "                     never count (default 5)\n"
@@ -89,8 +106,14 @@ static void usage(FILE *f)
           "time is wall\ntime that holds them and the machine's other load: "
           "both are judged but gate\nthe exit status only with --gate-waits "
           "and --gate-frame.\n"
+          "Several runs a side: each row's frames are pooled per side, "
+          "and the runs'\nmedians compared too; the report adds the "
+          "between-run SD (run sd) and marks\nthe rows whose change is "
+          "within run-to-run spread. One run a side is the\nplain "
+          "comparison.\n"
           "Exit status: 0 nothing that gates regressed; 1 at least one "
-          "regression that\ngates; 2 usage error or unreadable input.\n",
+          "regression that\ngates; 2 usage error or unreadable input (a "
+          "glob that matches no file\nincluded).\n",
           f);
 }
 
@@ -114,7 +137,7 @@ static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_THR = 256, O_ALPHA, O_MIN, O_TOP, O_SCOPE, O_PATH, O_SKIP,
            O_CSV, O_FLOOR_US, O_FLOOR_SHARE, O_EXCLUDE, O_WAIT, O_GATE_WAITS, O_GATE_FRAME, O_BLOCK,
-           O_SVG };
+           O_SVG, O_BASE_GLOB, O_NEW_GLOB };
     static const struct option opts[] = {
         {"threshold", required_argument, 0, O_THR},
         {"alpha", required_argument, 0, O_ALPHA},
@@ -132,17 +155,31 @@ static int parse_args(int argc, char **argv, args *a)
         {"block", required_argument, 0, O_BLOCK},
         {"csv", no_argument, 0, O_CSV},
         {"svg", required_argument, 0, O_SVG},
+        {"base-glob", required_argument, 0, O_BASE_GLOB},
+        {"new-glob", required_argument, 0, O_NEW_GLOB},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->top = 20;
     a->o.exclude = a->exclude;
     a->o.wait = a->wait;
+    /* file names in the order given: "-" in the option string returns
+     * each as option 1 instead of permuting them, so that a "--" that
+     * ends the options also tells the base runs from the new ones */
+    a->base = a->names = calloc((size_t)argc, sizeof *a->base);
+    if (!a->base) {
+        fprintf(stderr, "capture_diff: out of memory\n");
+        return -1;
+    }
     double v;
-    int c;
+    int c, prev = optind;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "-:h", opts, NULL)) != -1) {
+        prev = optind;
         switch (c) {
+        case 1: a->base[a->nbase++] = optarg; break;
+        case O_BASE_GLOB: a->base_glob = optarg; break;
+        case O_NEW_GLOB: a->new_glob = optarg; break;
         case O_THR:
             if (number("--threshold", optarg, 1e-9, 1000,
                        &a->o.stat.threshold_pct))
@@ -208,14 +245,53 @@ static int parse_args(int argc, char **argv, args *a)
             return -1;
         }
     }
-    if (argc - optind != 2) {
+    /* getopt returned -1 at a "--" when it stepped over one */
+    int sep = optind == prev + 1 && strcmp(argv[prev], "--") == 0;
+    if (a->base_glob || a->new_glob) {
+        if (!a->base_glob || !a->new_glob || a->nbase > 0 || sep) {
+            fprintf(stderr, "capture_diff: --base-glob and --new-glob go "
+                            "together, without other captures (see "
+                            "--help)\n");
+            return -1;
+        }
+        return 0;
+    }
+    if (sep) {
+        a->new_ = argv + optind;
+        a->nnew = (size_t)(argc - optind);
+        if (a->nbase == 0 || a->nnew == 0) {
+            fprintf(stderr, "capture_diff: give at least one capture on "
+                            "each side of '--' (see --help)\n");
+            return -1;
+        }
+        return 0;
+    }
+    if (a->nbase != 2) {
         fprintf(stderr, "capture_diff: give two captures, BASE and NEW (see "
                         "--help)\n");
         return -1;
     }
-    a->base = argv[optind];
-    a->new_ = argv[optind + 1];
+    a->new_ = a->base + 1;
+    a->nbase = a->nnew = 1;
     return 0;
+}
+
+/* The files that pattern matches, sorted, into *g (folders that cannot be
+ * read, or do not exist, hold no match). Returns 0, or -1 after a message
+ * (no match, or out of memory); *g then needs no globfree. */
+static int expand(const char *opt, const char *pattern, glob_t *g)
+{
+    int rc = glob(pattern, 0, NULL, g);
+    if (rc == 0)
+        return 0;
+    if (rc == GLOB_NOMATCH)
+        fprintf(stderr, "capture_diff: %s '%s' matches no file\n", opt,
+                pattern);
+    else
+        fprintf(stderr, "capture_diff: %s '%s': %s\n", opt, pattern,
+                rc == GLOB_NOSPACE ? "out of memory" : "cannot be expanded");
+    globfree(g);
+    return -1;
 }
 
 static void compare_meta(const an_capture *b, const an_capture *n)
@@ -239,8 +315,25 @@ static void compare_meta(const an_capture *b, const an_capture *n)
                 fb, fn);
 }
 
-/* The differential flame graph into a->svg. Returns 0, or -1 after a
- * message. */
+/* The runs of one side (names[0..n)) that differ from its first run in
+ * program or build: one warning each. */
+static void compare_side(const char *side, char *const *names,
+                         an_capture *const *m, size_t n)
+{
+    static const char *keys[] = {"program", "build"};
+    for (size_t r = 1; r < n; r++)
+        for (size_t i = 0; i < 2; i++) {
+            const char *x = an_meta(m[0], keys[i]), *y = an_meta(m[r], keys[i]);
+            if (x && y && strcmp(x, y) != 0)
+                fprintf(stderr, "warning: the %s runs differ in %s ('%s' in "
+                                "%s, '%s' in %s): runs of a side should be "
+                                "the same code\n",
+                        side, keys[i], x, names[0], y, names[r]);
+        }
+}
+
+/* The differential flame graph into a->svg, on the call tree of the first
+ * new run. Returns 0, or -1 after a message. */
 static int write_svg(const args *a, const an_capture *mb, const an_capture *mn,
                      const an_diff *d)
 {
@@ -256,11 +349,15 @@ static int write_svg(const args *a, const an_capture *mb, const an_capture *mn,
         an_tree_free(&t);
         return -1;
     }
-    size_t tl = strlen(a->base) + strlen(a->new_) + 8;
+    size_t tl = strlen(a->base[0]) + strlen(a->new_[0]) + 80;
     char *title = malloc(tl);
     cap_result r = CAP_E_NOMEM;
     if (title) {
-        snprintf(title, tl, "%s \xE2\x86\x92 %s", a->base, a->new_);
+        if (a->nbase == 1 && a->nnew == 1)
+            snprintf(title, tl, "%s \xE2\x86\x92 %s", a->base[0], a->new_[0]);
+        else
+            snprintf(title, tl, "%s (%zu runs) \xE2\x86\x92 %s (%zu runs)",
+                     a->base[0], a->nbase, a->new_[0], a->nnew);
         r = an_svg_diff(f, mb, mn, &t, d, a->by_path, title);
     }
     free(title);
@@ -274,40 +371,51 @@ static int write_svg(const args *a, const an_capture *mb, const an_capture *mn,
     return bad ? -1 : 0;
 }
 
+/* Whether any run has a CPU or GPU scope named `scope`. */
+static int any_has_scope(an_capture *const *m, size_t n, const char *scope)
+{
+    for (size_t i = 0; i < n; i++)
+        if (an_find_scope(m[i], AN_CPU, scope) >= 0 ||
+            an_find_scope(m[i], AN_GPU, scope) >= 0)
+            return 1;
+    return 0;
+}
+
 static int run(const args *a)
 {
     an_options lo = {.skip_seconds = a->skip_seconds, .by_path = a->by_path};
-    an_capture *mb = NULL, *mn = NULL;
-    char detail[400];
-    cap_result r = an_load(&mb, a->base, &lo, detail, sizeof detail);
-    if (r != CAP_OK) {
-        fprintf(stderr, "capture_diff: %s: %s\n", a->base, detail);
+    size_t nall = a->nbase + a->nnew;
+    an_capture **m = calloc(nall, sizeof *m);
+    if (!m) {
+        fprintf(stderr, "capture_diff: out of memory\n");
         return EXIT_USAGE;
     }
-    r = an_load(&mn, a->new_, &lo, detail, sizeof detail);
-    if (r != CAP_OK) {
-        fprintf(stderr, "capture_diff: %s: %s\n", a->new_, detail);
-        an_free(mb);
-        return EXIT_USAGE;
+    an_capture **mb = m, **mn = m + a->nbase;
+    char detail[400];
+    int status = EXIT_USAGE;
+    for (size_t i = 0; i < nall; i++) {
+        const char *name = i < a->nbase ? a->base[i] : a->new_[i - a->nbase];
+        cap_result r = an_load(&m[i], name, &lo, detail, sizeof detail);
+        if (r != CAP_OK) {
+            fprintf(stderr, "capture_diff: %s: %s\n", name, detail);
+            goto done;
+        }
     }
     int colour_err = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
-    rep_warnings(stderr, mb, "capture_diff", 0, colour_err);
-    rep_warnings(stderr, mn, "capture_diff", 0, colour_err);
-    compare_meta(mb, mn);
+    for (size_t i = 0; i < nall; i++)
+        rep_warnings(stderr, m[i], "capture_diff", 0, colour_err);
+    compare_meta(mb[0], mn[0]);
+    compare_side("base", a->base, mb, a->nbase);
+    compare_side("new", a->new_, mn, a->nnew);
     const char *scope = a->o.only_scope;
-    if (scope && an_find_scope(mb, AN_CPU, scope) < 0 &&
-        an_find_scope(mb, AN_GPU, scope) < 0 &&
-        an_find_scope(mn, AN_CPU, scope) < 0 &&
-        an_find_scope(mn, AN_GPU, scope) < 0) {
-        fprintf(stderr, "capture_diff: no scope named '%s' in either run\n",
-                scope);
-        an_free(mb);
-        an_free(mn);
-        return EXIT_USAGE;
+    if (scope && !any_has_scope(m, nall, scope)) {
+        fprintf(stderr, "capture_diff: no scope named '%s' in %s\n", scope,
+                nall == 2 ? "either run" : "any run");
+        goto done;
     }
     an_diff d;
-    r = an_diff_run_opts(&d, mb, mn, &a->o);
-    int status = EXIT_USAGE;
+    cap_result r = an_diff_runs(&d, (const an_capture *const *)mb, a->nbase,
+                                (const an_capture *const *)mn, a->nnew, &a->o);
     if (r != CAP_OK) {
         fprintf(stderr, "capture_diff: comparison failed: %s\n",
                 cap_result_message(r));
@@ -316,7 +424,7 @@ static int run(const args *a)
         an_diff_report(stdout, &d, &a->o.stat, a->csv, colour,
                        a->csv ? 0 : a->top);
         status = d.gating ? EXIT_REGRESSED : EXIT_SAME;
-        if (a->svg && write_svg(a, mb, mn, &d) != 0)
+        if (a->svg && write_svg(a, mb[0], mn[0], &d) != 0)
             status = EXIT_USAGE;
         if (fflush(stdout) != 0) {
             fprintf(stderr, "capture_diff: writing the report failed: %s\n",
@@ -325,8 +433,10 @@ static int run(const args *a)
         }
         an_diff_free(&d);
     }
-    an_free(mb);
-    an_free(mn);
+done:
+    for (size_t i = 0; i < nall; i++)
+        an_free(m[i]);
+    free(m);
     return status;
 }
 
@@ -338,9 +448,29 @@ int main(int argc, char **argv)
     int p = parse_args(argc, argv, &a);
     if (p == 1) {
         usage(stdout);
+        free(a.names);
         return EXIT_SAME;
     }
-    if (p != 0)
-        return EXIT_USAGE;
-    return run(&a);
+    int status = EXIT_USAGE;
+    if (p == 0 && a.base_glob) {
+        if (expand("--base-glob", a.base_glob, &a.gb) != 0)
+            goto out;
+        a.gb_used = 1;
+        if (expand("--new-glob", a.new_glob, &a.gn) != 0)
+            goto out;
+        a.gn_used = 1;
+        a.base = a.gb.gl_pathv;
+        a.nbase = a.gb.gl_pathc;
+        a.new_ = a.gn.gl_pathv;
+        a.nnew = a.gn.gl_pathc;
+    }
+    if (p == 0)
+        status = run(&a);
+out:
+    if (a.gb_used)
+        globfree(&a.gb);
+    if (a.gn_used)
+        globfree(&a.gn);
+    free(a.names);
+    return status;
 }

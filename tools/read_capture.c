@@ -7,6 +7,7 @@
  * numbers all come from the analysis library.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,8 @@ typedef struct args {
     double skip_seconds;
     const char *wait[16];
     size_t nwait;
+    const char *counter[16]; /* --counter GLOB: the counters of --frames */
+    size_t ncounter;
     const char *svg; /* --svg FILE, or NULL */
     double seconds; /* --seconds: the window of a live source */
 } args;
@@ -86,6 +89,9 @@ static void usage(FILE *f)
           "                     repeatable (up to 16)\n"
           "  --frames           one row per frame (for scripts)\n"
           "    --scope NAME     only this scope\n"
+          "    --counter GLOB   only the counters whose name matches GLOB\n"
+          "                     (repeatable; by default the text shows the\n"
+          "                     first 4 counters, CSV all of them)\n"
           "  --summary FILE...  one row per capture, for many captures\n"
           "  --export DIR FILE...  tidy CSV tables for SQL engines\n"
           "                     (read_capture --summary --help says more)\n"
@@ -132,7 +138,7 @@ static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
            O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP,
-           O_WAIT, O_SVG, O_SECONDS };
+           O_WAIT, O_SVG, O_SECONDS, O_COUNTER };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
@@ -144,6 +150,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"bin-seconds", required_argument, 0, O_BINSEC},
         {"frames", no_argument, 0, O_FRAMES},
         {"scope", required_argument, 0, O_SCOPE},
+        {"counter", required_argument, 0, O_COUNTER},
         {"csv", no_argument, 0, O_CSV},
         {"strict", no_argument, 0, O_STRICT},
         {"skip-seconds", required_argument, 0, O_SKIP},
@@ -176,6 +183,13 @@ static int parse_args(int argc, char **argv, args *a)
                 return -1;
             }
             a->wait[a->nwait++] = optarg;
+            break;
+        case O_COUNTER:
+            if (a->ncounter == sizeof a->counter / sizeof a->counter[0]) {
+                fprintf(stderr, "read_capture: at most 16 --counter patterns\n");
+                return -1;
+            }
+            a->counter[a->ncounter++] = optarg;
             break;
         case O_SVG: a->svg = optarg; break;
         case O_DEPTH:
@@ -230,6 +244,10 @@ static int parse_args(int argc, char **argv, args *a)
         fprintf(stderr, "read_capture: --scope goes with --frames\n");
         return -1;
     }
+    if (a->ncounter && a->report != R_FRAMES) {
+        fprintf(stderr, "read_capture: --counter goes with --frames\n");
+        return -1;
+    }
     if (optind + 1 != argc) {
         fprintf(stderr, optind >= argc ? "read_capture: no capture file given "
                                          "(see --help)\n"
@@ -252,6 +270,7 @@ static cap_result render(const args *a, const an_capture *m, int colour,
 {
     cap_result rc = CAP_OK;
     FILE *out = stdout;
+    an_frame_counters fc = {0}; /* --frames: the counters per frame */
     if (!a->csv) {
         an_frame_stats fs;
         an_totals t;
@@ -305,18 +324,27 @@ static cap_result render(const args *a, const an_capture *m, int colour,
         an_frames f;
         if ((rc = an_frames_compute(&f, m, a->scope)) != CAP_OK)
             break;
-        a->csv ? an_csv_frames(out, m, &f) : an_text_frames(out, m, &f, colour);
+        rc = an_frame_counters_compute(&fc, m, a->counter, a->ncounter);
+        if (rc == CAP_OK)
+            a->csv ? an_csv_frames(out, m, &f, &fc)
+                   : an_text_frames(out, m, &f, &fc, colour);
         an_frames_free(&f);
         break;
     }
     }
     if (rc == CAP_OK && svg && (a->report == R_RANKING || a->report == R_FRAMES)) {
         an_frame_chart c;
-        if ((rc = an_frame_chart_compute(&c, m, AN_SVG_FRAME_COLUMNS)) != CAP_OK)
+        if ((rc = an_frame_chart_compute(&c, m, AN_SVG_FRAME_COLUMNS)) != CAP_OK) {
+            an_frame_counters_free(&fc);
             return rc;
-        rc = an_svg_frames(svg, m, &c, a->file);
+        }
+        /* --frames: the counters the text shows, as strips under it */
+        rc = an_frame_chart_counters(&c, &fc, AN_FC_TEXT_MAX);
+        if (rc == CAP_OK)
+            rc = an_svg_frames(svg, m, &c, a->file);
         an_frame_chart_free(&c);
     }
+    an_frame_counters_free(&fc);
     return rc;
 }
 
@@ -368,6 +396,21 @@ static int run(const args *a)
                 want);
         an_free(m);
         return EXIT_USAGE;
+    }
+    if (a->ncounter) { /* --counter: at least one counter must match */
+        int hit = 0;
+        for (size_t c = 0; c < m->ncounters && !hit; c++)
+            for (size_t g = 0; g < a->ncounter && !hit; g++)
+                hit = m->counters[c].name &&
+                      fnmatch(a->counter[g], m->counters[c].name, 0) == 0;
+        if (!hit) {
+            fprintf(stderr, "read_capture: %s: no counter matches --counter "
+                            "'%s'%s\n",
+                    a->file, a->counter[0], a->ncounter > 1 ? " (or the "
+                                                              "others)" : "");
+            an_free(m);
+            return EXIT_USAGE;
+        }
     }
     static const char *names[] = {"the ranking", "--tree", "--split",
                                   "--over-time", "--frames"};

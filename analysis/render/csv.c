@@ -179,7 +179,18 @@ void an_csv_over_time(FILE *out, const an_over_time *ot)
     }
 }
 
-void an_csv_frames(FILE *out, const an_capture *m, an_frames *f)
+/* A --frames row's first four fields (frame, start_s, frame_ms, gpu_ms) */
+static void frame_prefix(FILE *out, const an_frame *fr, int64_t t0)
+{
+    fprintf(out, "%llu,%.6f,", (unsigned long long)fr->index,
+            an_elapsed_ns(t0, fr->begin_ns) / 1e9);
+    num(out, MS(an_frame_ns(fr)));
+    fputc(',', out);
+    num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+}
+
+void an_csv_frames(FILE *out, const an_capture *m, an_frames *f,
+                   const an_frame_counters *fc)
 {
     fputs("frame,start_s,frame_ms,gpu_ms,track,name,self_ms\n", out);
     size_t n = m->nframes;
@@ -197,11 +208,7 @@ void an_csv_frames(FILE *out, const an_capture *m, an_frames *f)
         pre_n = 0;
         if (pf) {
             rewind(pf);
-            fprintf(pf, "%llu,%.6f,", (unsigned long long)fr->index,
-                    an_elapsed_ns(t0, fr->begin_ns) / 1e9);
-            num(pf, MS(an_frame_ns(fr)));
-            fputc(',', pf);
-            num(pf, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+            frame_prefix(pf, fr, t0);
             fflush(pf);
             long at = ftell(pf);
             pre_n = at > 0 && (size_t)at < sizeof pre ? (size_t)at : 0;
@@ -220,19 +227,31 @@ void an_csv_frames(FILE *out, const an_capture *m, an_frames *f)
             }
             if (!present && !f->only)
                 continue;
-            if (pre_n) {
+            if (pre_n)
                 fwrite(pre, 1, pre_n, out);
-            } else {
-                fprintf(out, "%llu,%.6f,", (unsigned long long)fr->index,
-                        an_elapsed_ns(t0, fr->begin_ns) / 1e9);
-                num(out, MS(an_frame_ns(fr)));
-                fputc(',', out);
-                num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
-            }
+            else
+                frame_prefix(out, fr, t0);
             fprintf(out, ",%s,", kind_name(sc->kind));
             an_csv_field(out, sc->name);
             fputc(',', out);
             num_ns(out, v);
+            fputc('\n', out);
+        }
+        /* the counters: the frame's value, in the counter's own unit */
+        for (size_t k = 0; fc && k < fc->n; k++) {
+            const an_frame_counter *c = &fc->c[k];
+            if (c->state[fi] == AN_FC_NONE)
+                continue;
+            if (pre_n)
+                fwrite(pre, 1, pre_n, out);
+            else
+                frame_prefix(out, fr, t0);
+            fputs(c->state[fi] == AN_FC_CARRIED ? ",counter-carried,"
+                                                : ",counter,",
+                  out);
+            an_csv_field(out, c->name);
+            fputc(',', out);
+            num(out, c->value[fi]);
             fputc('\n', out);
         }
     }

@@ -1,6 +1,6 @@
 /*
  * evidence_text.c - the device's evidence as words (evidence.h): the clause
- * an_evidence_text writes (the verdict table's device-evidence sentence).
+ * an_evidence_text writes (cited by the verdict table's device-* rows).
  * Numbers come computed; nothing here decides.
  */
 #include <math.h>
@@ -84,9 +84,15 @@ size_t an_evidence_text(const an_evidence *e, char *buf, size_t size)
     }
     if (e->power.present && (e->cause == AN_CAUSE_POWER ||
                              e->cause == AN_CAUSE_STEADY ||
+                             e->cause == AN_CAUSE_UNFELT ||
                              e->cause == AN_CAUSE_WORK_GREW)) {
-        put(&b, ", power %.1f to %.1f W (%s)", e->power.from, e->power.to,
-            e->power.name);
+        char x[32], y[32];
+        snprintf(x, sizeof x, "%.1f", e->power.from);
+        snprintf(y, sizeof y, "%.1f", e->power.to);
+        if (strcmp(x, y) == 0)
+            put(&b, ", power stayed at %s W (%s)", y, e->power.name);
+        else
+            put(&b, ", power %s to %s W (%s)", x, y, e->power.name);
     }
     if (e->power_capped)
         put(&b, ", NVML reporting the power cap in %.0f%% of the late samples",
@@ -110,6 +116,10 @@ size_t an_evidence_text(const an_evidence *e, char *buf, size_t size)
         break;
     case AN_CAUSE_STEADY:
         put(&b, ": the work did not slow down");
+        break;
+    case AN_CAUSE_UNFELT:
+        put(&b, ", yet the work did not slow down (%.2fx): the clock did "
+                "not limit it", e->growth);
         break;
     case AN_CAUSE_NONE:
         break;

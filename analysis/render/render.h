@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 
+#include "frame_counters.h"
 #include "report.h"
 
 /* ---- warnings (stderr) ------------------------------------------------- */
@@ -42,11 +43,16 @@ void an_text_split(FILE *out, const an_capture *m, const an_split *s,
                    int colour);
 void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
                        int colour);
+/* --frames: the scopes' columns, then fc's first fc->ntext counters (fc
+ * may be NULL: none), each cell the frame's value, ending in '*' when
+ * carried from before the frame, '-' when there is none yet. */
 void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
-                    int colour);
+                    const an_frame_counters *fc, int colour);
 
-/* One verdict as a sentence (no indent, ends with a newline). */
-void an_text_verdict(FILE *out, const an_verdict *v);
+/* One verdict as a sentence (no indent, ends with a newline). The device
+ * rows (device-*) cite ev, the over-time result's evidence (NULL: they
+ * print without the readings). */
+void an_text_verdict(FILE *out, const an_verdict *v, const an_evidence *ev);
 
 /* The word or "%.2fx" for a ratio, right-aligned in `width` columns. */
 void an_text_ratio(FILE *out, an_ratio r, int width);
@@ -59,9 +65,14 @@ void an_csv_split(FILE *out, const an_split *s);
 /* Per bin: the frame row, the top scopes' rows, the counters' rows. */
 void an_csv_over_time(FILE *out, const an_over_time *ot);
 /* --frames: with f->only, one row per frame; otherwise one row per frame
- * and scope that ran in it (every scope, not only f->cols). Uses
+ * and scope that ran in it (every scope, not only f->cols). Then, per
+ * frame, one row per counter of fc (all of them; fc may be NULL) that has
+ * a value: track "counter" (the mean of its samples inside the frame) or
+ * "counter-carried" (the last sample before it), the counter's name, and
+ * its value in the last column (in the counter's unit, not ms). Uses
  * f->cursor as scratch. */
-void an_csv_frames(FILE *out, const an_capture *m, an_frames *f);
+void an_csv_frames(FILE *out, const an_capture *m, an_frames *f,
+                   const an_frame_counters *fc);
 
 /* Write one CSV text field, quoted through libcsv when it needs quoting
  * (a comma, quote, line break, or leading/trailing space). */

@@ -62,7 +62,10 @@ cap_result an_svg_flame(FILE *out, const an_capture *m, const an_tree *t,
  * of each frame on the same axis; horizontal lines at the median, p95 and
  * p99 frame time; stutters (frames over 2.5x the median of the 31 frames
  * around them, as in the text report) marked above the plot, each with a
- * tooltip naming the frame. */
+ * tooltip naming the frame. When c->ncounters (an_frame_chart_counters,
+ * --frames), one strip per counter under the plot, on the same x columns:
+ * its per-frame value (the mean of each column's frames), scaled from its
+ * minimum to its maximum, both printed; the document grows to fit. */
 cap_result an_svg_frames(FILE *out, const an_capture *m,
                          const an_frame_chart *c, const char *title);
 

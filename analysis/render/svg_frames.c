@@ -6,7 +6,10 @@
  * y: ms from 0) with the frame time in blue and the GPU time in orange,
  * each a band from the minimum to the maximum of every pixel column;
  * the median, p95 and p99 as lines labelled in the right margin;
- * stutters as vermillion triangles above the plot.
+ * stutters as vermillion triangles above the plot. Under it, for
+ * --frames, one strip per counter the text report shows (an_frame_chart.
+ * counters): the counter's per-frame value (the mean of each column's
+ * frames), on its own axis from its minimum to its maximum, both printed.
  */
 #include "svg.h"
 #include "svg_util.h"
@@ -23,6 +26,9 @@
 #define PR (W - 160)   /* plot right; the line labels go beyond it */
 #define PT 92          /* plot top */
 #define PB (H - 52)    /* plot bottom */
+#define STRIP_H 72     /* a counter's strip under the chart */
+#define STRIP_NOTE 18  /* the line above the strips */
+#define STRIP_TOP (H + STRIP_NOTE) /* the first strip's top */
 
 _Static_assert(PR - PL == AN_SVG_FRAME_COLUMNS, "one column per pixel");
 
@@ -193,17 +199,81 @@ static void stutters(const plot *p, const an_capture *m, const an_frame_chart *c
     fputs("</g>\n", f);
 }
 
+/* The counters' strips under the chart, each a line over the same x
+ * columns, scaled from its minimum (bottom) to its maximum (top). */
+static void counter_strips(const plot *p, const an_frame_chart *c)
+{
+    static const char *colours[] = {AN__SVG_GREEN, AN__SVG_PURPLE,
+                                    AN__SVG_SKY, AN__SVG_GREY};
+    FILE *f = p->f;
+    if (!c->ncounters)
+        return;
+    fprintf(f, "<g id=\"counters\">\n<text class=\"sub\" x=\"%d\" "
+               "y=\"%d\">Counters per frame: each pixel column the mean of its "
+               "frames' values; a frame without a sample carries the last one "
+               "before it</text>\n",
+            PL, H + 8);
+    for (size_t k = 0; k < c->ncounters; k++) {
+        const an_chart_counter *cc = &c->counters[k];
+        const char *colour = colours[k % (sizeof colours / sizeof *colours)];
+        int top = STRIP_TOP + (int)k * STRIP_H, t = top + 22,
+            b = top + STRIP_H - 8;
+        fprintf(f, "<text x=\"%d\" y=\"%d\">", PL, top + 14);
+        an__svg_text(f, cc->name, 60);
+        if (isnan(cc->min))
+            fputs(": no value in any frame", f);
+        else
+            fprintf(f, ": %.4g to %.4g", cc->min, cc->max);
+        fputs("</text>\n", f);
+        fprintf(f, "<path class=\"ax\" d=\"M%d,%d V%d H%d\"/>\n", PL, t, b,
+                PR);
+        if (isnan(cc->min))
+            continue;
+        fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%d\" "
+                   "text-anchor=\"end\">%.4g</text>\n"
+                   "<text class=\"tick\" x=\"%d\" y=\"%d\" "
+                   "text-anchor=\"end\">%.4g</text>\n",
+                PL - 6, t + 4, cc->max, PL - 6, b, cc->min);
+        double span = cc->max - cc->min;
+        fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+                   "d=\"",
+                colour);
+        int pen = 0;
+        for (size_t j = 0; j < c->ncols; j++) {
+            double v = cc->col[j];
+            if (isnan(v)) {
+                pen = 0;
+                continue;
+            }
+            /* a flat counter sits in the middle of its strip */
+            double y = span > 0 ? b - (v - cc->min) / span * (b - t)
+                                : (t + b) / 2.0;
+            fprintf(f, "%s%.1f,%.1f", pen ? " L" : (j ? " M" : "M"),
+                    col_x(p, j), y);
+            pen = 1;
+        }
+        fputs("\"><title>", f);
+        an__svg_text(f, cc->name, 200);
+        fprintf(f, " per frame: %.6g to %.6g</title></path>\n", cc->min,
+                cc->max);
+    }
+    fputs("</g>\n", f);
+}
+
 cap_result an_svg_frames(FILE *out, const an_capture *m,
                          const an_frame_chart *cp, const char *title)
 {
     const an_frame_chart c = *cp;
     if (!title)
         title = m->path ? m->path : "capture";
-    an__svg_begin(out, W, H, "Frame time", title, FRAMES_CSS, W - 20);
+    int height = H + (m->nframes && cp->ncounters
+                          ? STRIP_NOTE + (int)cp->ncounters * STRIP_H
+                          : 0);
+    an__svg_begin(out, W, height, "Frame time", title, FRAMES_CSS, W - 20);
     if (!m->nframes) {
         fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
                      "capture holds no frames.</text>\n</svg>\n",
-                W / 2, H / 2);
+                W / 2, height / 2);
         return CAP_OK;
     }
     fprintf(out, "<text class=\"sub\" x=\"10\" y=\"46\">%zu frames \xC2\xB7 "
@@ -238,6 +308,7 @@ cap_result an_svg_frames(FILE *out, const an_capture *m,
     band(&p, &c, 0, AN__SVG_BLUE);
     ref_lines(&p, &c);
     stutters(&p, m, &c);
+    counter_strips(&p, &c);
     fputs("</svg>\n", out);
     return CAP_OK;
 }

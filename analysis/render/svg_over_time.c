@@ -169,7 +169,7 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
     if (!vf)
         return CAP_E_NOMEM;
     for (size_t i = 0; i < ot->verdicts.n; i++)
-        an_text_verdict(vf, &ot->verdicts.v[i]);
+        an_text_verdict(vf, &ot->verdicts.v[i], &ot->evidence);
     if (fclose(vf) != 0 || !vtext)
         goto done;
     size_t vcols = an__svg_fit(W - 40, 12);

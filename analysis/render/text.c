@@ -412,7 +412,118 @@ static void num_or_dash(FILE *out, const char *fmt, int width, double v)
         fprintf(out, fmt, v);
 }
 
-void an_text_verdict(FILE *out, const an_verdict *v)
+/* "Every top scope grew by about 1.22x ... (1.21x to 1.22x[; X stood
+ * apart at 0.72x])", the opening of the throttling rows. */
+static void uniform_growth(FILE *out, const an_verdict *v)
+{
+    const double *f = v->fig;
+    fprintf(out, "Every top scope grew by about %.2fx from the first bin to "
+                 "the last (%.2fx to %.2fx",
+            f[0], f[1], f[2]);
+    if (v->scope)
+        fprintf(out, "; %s stood apart at %.2fx", v->scope, f[4]);
+    fputc(')', out);
+}
+
+/* A device row's lead: what the scopes did, from the row it cites. */
+static void device_lead(FILE *out, const an_verdict *v, an_verdict_kind cited)
+{
+    const double *f = v->fig;
+    switch (cited) {
+    case AN_V_THROTTLING:
+    case AN_V_THROTTLING_UNCHECKED:
+        uniform_growth(out, v);
+        break;
+    case AN_V_UNIFORM_MEMORY_MOVED:
+        uniform_growth(out, v);
+        fprintf(out, ", and memory moved %.2fx over the second half,", f[3]);
+        break;
+    case AN_V_WAITS_GREW:
+        fprintf(out, "Frame time grew %.2fx from the first bin to the last, "
+                     "the waits adding more time than the work (%s the most, "
+                     "%.2fx),",
+                f[0], v->scope ? v->scope : "?", f[1]);
+        break;
+    case AN_V_WORK_GREW:
+        if (v->scope)
+            fprintf(out, "Frame time grew %.2fx from the first bin to the "
+                         "last, unevenly across scopes (%s added the most "
+                         "time, %.2fx),",
+                    f[0], v->scope, f[1]);
+        else
+            fprintf(out, "Frame time grew %.2fx from the first bin to the "
+                         "last, unevenly across scopes,",
+                    f[0]);
+        break;
+    case AN_V_CAPPED_HEADROOM:
+        fprintf(out, "Frame time held steady (median %.3f ms in the first "
+                     "bin, %.3f ms in the last) but the work inside the frame "
+                     "grew about %.2fx",
+                f[1], f[2], f[0]);
+        break;
+    case AN_V_STEADY:
+        fprintf(out, "Frame time is steady across the bins (%.2fx from the "
+                     "first to the last)", f[0]);
+        break;
+    default:
+        fprintf(out, "The CPU work per frame changed %.2fx from the first "
+                     "bin to the last",
+                f[0]);
+        break;
+    }
+}
+
+/* A device row: the scopes' growth and the device's evidence in one
+ * sentence, then what it means for the row it cites. */
+static void device_verdict(FILE *out, const an_verdict *v,
+                           const an_evidence *ev)
+{
+    double c = v->fig[5];
+    an_verdict_kind cited = c >= 0 && c < AN_V_COUNT ? (an_verdict_kind)c
+                                                     : AN_V_COUNT;
+    char buf[512] = "";
+    if (ev)
+        an_evidence_text(ev, buf, sizeof buf);
+    device_lead(out, v, cited);
+    fprintf(out, " while %s.", buf[0] ? buf : "the device's counters moved");
+    int uniform = cited == AN_V_THROTTLING ||
+                  cited == AN_V_THROTTLING_UNCHECKED;
+    switch (v->kind) {
+    case AN_V_DEVICE_THERMAL:
+    case AN_V_DEVICE_POWER:
+        if (cited == AN_V_THROTTLING)
+            fputs(" The device slowed down; memory stayed flat, so the work "
+                  "did not grow.", out);
+        else if (uniform)
+            fputs(" The device slowed down (no memory counter recorded to "
+                  "rule out growing work).", out);
+        else if (cited == AN_V_UNIFORM_MEMORY_MOVED)
+            fputs(" The device slowed down, and the moving memory may be "
+                  "growing work or a leak as well.", out);
+        else if (cited == AN_V_WAITS_GREW || cited == AN_V_WORK_GREW)
+            fputs(" The device slowed down; the uneven growth says the work "
+                  "changed too.", out);
+        else if (cited == AN_V_CAPPED_HEADROOM)
+            fputs(" The cap hides the slowdown until the headroom runs "
+                  "out.", out);
+        break;
+    case AN_V_DEVICE_WORK_GREW:
+        if (uniform || cited == AN_V_UNIFORM_MEMORY_MOVED)
+            fputs(" Growth this even is the throttling signature, but the "
+                  "clocks held: not throttling.", out);
+        break;
+    case AN_V_DEVICE_CONTRADICTS:
+        fputs(" The device's evidence contradicts the scopes: the work "
+              "waits on something else, the clock had headroom, or the "
+              "counter is not the device that ran it.", out);
+        break;
+    default:
+        break;
+    }
+    fputc('\n', out);
+}
+
+void an_text_verdict(FILE *out, const an_verdict *v, const an_evidence *ev)
 {
     const double *f = v->fig;
     switch (v->kind) {
@@ -421,25 +532,21 @@ void an_text_verdict(FILE *out, const an_verdict *v)
                      "time (use more bins, or a longer capture).\n");
         break;
     case AN_V_THROTTLING:
-        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
-                     "to the last (%.2fx to %.2fx) while memory stayed flat: "
-                     "the throttling signature. The device slowed down; the "
-                     "work did not grow.\n",
-                f[0], f[1], f[2]);
+        uniform_growth(out, v);
+        fprintf(out, " while memory stayed flat: the throttling signature. "
+                     "The device slowed down; the work did not grow.\n");
         break;
     case AN_V_THROTTLING_UNCHECKED:
-        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
-                     "to the last (%.2fx to %.2fx): uniform growth is the "
-                     "throttling signature (no memory counter recorded to "
-                     "rule out growing work).\n",
-                f[0], f[1], f[2]);
+        uniform_growth(out, v);
+        fprintf(out, ": uniform growth is the throttling signature (no "
+                     "memory counter recorded to rule out growing work).\n");
         break;
     case AN_V_UNIFORM_MEMORY_MOVED:
-        fprintf(out, "Every top scope grew by about %.2fx from the first bin "
-                     "to the last (%.2fx to %.2fx), but memory moved too "
-                     "(%.2fx over the second half of the capture): look for "
-                     "growing work or a leak before blaming the clock.\n",
-                f[0], f[1], f[2], f[3]);
+        uniform_growth(out, v);
+        fprintf(out, ", but memory moved too (%.2fx over the second half of "
+                     "the capture): look for growing work or a leak before "
+                     "blaming the clock.\n",
+                f[3]);
         break;
     case AN_V_WORK_GREW:
         if (v->scope)
@@ -462,7 +569,11 @@ void an_text_verdict(FILE *out, const an_verdict *v)
                 f[0], v->scope, f[1]);
         break;
     case AN_V_CAPPED_HEADROOM:
-        fprintf(out, "Frame time held steady (median %.3f ms in the first "
+        if (fabs(f[3] - 1.0) < AN_OT_FLAT)
+            fprintf(out, "Frame time held steady ");
+        else
+            fprintf(out, "Frame time grew only %.1f %% ", (f[3] - 1.0) * 100);
+        fprintf(out, "(median %.3f ms in the first "
                      "bin, %.3f ms in the last) while the work inside the "
                      "frame grew about %.2fx: something holds the frame (a "
                      "frame cap, vsync, or a thread that sets the pace) and "
@@ -489,8 +600,12 @@ void an_text_verdict(FILE *out, const an_verdict *v)
                      "the start out (--skip-seconds).\n",
                 f[0], f[1]);
         break;
-    case AN_V_DEVICE_EVIDENCE:
-        /* the clause lives in an_over_time.evidence: an_text_over_time */
+    case AN_V_DEVICE_THERMAL:
+    case AN_V_DEVICE_POWER:
+    case AN_V_DEVICE_WORK_GREW:
+    case AN_V_DEVICE_NO_CLOCK:
+    case AN_V_DEVICE_CONTRADICTS:
+        device_verdict(out, v, ev);
         break;
     case AN_V_STEADY:
     default:
@@ -580,31 +695,61 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
     /* what it means */
     fputc('\n', out);
     for (size_t i = 0; i < ot->verdicts.n; i++) {
-        const an_verdict *v = &ot->verdicts.v[i];
-        if (v->kind == AN_V_DEVICE_EVIDENCE) {
-            char buf[512];
-            an_evidence_text(&ot->evidence, buf, sizeof buf);
-            fprintf(out, "  Device evidence: %s.\n", buf);
-            continue;
-        }
         fputs("  ", out);
-        an_text_verdict(out, v);
+        an_text_verdict(out, &ot->verdicts.v[i], &ot->evidence);
     }
 }
 
 /* ---- frames ------------------------------------------------------------ */
 
+/* A counter's column: as wide as its name, within 10..24 */
+static int fc_width(const char *name)
+{
+    size_t l = strlen(name);
+    return l < 10 ? 10 : l > 24 ? 24 : (int)l;
+}
+
+/* A counter's cell: the value, then '*' when carried; '-' when none (no
+ * trailing blank in the last column). */
+static void fc_cell(FILE *out, int w, double v, int state, int last)
+{
+    char b[48];
+    if (state == AN_FC_NONE)
+        snprintf(b, sizeof b, "-");
+    else
+        snprintf(b, sizeof b, fabs(v) < 1e6 ? "%.1f" : "%.4g", v);
+    fprintf(out, " %*s", w, b);
+    if (state == AN_FC_CARRIED)
+        fputc('*', out);
+    else if (!last)
+        fputc(' ', out);
+}
+
 void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
-                    int colour)
+                    const an_frame_counters *fc, int colour)
 {
     size_t n = f->nframes;
+    size_t nc = fc ? fc->ntext : 0;
     int64_t t0 = n ? m->frames[0].begin_ns : 0;
-    fprintf(out, "\n%sFrames%s (self ms per frame of %s)\n", bold(colour),
+    fprintf(out, "\n%sFrames%s (self ms per frame of %s", bold(colour),
             reset(colour), f->only ? "one scope" : "the top scopes");
+    if (nc)
+        fprintf(out, "; counters: the mean of their samples inside the "
+                     "frame, * the last sample before it when none fell "
+                     "inside, - none yet");
+    fprintf(out, ")\n");
+    if (fc && fc->n > nc)
+        fprintf(out, "  %zu of %zu counters shown (--counter GLOB chooses "
+                     "them; --csv carries all)\n",
+                nc, fc->n);
     fprintf(out, "  %7s %9s %9s %9s", "frame", "start s", "frame ms",
             "gpu ms");
     for (size_t j = 0; j < f->ncols; j++)
         fprintf(out, " %14.14s", f->cols[j]->name);
+    for (size_t k = 0; k < nc; k++) {
+        int w = fc_width(fc->c[k].name);
+        fprintf(out, " %*.*s%s", w, w, fc->c[k].name, k + 1 < nc ? " " : "");
+    }
     fputc('\n', out);
     for (size_t i = 0; i < n; i++) {
         const an_frame *fr = &m->frames[i];
@@ -616,6 +761,9 @@ void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
             fprintf(out, "%9s", "-");
         for (size_t j = 0; j < f->ncols; j++)
             fprintf(out, " %14.3f", f->self_ms[j * n + i]);
+        for (size_t k = 0; k < nc; k++)
+            fc_cell(out, fc_width(fc->c[k].name), fc->c[k].value[i],
+                    fc->c[k].state[i], k + 1 == nc);
         fputc('\n', out);
     }
 }

@@ -405,15 +405,20 @@ static void *live_main(void *arg)
     struct pollfd pf[2 + LV_MAX_CLIENTS];
     lv_client *who[2 + LV_MAX_CLIENTS];
     for (;;) {
-        uint64_t now = now_ms();
         /* reap the dead, time out the stalled, finish the finished */
         pthread_mutex_lock(&l->lock);
+        /* read under the lock: a block queued by the writer thread since
+         * sets last_progress_ms later than a `now` read before, and the
+         * unsigned difference would wrap to a stall of ~2^64 ms (a client
+         * was cut off 0.5 s after it connected) */
+        uint64_t now = now_ms();
         int stop = l->stop;
         int busy = 0;
         lv_client *gone = NULL;
         for (lv_client **pp = &l->clients; *pp;) {
             lv_client *c = *pp;
             if (c->state != LV_DEAD && c->head &&
+                now > c->last_progress_ms &&
                 now - c->last_progress_ms > l->stall_ms) {
                 char why[160];
                 snprintf(why, sizeof why,

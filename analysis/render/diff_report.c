@@ -1,0 +1,227 @@
+/* diff_report.c - capture_diff's report of an an_diff: text or CSV. It
+ * renders what analysis/diff.c computed and computes nothing of its own. */
+#include <math.h>
+#include <stdio.h>
+
+#include "diff.h"
+#include "report.h"
+
+static void num(FILE *f, double v, const char *fmt)
+{
+    if (!isnan(v))
+        fprintf(f, fmt, v);
+}
+
+/* "+1.2%" or "+inf%" (never "nan"): a value relative to a zero median. */
+static void pct_text(char *buf, size_t size, double v)
+{
+    if (isinf(v))
+        snprintf(buf, size, "%sinf%%", v > 0 ? "+" : "-");
+    else
+        snprintf(buf, size, "%+.1f%%", v);
+}
+
+int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
+                   int csv, int colour, size_t top)
+{
+    cap_diff_options o;
+    if (cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return -1;
+    /* several runs on a side: the run columns and lines */
+    int multi = d->base_runs > 1 || d->new_runs > 1;
+    if (csv) {
+        fputs("track,name,base_n,new_n,base_median_ms,new_median_ms,"
+              "base_mean_ms,new_mean_ms,base_p95_ms,new_p95_ms,delta_pct,"
+              "ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict,"
+              "band_pct,delta_ms,ci_low_ms,ci_high_ms,band_ms,wait,gates,block",
+              out);
+        if (multi)
+            fputs(",base_runs,new_runs,base_run_sd_ms,new_run_sd_ms,"
+                  "run_sd_ms,run_delta_ms,run_ci_low_ms,run_ci_high_ms,"
+                  "run_p_value,frame_ci_low_ms,frame_ci_high_ms,"
+                  "frame_p_value,within_spread",
+                  out);
+        fputc('\n', out);
+        for (size_t i = 0; i < d->n; i++) {
+            const an_diff_row *r = &d->rows[i];
+            const cap_diffstat *s = &r->d;
+            fprintf(out, "%s,", r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu");
+            rep_csv_field(out, r->name);
+            fprintf(out, ",%zu,%zu,", s->base_n, s->new_n);
+            double v[] = {s->base_median, s->new_median, r->base_mean_ms,
+                          r->new_mean_ms, s->base_p95, s->new_p95,
+                          s->delta_pct, s->ci_low_pct, s->ci_high_pct};
+            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+                num(out, v[k], "%.6f");
+                fputc(',', out);
+            }
+            num(out, s->p_value, "%.6g");
+            fputc(',', out);
+            num(out, s->p_adjusted, "%.6g");
+            fprintf(out, ",%s,", cap_verdict_name(s->verdict));
+            double w[] = {s->band_pct, s->delta_ms, s->ci_low_ms,
+                          s->ci_high_ms, s->band_ms};
+            for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+                num(out, w[k], "%.6f");
+                fputc(',', out);
+            }
+            fprintf(out, "%d,%d,%zu", r->is_wait, r->gates, r->block);
+            if (multi) {
+                fprintf(out, ",%zu,%zu", s->base_runs, s->new_runs);
+                double u[] = {s->base_run_sd, s->new_run_sd, s->run_sd_ms,
+                              s->run_delta_ms, s->run_ci_low_ms,
+                              s->run_ci_high_ms};
+                for (size_t k = 0; k < sizeof u / sizeof u[0]; k++) {
+                    fputc(',', out);
+                    num(out, u[k], "%.6f");
+                }
+                fputc(',', out);
+                num(out, s->run_p_value, "%.6g");
+                fputc(',', out);
+                num(out, s->frame_ci_low_ms, "%.6f");
+                fputc(',', out);
+                num(out, s->frame_ci_high_ms, "%.6f");
+                fputc(',', out);
+                num(out, s->frame_p_value, "%.6g");
+                fprintf(out, ",%d", s->within_spread);
+            }
+            fputc('\n', out);
+        }
+        fprintf(out, ",(geomean),%zu,%zu,,,,,,,", d->geomean_used,
+                d->geomean_used);
+        num(out, d->geomean_pct, "%.6f");
+        fputs(",,,,,,,,,,,,,", out);
+        if (multi)
+            fprintf(out, ",%zu,%zu,,,,,,,,,,,", d->base_runs, d->new_runs);
+        fputc('\n', out);
+        return 0;
+    }
+    if (multi)
+        fprintf(out, "Runs: %zu base, %zu new (samples pooled over each "
+                     "side's runs).\n",
+                d->base_runs, d->new_runs);
+    fprintf(out, "%-5s %-32s %7s %7s %11s %11s %8s %19s %7s", "track",
+            "name", "base n", "new n", "base med", "new med", "delta",
+            "interval", "band");
+    if (multi)
+        fprintf(out, " %7s", "run sd");
+    fprintf(out, " %9s  %s\n", "p (Holm)", "verdict");
+    size_t shown = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const an_diff_row *r = &d->rows[i];
+        if (top && !r->is_frame && shown >= top)
+            continue;
+        if (!r->is_frame)
+            shown++;
+        const cap_diffstat *s = &r->d;
+        const char *vc = "", *ve = "";
+        if (colour && s->verdict == CAP_VERDICT_REGRESSED && r->gates)
+            vc = "\033[1;31m", ve = "\033[0m";
+        else if (colour && s->verdict == CAP_VERDICT_IMPROVED)
+            vc = "\033[1;32m", ve = "\033[0m";
+        char ci[64] = "-", med_b[24] = "-", med_n[24] = "-", dl[24] = "-",
+             pv[24] = "-", band[24] = "-", lo[24], hi[24];
+        if (!isnan(s->base_median))
+            snprintf(med_b, sizeof med_b, "%.3f ms", s->base_median);
+        if (!isnan(s->new_median))
+            snprintf(med_n, sizeof med_n, "%.3f ms", s->new_median);
+        if (!isnan(s->delta_pct))
+            pct_text(dl, sizeof dl, s->delta_pct);
+        if (!isnan(s->ci_low_pct) && !isnan(s->ci_high_pct)) {
+            pct_text(lo, sizeof lo, s->ci_low_pct);
+            pct_text(hi, sizeof hi, s->ci_high_pct);
+            snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
+        }
+        if (!isnan(s->band_pct)) {
+            if (isinf(s->band_pct))
+                snprintf(band, sizeof band, "inf");
+            else
+                snprintf(band, sizeof band, "%.*f%%",
+                         s->band_pct < 99.95 ? 1 : 0, s->band_pct);
+        }
+        if (!isnan(s->p_adjusted))
+            snprintf(pv, sizeof pv, "%.3g", s->p_adjusted);
+        fprintf(out, "%-5s %-32.32s %7zu %7zu %11s %11s %8s %19s %7s",
+                r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu", r->name,
+                s->base_n, s->new_n, med_b, med_n, dl, ci, band);
+        if (multi) {
+            char sd[24] = "-";
+            if (isinf(s->run_sd_pct))
+                snprintf(sd, sizeof sd, "inf");
+            else if (!isnan(s->run_sd_pct))
+                snprintf(sd, sizeof sd, "%.1f%%", s->run_sd_pct);
+            fprintf(out, " %7s", sd);
+        }
+        const char *note =
+            r->is_frame ? (r->gates ? "" : "not gating")
+            : !r->is_wait ? ""
+            : r->gates    ? "wait"
+                          : "wait, not gating";
+        fprintf(out, " %9s  %s%s%s", pv, vc, cap_verdict_name(s->verdict), ve);
+        if (s->within_spread)
+            fprintf(out, " (within run-to-run spread%s%s)", *note ? "; " : "",
+                    note);
+        else if (*note)
+            fprintf(out, " (%s)", note);
+        fputc('\n', out);
+    }
+    if (top && shown < d->n - 1)
+        fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
+    if (!isnan(d->geomean_pct))
+        fprintf(out, "\ngeometric mean of the median changes over %zu scopes: "
+                     "%+.2f%%\n",
+                d->geomean_used, d->geomean_pct);
+    fprintf(out, "\n%zu regressed (%zu gating), %zu improved.\n",
+            d->regressed, d->gating, d->improved);
+    if (d->waits) {
+        int waits_gate = d->waits_gate;
+        fprintf(out, "Waits (time blocked, which grows when other work "
+                     "slows): %zu %s,\n%s.\n",
+                d->waits, d->waits == 1 ? "row" : "rows",
+                waits_gate ? "gating the exit status (--gate-waits)"
+                           : "judged but not gating the exit status");
+    }
+    if (d->n > 0 && d->rows[0].is_frame && !d->rows[0].gates)
+        fprintf(out, "(frame) is wall time, holding every wait and the "
+                     "machine's other load: judged,\nnot gating the exit "
+                     "status (--gate-frame).\n");
+    if (d->excluded)
+        fprintf(out, "Excluded by --exclude: %zu %s.\n", d->excluded,
+                d->excluded == 1 ? "row" : "rows");
+    size_t tested = d->tested;
+    char floor_from[80] = "--floor-us";
+    if (d->floor_share_pct > 0)
+        snprintf(floor_from, sizeof floor_from,
+                 "%g%% of the base median frame time", d->floor_share_pct);
+    fprintf(out,
+            "Band: a change counts only past the larger of %.1f%% of the "
+            "base median and a\nfloor of %.3f ms per frame (%s).\n"
+            "regressed / improved: p < %g (Holm over the %zu rows tested) "
+            "and the whole\ninterval past the band; unchanged: the interval "
+            "inside the band.\n"
+            "Samples: self time per frame (frame time for (frame)), averaged "
+            "over blocks of\n%zu frames for a scope that ran in under 90%% of "
+            "the frames of a run; med: their\nmedian; delta: Hodges-Lehmann "
+            "shift over the base median; interval: %.0f%%,"
+            "\ndistribution-free (order statistics of the pairwise "
+            "differences); p: one-sided\nMann-Whitney U tests against the "
+            "band.\n",
+            o.threshold_pct, d->floor_ms, floor_from, o.alpha, tested,
+            d->block, 100.0 * (1.0 - 2.0 * o.alpha));
+    if (multi) {
+        fprintf(out,
+                "Runs: the samples of each side's runs are pooled, and each "
+                "run's median is\nkept; run sd: the pooled SD of the run "
+                "medians about their side's mean\n(between runs, df %zu), "
+                "over the base median. interval: the hull of the\nframes' "
+                "interval and a t interval of the change of the mean run "
+                "median; p:\nthe larger of the U tests' and the t tests' "
+                "(docs/STATISTICS.md section 15).\n",
+                d->base_runs + d->new_runs - 2);
+        fprintf(out,
+                "Within run-to-run spread: %zu %s (the frames alone put "
+                "the change past the\nband, the runs do not).\n",
+                d->within_spread, d->within_spread == 1 ? "row" : "rows");
+    }
+    return 0;
+}
