@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "capture/cap_limits.h"
+#include "report.h"
 #include "stats.h"
 
 #include <limits.h>
@@ -475,10 +476,23 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
         L->visit(L->visit_ctx, row, (size_t)frame, v);
         return 0;
     }
-    an_scope *s = &L->m->scopes[row];
-    if (L->m->pop_of && frame < L->m->nframes && L->m->pop_of[frame] < 2 &&
-        an_hist_add(&s->pf_pop[L->m->pop_of[frame]], v) != 0)
+    an_capture *m = L->m;
+    an_scope *s = &m->scopes[row];
+    if (m->pop_of && frame < m->nframes && m->pop_of[frame] < 2 &&
+        an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0)
         return -1;
+    if (m->ot_bin && frame < m->nframes) {
+        if (!s->pf_bin &&
+            !(s->pf_bin = calloc(m->ot_nbins, sizeof *s->pf_bin)))
+            return -1;
+        if (s->kind == AN_CPU && !m->ot_cpu_ms &&
+            !(m->ot_cpu_ms = calloc(m->nframes, sizeof *m->ot_cpu_ms)))
+            return -1;
+        if (an_hist_add(&s->pf_bin[m->ot_bin[frame]], v) != 0)
+            return -1;
+        if (s->kind == AN_CPU) /* in row order, as over_time.c sums them */
+            m->ot_cpu_ms[frame] += (double)v / 1e6;
+    }
     return an_hist_add(&s->pf_hist, v);
 }
 
@@ -1659,6 +1673,21 @@ static cap_result load(an_capture **out, const char *path,
     if (res == CAP_OK && !visit && L.budget && L.o->split_hint &&
         split_pops(m) != 0)
         res = CAP_E_NOMEM;
+    if (res == CAP_OK && !visit && L.budget && L.o->over_time_hint &&
+        m->nframes) {
+        m->ot_bin = malloc(m->nframes * sizeof *m->ot_bin);
+        if (!m->ot_bin)
+            res = CAP_E_NOMEM;
+        else
+            m->ot_nbins = an_over_time_frame_bins(m, L.o->ot_bins,
+                                                  L.o->ot_bin_seconds,
+                                                  m->ot_bin);
+        if (m->ot_nbins > AN_OT_HINT_MAX_BINS) { /* too many histograms */
+            free(m->ot_bin);
+            m->ot_bin = NULL;
+            m->ot_nbins = 0;
+        }
+    }
     m->cutoff_ns = L.cutoff_ns;
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
@@ -1783,6 +1812,8 @@ void an_free(an_capture *m)
     free(m->path);
     free(m->load_path);
     free(m->pop_of);
+    free(m->ot_bin);
+    free(m->ot_cpu_ms);
     for (size_t i = 0; i < m->meta_n; i++) {
         if (m->meta_k)
             free(m->meta_k[i]);
@@ -1801,6 +1832,9 @@ void an_free(an_capture *m)
         an_hist_free(&m->scopes[i].pf_hist);
         an_hist_free(&m->scopes[i].pf_pop[0]);
         an_hist_free(&m->scopes[i].pf_pop[1]);
+        for (size_t b = 0; m->scopes[i].pf_bin && b < m->ot_nbins; b++)
+            an_hist_free(&m->scopes[i].pf_bin[b]);
+        free(m->scopes[i].pf_bin);
     }
     free(m->scopes);
     for (size_t i = 0; i < m->nnodes; i++)

@@ -156,8 +156,11 @@ static void one_file(const char *path)
                          .skip_seconds = skip};
         an_options oa = {.by_path = by_path, .threads = 1,
                          .skip_seconds = skip, .series_budget = 1,
-                         .split_hint = cfg > 0}; /* --split from the load's
-                                                    histograms, or a scan */
+                         .split_hint = cfg > 0, /* --split from the load's
+                                                   histograms, or a scan */
+                         .over_time_hint = cfg > 0, .ot_bins = 10};
+        /* (--over-time: the load's bins are compare()'s where a file has
+           20 frames or more, else it reads the file again) */
         an_options o2 = {.by_path = by_path, .threads = 2,
                          .skip_seconds = skip, .series_budget = 1};
         an_capture *e, *a, *a2;
@@ -320,7 +323,8 @@ static void long_capture(size_t block_bytes)
     }
     CHECK(cap_writer_close(w) == CAP_OK, "close");
     an_options oe = {.threads = 1},
-               oa = {.threads = 1, .series_budget = 1, .split_hint = 1};
+               oa = {.threads = 1, .series_budget = 1, .split_hint = 1,
+                     .over_time_hint = 1, .ot_bins = 10};
     an_capture *e, *a;
     char d[400];
     if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK) {
