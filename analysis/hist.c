@@ -113,6 +113,43 @@ double an_hist_quantile(const an_hist *h, uint64_t n, double p)
     return a == b ? a : a + f * (b - a);
 }
 
+static int side_merge(an_hist_side *to, const an_hist_side *from)
+{
+    if (from->n == 0)
+        return 0;
+    if (to->n == 0 || from->lo < to->lo ||
+        from->lo + (int32_t)from->n > to->lo + (int32_t)to->n) {
+        int32_t lo = from->lo, hi = from->lo + (int32_t)from->n;
+        if (to->n) {
+            lo = to->lo < lo ? to->lo : lo;
+            hi = to->lo + (int32_t)to->n > hi ? to->lo + (int32_t)to->n : hi;
+        }
+        uint32_t *c = calloc((size_t)(hi - lo), sizeof *c);
+        if (!c)
+            return -1;
+        if (to->n)
+            memcpy(c + (to->lo - lo), to->c, to->n * sizeof *c);
+        free(to->c);
+        to->c = c;
+        to->lo = lo;
+        to->n = (uint32_t)(hi - lo);
+    }
+    for (uint32_t i = 0; i < from->n; i++)
+        to->c[from->lo - to->lo + (int32_t)i] += from->c[i];
+    to->count += from->count;
+    return 0;
+}
+
+int an_hist_merge(an_hist *to, const an_hist *from)
+{
+    if (side_merge(&to->pos, &from->pos) != 0 ||
+        side_merge(&to->neg, &from->neg) != 0)
+        return -1;
+    to->count += from->count;
+    to->sum += from->sum;
+    return 0;
+}
+
 void an_hist_free(an_hist *h)
 {
     free(h->pos.c);

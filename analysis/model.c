@@ -492,8 +492,20 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
             return -1;
         if (s->kind == AN_CPU) /* in row order, as over_time.c sums them */
             m->ot_cpu_ms[frame] += (double)v / 1e6;
+        return 0; /* pf_hist: the bins' merged at the end (ot_merge) */
     }
     return an_hist_add(&s->pf_hist, v);
+}
+
+/* Each row's histogram over all frames from its histograms by bin. */
+static int ot_merge(an_capture *m)
+{
+    for (size_t i = 0; i < m->nscopes; i++)
+        for (size_t b = 0; m->scopes[i].pf_bin && b < m->ot_nbins; b++)
+            if (an_hist_merge(&m->scopes[i].pf_hist,
+                              &m->scopes[i].pf_bin[b]) != 0)
+                return -1;
+    return 0;
 }
 
 static int win_emit_frame(loader *L, uint64_t frame)
@@ -1708,7 +1720,7 @@ static cap_result load(an_capture **out, const char *path,
             if (!m->meta_k[i] || !m->meta_v[i])
                 res = CAP_E_NOMEM;
         }
-        if (res == CAP_OK && pf_flush(&L) != 0)
+        if (res == CAP_OK && (pf_flush(&L) != 0 || ot_merge(m) != 0))
             res = CAP_E_NOMEM;
         if (res == CAP_OK && resolve_names(&L) != 0)
             res = CAP_E_NOMEM;

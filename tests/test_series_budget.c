@@ -162,7 +162,8 @@ static void one_file(const char *path)
         /* (--over-time: the load's bins are compare()'s where a file has
            20 frames or more, else it reads the file again) */
         an_options o2 = {.by_path = by_path, .threads = 2,
-                         .skip_seconds = skip, .series_budget = 1};
+                         .skip_seconds = skip, .series_budget = 1,
+                         .over_time_hint = cfg > 0, .ot_bins = 10};
         an_capture *e, *a, *a2;
         char d[400];
         if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK)
@@ -229,6 +230,28 @@ static void hist_alone(void)
               ps[k], q, e);
     }
     CHECK(isnan(an_hist_quantile(&h, 0, 0.5)), "no values: NAN");
+    /* the same values in two halves, merged: the same counts */
+    {
+        an_hist p[2], mg;
+        memset(p, 0, sizeof p);
+        memset(&mg, 0, sizeof mg);
+        for (size_t i = 0; i < N + 5000; i++) /* sorted; zeros not kept */
+            CHECK(an_hist_add(&p[v[i] > 2e7], (int64_t)v[i]) == 0, "add");
+        CHECK(an_hist_add(&p[0], -7) == 0 && an_hist_add(&h, -7) == 0, "neg");
+        CHECK(an_hist_merge(&mg, &p[1]) == 0 && an_hist_merge(&mg, &p[0]) == 0,
+              "merge");
+        CHECK(mg.count == h.count && mg.sum == h.sum &&
+                  mg.neg.count == 1 && mg.pos.count == h.pos.count,
+              "merged count %llu sum %g", (unsigned long long)mg.count,
+              mg.sum);
+        for (double q = 0; q <= 1.0; q += 0.125)
+            CHECK(an_hist_quantile(&mg, N + 5000, q) ==
+                      an_hist_quantile(&h, N + 5000, q),
+                  "merged p%g", q);
+        an_hist_free(&p[0]);
+        an_hist_free(&p[1]);
+        an_hist_free(&mg);
+    }
     CHECK(h.sum > 0, "sum");
     an_hist_free(&h);
     CHECK(h.pos.n == 0 && h.pos.c == NULL, "freed");
