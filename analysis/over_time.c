@@ -1,6 +1,7 @@
 /* over_time.c - frames binned by elapsed time: per-bin frame time, top
  * scopes' medians, counters' means, growth, and the verdicts (verdict.c). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -8,6 +9,8 @@
 #include "report.h"
 
 #define MS(ns) ((double)(ns) / 1e6)
+
+_Static_assert(AN_OT_MAX_BINS <= UINT16_MAX, "a frame's bin in 16 bits");
 
 static int starts_with_ci(const char *s, const char *p)
 {
@@ -112,7 +115,7 @@ static void top_scopes(const an_capture *m, int waits, size_t max,
 
 /* Per-bin medians of v[frame] (ms) into out[bin]. */
 static void bin_medians(const double *v, const size_t *first,
-                        const size_t *order, size_t nb, double *tmp,
+                        const uint32_t *order, size_t nb, double *tmp,
                         double *out)
 {
     for (size_t b = 0; b < nb; b++) {
@@ -128,7 +131,8 @@ static void bin_medians(const double *v, const size_t *first,
  * read of the file. */
 typedef struct ot_sum_ctx {
     const an_capture *m;
-    const size_t *bin_of, *slot_of; /* slot_of: row -> top index or -1 */
+    const uint16_t *bin_of;
+    const size_t *slot_of; /* row -> top index or -1 */
     size_t nb;
     an_hist *h;                     /* top x bins */
     double *sum[2];
@@ -181,7 +185,8 @@ static an_summary hist_summary(const an_hist *h, size_t k)
 
 /* The load summarised the rows over these very bins
  * (an_options.over_time_hint): 1 when m->ot_bin matches bin_of. */
-static int hint_matches(const an_capture *m, const size_t *bin_of, size_t nb)
+static int hint_matches(const an_capture *m, const uint16_t *bin_of,
+                        size_t nb)
 {
     if (!m->approx || !m->ot_bin || m->ot_nbins != nb)
         return 0;
@@ -193,7 +198,7 @@ static int hint_matches(const an_capture *m, const size_t *bin_of, size_t nb)
 
 /* The top scopes' per-bin summaries into out (top_n x nb) and the work
  * and wait sums per frame into sum[2], in one read of the file. */
-static cap_result ot_approx(const an_capture *m, const size_t *bin_of,
+static cap_result ot_approx(const an_capture *m, const uint16_t *bin_of,
                             const size_t *first, size_t nb, const size_t *top,
                             size_t top_n, double *sum[2], an_summary **out)
 {
@@ -233,7 +238,7 @@ static cap_result ot_approx(const an_capture *m, const size_t *bin_of,
  * is a wait, and only then is the file read again), else from one more
  * read of the file (ot_approx). */
 static cap_result ot_summaries(const an_capture *m, int hinted, int waits,
-                               const size_t *bin_of, const size_t *first,
+                               const uint16_t *bin_of, const size_t *first,
                                size_t nb, const size_t *top, size_t top_n,
                                double *sum[2], an_summary **out)
 {
@@ -267,7 +272,11 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         return CAP_OK;
     }
     cap_result rc = CAP_E_NOMEM;
-    size_t *bin_of = NULL, *first = NULL, *order = NULL;
+    /* 2 + 4 bytes a frame, and tmp as long as the largest bin (300 M
+       scopes of bench_gen.h: 768,197 frames) */
+    uint16_t *bin_of = NULL; /* AN_OT_MAX_BINS fits */
+    uint32_t *order = NULL;
+    size_t *first = NULL;
     double *tmp = NULL, *dense = NULL;
     int64_t t0 = m->frames[0].begin_ns;
     double width;
@@ -279,25 +288,30 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     bin_of = malloc(n * sizeof *bin_of);
     first = calloc(nb + 1, sizeof *first);
     order = malloc(n * sizeof *order);
-    tmp = malloc(n * sizeof *tmp);
     dense = malloc((m->approx ? 1 : n) * sizeof *dense); /* exact only */
     ot->bins = calloc(nb, sizeof *ot->bins);
-    if (!bin_of || !first || !order || !tmp || !dense || !ot->bins)
+    if (!bin_of || !first || !order || !dense || !ot->bins || n > UINT32_MAX)
         goto done;
     for (size_t i = 0; i < n; i++) {
-        bin_of[i] = bin_index(an_elapsed_ns(t0, m->frames[i].begin_ns) / width,
-                              bins);
+        bin_of[i] = (uint16_t)bin_index(
+            an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
         ot->bins[bin_of[i]].frames++;
     }
     /* frames grouped by bin (a stable counting sort): first[b]..first[b+1] */
-    for (size_t b = 0; b < nb; b++)
+    size_t most = 1;
+    for (size_t b = 0; b < nb; b++) {
         first[b + 1] = first[b] + ot->bins[b].frames;
+        most = ot->bins[b].frames > most ? ot->bins[b].frames : most;
+    }
+    tmp = malloc(most * sizeof *tmp);
+    if (!tmp)
+        goto done;
     {
         size_t *next = calloc(nb, sizeof *next);
         if (!next)
             goto done;
         for (size_t i = 0; i < n; i++)
-            order[first[bin_of[i]] + next[bin_of[i]]++] = i;
+            order[first[bin_of[i]] + next[bin_of[i]]++] = (uint32_t)i;
         free(next);
     }
     ot->ref = 0;
