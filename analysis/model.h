@@ -121,16 +121,22 @@ typedef struct an_options {
     int over_time_hint;  /* with a budget: also summarise each row over
                             the bins that an_over_time_compute(m,
                             ot_bins, ot_bin_seconds) will use (at most
-                            AN_OT_HINT_MAX_BINS of them), and sum every
+                            AN_OT_HINT_MAX_BINS of them, at most
+                            AN_OT_HINT_MAX_BYTES), and sum every
                             CPU row per frame, so that it needs no second
                             read of the file */
     int ot_bins;
     double ot_bin_seconds;
+    size_t ot_hint_bytes; /* 0: AN_OT_HINT_MAX_BYTES (tests set less) */
 } an_options;
 
 /* over_time_hint is ignored past this many bins (memory: a histogram per
  * row and bin). */
 #define AN_OT_HINT_MAX_BINS 64
+/* ... and let go (the report then reads the file again) once its
+ * histograms hold more than this (10 bins of the 416 rows of 300 M
+ * scopes of bench_gen.h: 4.6 MB) */
+#define AN_OT_HINT_MAX_BYTES ((size_t)8 << 20)
 
 /* The budget read_capture gives its ranking, --tree, --split and
  * --over-time: 256 Ki values (3 MiB), 7 times what the largest fixture

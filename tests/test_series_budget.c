@@ -158,12 +158,16 @@ static void one_file(const char *path)
                          .skip_seconds = skip, .series_budget = 1,
                          .split_hint = cfg > 0, /* --split from the load's
                                                    histograms, or a scan */
-                         .over_time_hint = cfg > 0, .ot_bins = 10};
+                         .over_time_hint = cfg > 0, .ot_bins = 10,
+                         .ot_hint_bytes = cfg == 2 ? 1 : 0};
         /* (--over-time: the load's bins are compare()'s where a file has
-           20 frames or more, else it reads the file again) */
+           20 frames or more, else it reads the file again; with
+           --skip-seconds the histograms by bin outgrow their bound at
+           once and are let go, so it reads the file again too) */
         an_options o2 = {.by_path = by_path, .threads = 2,
                          .skip_seconds = skip, .series_budget = 1,
-                         .over_time_hint = cfg > 0, .ot_bins = 10};
+                         .over_time_hint = cfg > 0, .ot_bins = 10,
+                         .ot_hint_bytes = oa.ot_hint_bytes};
         an_capture *e, *a, *a2;
         char d[400];
         if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK)
@@ -181,6 +185,11 @@ static void one_file(const char *path)
         CHECK(a->approx == (any && e->nframes > 0) || (a->approx && !any),
               "%s: approx %d", path, a->approx);
         files_approx += a->approx;
+        for (size_t i = 0; cfg == 2 && i < a->nscopes; i++)
+            CHECK(!a->scopes[i].pf_bin && !a->ot_cpu_ms,
+                  "%s: bins over their bound kept", path);
+        CHECK(cfg != 1 || !a->approx || a->nframes == 0 || a->ot_bin,
+              "%s: no bins", path);
         compare(path, e, a);
         if (an_load(&a2, path, &o2, d, sizeof d) == CAP_OK) {
             CHECK(a2->approx == a->approx && a2->nscopes == a->nscopes,
