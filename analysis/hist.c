@@ -26,6 +26,22 @@ static double bucket_value(int32_t i)
     return a + (b - a) / 2;
 }
 
+/* Make h's buckets span [lo, hi), which holds the range it has. */
+static int side_span(an_hist_side *h, int32_t lo, int32_t hi)
+{
+    uint32_t n = (uint32_t)(hi - lo);
+    uint32_t *c = calloc(n, sizeof *c);
+    if (!c)
+        return -1;
+    if (h->n)
+        memcpy(c + (h->lo - lo), h->c, h->n * sizeof *c);
+    free(h->c);
+    h->c = c;
+    h->lo = lo;
+    h->n = n;
+    return 0;
+}
+
 static int side_add(an_hist_side *h, uint64_t v)
 {
     int32_t b = bucket_of(v);
@@ -39,16 +55,8 @@ static int side_add(an_hist_side *h, uint64_t v)
             lo = b < h->lo ? b - margin : h->lo;
             hi = b >= end ? b + 1 + margin : end;
         }
-        uint32_t n = (uint32_t)(hi - lo);
-        uint32_t *c = calloc(n, sizeof *c);
-        if (!c)
+        if (side_span(h, lo, hi) != 0)
             return -1;
-        if (h->n)
-            memcpy(c + (h->lo - lo), h->c, h->n * sizeof *c);
-        free(h->c);
-        h->c = c;
-        h->lo = lo;
-        h->n = n;
     }
     h->c[b - h->lo]++;
     h->count++;
@@ -111,6 +119,36 @@ double an_hist_quantile(const an_hist *h, uint64_t n, double p)
         return a;
     double b = order_stat(h, n, j + 1);
     return a == b ? a : a + f * (b - a);
+}
+
+static int side_merge(an_hist_side *to, const an_hist_side *from)
+{
+    if (from->n == 0)
+        return 0;
+    if (to->n == 0 || from->lo < to->lo ||
+        from->lo + (int32_t)from->n > to->lo + (int32_t)to->n) {
+        int32_t lo = from->lo, hi = from->lo + (int32_t)from->n;
+        if (to->n) {
+            lo = to->lo < lo ? to->lo : lo;
+            hi = to->lo + (int32_t)to->n > hi ? to->lo + (int32_t)to->n : hi;
+        }
+        if (side_span(to, lo, hi) != 0)
+            return -1;
+    }
+    for (uint32_t i = 0; i < from->n; i++)
+        to->c[from->lo - to->lo + (int32_t)i] += from->c[i];
+    to->count += from->count;
+    return 0;
+}
+
+int an_hist_merge(an_hist *to, const an_hist *from)
+{
+    if (side_merge(&to->pos, &from->pos) != 0 ||
+        side_merge(&to->neg, &from->neg) != 0)
+        return -1;
+    to->count += from->count;
+    to->sum += from->sum;
+    return 0;
 }
 
 void an_hist_free(an_hist *h)

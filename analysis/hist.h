@@ -49,6 +49,12 @@ int an_hist_add(an_hist *h, int64_t v);
  * between neighbours). NAN when n == 0. In ns. */
 double an_hist_quantile(const an_hist *h, uint64_t n, double p);
 
+/* Add every value of `from` to `to` (the same buckets as adding them one
+ * by one; the sum the same while every partial sum stays below 2^53).
+ * Returns 0, or -1 when out of memory (to then holds part of them: free
+ * it). */
+int an_hist_merge(an_hist *to, const an_hist *from);
+
 /* Release h's buckets and zero it. */
 void an_hist_free(an_hist *h);
 

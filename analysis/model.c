@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "capture/cap_limits.h"
+#include "report.h"
 #include "stats.h"
 
 #include <limits.h>
@@ -64,6 +65,7 @@ typedef struct loader {
     an_series_fn visit;     /* an_series_scan: values go there, not into
                                the rows' histograms */
     void *visit_ctx;
+    size_t ot_bytes;        /* the histograms by bin (over_time_hint) */
     /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
     struct kid_memo {
         uint32_t parent, key, node;
@@ -466,6 +468,37 @@ static int pf_flush(loader *L)
  * short stretch of time); a value that comes later still is summarised
  * on its own and counted (late_values). */
 
+/* Each row's histogram over all frames from its histograms by bin. */
+static int ot_merge(an_capture *m)
+{
+    for (size_t i = 0; i < m->nscopes; i++)
+        for (size_t b = 0; m->scopes[i].pf_bin && b < m->ot_nbins; b++)
+            if (an_hist_merge(&m->scopes[i].pf_hist,
+                              &m->scopes[i].pf_bin[b]) != 0)
+                return -1;
+    return 0;
+}
+
+/* The histograms by bin outgrew AN_OT_HINT_MAX_BYTES: merged into each
+ * row's and let go (an_over_time_compute then reads the file again). */
+static int ot_drop(an_capture *m)
+{
+    if (ot_merge(m) != 0)
+        return -1;
+    for (size_t i = 0; i < m->nscopes; i++) {
+        for (size_t b = 0; m->scopes[i].pf_bin && b < m->ot_nbins; b++)
+            an_hist_free(&m->scopes[i].pf_bin[b]);
+        free(m->scopes[i].pf_bin);
+        m->scopes[i].pf_bin = NULL;
+    }
+    free(m->ot_bin);
+    free(m->ot_cpu_ms);
+    m->ot_bin = NULL;
+    m->ot_cpu_ms = NULL;
+    m->ot_nbins = 0;
+    return 0;
+}
+
 /* A row's final self time in a frame. */
 static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
 {
@@ -475,10 +508,32 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
         L->visit(L->visit_ctx, row, (size_t)frame, v);
         return 0;
     }
-    an_scope *s = &L->m->scopes[row];
-    if (L->m->pop_of && frame < L->m->nframes && L->m->pop_of[frame] < 2 &&
-        an_hist_add(&s->pf_pop[L->m->pop_of[frame]], v) != 0)
+    an_capture *m = L->m;
+    an_scope *s = &m->scopes[row];
+    if (m->pop_of && frame < m->nframes && m->pop_of[frame] < 2 &&
+        an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0)
         return -1;
+    if (m->ot_bin && frame < m->nframes) {
+        if (!s->pf_bin) {
+            if (!(s->pf_bin = calloc(m->ot_nbins, sizeof *s->pf_bin)))
+                return -1;
+            L->ot_bytes += m->ot_nbins * sizeof *s->pf_bin;
+        }
+        if (s->kind == AN_CPU && !m->ot_cpu_ms &&
+            !(m->ot_cpu_ms = calloc(m->nframes, sizeof *m->ot_cpu_ms)))
+            return -1;
+        an_hist *h = &s->pf_bin[m->ot_bin[frame]];
+        uint32_t held = h->pos.n + h->neg.n;
+        if (an_hist_add(h, v) != 0)
+            return -1;
+        L->ot_bytes += (size_t)(h->pos.n + h->neg.n - held) * sizeof *h->pos.c;
+        if (s->kind == AN_CPU) /* in row order, as over_time.c sums them */
+            m->ot_cpu_ms[frame] += (double)v / 1e6;
+        /* pf_hist: the bins' merged at the end (ot_merge) */
+        size_t most = L->o->ot_hint_bytes ? L->o->ot_hint_bytes
+                                          : AN_OT_HINT_MAX_BYTES;
+        return L->ot_bytes > most ? ot_drop(m) : 0;
+    }
     return an_hist_add(&s->pf_hist, v);
 }
 
@@ -1659,6 +1714,21 @@ static cap_result load(an_capture **out, const char *path,
     if (res == CAP_OK && !visit && L.budget && L.o->split_hint &&
         split_pops(m) != 0)
         res = CAP_E_NOMEM;
+    if (res == CAP_OK && !visit && L.budget && L.o->over_time_hint &&
+        m->nframes) {
+        m->ot_bin = malloc(m->nframes * sizeof *m->ot_bin);
+        if (!m->ot_bin)
+            res = CAP_E_NOMEM;
+        else
+            m->ot_nbins = an_over_time_frame_bins(m, L.o->ot_bins,
+                                                  L.o->ot_bin_seconds,
+                                                  m->ot_bin);
+        if (m->ot_nbins > AN_OT_HINT_MAX_BINS) { /* too many histograms */
+            free(m->ot_bin);
+            m->ot_bin = NULL;
+            m->ot_nbins = 0;
+        }
+    }
     m->cutoff_ns = L.cutoff_ns;
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
@@ -1679,7 +1749,7 @@ static cap_result load(an_capture **out, const char *path,
             if (!m->meta_k[i] || !m->meta_v[i])
                 res = CAP_E_NOMEM;
         }
-        if (res == CAP_OK && pf_flush(&L) != 0)
+        if (res == CAP_OK && (pf_flush(&L) != 0 || ot_merge(m) != 0))
             res = CAP_E_NOMEM;
         if (res == CAP_OK && resolve_names(&L) != 0)
             res = CAP_E_NOMEM;
@@ -1783,6 +1853,8 @@ void an_free(an_capture *m)
     free(m->path);
     free(m->load_path);
     free(m->pop_of);
+    free(m->ot_bin);
+    free(m->ot_cpu_ms);
     for (size_t i = 0; i < m->meta_n; i++) {
         if (m->meta_k)
             free(m->meta_k[i]);
@@ -1801,6 +1873,9 @@ void an_free(an_capture *m)
         an_hist_free(&m->scopes[i].pf_hist);
         an_hist_free(&m->scopes[i].pf_pop[0]);
         an_hist_free(&m->scopes[i].pf_pop[1]);
+        for (size_t b = 0; m->scopes[i].pf_bin && b < m->ot_nbins; b++)
+            an_hist_free(&m->scopes[i].pf_bin[b]);
+        free(m->scopes[i].pf_bin);
     }
     free(m->scopes);
     for (size_t i = 0; i < m->nnodes; i++)

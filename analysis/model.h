@@ -66,6 +66,9 @@ typedef struct an_scope {
     /* ... and over the fastest and the slowest quarter of frames by frame
        time (--split), when the load was asked (an_options.split_hint) */
     an_hist pf_pop[2];
+    /* ... and in each --over-time bin (an_options.over_time_hint): NULL
+       until the row's first value, then an_capture.ot_nbins of them */
+    an_hist *pf_bin;
 } an_scope;
 
 typedef struct an_node {
@@ -115,7 +118,25 @@ typedef struct an_options {
                             the fastest and the slowest quarter of frames
                             (an_split_compute by frame time then needs no
                             second read of the file) */
+    int over_time_hint;  /* with a budget: also summarise each row over
+                            the bins that an_over_time_compute(m,
+                            ot_bins, ot_bin_seconds) will use (at most
+                            AN_OT_HINT_MAX_BINS of them, at most
+                            AN_OT_HINT_MAX_BYTES), and sum every
+                            CPU row per frame, so that it needs no second
+                            read of the file */
+    int ot_bins;
+    double ot_bin_seconds;
+    size_t ot_hint_bytes; /* 0: AN_OT_HINT_MAX_BYTES (tests set less) */
 } an_options;
+
+/* over_time_hint is ignored past this many bins (memory: a histogram per
+ * row and bin). */
+#define AN_OT_HINT_MAX_BINS 64
+/* ... and let go (the report then reads the file again) once its
+ * histograms hold more than this (10 bins of the 416 rows of 300 M
+ * scopes of bench_gen.h: 4.6 MB) */
+#define AN_OT_HINT_MAX_BYTES ((size_t)8 << 20)
 
 /* The budget read_capture gives its ranking, --tree, --split and
  * --over-time: 256 Ki values (3 MiB), 7 times what the largest fixture
@@ -174,6 +195,12 @@ typedef struct an_capture {
                                    the fastest quarter, 1 the slowest, 2
                                    neither (as an_split_compute orders
                                    them); NULL otherwise */
+    uint16_t *ot_bin;           /* approx with over_time_hint: per frame,
+                                   its bin (NULL otherwise) */
+    size_t ot_nbins;
+    double *ot_cpu_ms;          /* ... and the self time (ms) of every CPU
+                                   row in that frame, summed in row order
+                                   (NULL until the first value) */
     uint64_t late_values;       /* approx: values that reached a frame
                                    already summarised (a thread's data
                                    far behind the others' in the file):

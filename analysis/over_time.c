@@ -1,6 +1,7 @@
 /* over_time.c - frames binned by elapsed time: per-bin frame time, top
  * scopes' medians, counters' means, growth, and the verdicts (verdict.c). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -8,6 +9,8 @@
 #include "report.h"
 
 #define MS(ns) ((double)(ns) / 1e6)
+
+_Static_assert(AN_OT_MAX_BINS <= UINT16_MAX, "a frame's bin in 16 bits");
 
 static int starts_with_ci(const char *s, const char *p)
 {
@@ -112,7 +115,7 @@ static void top_scopes(const an_capture *m, int waits, size_t max,
 
 /* Per-bin medians of v[frame] (ms) into out[bin]. */
 static void bin_medians(const double *v, const size_t *first,
-                        const size_t *order, size_t nb, double *tmp,
+                        const uint32_t *order, size_t nb, double *tmp,
                         double *out)
 {
     for (size_t b = 0; b < nb; b++) {
@@ -128,7 +131,8 @@ static void bin_medians(const double *v, const size_t *first,
  * read of the file. */
 typedef struct ot_sum_ctx {
     const an_capture *m;
-    const size_t *bin_of, *slot_of; /* slot_of: row -> top index or -1 */
+    const uint16_t *bin_of;
+    const size_t *slot_of; /* row -> top index or -1 */
     size_t nb;
     an_hist *h;                     /* top x bins */
     double *sum[2];
@@ -147,9 +151,54 @@ static void ot_sum_visit(void *p, size_t row, size_t frame, int64_t v)
         c->failed = 1;
 }
 
+size_t an_over_time_frame_bins(const an_capture *m, int bins,
+                               double bin_seconds, uint16_t *bin_of)
+{
+    size_t n = m->nframes;
+    if (!n)
+        return 0;
+    int64_t t0 = m->frames[0].begin_ns;
+    double width;
+    bins = choose_bins(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
+                       bin_seconds, &width);
+    for (size_t i = 0; i < n; i++)
+        bin_of[i] = (uint16_t)bin_index(
+            an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
+    return (size_t)bins;
+}
+
+/* Median and p95 (ms) of k frames' values, of which h holds the non-zero
+ * ones (NULL: none). */
+static an_summary hist_summary(const an_hist *h, size_t k)
+{
+    static const an_hist none;
+    an_summary s = {k, NAN, NAN, NAN};
+    if (!h)
+        h = &none;
+    if (k) {
+        s.mean = MS(h->sum / (double)k);
+        s.median = MS(an_hist_quantile(h, k, 0.5));
+        s.p95 = MS(an_hist_quantile(h, k, 0.95));
+    }
+    return s;
+}
+
+/* The load summarised the rows over these very bins
+ * (an_options.over_time_hint): 1 when m->ot_bin matches bin_of. */
+static int hint_matches(const an_capture *m, const uint16_t *bin_of,
+                        size_t nb)
+{
+    if (!m->approx || !m->ot_bin || m->ot_nbins != nb)
+        return 0;
+    for (size_t i = 0; i < m->nframes; i++)
+        if (m->ot_bin[i] != bin_of[i])
+            return 0;
+    return 1;
+}
+
 /* The top scopes' per-bin summaries into out (top_n x nb) and the work
  * and wait sums per frame into sum[2], in one read of the file. */
-static cap_result ot_approx(const an_capture *m, const size_t *bin_of,
+static cap_result ot_approx(const an_capture *m, const uint16_t *bin_of,
                             const size_t *first, size_t nb, const size_t *top,
                             size_t top_n, double *sum[2], an_summary **out)
 {
@@ -168,17 +217,9 @@ static cap_result ot_approx(const an_capture *m, const size_t *bin_of,
         if (rc == CAP_OK && c.failed)
             rc = CAP_E_NOMEM;
         for (size_t j = 0; rc == CAP_OK && j < top_n; j++)
-            for (size_t b = 0; b < nb; b++) {
-                size_t k = first[b + 1] - first[b];
-                const an_hist *x = &h[j * nb + b];
-                an_summary s = {k, NAN, NAN, NAN};
-                if (k) {
-                    s.mean = MS(x->sum / (double)k);
-                    s.median = MS(an_hist_quantile(x, k, 0.5));
-                    s.p95 = MS(an_hist_quantile(x, k, 0.95));
-                }
-                (*out)[j * nb + b] = s;
-            }
+            for (size_t b = 0; b < nb; b++)
+                (*out)[j * nb + b] = hist_summary(&h[j * nb + b],
+                                                  first[b + 1] - first[b]);
     }
     for (size_t i = 0; h && i < nh; i++)
         an_hist_free(&h[i]);
@@ -189,6 +230,35 @@ static cap_result ot_approx(const an_capture *m, const size_t *bin_of,
         *out = NULL;
     }
     return rc;
+}
+
+/* A summarised model's top-scope summaries (out) and work and wait sums:
+ * from the load's per-bin histograms when it was given these bins
+ * (hinted; the work sum then comes from m->ot_cpu_ms unless some CPU row
+ * is a wait, and only then is the file read again), else from one more
+ * read of the file (ot_approx). */
+static cap_result ot_summaries(const an_capture *m, int hinted, int waits,
+                               const uint16_t *bin_of, const size_t *first,
+                               size_t nb, const size_t *top, size_t top_n,
+                               double *sum[2], an_summary **out)
+{
+    if (!hinted)
+        return ot_approx(m, bin_of, first, nb, top, top_n, sum, out);
+    cap_result rc;
+    if (waits && (rc = ot_approx(m, bin_of, first, nb, top, 0, sum, out)) !=
+                     CAP_OK)
+        return rc;
+    free(*out);
+    *out = malloc((top_n * nb > 0 ? top_n * nb : 1) * sizeof **out);
+    if (!*out)
+        return CAP_E_NOMEM;
+    for (size_t j = 0; j < top_n; j++) {
+        const an_hist *h = m->scopes[top[j]].pf_bin;
+        for (size_t b = 0; b < nb; b++)
+            (*out)[j * nb + b] =
+                hist_summary(h ? &h[b] : NULL, first[b + 1] - first[b]);
+    }
+    return CAP_OK;
 }
 
 cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
@@ -202,7 +272,11 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         return CAP_OK;
     }
     cap_result rc = CAP_E_NOMEM;
-    size_t *bin_of = NULL, *first = NULL, *order = NULL;
+    /* 2 + 4 bytes a frame, and tmp as long as the largest bin (300 M
+       scopes of bench_gen.h: 768,197 frames) */
+    uint16_t *bin_of = NULL; /* AN_OT_MAX_BINS fits */
+    uint32_t *order = NULL;
+    size_t *first = NULL;
     double *tmp = NULL, *dense = NULL;
     int64_t t0 = m->frames[0].begin_ns;
     double width;
@@ -214,25 +288,30 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     bin_of = malloc(n * sizeof *bin_of);
     first = calloc(nb + 1, sizeof *first);
     order = malloc(n * sizeof *order);
-    tmp = malloc(n * sizeof *tmp);
     dense = malloc((m->approx ? 1 : n) * sizeof *dense); /* exact only */
     ot->bins = calloc(nb, sizeof *ot->bins);
-    if (!bin_of || !first || !order || !tmp || !dense || !ot->bins)
+    if (!bin_of || !first || !order || !dense || !ot->bins || n > UINT32_MAX)
         goto done;
     for (size_t i = 0; i < n; i++) {
-        bin_of[i] = bin_index(an_elapsed_ns(t0, m->frames[i].begin_ns) / width,
-                              bins);
+        bin_of[i] = (uint16_t)bin_index(
+            an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
         ot->bins[bin_of[i]].frames++;
     }
     /* frames grouped by bin (a stable counting sort): first[b]..first[b+1] */
-    for (size_t b = 0; b < nb; b++)
+    size_t most = 1;
+    for (size_t b = 0; b < nb; b++) {
         first[b + 1] = first[b] + ot->bins[b].frames;
+        most = ot->bins[b].frames > most ? ot->bins[b].frames : most;
+    }
+    tmp = malloc(most * sizeof *tmp);
+    if (!tmp)
+        goto done;
     {
         size_t *next = calloc(nb, sizeof *next);
         if (!next)
             goto done;
         for (size_t i = 0; i < n; i++)
-            order[first[bin_of[i]] + next[bin_of[i]]++] = i;
+            order[first[bin_of[i]] + next[bin_of[i]]++] = (uint32_t)i;
         free(next);
     }
     ot->ref = 0;
@@ -263,10 +342,17 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         goto done;
     int64_t ft = an_total_frame_ns(m);
     an_summary *approx = NULL;
-    double *sum[2] = {calloc(n, sizeof(double)), calloc(n, sizeof(double))};
-    if (!sum[0] || !sum[1] ||
-        (m->approx && (rc = ot_approx(m, bin_of, first, nb, top, top_n, sum,
-                                      &approx)) != CAP_OK)) {
+    int hinted = hint_matches(m, bin_of, nb), waits = 0;
+    for (size_t s = 0; hinted && s < m->nscopes; s++)
+        waits |= m->scopes[s].kind == AN_CPU && m->scopes[s].is_wait;
+    const double *cpu = hinted && !waits ? m->ot_cpu_ms : NULL; /* borrowed:
+                                                     the work sum */
+    double *sum[2] = {cpu ? NULL : calloc(n, sizeof(double)),
+                      calloc(n, sizeof(double))};
+    if ((!cpu && !sum[0]) || !sum[1] ||
+        (m->approx && (rc = ot_summaries(m, hinted, waits, bin_of, first, nb,
+                                         top, top_n, sum, &approx)) !=
+                          CAP_OK)) {
         free(sum[0]);
         free(sum[1]);
         goto done;
@@ -308,7 +394,8 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     {
         ot->work.median = malloc(nb * sizeof(double));
         ot->wait.median = malloc(nb * sizeof(double));
-        if (!sum[0] || !sum[1] || !ot->work.median || !ot->wait.median) {
+        if ((!cpu && !sum[0]) || !sum[1] || !ot->work.median ||
+            !ot->wait.median) {
             free(sum[0]);
             free(sum[1]);
             goto done;
@@ -324,7 +411,8 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             for (size_t i = 0; i < n; i++)
                 sum[sc->is_wait != 0][i] += MS(dense[i]);
         }
-        bin_medians(sum[0], first, order, nb, tmp, ot->work.median);
+        bin_medians(cpu ? cpu : sum[0], first, order, nb, tmp,
+                    ot->work.median);
         bin_medians(sum[1], first, order, nb, tmp, ot->wait.median);
         free(sum[0]);
         free(sum[1]);

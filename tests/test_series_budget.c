@@ -156,10 +156,18 @@ static void one_file(const char *path)
                          .skip_seconds = skip};
         an_options oa = {.by_path = by_path, .threads = 1,
                          .skip_seconds = skip, .series_budget = 1,
-                         .split_hint = cfg > 0}; /* --split from the load's
-                                                    histograms, or a scan */
+                         .split_hint = cfg > 0, /* --split from the load's
+                                                   histograms, or a scan */
+                         .over_time_hint = cfg > 0, .ot_bins = 10,
+                         .ot_hint_bytes = cfg == 2 ? 1 : 0};
+        /* (--over-time: the load's bins are compare()'s where a file has
+           20 frames or more, else it reads the file again; with
+           --skip-seconds the histograms by bin outgrow their bound at
+           once and are let go, so it reads the file again too) */
         an_options o2 = {.by_path = by_path, .threads = 2,
-                         .skip_seconds = skip, .series_budget = 1};
+                         .skip_seconds = skip, .series_budget = 1,
+                         .over_time_hint = cfg > 0, .ot_bins = 10,
+                         .ot_hint_bytes = oa.ot_hint_bytes};
         an_capture *e, *a, *a2;
         char d[400];
         if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK)
@@ -177,6 +185,11 @@ static void one_file(const char *path)
         CHECK(a->approx == (any && e->nframes > 0) || (a->approx && !any),
               "%s: approx %d", path, a->approx);
         files_approx += a->approx;
+        for (size_t i = 0; cfg == 2 && i < a->nscopes; i++)
+            CHECK(!a->scopes[i].pf_bin && !a->ot_cpu_ms,
+                  "%s: bins over their bound kept", path);
+        CHECK(cfg != 1 || !a->approx || a->nframes == 0 || a->ot_bin,
+              "%s: no bins", path);
         compare(path, e, a);
         if (an_load(&a2, path, &o2, d, sizeof d) == CAP_OK) {
             CHECK(a2->approx == a->approx && a2->nscopes == a->nscopes,
@@ -226,6 +239,28 @@ static void hist_alone(void)
               ps[k], q, e);
     }
     CHECK(isnan(an_hist_quantile(&h, 0, 0.5)), "no values: NAN");
+    /* the same values in two halves, merged: the same counts */
+    {
+        an_hist p[2], mg;
+        memset(p, 0, sizeof p);
+        memset(&mg, 0, sizeof mg);
+        for (size_t i = 0; i < N + 5000; i++) /* sorted; zeros not kept */
+            CHECK(an_hist_add(&p[v[i] > 2e7], (int64_t)v[i]) == 0, "add");
+        CHECK(an_hist_add(&p[0], -7) == 0 && an_hist_add(&h, -7) == 0, "neg");
+        CHECK(an_hist_merge(&mg, &p[1]) == 0 && an_hist_merge(&mg, &p[0]) == 0,
+              "merge");
+        CHECK(mg.count == h.count && mg.sum == h.sum &&
+                  mg.neg.count == 1 && mg.pos.count == h.pos.count,
+              "merged count %llu sum %g", (unsigned long long)mg.count,
+              mg.sum);
+        for (double q = 0; q <= 1.0; q += 0.125)
+            CHECK(an_hist_quantile(&mg, N + 5000, q) ==
+                      an_hist_quantile(&h, N + 5000, q),
+                  "merged p%g", q);
+        an_hist_free(&p[0]);
+        an_hist_free(&p[1]);
+        an_hist_free(&mg);
+    }
     CHECK(h.sum > 0, "sum");
     an_hist_free(&h);
     CHECK(h.pos.n == 0 && h.pos.c == NULL, "freed");
@@ -320,7 +355,8 @@ static void long_capture(size_t block_bytes)
     }
     CHECK(cap_writer_close(w) == CAP_OK, "close");
     an_options oe = {.threads = 1},
-               oa = {.threads = 1, .series_budget = 1, .split_hint = 1};
+               oa = {.threads = 1, .series_budget = 1, .split_hint = 1,
+                     .over_time_hint = 1, .ot_bins = 10};
     an_capture *e, *a;
     char d[400];
     if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK) {

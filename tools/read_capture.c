@@ -360,6 +360,9 @@ static int run(const args *a)
     if (a->report != R_FRAMES)
         o.series_budget = AN_SERIES_BUDGET_DEFAULT;
     o.split_hint = a->report == R_SPLIT && !a->split_by;
+    o.over_time_hint = a->report == R_OVER_TIME;
+    o.ot_bins = a->bins;
+    o.ot_bin_seconds = a->bin_seconds;
     /* a live source or standard input: read from an in-memory copy */
     char live_path[64];
     int live_fd = -1;
