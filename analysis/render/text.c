@@ -425,6 +425,28 @@ static void uniform_growth(FILE *out, const an_verdict *v)
     fputc(')', out);
 }
 
+/* "Frame time held steady (median ...)" or "Frame time grew only 9.8 %
+ * (median ...)": the opening of capped-headroom, alone or cited. */
+static void headroom_lead(FILE *out, const an_verdict *v)
+{
+    const double *f = v->fig;
+    if (fabs(f[3] - 1.0) < AN_OT_FLAT)
+        fprintf(out, "Frame time held steady ");
+    else
+        fprintf(out, "Frame time grew only %.1f %% ", (f[3] - 1.0) * 100);
+    fprintf(out, "(median %.3f ms in the first bin, %.3f ms in the last)",
+            f[1], f[2]);
+}
+
+/* "Frame time grew 1.30x from the first bin to the last, unevenly across
+ * scopes": the opening of work-grew, alone or cited. */
+static void uneven_lead(FILE *out, const an_verdict *v)
+{
+    fprintf(out, "Frame time grew %.2fx from the first bin to the last, "
+                 "unevenly across scopes",
+            v->fig[0]);
+}
+
 /* A device row's lead: what the scopes did, from the row it cites. */
 static void device_lead(FILE *out, const an_verdict *v, an_verdict_kind cited)
 {
@@ -445,21 +467,14 @@ static void device_lead(FILE *out, const an_verdict *v, an_verdict_kind cited)
                 f[0], v->scope ? v->scope : "?", f[1]);
         break;
     case AN_V_WORK_GREW:
+        uneven_lead(out, v);
         if (v->scope)
-            fprintf(out, "Frame time grew %.2fx from the first bin to the "
-                         "last, unevenly across scopes (%s added the most "
-                         "time, %.2fx),",
-                    f[0], v->scope, f[1]);
-        else
-            fprintf(out, "Frame time grew %.2fx from the first bin to the "
-                         "last, unevenly across scopes,",
-                    f[0]);
+            fprintf(out, " (%s added the most time, %.2fx)", v->scope, f[1]);
+        fputc(',', out);
         break;
     case AN_V_CAPPED_HEADROOM:
-        fprintf(out, "Frame time held steady (median %.3f ms in the first "
-                     "bin, %.3f ms in the last) but the work inside the frame "
-                     "grew about %.2fx",
-                f[1], f[2], f[0]);
+        headroom_lead(out, v);
+        fprintf(out, " but the work inside the frame grew about %.2fx", f[0]);
         break;
     case AN_V_STEADY:
         fprintf(out, "Frame time is steady across the bins (%.2fx from the "
@@ -549,16 +564,14 @@ void an_text_verdict(FILE *out, const an_verdict *v, const an_evidence *ev)
                 f[3]);
         break;
     case AN_V_WORK_GREW:
+        uneven_lead(out, v);
         if (v->scope)
-            fprintf(out, "Frame time grew %.2fx from the first bin to the "
-                         "last, unevenly across scopes: %s added the most "
-                         "time (%.2fx): it did more work.\n",
-                    f[0], v->scope, f[1]);
+            fprintf(out, ": %s added the most time (%.2fx): it did more "
+                         "work.\n",
+                    v->scope, f[1]);
         else
-            fprintf(out, "Frame time grew %.2fx from the first bin to the "
-                         "last, unevenly across scopes: the scopes with the "
-                         "largest growth did more work.\n",
-                    f[0]);
+            fprintf(out, ": the scopes with the largest growth did more "
+                         "work.\n");
         break;
     case AN_V_WAITS_GREW:
         fprintf(out, "Frame time grew %.2fx from the first bin to the last, "
@@ -569,16 +582,12 @@ void an_text_verdict(FILE *out, const an_verdict *v, const an_evidence *ev)
                 f[0], v->scope, f[1]);
         break;
     case AN_V_CAPPED_HEADROOM:
-        if (fabs(f[3] - 1.0) < AN_OT_FLAT)
-            fprintf(out, "Frame time held steady ");
-        else
-            fprintf(out, "Frame time grew only %.1f %% ", (f[3] - 1.0) * 100);
-        fprintf(out, "(median %.3f ms in the first "
-                     "bin, %.3f ms in the last) while the work inside the "
-                     "frame grew about %.2fx: something holds the frame (a "
-                     "frame cap, vsync, or a thread that sets the pace) and "
-                     "the growing work is eating its headroom.\n",
-                f[1], f[2], f[0]);
+        headroom_lead(out, v);
+        fprintf(out, " while the work inside the frame grew about %.2fx: "
+                     "something holds the frame (a frame cap, vsync, or a "
+                     "thread that sets the pace) and the growing work is "
+                     "eating its headroom.\n",
+                f[0]);
         break;
     case AN_V_CAP_ABSORBING:
         fprintf(out, "The wait %s shrank from %.3f ms to %.3f ms per frame "
