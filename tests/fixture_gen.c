@@ -80,16 +80,24 @@ static const char *const names[] = {
     "submit", "vkAcquireNextImageKHR", "job", "decode", "gpu frame",
     "shadows", "raster", "post", "rss_mib", "gpu_temp_c", "vram_mib"};
 
+static cap_writer *open_w_version(const char *dir, const char *file,
+                                 const char *prog, unsigned major,
+                                 unsigned minor);
 static cap_writer *open_w_minor(const char *dir, const char *file,
-                               const char *prog, unsigned minor);
+                               const char *prog, unsigned minor)
+{
+    return open_w_version(dir, file, prog, 1, minor);
+}
 
 static cap_writer *open_w(const char *dir, const char *file, const char *prog)
 {
     return open_w_minor(dir, file, prog, 0);
 }
 
-static cap_writer *open_w_minor(const char *dir, const char *file,
-                               const char *prog, unsigned minor)
+/* Every fixture but scope-residuals.cap is a 1.x file (major 1). */
+static cap_writer *open_w_version(const char *dir, const char *file,
+                                 const char *prog, unsigned major,
+                                 unsigned minor)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -105,7 +113,8 @@ static cap_writer *open_w_minor(const char *dir, const char *file,
                             .origin_mono_ns = 1000000000,
                             .origin_unix_ns = 1796040000000000000ll,
                             .block_bytes = 4096,
-                            .format_minor = minor};
+                            .format_minor = minor,
+                            .format_major = major};
     cap_writer *w;
     CHECK(cap_writer_open_path(&w, path, &o));
     return w;
@@ -524,6 +533,70 @@ static void waits_and_strays(const char *dir)
     CHECK(cap_writer_close(w));
 }
 
+/* The same events as format 1.1 (scope-residuals-1.1.cap) and 2.0
+ * (scope-residuals.cap), whose SCOPES_R sections predict each tick delta:
+ * names whose durations repeat with jitter, 4 KiB blocks so that scopes
+ * stay open across many blocks (open-stack prefixes), a frame nesting 40
+ * deep, a timestamp that goes backwards, gaps of seconds, one-tick and
+ * zero-tick scopes, a scope still open at the end, and a thread whose
+ * deltas repeat exactly (the writer keeps its sections plain SCOPES,
+ * which 2.0 files may hold beside SCOPES_R). Both must read
+ * alike (tests/test_format.c, tests/cli/read_capture.cases). */
+static void scope_residuals(const char *dir, unsigned major)
+{
+    rng_state = 2024;
+    cap_writer *w = open_w_version(
+        dir, major == 1 ? "scope-residuals-1.1.cap" : "scope-residuals.cap",
+        "residuals", major, 1);
+    define_names(w, N_VRAM);
+    CHECK(cap_writer_thread(w, 0, "main"));
+    CHECK(cap_writer_thread(w, 1, "loader"));
+    CHECK(cap_writer_thread(w, 2, "ticker"));
+    uint64_t t = 1000000000, y = t;
+    CHECK(cap_writer_scope_begin(w, 1, N_JOB, y)); /* open for 20 frames */
+    for (uint64_t f = 0; f < 60; f++) {
+        uint64_t b = t, x = t;
+        CHECK(cap_writer_scope_begin(w, 0, N_FRAME, b));
+        for (int i = 0; i < 30; i++) {
+            uint32_t id = (uint32_t)(N_UPDATE + i % 4);
+            x += uni(900, 1100);
+            CHECK(cap_writer_scope_begin(w, 0, id, x));
+            x += (uint64_t)(1000 * (i % 4 + 1)) + uni(0, 100);
+            CHECK(cap_writer_scope_end(w, 0, x));
+        }
+        if (f % 10 == 3) { /* 40 deep, then back up */
+            for (int d = 0; d < 40; d++)
+                CHECK(cap_writer_scope_begin(w, 0, N_CULL, x += 1 + (d & 1)));
+            for (int d = 0; d < 40; d++)
+                CHECK(cap_writer_scope_end(w, 0, x += (uint64_t)d));
+        }
+        if (f == 17) { /* the clock went back: recorded as no time passing */
+            CHECK(cap_writer_scope_begin(w, 0, N_SUBMIT, x + 500));
+            CHECK(cap_writer_scope_end(w, 0, x + 200));
+            x += 500;
+        }
+        x += uni(100000, 200000);
+        CHECK(cap_writer_scope_end(w, 0, x));
+        CHECK(cap_writer_frame(w, f, b, x));
+        for (int i = 0; i < 8; i++) { /* a steady clock: plain SCOPES */
+            CHECK(cap_writer_scope_begin(w, 2, N_PHYSICS, b + 100 * (uint64_t)i));
+            CHECK(cap_writer_scope_end(w, 2, b + 100 * (uint64_t)i + 50));
+        }
+        if (f % 3 == 0) {
+            CHECK(cap_writer_scope_begin(w, 1, N_DECODE, y += uni(1000, 3000)));
+            CHECK(cap_writer_scope_end(w, 1, y += uni(50000, 60000)));
+        }
+        if (f == 19)
+            CHECK(cap_writer_scope_end(w, 1, y = x));
+        if (f == 20)
+            CHECK(cap_writer_scope_begin(w, 1, N_JOB, y = x)); /* never ends */
+        /* a gap of seconds between some frames */
+        t = x + (f % 20 == 9 ? 3000000000ull + uni(0, 1000) : uni(5000, 6000));
+    }
+    CHECK(cap_writer_end_open_scopes(w, t));
+    CHECK(cap_writer_close(w));
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -543,5 +616,7 @@ int main(int argc, char **argv)
     outside_frames(argv[1]);
     game_loop(argv[1], 1);
     game_loop(argv[1], 0);
+    scope_residuals(argv[1], 1);
+    scope_residuals(argv[1], 2);
     return 0;
 }

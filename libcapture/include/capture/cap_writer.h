@@ -80,10 +80,16 @@ typedef struct cap_writer_options {
                                   this long fails the write (CAP_E_IO,
                                   errno ETIMEDOUT); default 5000. Regular
                                   files are written without a timeout */
-    unsigned format_minor;     /* 0 (default): write format 1.0; 1: write
-                                  format 1.1, which may carry name flags
+    unsigned format_minor;     /* with format_major 1 only: 0 (default)
+                                  writes format 1.0; 1 writes format 1.1,
+                                  which may carry name flags
                                   (cap_writer_name_flags) and counts of
                                   stray ends (cap_writer_scope_end) */
+    unsigned format_major;     /* 0 (default) or 2: write format 2.0, which
+                                  holds everything 1.1 may and stores scope
+                                  ticks as residuals of a prediction
+                                  (smaller; readers of 1.x refuse it);
+                                  1: write 1.0 or 1.1 for readers of 1.x */
 } cap_writer_options;
 
 /* One GPU span of a frame batch, see cap_writer_gpu_frame. */
@@ -159,7 +165,8 @@ CAP_API cap_result cap_writer_scope_begin(cap_writer *w, uint32_t tid,
 
 /* Close the innermost open scope of thread `tid` at `tick`.
  * Errors: CAP_E_MISUSE (no scope open on that thread: the end is dropped
- * and, in a format 1.1 file, counted in the block's STRAY_ENDS statistic),
+ * and, in a format 1.1 or 2.0 file, counted in the block's STRAY_ENDS
+ * statistic),
  * as begin. */
 CAP_API cap_result cap_writer_scope_end(cap_writer *w, uint32_t tid,
                                         uint64_t tick);

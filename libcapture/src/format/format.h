@@ -29,6 +29,9 @@
 /* 1.1 adds NAME_FLAGS sections and the STRAY_ENDS statistic; a writer
  * writes 1.1 when asked to (cap_writer_options.format_minor), 1.0 else */
 #define CAPF_VERSION_MINOR_NAME_FLAGS 1
+/* 2.0 replaces SCOPES (0x06) by SCOPES_R (0x0D); readers read 1.x and 2.0,
+ * a writer writes 2.0 unless asked for 1.x (cap_writer_options) */
+#define CAPF_VERSION_MAJOR_SCOPES_R 2
 #define CAPF_HEADER_LEN 16
 
 #define CAPF_CHUNK_SYNC "CHNK"
@@ -60,6 +63,7 @@ enum capf_section {
     CAPF_SEC_STATS = 0x0A,     /* v n, n x (v kind, v subject, v count) */
     CAPF_SEC_INDEX = 0x0B,     /* footer: block index */
     CAPF_SEC_NAME_FLAGS = 0x0C, /* 1.1: v n, n x (v id, v flags) */
+    CAPF_SEC_SCOPES_R = 0x0D,  /* 2.0: SCOPES with predicted tick deltas */
     CAPF_SEC_META_KV = 0x10,   /* v n, n x (str key, str value) */
     CAPF_SEC_ORIGIN = 0x11     /* str clock_source, f64 period_ns,
                                   v origin_tick, v origin_mono_ns,
@@ -74,6 +78,29 @@ enum capf_stat_kind {
     CAPF_STAT_CLOCK_BACKWARDS = 5, /* subject: thread */
     CAPF_STAT_STRAY_ENDS = 6       /* 1.1; subject: thread */
 };
+
+/* ---- SCOPES_R: tick deltas as residuals of a per-(name, begin|end)
+ * prediction (format-spec "SCOPES_R (0x0D)"). The prediction m of a
+ * context is unset (0) at the start of every section; the first delta d
+ * sets m = d (n = 1), each later one moves m by (d - m) >> min(n, 3) and
+ * counts n up to 3: a mean of the first deltas, then a moving average.
+ * The residual's zigzag z goes to the streams of class
+ * capf_sr_class(prediction): its low byte to the class's lo stream,
+ * z >> 8 as a varint to its hi stream. */
+#define CAPF_SR_CLASSES 65 /* bit lengths 0..64 */
+
+static inline unsigned capf_sr_class(uint64_t pred)
+{
+    return pred ? 64u - (unsigned)__builtin_clzll(pred) : 0u;
+}
+
+/* m + floor((d - m) / 2^s), the difference taken mod 2^64 as signed;
+ * s is 1, 2 or 3. */
+static inline uint64_t capf_sr_update(uint64_t m, uint64_t d, unsigned s)
+{
+    uint64_t x = d - m;
+    return m + ((x >> s) | ((0 - (x >> 63)) << (64 - s)));
+}
 
 /* A CLOCK sample refines the tick period only once this far from origin. */
 #define CAPF_CLOCK_MIN_SPAN_NS 100000000ull

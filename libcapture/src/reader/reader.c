@@ -30,6 +30,9 @@ typedef struct rd_name {
     uint32_t line;
     uint32_t flags; /* NAME_FLAGS (format 1.1), accumulated */
     int used;
+    uint64_t sr_m[2];   /* SCOPES_R predictions: begin, end ... */
+    uint64_t sr_gen[2]; /* ... set in the section of this number */
+    uint32_t sr_n[2];   /* ... from this many deltas (at most 3) */
 } rd_name;
 
 typedef struct rd_track {
@@ -116,6 +119,11 @@ struct cap_reader {
     capf_cur deltas;
     uint32_t depth;
     uint32_t stk_name[CAP_MAX_DEPTH];
+    rd_name *stk_nm[CAP_MAX_DEPTH]; /* SCOPES_R: the names' entries */
+    int sr;           /* the section is SCOPES_R (2.0) */
+    int sr_first;     /* its first event (at base) is still to come */
+    uint64_t sr_gen;  /* SCOPES_R sections entered so far */
+    capf_cur sr_lo[CAPF_SR_CLASSES], sr_hi[CAPF_SR_CLASSES];
     uint64_t stk_begin[CAP_MAX_DEPTH];
     int64_t stk_begin_ns[CAP_MAX_DEPTH]; /* stk_begin converted, once */
     uint64_t stk_children[CAP_MAX_DEPTH];
@@ -599,10 +607,12 @@ static cap_result open_rest(cap_reader *r)
         res = CAP_E_CORRUPT;
         goto fail;
     }
-    if (r->major != CAPF_VERSION_MAJOR) {
+    if (r->major != CAPF_VERSION_MAJOR &&
+        r->major != CAPF_VERSION_MAJOR_SCOPES_R) {
         set_detail(r, "format version %u.%u; this reader reads major "
-                      "version %u only (upgrade libcapture)",
-                   r->major, r->minor, CAPF_VERSION_MAJOR);
+                      "versions %u and %u only (upgrade libcapture)",
+                   r->major, r->minor, CAPF_VERSION_MAJOR,
+                   CAPF_VERSION_MAJOR_SCOPES_R);
         res = CAP_E_VERSION;
         goto fail;
     }
@@ -977,7 +987,9 @@ static cap_result sec_gpu_cal(cap_reader *r, capf_cur *b)
     return CAP_OK;
 }
 
-static cap_result sec_scopes_start(cap_reader *r, capf_cur *b)
+/* The start of a SCOPES (sr 0) or SCOPES_R (sr 1) section: the prefix
+ * onto the stack, the cursors set. */
+static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
 {
     uint64_t tid = capf_cur_varint_max(b, CAP_MAX_THREADS - 1);
     uint64_t base = capf_cur_varint(b);
@@ -995,6 +1007,7 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b)
             return CAP_E_NOMEM;
         nm->used = 1;
         r->stk_name[i] = (uint32_t)name;
+        r->stk_nm[i] = nm;
         r->stk_begin[i] = base - back;
         r->stk_begin_ns[i] = to_ns(r, base - back);
         r->stk_children[i] = ch;
@@ -1007,8 +1020,32 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b)
     r->depth = (uint32_t)depth;
     r->tick = base;
     r->left = n;
-    r->deltas = (capf_cur){b->p + tlen, b->end, 0};
-    b->end = b->p + tlen; /* b now walks the tokens */
+    r->sr = sr;
+    if (!sr) {
+        r->deltas = (capf_cur){b->p + tlen, b->end, 0};
+        b->end = b->p + tlen; /* b now walks the tokens */
+        return CAP_OK;
+    }
+    /* SCOPES_R: the class table; the streams follow the tokens */
+    uint64_t ncls = capf_cur_varint_max(b, CAPF_SR_CLASSES);
+    uint64_t lens[2 * CAPF_SR_CLASSES];
+    for (uint64_t c = 0; c < 2 * ncls; c++)
+        lens[c] = capf_cur_varint(b);
+    if (b->bad || tlen > (uint64_t)(b->end - b->p))
+        return CAP_E_CORRUPT;
+    const uint8_t *p = b->p + tlen;
+    for (unsigned c = 0; c < CAPF_SR_CLASSES; c++) {
+        uint64_t lo = c < ncls ? lens[2 * c] : 0;
+        uint64_t hi = c < ncls ? lens[2 * c + 1] : 0;
+        if (lo > (uint64_t)(b->end - p) || hi > (uint64_t)(b->end - p) - lo)
+            return CAP_E_CORRUPT;
+        r->sr_lo[c] = (capf_cur){p, p + lo, 0};
+        r->sr_hi[c] = (capf_cur){p + lo, p + lo + hi, 0};
+        p += lo + hi;
+    }
+    r->sr_gen++;
+    r->sr_first = 1;
+    b->end = b->p + tlen;
     return CAP_OK;
 }
 
@@ -1066,7 +1103,8 @@ static cap_result next_section(cap_reader *r)
     if (r->in_footer)
         return CAP_OK;
     if ((kind == CAPF_SEC_FRAMES && (r->filter & (1u << CAP_EV_FRAME))) ||
-        (kind == CAPF_SEC_SCOPES && (r->filter & (1u << CAP_EV_SCOPE))) ||
+        ((kind == CAPF_SEC_SCOPES || kind == CAPF_SEC_SCOPES_R) &&
+         (r->filter & (1u << CAP_EV_SCOPE))) ||
         (kind == CAPF_SEC_COUNTERS && (r->filter & (1u << CAP_EV_COUNTER))) ||
         (kind == CAPF_SEC_GPU_FRAME && (r->filter & (1u << CAP_EV_GPU_SPAN))))
         return CAP_OK;
@@ -1078,8 +1116,12 @@ static cap_result next_section(cap_reader *r)
         r->prev_index = r->prev_begin = 0;
         r->state = ST_FRAMES;
         return CAP_OK;
+    case CAPF_SEC_SCOPES_R:
+        if (r->major < CAPF_VERSION_MAJOR_SCOPES_R)
+            return CAP_OK; /* unknown in 1.x: skipped */
+        /* fall through */
     case CAPF_SEC_SCOPES: {
-        cap_result res = sec_scopes_start(r, b);
+        cap_result res = sec_scopes_start(r, b, kind == CAPF_SEC_SCOPES_R);
         if (res == CAP_OK)
             r->state = ST_SCOPES;
         return res;
@@ -1151,34 +1193,32 @@ static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
     const uint32_t *cur = NULL; /* the latest arena copy */
     size_t k = 0;
     cap_result res = CAP_DONE;
+    const int sr = r->sr;
+    const uint64_t gen = r->sr_gen;
     while (left > 0) {
         uint64_t tok, d;
-        const uint8_t *tok_p = tok_c.p, *dt_p = dt_c.p;
-        if (tok_c.end - tok_c.p >= 10 && dt_c.end - dt_c.p >= 10) {
+        const uint8_t *tok_p = tok_c.p;
+        if (tok_c.end - tok_c.p >= 10) {
             const uint8_t *a = varint_10(tok_c.p, &tok);
-            const uint8_t *b = varint_10(dt_c.p, &d);
-            if (!a || !b) {
+            if (!a) {
                 res = CAP_E_CORRUPT;
                 break;
             }
             tok_c.p = a;
-            dt_c.p = b;
         } else {
             tok = capf_cur_varint(&tok_c);
-            d = capf_cur_varint(&dt_c);
-            if (tok_c.bad || dt_c.bad) {
+            if (tok_c.bad) {
                 res = CAP_E_CORRUPT;
                 break;
             }
         }
-        left--;
-        tick += d;
+        rd_name *nm = NULL;
         if (tok != 0) {
             if (tok > CAP_MAX_NAME_ID || depth >= CAP_MAX_DEPTH) {
                 res = CAP_E_CORRUPT;
                 break;
             }
-            rd_name *nm = name_peek(r, (uint32_t)tok);
+            nm = name_peek(r, (uint32_t)tok);
             if (!nm || !nm->used) {
                 nm = name_slot(r, (uint32_t)tok);
                 if (!nm) {
@@ -1187,8 +1227,83 @@ static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
                 }
                 nm->used = 1;
             }
+        } else {
+            if (depth == 0) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            if (max > 1 && !cur && *apos + depth - 1 > r->arena_cap) {
+                r->arena_full = 1; /* full: this end waits */
+                tok_c.p = tok_p;
+                res = CAP_OK;
+                break;
+            }
+        }
+        if (!sr) {
+            if (dt_c.end - dt_c.p >= 10) {
+                const uint8_t *b = varint_10(dt_c.p, &d);
+                if (!b) {
+                    res = CAP_E_CORRUPT;
+                    break;
+                }
+                dt_c.p = b;
+            } else {
+                d = capf_cur_varint(&dt_c);
+                if (dt_c.bad) {
+                    res = CAP_E_CORRUPT;
+                    break;
+                }
+            }
+        } else if (r->sr_first) {
+            r->sr_first = 0; /* SCOPES_R: the first event is at base */
+            d = 0;
+        } else {
+            /* SCOPES_R: the residual from the streams of the prediction's
+             * class, for the name begun or ended */
+            int kind = tok == 0;
+            rd_name *pn = kind ? r->stk_nm[depth - 1] : nm;
+            uint64_t pred = pn->sr_gen[kind] == gen ? pn->sr_m[kind] : 0;
+            unsigned c = capf_sr_class(pred);
+            capf_cur *lo = &r->sr_lo[c], *hi = &r->sr_hi[c];
+            uint64_t h;
+            if (lo->p >= lo->end) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            if (hi->end - hi->p >= 10) {
+                const uint8_t *b = varint_10(hi->p, &h);
+                if (!b) {
+                    res = CAP_E_CORRUPT;
+                    break;
+                }
+                hi->p = b;
+            } else {
+                h = capf_cur_varint(hi);
+                if (hi->bad) {
+                    res = CAP_E_CORRUPT;
+                    break;
+                }
+            }
+            if (h >> 56) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            d = pred + (uint64_t)capf_unzigzag(h << 8 | *lo->p++);
+            if (pn->sr_gen[kind] == gen) {
+                pn->sr_m[kind] = capf_sr_update(pred, d, pn->sr_n[kind]);
+                pn->sr_n[kind] += pn->sr_n[kind] < 3;
+            } else {
+                pn->sr_m[kind] = d;
+                pn->sr_n[kind] = 1;
+                pn->sr_gen[kind] = gen;
+            }
+        }
+        left--;
+        tick += d;
+        if (tok != 0) {
             int64_t dn = (int64_t)(tick - origin);
             r->stk_name[depth] = (uint32_t)tok;
+            r->stk_nm[depth] = nm;
             r->stk_begin[depth] = tick;
             r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
             r->stk_children[depth] = 0;
@@ -1196,23 +1311,10 @@ static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
             cur = NULL;
             continue;
         }
-        if (depth == 0) {
-            res = CAP_E_CORRUPT;
-            break;
-        }
         uint32_t dpt = depth - 1;
         const uint32_t *stack = r->stk_name;
         if (max > 1) {
             if (!cur) {
-                if (*apos + dpt > r->arena_cap) { /* full: it waits */
-                    r->arena_full = 1;
-                    tok_c.p = tok_p;
-                    dt_c.p = dt_p;
-                    left++;
-                    tick -= d;
-                    res = CAP_OK;
-                    break;
-                }
                 memcpy(r->arena + *apos, r->stk_name, dpt * sizeof *stack);
                 cur = r->arena + *apos;
                 *apos += dpt;

@@ -39,6 +39,9 @@ typedef struct wr_name {
     uint32_t line;
     uint32_t flags;      /* CAP_NAME_WAIT ... (format 1.1) */
     uint64_t block_mark; /* block sequence that already lists it */
+    uint64_t sr_m[2];    /* SCOPES_R predictions: begin, end ... */
+    uint64_t sr_gen[2];  /* ... set in the section of this number */
+    uint32_t sr_n[2];    /* ... from this many deltas (at most 3) */
 } wr_name;
 
 typedef struct wr_thread {
@@ -84,7 +87,11 @@ struct cap_writer {
     uint64_t pos; /* bytes written from the file header on */
     size_t block_bytes;
     int level;
-    unsigned minor; /* format minor version written in the header */
+    unsigned major, minor; /* format version written in the header */
+    int v11;        /* the additions of 1.1: name flags, stray ends */
+    uint64_t sr_gen;  /* SCOPES_R sections encoded so far */
+    capf_buf sr_lo[CAPF_SR_CLASSES], sr_hi[CAPF_SR_CLASSES];
+    uint32_t *sr_stack; /* names open while a section is encoded */
     ZSTD_CCtx *zc;
 
     wr_name *names;
@@ -449,9 +456,14 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
         return CAP_E_NOMEM;
     }
     uint8_t hdr[CAPF_HEADER_LEN];
-    w->minor = o && o->format_minor ? CAPF_VERSION_MINOR_NAME_FLAGS
-                                    : CAPF_VERSION_MINOR;
-    capf_header_encode(hdr, CAPF_VERSION_MAJOR, (uint16_t)w->minor);
+    w->major = o && o->format_major == CAPF_VERSION_MAJOR
+                   ? CAPF_VERSION_MAJOR
+                   : CAPF_VERSION_MAJOR_SCOPES_R;
+    w->v11 = w->major == CAPF_VERSION_MAJOR_SCOPES_R || (o && o->format_minor);
+    w->minor = w->major == CAPF_VERSION_MAJOR && w->v11
+                   ? CAPF_VERSION_MINOR_NAME_FLAGS
+                   : CAPF_VERSION_MINOR;
+    capf_header_encode(hdr, (uint16_t)w->major, (uint16_t)w->minor);
     cap_result r = CAP_OK;
     if (write_all(w, hdr, sizeof hdr, NULL, 0) != 0)
         r = CAP_E_IO;
@@ -542,7 +554,7 @@ cap_result cap_writer_name_flags(cap_writer *w, uint32_t id, uint32_t flags)
     cap_result r = check(w);
     if (r != CAP_OK)
         return r;
-    if (w->minor < CAPF_VERSION_MINOR_NAME_FLAGS || id == 0 ||
+    if (!w->v11 || id == 0 ||
         id >= w->names_cap || !w->names[id].name ||
         (flags & ~CAP_NAME_FLAGS_KNOWN))
         return CAP_E_MISUSE;
@@ -724,7 +736,7 @@ cap_result cap_writer_scope_end(cap_writer *w, uint32_t tid, uint64_t tick)
         return CAP_OK;
     }
     if (t->depth == 0) {
-        if (w->minor >= CAPF_VERSION_MINOR_NAME_FLAGS) {
+        if (w->v11) {
             t->stray++;
             (void)ref_thread_decl(w, tid, t);
         }
@@ -1240,6 +1252,138 @@ static void block_reset(cap_writer *w)
     w->gpu.len = 0;
 }
 
+/* Events sampled from the start of a section to choose its encoding. */
+#define SR_SAMPLE 4096u
+
+/* Does th's section repeat itself: among its first SR_SAMPLE events, do
+ * most deltas equal the previous delta of the same (name, begin|end)? A
+ * clock that ticks coarsely under a steady loop records such sections;
+ * zstd's matches shrink their plain deltas (SCOPES) several times more
+ * than any residual, so they stay plain. */
+static int scopes_repeat(cap_writer *w, const wr_thread *th)
+{
+    if (!w->sr_stack &&
+        !(w->sr_stack = malloc(CAP_MAX_DEPTH * sizeof *w->sr_stack)))
+        return 1;
+    uint64_t gen = ++w->sr_gen;
+    capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
+    uint32_t depth = (uint32_t)capf_cur_varint(&o);
+    for (uint32_t i = 0; i < depth && i < CAP_MAX_DEPTH; i++) {
+        w->sr_stack[i] = (uint32_t)capf_cur_varint(&o);
+        (void)capf_cur_varint(&o);
+        (void)capf_cur_varint(&o);
+    }
+    capf_cur tk = {th->tokens.data, th->tokens.data + th->tokens.len, 0};
+    capf_cur dl = {th->deltas.data, th->deltas.data + th->deltas.len, 0};
+    uint64_t n = th->n_events < SR_SAMPLE ? th->n_events : SR_SAMPLE;
+    uint64_t same = 0, seen = 0;
+    for (uint64_t e = 0; e < n && !tk.bad && !dl.bad; e++) {
+        uint32_t tok = (uint32_t)capf_cur_varint(&tk);
+        uint64_t d = capf_cur_varint(&dl);
+        uint32_t id;
+        int kind = tok == 0;
+        if (tok) {
+            if (depth >= CAP_MAX_DEPTH)
+                return 1;
+            id = w->sr_stack[depth++] = tok;
+        } else {
+            if (depth == 0)
+                return 1;
+            id = w->sr_stack[--depth];
+        }
+        wr_name *nm = name_slot(w, id);
+        if (!nm)
+            return 1;
+        if (nm->sr_gen[kind] == gen) {
+            seen++;
+            same += nm->sr_m[kind] == d;
+        }
+        nm->sr_m[kind] = d;
+        nm->sr_gen[kind] = gen;
+    }
+    return 2 * same > seen;
+}
+
+/* The rest of th's SCOPES_R body after tokens_len (format-spec "SCOPES_R
+ * (0x0D)"): the class table, the tokens, then every class's lo and hi
+ * streams, made from the tokens and plain deltas the thread gathered. The
+ * writer thread pays this once per block; recording paths are unchanged.
+ * -1 when out of memory. */
+static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
+{
+    if (!w->sr_stack &&
+        !(w->sr_stack = malloc(CAP_MAX_DEPTH * sizeof *w->sr_stack)))
+        return -1;
+    uint64_t gen = ++w->sr_gen;
+    for (int c = 0; c < CAPF_SR_CLASSES; c++)
+        w->sr_lo[c].len = w->sr_hi[c].len = 0;
+    /* the open-stack prefix: its names (back and children unused here) */
+    capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
+    uint32_t depth = (uint32_t)capf_cur_varint(&o);
+    for (uint32_t i = 0; i < depth && i < CAP_MAX_DEPTH; i++) {
+        w->sr_stack[i] = (uint32_t)capf_cur_varint(&o);
+        (void)capf_cur_varint(&o);
+        (void)capf_cur_varint(&o);
+    }
+    capf_cur tk = {th->tokens.data, th->tokens.data + th->tokens.len, 0};
+    capf_cur dl = {th->deltas.data, th->deltas.data + th->deltas.len, 0};
+    unsigned top = 0; /* 1 + the highest class used */
+    for (uint64_t e = 0; e < th->n_events; e++) {
+        uint32_t tok = (uint32_t)capf_cur_varint(&tk);
+        uint64_t d = capf_cur_varint(&dl);
+        if (e == 0 && d != 0)
+            return -1; /* the first event is at base */
+        uint32_t id;
+        int kind;
+        if (tok) {
+            if (depth >= CAP_MAX_DEPTH)
+                return -1; /* the writer never records deeper */
+            id = w->sr_stack[depth++] = tok;
+            kind = 0;
+        } else {
+            if (depth == 0)
+                return -1;
+            id = w->sr_stack[--depth];
+            kind = 1;
+        }
+        if (e == 0)
+            continue; /* at base: no delta stored, no prediction made */
+        wr_name *n = name_slot(w, id);
+        if (!n)
+            return -1;
+        uint64_t pred = n->sr_gen[kind] == gen ? n->sr_m[kind] : 0;
+        unsigned c = capf_sr_class(pred);
+        uint64_t z = capf_zigzag((int64_t)(d - pred));
+        capf_buf_u8(&w->sr_lo[c], (uint8_t)z);
+        capf_buf_varint(&w->sr_hi[c], z >> 8);
+        if (c >= top)
+            top = c + 1;
+        if (n->sr_gen[kind] == gen) {
+            n->sr_m[kind] = capf_sr_update(pred, d, n->sr_n[kind]);
+            n->sr_n[kind] += n->sr_n[kind] < 3;
+        } else {
+            n->sr_m[kind] = d;
+            n->sr_n[kind] = 1;
+            n->sr_gen[kind] = gen;
+        }
+    }
+    if (tk.bad || dl.bad || o.bad)
+        return -1;
+    capf_buf_varint(t, top);
+    for (unsigned c = 0; c < top; c++) {
+        capf_buf_varint(t, w->sr_lo[c].len);
+        capf_buf_varint(t, w->sr_hi[c].len);
+    }
+    capf_buf_bytes(t, th->tokens.data, th->tokens.len);
+    for (unsigned c = 0; c < top; c++) {
+        capf_buf_bytes(t, w->sr_lo[c].data, w->sr_lo[c].len);
+        capf_buf_bytes(t, w->sr_hi[c].data, w->sr_hi[c].len);
+        if (w->sr_lo[c].failed || w->sr_hi[c].failed)
+            return -1;
+    }
+    return 0;
+}
+
 cap_result cap_writer_flush(cap_writer *w)
 {
     cap_result r = check(w);
@@ -1273,11 +1417,16 @@ cap_result cap_writer_flush(cap_writer *w)
         capf_buf_bytes(t, th->open.data, th->open.len);
         capf_buf_varint(t, th->n_events);
         capf_buf_varint(t, th->tokens.len);
-        capf_buf_bytes(t, th->tokens.data, th->tokens.len);
-        capf_buf_bytes(t, th->deltas.data, th->deltas.len);
+        int plain = w->major == CAPF_VERSION_MAJOR || scopes_repeat(w, th);
+        if (plain) {
+            capf_buf_bytes(t, th->tokens.data, th->tokens.len);
+            capf_buf_bytes(t, th->deltas.data, th->deltas.len);
+        } else if (put_scopes_r(w, t, th) != 0) {
+            t->failed = 1;
+        }
         if (th->open.failed || th->tokens.failed || th->deltas.failed)
             t->failed = 1;
-        capf_buf_section(p, CAPF_SEC_SCOPES, t);
+        capf_buf_section(p, plain ? CAPF_SEC_SCOPES : CAPF_SEC_SCOPES_R, t);
         th->events_mark = 0;
     }
     if (w->counters_n) {
@@ -1435,6 +1584,11 @@ static void writer_free(cap_writer *w)
     capf_buf_free(&w->out);
     capf_buf_free(&w->meta_pairs);
     capf_buf_free(&w->origin_body);
+    for (int c = 0; c < CAPF_SR_CLASSES; c++) {
+        capf_buf_free(&w->sr_lo[c]);
+        capf_buf_free(&w->sr_hi[c]);
+    }
+    free(w->sr_stack);
     free(w->index);
     free(w);
 }
@@ -1540,7 +1694,7 @@ static int encode_chunk(cap_writer *w, uint16_t type, const capf_buf *raw,
 
 void cap__writer_header(const cap_writer *w, uint8_t out[CAPF_HEADER_LEN])
 {
-    capf_header_encode(out, CAPF_VERSION_MAJOR, (uint16_t)w->minor);
+    capf_header_encode(out, (uint16_t)w->major, (uint16_t)w->minor);
 }
 
 int cap__writer_meta_chunk(cap_writer *w, uint64_t start_tick, capf_buf *out)

@@ -1,0 +1,689 @@
+/*
+ * test_scopes_r - format 2.0's SCOPES_R section (format-spec "SCOPES_R
+ * (0x0D)"): random events written as 2.0 read back exactly as the same
+ * events written as 1.1; a section built by hand from the spec decodes to
+ * the ticks the spec's arithmetic gives; every "malformed when" rule is
+ * reported as damage, after the scopes before it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "capture/cap_reader.h"
+#include "capture/cap_writer.h"
+#include "format/format.h"
+
+static char tmpdir[256];
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/cap_test_scopes_r_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* ---- every event of a file, as comparable records ---------------------- */
+
+typedef struct rec {
+    int kind;
+    uint64_t f[6];
+    uint32_t stack[8]; /* the innermost ancestors */
+} rec;
+
+typedef struct recs {
+    rec *v;
+    size_t n, cap;
+    cap_reader_stats st;
+    unsigned major;
+} recs;
+
+static void put(recs *rs, const cap_event *ev)
+{
+    if (rs->n == rs->cap) {
+        rs->cap = rs->cap ? rs->cap * 2 : 4096;
+        rs->v = realloc(rs->v, rs->cap * sizeof *rs->v);
+        assert_non_null(rs->v);
+    }
+    rec *r = &rs->v[rs->n++];
+    memset(r, 0, sizeof *r);
+    r->kind = ev->kind;
+    if (ev->kind == CAP_EV_SCOPE) {
+        const cap_ev_scope *s = &ev->u.scope;
+        r->f[0] = s->tid;
+        r->f[1] = s->name;
+        r->f[2] = s->depth;
+        r->f[3] = (uint64_t)s->begin_ns;
+        r->f[4] = (uint64_t)s->end_ns;
+        r->f[5] = (uint64_t)s->children_ns;
+        for (uint32_t i = 0; i < 8 && i < s->depth; i++)
+            r->stack[i] = s->stack[s->depth - 1 - i];
+    } else if (ev->kind == CAP_EV_FRAME) {
+        r->f[0] = ev->u.frame.index;
+        r->f[1] = (uint64_t)ev->u.frame.begin_ns;
+        r->f[2] = (uint64_t)ev->u.frame.end_ns;
+    }
+}
+
+/* Read path whole, one event a call (batch 0) or `batch` a call. */
+static recs read_recs(const char *path, size_t batch)
+{
+    recs rs = {0};
+    cap_reader *r;
+    char d[256];
+    assert_int_equal(cap_reader_open(&r, path, d, sizeof d), CAP_OK);
+    cap_reader_version(r, &rs.major, NULL);
+    cap_event ev[64];
+    cap_result res;
+    for (;;) {
+        size_t n = 1;
+        res = batch ? cap_reader_next_batch(r, ev, batch, &n)
+                    : cap_reader_next(r, ev);
+        if (res == CAP_DONE)
+            break;
+        assert_int_equal(res, CAP_OK);
+        for (size_t i = 0; i < n; i++)
+            put(&rs, &ev[i]);
+    }
+    rs.st = *cap_reader_get_stats(r);
+    cap_reader_close(r);
+    return rs;
+}
+
+static void same_recs(const recs *a, const recs *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++)
+        if (memcmp(&a->v[i], &b->v[i], sizeof a->v[i]) != 0)
+            fail_msg("event %zu differs (kind %d / %d)", i, a->v[i].kind,
+                     b->v[i].kind);
+    assert_int_equal(a->st.scopes, b->st.scopes);
+    assert_int_equal(a->st.frames, b->st.frames);
+    assert_int_equal(a->st.dropped_scopes, b->st.dropped_scopes);
+    assert_int_equal(a->st.closed_at_end, b->st.closed_at_end);
+    assert_int_equal(a->st.clock_backwards, b->st.clock_backwards);
+    assert_int_equal(a->st.stray_ends, b->st.stray_ends);
+    assert_int_equal(a->st.corrupt_chunks, 0);
+}
+
+/* Sections of each kind in the BLOCK chunks of the file at path. */
+static void count_kinds(const char *path, unsigned counts[256])
+{
+    memset(counts, 0, 256 * sizeof *counts);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    long off = CAPF_HEADER_LEN;
+    while (off + CAPF_CHUNK_HEADER_LEN <= n) {
+        capf_chunk_header h;
+        if (capf_chunk_header_decode(b + off, &h) != 0)
+            break;
+        uint8_t *p = b + off + CAPF_CHUNK_HEADER_LEN;
+        off += CAPF_CHUNK_HEADER_LEN + h.stored;
+        if (h.type != CAPF_CHUNK_BLOCK)
+            continue;
+        uint8_t *raw = malloc(h.raw + 1);
+        assert_non_null(raw);
+        if (h.flags & CAPF_CHUNK_FLAG_ZSTD)
+            assert_int_equal(ZSTD_decompress(raw, h.raw, p, h.stored), h.raw);
+        else
+            memcpy(raw, p, h.raw);
+        capf_cur c = {raw, raw + h.raw, 0};
+        while (c.p < c.end && !c.bad) {
+            uint8_t kind = capf_cur_u8(&c);
+            uint64_t len = capf_cur_varint(&c);
+            c.p += len;
+            counts[kind]++;
+        }
+        free(raw);
+    }
+    free(b);
+}
+
+/* ---- random events, written as 1.1 and as 2.0 -------------------------- */
+
+#define NAMES 40
+
+/* Thread t's events: scopes with per-name jittered durations (so the 2.0
+ * writer predicts them), deep runs past the depth limit, ends with
+ * nothing open, timestamps going backwards, huge gaps (up to 2^56 ticks:
+ * residuals whose hi part takes 8 bytes), ticks near 2^64, frames. */
+static void write_random(const char *path, unsigned major, uint64_t seed,
+                         int steady)
+{
+    cap_writer_options o = {.clock_source = "monotonic",
+                            .tick_period_ns = 1.0,
+                            .origin_tick = 1000,
+                            .block_bytes = 4096,
+                            .format_major = major,
+                            .format_minor = 1};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &o), CAP_OK);
+    for (uint32_t i = 1; i <= NAMES; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "n%u", i);
+        assert_int_equal(cap_writer_name(w, i, n, NULL, 0), CAP_OK);
+    }
+    for (uint32_t t = 0; t < 3; t++)
+        assert_int_equal(cap_writer_thread(w, t, NULL), CAP_OK);
+    rng_state = seed;
+    uint64_t tick[3] = {5000, 5000, 5000};
+    uint32_t depth[3] = {0, 0, 0};
+    uint64_t frame = 0, fbegin = 5000;
+    for (int step = 0; step < 60000; step++) {
+        uint32_t t = (uint32_t)(rnd() % 3);
+        uint64_t r = rnd();
+        uint64_t d;
+        if (steady)
+            d = 26; /* a coarse clock under a steady loop */
+        else if (r % 1000 == 0)
+            d = (uint64_t)1 << (40 + rnd() % 17); /* up to 2^56 */
+        else
+            d = 100 * (1 + r % 7) + rnd() % 23; /* jitter around a mean */
+        uint64_t at = tick[t] + d;
+        if (!steady && r % 211 == 0)
+            at = tick[t] - rnd() % 500; /* the clock went backwards */
+        int begin = depth[t] == 0 || (rnd() % 100) < 50;
+        if (!steady && step % 9000 == 4000) {
+            /* past the depth limit and back */
+            for (int i = 0; i < 1100; i++) {
+                cap_result res = cap_writer_scope_begin(w, t, 1 + (uint32_t)(i % 3),
+                                                        at += 3);
+                assert_true(res == CAP_OK || res == CAP_E_LIMIT);
+            }
+            for (int i = 0; i < 1100; i++)
+                assert_int_equal(cap_writer_scope_end(w, t, at += 2), CAP_OK);
+            tick[t] = at;
+            continue;
+        }
+        if (!steady && step % 7000 == 100) {
+            /* everything closed, then an end with nothing open */
+            for (; depth[t] > 0; depth[t]--)
+                assert_int_equal(cap_writer_scope_end(w, t, at += 5), CAP_OK);
+            assert_int_equal(cap_writer_scope_end(w, t, at), CAP_E_MISUSE);
+        } else if (begin) {
+            uint32_t name = 1 + (uint32_t)((rnd() >> 7) % NAMES);
+            assert_int_equal(cap_writer_scope_begin(w, t, name, at), CAP_OK);
+            depth[t]++;
+        } else {
+            assert_int_equal(cap_writer_scope_end(w, t, at), CAP_OK);
+            depth[t]--;
+        }
+        if (at > tick[t])
+            tick[t] = at;
+        if (t == 0 && step % 500 == 499) {
+            assert_int_equal(cap_writer_frame(w, frame++, fbegin, tick[0]),
+                             CAP_OK);
+            fbegin = tick[0];
+        }
+    }
+    /* ticks near 2^64 on thread 2 */
+    uint64_t hi = UINT64_MAX - 5000000;
+    for (int i = 0; i < (steady ? 0 : 50); i++) {
+        assert_int_equal(cap_writer_scope_begin(w, 2, 5, hi += 1000 + rnd() % 9),
+                         CAP_OK);
+        assert_int_equal(cap_writer_scope_end(w, 2, hi += 3000 + rnd() % 9),
+                         CAP_OK);
+    }
+    uint64_t end = 0;
+    for (int t = 0; t < 3; t++)
+        if (tick[t] > end)
+            end = tick[t];
+    assert_int_equal(cap_writer_end_open_scopes(w, end), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+}
+
+static void random_events_read_back_as_in_1_1(void **state)
+{
+    (void)state;
+    char p1[300], p2[300];
+    snprintf(p1, sizeof p1, "%s/r1.cap", tmpdir);
+    snprintf(p2, sizeof p2, "%s/r2.cap", tmpdir);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        for (int steady = 0; steady <= 1; steady++) {
+            write_random(p1, 1, seed * 7919, steady);
+            write_random(p2, 2, seed * 7919, steady);
+            unsigned k1[256], k2[256];
+            count_kinds(p1, k1);
+            count_kinds(p2, k2);
+            assert_int_equal(k1[CAPF_SEC_SCOPES_R], 0);
+            if (steady) { /* deltas that repeat stay plain */
+                assert_int_equal(k2[CAPF_SEC_SCOPES_R], 0);
+                assert_true(k2[CAPF_SEC_SCOPES] > 0);
+            } else {
+                assert_true(k2[CAPF_SEC_SCOPES_R] > 10);
+            }
+            recs a = read_recs(p1, 0), b = read_recs(p2, 0),
+                 c = read_recs(p2, 64);
+            assert_int_equal(a.major, 1);
+            assert_int_equal(b.major, 2);
+            assert_true(a.st.scopes > 20000);
+            if (!steady) {
+                assert_true(a.st.clock_backwards > 0);
+                assert_true(a.st.dropped_scopes > 0);
+                assert_true(a.st.stray_ends > 0);
+            }
+            same_recs(&a, &b);
+            same_recs(&b, &c);
+            free(a.v);
+            free(b.v);
+            free(c.v);
+        }
+    }
+}
+
+/* ---- sections built by hand -------------------------------------------- */
+
+/* A 2.0 file (1.x when major is 1) of one META chunk (monotonic clock,
+ * period 1, origin 0) and two uncompressed BLOCKs: NAMES of ids 1 and 2,
+ * then `body` as a section of `kind`; then a plain SCOPES section of
+ * thread 1 with one scope of name 2 from tick 10 to 20 (read after any
+ * damage in the first block). */
+static void craft(const char *path, unsigned major, uint8_t kind,
+                  const capf_buf *body)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    uint8_t h[CAPF_HEADER_LEN];
+    capf_header_encode(h, (uint16_t)major, 0);
+    fwrite(h, 1, sizeof h, f);
+    capf_buf meta = {0}, kv = {0}, org = {0}, blk = {0}, blk2 = {0},
+             names = {0}, after = {0};
+    capf_buf_varint(&kv, 0);
+    capf_buf_section(&meta, CAPF_SEC_META_KV, &kv);
+    capf_buf_str(&org, "monotonic");
+    capf_buf_f64(&org, 1.0);
+    capf_buf_varint(&org, 0);
+    capf_buf_varint(&org, 0);
+    capf_buf_varint(&org, 0);
+    capf_buf_section(&meta, CAPF_SEC_ORIGIN, &org);
+    capf_buf_varint(&names, 2);
+    for (uint32_t id = 1; id <= 2; id++) {
+        capf_buf_varint(&names, id);
+        capf_buf_str(&names, id == 1 ? "a" : "b");
+        capf_buf_str(&names, "");
+        capf_buf_varint(&names, 0);
+    }
+    capf_buf_section(&blk, CAPF_SEC_NAMES, &names);
+    capf_buf_section(&blk, kind, body);
+    const uint8_t plain[] = {1, 10, 0, 2, 2, 2, 0, 0, 10};
+    capf_buf_bytes(&after, plain, sizeof plain);
+    capf_buf_section(&blk2, CAPF_SEC_NAMES, &names);
+    capf_buf_section(&blk2, CAPF_SEC_SCOPES, &after);
+    for (int i = 0; i < 3; i++) {
+        const capf_buf *p = i == 0 ? &meta : i == 1 ? &blk : &blk2;
+        uint8_t ch[CAPF_CHUNK_HEADER_LEN];
+        capf_chunk_header hd = {0};
+        hd.type = i == 0 ? CAPF_CHUNK_META : CAPF_CHUNK_BLOCK;
+        hd.stored = hd.raw = (uint32_t)p->len;
+        hd.payload_crc = capf_crc32(p->data, p->len);
+        capf_chunk_header_encode(ch, &hd);
+        fwrite(ch, 1, sizeof ch, f);
+        fwrite(p->data, 1, p->len, f);
+    }
+    assert_int_equal(fclose(f), 0);
+    capf_buf_free(&meta);
+    capf_buf_free(&kv);
+    capf_buf_free(&org);
+    capf_buf_free(&blk);
+    capf_buf_free(&blk2);
+    capf_buf_free(&names);
+    capf_buf_free(&after);
+}
+
+/* A SCOPES_R body of thread 0 from the parts given; `extra` bytes are
+ * appended after the streams. */
+typedef struct sr_parts {
+    uint64_t base, depth;
+    const uint64_t *prefix; /* depth x (name, back, children) */
+    uint64_t n_events;
+    const uint8_t *tokens;
+    size_t tokens_len;
+    uint64_t n_class;
+    const uint64_t *lens;   /* n_class x (lo_len, hi_len) as written */
+    const uint8_t *streams; /* the bytes after the tokens */
+    size_t streams_len;
+    uint64_t tokens_len_says; /* written as tokens_len when not 0 */
+} sr_parts;
+
+static void sr_body(capf_buf *b, const sr_parts *s)
+{
+    b->len = 0;
+    capf_buf_varint(b, 0); /* tid */
+    capf_buf_varint(b, s->base);
+    capf_buf_varint(b, s->depth);
+    for (uint64_t i = 0; i < 3 * s->depth; i++)
+        capf_buf_varint(b, s->prefix[i]);
+    capf_buf_varint(b, s->n_events);
+    capf_buf_varint(b, s->tokens_len_says ? s->tokens_len_says
+                                          : s->tokens_len);
+    capf_buf_varint(b, s->n_class);
+    for (uint64_t i = 0; i < 2 * s->n_class && s->lens; i++)
+        capf_buf_varint(b, s->lens[i]);
+    capf_buf_bytes(b, s->tokens, s->tokens_len);
+    capf_buf_bytes(b, s->streams, s->streams_len);
+}
+
+/* The scopes of path, and the damage reports among them. */
+typedef struct outcome {
+    cap_ev_scope sc[16];
+    size_t n;
+    int corrupt;
+    size_t corrupt_at; /* scopes read before the first report */
+} outcome;
+
+static outcome read_outcome(const char *path)
+{
+    outcome o = {0};
+    cap_reader *r;
+    char d[256];
+    assert_int_equal(cap_reader_open(&r, path, d, sizeof d), CAP_OK);
+    cap_event ev;
+    cap_result res;
+    int guard = 0;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        assert_true(++guard < 1000);
+        if (res == CAP_E_CORRUPT) {
+            if (!o.corrupt++)
+                o.corrupt_at = o.n;
+            continue;
+        }
+        if (res == CAP_E_TRUNCATED)
+            continue; /* crafted files have no footer */
+        assert_int_equal(res, CAP_OK);
+        if (ev.kind == CAP_EV_SCOPE && o.n < 16)
+            o.sc[o.n++] = ev.u.scope;
+    }
+    cap_reader_close(r);
+    return o;
+}
+
+/* The spec's arithmetic by hand: name 1 three times,
+ *   event 0 begin (at base 1000)
+ *   event 1 end    +100: (1,end) unset, pred 0, class 0, z 200
+ *   event 2 begin  +10:  (1,begin) unset, pred 0, class 0, z 20
+ *   event 3 end    +110: pred 100 (class 7), r 10, z 20; m = 100 + 10/2 = 105
+ *   event 4 begin  +10:  pred 10 (class 4), r 0, z 0; m = 10
+ *   event 5 end    +90:  pred 105 (class 7), r -15, z 29;
+ *                        m = 105 + floor(-15/4) = 101
+ *   event 6 begin  +300: pred 10 (class 4), r 290, z 580: lo 0x44, hi 2
+ *   event 7 end    +101: pred 101 (class 7), r 0, z 0
+ * so scopes 1000..1100, 1110..1220, 1230..1320, 1620..1721. */
+static const uint8_t hand_tokens[] = {1, 0, 1, 0, 1, 0, 1, 0};
+static const uint64_t hand_lens[] = {2, 2, 0, 0, 0, 0, 0, 0, 2, 2,
+                                     0, 0, 0, 0, 3, 3};
+static const uint8_t hand_streams[] = {
+    200, 20, 0, 0,     /* class 0: lo, hi */
+    0, 0x44, 0, 2,     /* class 4 */
+    20, 29, 0, 0, 0, 0 /* class 7 */
+};
+
+static sr_parts hand(void)
+{
+    return (sr_parts){.base = 1000, .n_events = 8, .tokens = hand_tokens,
+                      .tokens_len = 8, .n_class = 8, .lens = hand_lens,
+                      .streams = hand_streams,
+                      .streams_len = sizeof hand_streams};
+}
+
+static void hand_built_section_decodes_as_the_spec_says(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/hand.cap", tmpdir);
+    capf_buf b = {0};
+    sr_parts s = hand();
+    sr_body(&b, &s);
+    craft(path, 2, CAPF_SEC_SCOPES_R, &b);
+    outcome o = read_outcome(path);
+    assert_int_equal(o.corrupt, 0);
+    assert_int_equal(o.n, 5);
+    const int64_t want[4][2] = {
+        {1000, 1100}, {1110, 1220}, {1230, 1320}, {1620, 1721}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(o.sc[i].name, 1);
+        assert_int_equal(o.sc[i].begin_ns, want[i][0]);
+        assert_int_equal(o.sc[i].end_ns, want[i][1]);
+    }
+    assert_int_equal(o.sc[4].tid, 1); /* the plain section after it */
+    /* the same section in a 1.x file is an unknown kind: skipped */
+    craft(path, 1, CAPF_SEC_SCOPES_R, &b);
+    o = read_outcome(path);
+    assert_int_equal(o.corrupt, 0);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.sc[0].tid, 1);
+    /* the writer writes these very bytes for these events */
+    cap_writer_options wo = {.clock_source = "monotonic",
+                             .tick_period_ns = 1.0};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "a", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, NULL), CAP_OK);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(cap_writer_scope_begin(w, 0, 1, (uint64_t)want[i][0]),
+                         CAP_OK);
+        assert_int_equal(cap_writer_scope_end(w, 0, (uint64_t)want[i][1]),
+                         CAP_OK);
+    }
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t file[4096];
+    size_t n = fread(file, 1, sizeof file, f);
+    fclose(f);
+    capf_buf sec = {0};
+    capf_buf_section(&sec, CAPF_SEC_SCOPES_R, &b);
+    int found = 0;
+    for (size_t i = 0; i + sec.len <= n && !found; i++)
+        found = memcmp(file + i, sec.data, sec.len) == 0;
+    assert_true(found);
+    capf_buf_free(&sec);
+    capf_buf_free(&b);
+}
+
+/* Each "malformed when" rule: the section is reported as damage once,
+ * after the scopes that precede the fault, and the next block is read. */
+static void expect_malformed(const sr_parts *s, size_t scopes_before,
+                             const char *what)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/bad.cap", tmpdir);
+    capf_buf b = {0};
+    sr_body(&b, s);
+    craft(path, 2, CAPF_SEC_SCOPES_R, &b);
+    capf_buf_free(&b);
+    outcome o = read_outcome(path);
+    if (o.corrupt != 1 || o.corrupt_at != scopes_before ||
+        o.n != scopes_before + 1 || o.sc[o.n - 1].tid != 1)
+        fail_msg("%s: %d reports after %zu scopes, %zu scopes in all", what,
+                 o.corrupt, o.corrupt_at, o.n);
+}
+
+static void every_malformed_rule_is_reported(void **state)
+{
+    (void)state;
+    sr_parts s;
+    uint64_t lens[2 * 66];
+
+    s = hand();
+    s.n_class = 66; /* more classes than bit lengths */
+    memset(lens, 0, sizeof lens);
+    s.lens = lens;
+    expect_malformed(&s, 0, "n_class 66");
+
+    s = hand();
+    memcpy(lens, hand_lens, sizeof hand_lens);
+    lens[15] = 4; /* class 7's hi stream runs past the body */
+    s.lens = lens;
+    expect_malformed(&s, 0, "stream past the body");
+
+    s = hand();
+    s.tokens_len_says = 200; /* tokens past the body */
+    expect_malformed(&s, 0, "tokens_len");
+
+    s = hand();
+    s.n_events = 9; /* more events than token bytes */
+    expect_malformed(&s, 0, "n_events > tokens_len");
+
+    /* class 7's lo stream holds 2 bytes for 3 residuals: the fault is at
+     * event 7, after three scopes */
+    s = hand();
+    memcpy(lens, hand_lens, sizeof hand_lens);
+    lens[14] = 2;
+    lens[15] = 4;
+    s.lens = lens;
+    expect_malformed(&s, 3, "lo stream runs out");
+
+    /* class 7's hi stream holds 2 varints for 3 residuals */
+    s = hand();
+    memcpy(lens, hand_lens, sizeof hand_lens);
+    lens[14] = 4;
+    lens[15] = 2;
+    s.lens = lens;
+    expect_malformed(&s, 3, "hi stream runs out");
+
+    /* a hi varint of 2^56: z would not fit 64 bits (class 0's second
+     * residual, event 2, after the first scope) */
+    {
+        capf_buf st = {0}, hi = {0};
+        capf_buf_varint(&hi, 0);
+        capf_buf_varint(&hi, (uint64_t)1 << 56);
+        const uint8_t lo[2] = {200, 20};
+        capf_buf_bytes(&st, lo, 2);
+        capf_buf_bytes(&st, hi.data, hi.len);
+        capf_buf_bytes(&st, hand_streams + 4, sizeof hand_streams - 4);
+        memcpy(lens, hand_lens, sizeof hand_lens);
+        lens[1] = hi.len;
+        s = hand();
+        s.lens = lens;
+        s.streams = st.data;
+        s.streams_len = st.len;
+        expect_malformed(&s, 1, "hi of 2^56");
+        capf_buf_free(&st);
+        capf_buf_free(&hi);
+    }
+
+    /* an end with the stack empty: event 2 (after the first scope) */
+    {
+        const uint8_t tk[] = {1, 0, 0, 0, 1, 0, 1, 0};
+        s = hand();
+        s.tokens = tk;
+        expect_malformed(&s, 1, "end on an empty stack");
+    }
+
+    /* a token above the largest name id */
+    {
+        capf_buf tk = {0};
+        capf_buf_varint(&tk, (uint64_t)CAP_MAX_NAME_ID + 1);
+        const uint8_t lo0[] = {0};
+        s = (sr_parts){.base = 5, .n_events = 1, .tokens = tk.data,
+                       .tokens_len = tk.len, .n_class = 0,
+                       .streams = lo0, .streams_len = 0};
+        expect_malformed(&s, 0, "token above the largest id");
+        capf_buf_free(&tk);
+    }
+
+    /* a prefix name of 0; a depth above 1024 */
+    {
+        const uint64_t pre[3] = {0, 5, 0};
+        s = hand();
+        s.depth = 1;
+        s.prefix = pre;
+        expect_malformed(&s, 0, "prefix name 0");
+        uint64_t *deep = calloc(3 * 1025, sizeof *deep);
+        assert_non_null(deep);
+        for (int i = 0; i < 1025; i++)
+            deep[3 * i] = 1;
+        s = hand();
+        s.depth = 1025;
+        s.prefix = deep;
+        expect_malformed(&s, 0, "depth 1025");
+        /* 1024 open, then a begin: deeper than 1024 at event 0 */
+        s = hand();
+        s.depth = 1024;
+        s.prefix = deep;
+        expect_malformed(&s, 0, "a begin past 1024 open");
+        free(deep);
+    }
+}
+
+/* Scopes open across blocks: the prefix gives the names the ends'
+ * contexts use. The block below opens with two scopes of name 2 and 1
+ * open (1 innermost), ends both, and their end deltas go to the (1,end)
+ * and (2,end) contexts, both unset: class 0. */
+static void prefix_names_give_the_ends_their_contexts(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/prefix.cap", tmpdir);
+    const uint64_t pre[6] = {2, 50, 7, 1, 20, 0};
+    const uint8_t tk[] = {1, 0, 0, 0};
+    /* event 0: begin 1 at base 500; event 1: end it +40 (1,end) z 80;
+     * event 2: end prefix name 1 +40 (1,end) pred 40 class 6, r 0;
+     * event 3: end prefix name 2 +5 (2,end) unset class 0, z 10 */
+    const uint64_t lens[14] = {2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+    const uint8_t st[] = {80, 10, 0, 0, 0, 0};
+    sr_parts s = {.base = 500, .depth = 2, .prefix = pre, .n_events = 4,
+                  .tokens = tk, .tokens_len = 4, .n_class = 7, .lens = lens,
+                  .streams = st, .streams_len = sizeof st};
+    capf_buf b = {0};
+    sr_body(&b, &s);
+    craft(path, 2, CAPF_SEC_SCOPES_R, &b);
+    capf_buf_free(&b);
+    outcome o = read_outcome(path);
+    assert_int_equal(o.corrupt, 0);
+    assert_int_equal(o.n, 4);
+    assert_int_equal(o.sc[0].begin_ns, 500);
+    assert_int_equal(o.sc[0].end_ns, 540);
+    assert_int_equal(o.sc[0].depth, 2);
+    assert_int_equal(o.sc[1].name, 1);
+    assert_int_equal(o.sc[1].begin_ns, 480);
+    assert_int_equal(o.sc[1].end_ns, 580);
+    assert_int_equal(o.sc[1].children_ns, 40);
+    assert_int_equal(o.sc[2].name, 2);
+    assert_int_equal(o.sc[2].begin_ns, 450);
+    assert_int_equal(o.sc[2].end_ns, 585);
+    assert_int_equal(o.sc[2].children_ns, 7 + 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(random_events_read_back_as_in_1_1),
+        cmocka_unit_test(hand_built_section_decodes_as_the_spec_says),
+        cmocka_unit_test(every_malformed_rule_is_reported),
+        cmocka_unit_test(prefix_names_give_the_ends_their_contexts),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
