@@ -362,19 +362,20 @@ static void craft(const char *path, unsigned major, uint8_t kind,
     capf_buf_free(&after);
 }
 
-/* A SCOPES_R body of thread 0 from the parts given; `extra` bytes are
- * appended after the streams. */
+/* A SCOPES_R body of thread 0 from the parts given. */
 typedef struct sr_parts {
     uint64_t base, depth;
     const uint64_t *prefix; /* depth x (name, back, children) */
     uint64_t n_events;
     const uint8_t *tokens;
     size_t tokens_len;
-    uint64_t n_class;
-    const uint64_t *lens;   /* n_class x (lo_len, hi_len) as written */
-    const uint8_t *streams; /* the bytes after the tokens */
-    size_t streams_len;
     uint64_t tokens_len_says; /* written as tokens_len when not 0 */
+    uint64_t n_ctx;
+    const uint64_t *ctx;      /* n_ctx x (dkey, class, pred) */
+    uint64_t n_streams;
+    const uint64_t *tab;      /* n_streams x (class, lo_len, hi_len) */
+    const uint8_t *streams;   /* the bytes after the tokens */
+    size_t streams_len;
 } sr_parts;
 
 static void sr_body(capf_buf *b, const sr_parts *s)
@@ -388,9 +389,12 @@ static void sr_body(capf_buf *b, const sr_parts *s)
     capf_buf_varint(b, s->n_events);
     capf_buf_varint(b, s->tokens_len_says ? s->tokens_len_says
                                           : s->tokens_len);
-    capf_buf_varint(b, s->n_class);
-    for (uint64_t i = 0; i < 2 * s->n_class && s->lens; i++)
-        capf_buf_varint(b, s->lens[i]);
+    capf_buf_varint(b, s->n_ctx);
+    for (uint64_t i = 0; i < 3 * s->n_ctx; i++)
+        capf_buf_varint(b, s->ctx[i]);
+    capf_buf_varint(b, s->n_streams);
+    for (uint64_t i = 0; i < 3 * s->n_streams && s->tab; i++)
+        capf_buf_varint(b, s->tab[i]);
     capf_buf_bytes(b, s->tokens, s->tokens_len);
     capf_buf_bytes(b, s->streams, s->streams_len);
 }
@@ -429,33 +433,46 @@ static outcome read_outcome(const char *path)
     return o;
 }
 
-/* The spec's arithmetic by hand: name 1 three times,
- *   event 0 begin (at base 1000)
- *   event 1 end    +100: (1,end) unset, pred 0, class 0, z 200
- *   event 2 begin  +10:  (1,begin) unset, pred 0, class 0, z 20
- *   event 3 end    +110: pred 100 (class 7), r 10, z 20; m = 100 + 10/2 = 105
- *   event 4 begin  +10:  pred 10 (class 4), r 0, z 0; m = 10
- *   event 5 end    +90:  pred 105 (class 7), r -15, z 29;
- *                        m = 105 + floor(-15/4) = 101
- *   event 6 begin  +300: pred 10 (class 4), r 290, z 580: lo 0x44, hi 2
- *   event 7 end    +101: pred 101 (class 7), r 0, z 0
+/* The spec's arithmetic by hand: name 1 four times, its begins (key 2)
+ * left out of the table (pred 0, class 0), its ends (key 3) predicted 100
+ * in class 7:
+ *   event 0 begin at base 1000
+ *   event 1 end    +100: class 7, r 0,    z 0
+ *   event 2 begin  +10:  class 0, r 10,   z 20
+ *   event 3 end    +110: class 7, r 10,   z 20
+ *   event 4 begin  +10:  class 0, r 10,   z 20
+ *   event 5 end    +90:  class 7, r -10,  z 19
+ *   event 6 begin  +300: class 0, r 300,  z 600: lo 0x58, hi 2
+ *   event 7 end    +101: class 7, r 1,    z 2
  * so scopes 1000..1100, 1110..1220, 1230..1320, 1620..1721. */
 static const uint8_t hand_tokens[] = {1, 0, 1, 0, 1, 0, 1, 0};
-static const uint64_t hand_lens[] = {2, 2, 0, 0, 0, 0, 0, 0, 2, 2,
-                                     0, 0, 0, 0, 3, 3};
+static const uint64_t hand_ctx[] = {3, 7, 100};
+static const uint64_t hand_tab[] = {0, 3, 3, 7, 4, 4};
 static const uint8_t hand_streams[] = {
-    200, 20, 0, 0,     /* class 0: lo, hi */
-    0, 0x44, 0, 2,     /* class 4 */
-    20, 29, 0, 0, 0, 0 /* class 7 */
+    20, 20, 0x58, 0, 0, 2,   /* class 0: lo, hi */
+    0, 20, 19, 2, 0, 0, 0, 0 /* class 7: lo, hi */
 };
+static const int64_t hand_want[4][2] = {
+    {1000, 1100}, {1110, 1220}, {1230, 1320}, {1620, 1721}};
 
 static sr_parts hand(void)
 {
     return (sr_parts){.base = 1000, .n_events = 8, .tokens = hand_tokens,
-                      .tokens_len = 8, .n_class = 8, .lens = hand_lens,
+                      .tokens_len = 8, .n_ctx = 1, .ctx = hand_ctx,
+                      .n_streams = 2, .tab = hand_tab,
                       .streams = hand_streams,
                       .streams_len = sizeof hand_streams};
 }
+
+/* The same events as the reference writer encodes them: each context's
+ * prediction the mean of its deltas (begins 10, 10, 300: 106; ends 100,
+ * 110, 90, 101: 100), both in class 7. */
+static const uint64_t writer_ctx[] = {2, 7, 106, 1, 7, 100};
+static const uint64_t writer_tab[] = {7, 7, 7};
+static const uint8_t writer_streams[] = {
+    0, 191, 20, 191, 19, 0x84, 2, /* lo: z 0, 191, 20, 191, 19, 388, 2 */
+    0, 0, 0, 0, 0, 1, 0           /* hi */
+};
 
 static void hand_built_section_decodes_as_the_spec_says(void **state)
 {
@@ -464,26 +481,34 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
     snprintf(path, sizeof path, "%s/hand.cap", tmpdir);
     capf_buf b = {0};
     sr_parts s = hand();
-    sr_body(&b, &s);
-    craft(path, 2, CAPF_SEC_SCOPES_R, &b);
-    outcome o = read_outcome(path);
-    assert_int_equal(o.corrupt, 0);
-    assert_int_equal(o.n, 5);
-    const int64_t want[4][2] = {
-        {1000, 1100}, {1110, 1220}, {1230, 1320}, {1620, 1721}};
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(o.sc[i].name, 1);
-        assert_int_equal(o.sc[i].begin_ns, want[i][0]);
-        assert_int_equal(o.sc[i].end_ns, want[i][1]);
+    for (int variant = 0; variant < 2; variant++) {
+        if (variant == 1) {
+            s.n_ctx = 2;
+            s.ctx = writer_ctx;
+            s.n_streams = 1;
+            s.tab = writer_tab;
+            s.streams = writer_streams;
+            s.streams_len = sizeof writer_streams;
+        }
+        sr_body(&b, &s);
+        craft(path, 2, CAPF_SEC_SCOPES_R, &b);
+        outcome o = read_outcome(path);
+        assert_int_equal(o.corrupt, 0);
+        assert_int_equal(o.n, 5);
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(o.sc[i].name, 1);
+            assert_int_equal(o.sc[i].begin_ns, hand_want[i][0]);
+            assert_int_equal(o.sc[i].end_ns, hand_want[i][1]);
+        }
+        assert_int_equal(o.sc[4].tid, 1); /* the block after it */
     }
-    assert_int_equal(o.sc[4].tid, 1); /* the plain section after it */
     /* the same section in a 1.x file is an unknown kind: skipped */
     craft(path, 1, CAPF_SEC_SCOPES_R, &b);
-    o = read_outcome(path);
+    outcome o = read_outcome(path);
     assert_int_equal(o.corrupt, 0);
     assert_int_equal(o.n, 1);
     assert_int_equal(o.sc[0].tid, 1);
-    /* the writer writes these very bytes for these events */
+    /* the writer writes the second variant's very bytes for these events */
     cap_writer_options wo = {.clock_source = "monotonic",
                              .tick_period_ns = 1.0};
     cap_writer *w;
@@ -491,10 +516,10 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
     assert_int_equal(cap_writer_name(w, 1, "a", NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, NULL), CAP_OK);
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(cap_writer_scope_begin(w, 0, 1, (uint64_t)want[i][0]),
-                         CAP_OK);
-        assert_int_equal(cap_writer_scope_end(w, 0, (uint64_t)want[i][1]),
-                         CAP_OK);
+        assert_int_equal(
+            cap_writer_scope_begin(w, 0, 1, (uint64_t)hand_want[i][0]), CAP_OK);
+        assert_int_equal(
+            cap_writer_scope_end(w, 0, (uint64_t)hand_want[i][1]), CAP_OK);
     }
     assert_int_equal(cap_writer_close(w), CAP_OK);
     FILE *f = fopen(path, "rb");
@@ -534,62 +559,87 @@ static void every_malformed_rule_is_reported(void **state)
 {
     (void)state;
     sr_parts s;
-    uint64_t lens[2 * 66];
+    uint64_t tab[3 * 66], ctx[6];
 
+    /* the stream table */
     s = hand();
-    s.n_class = 66; /* more classes than bit lengths */
-    memset(lens, 0, sizeof lens);
-    s.lens = lens;
-    expect_malformed(&s, 0, "n_class 66");
-
+    s.n_streams = 66;
+    memset(tab, 0, sizeof tab);
+    for (int i = 0; i < 66; i++)
+        tab[3 * i] = (uint64_t)i;
+    s.tab = tab;
+    expect_malformed(&s, 0, "n_streams 66");
     s = hand();
-    memcpy(lens, hand_lens, sizeof hand_lens);
-    lens[15] = 4; /* class 7's hi stream runs past the body */
-    s.lens = lens;
-    expect_malformed(&s, 0, "stream past the body");
+    const uint64_t c65[] = {0, 3, 3, 65, 4, 4};
+    s.tab = c65;
+    expect_malformed(&s, 0, "stream class 65");
+    s = hand();
+    const uint64_t down[] = {7, 4, 4, 0, 3, 3};
+    s.tab = down;
+    expect_malformed(&s, 0, "stream classes not increasing");
+    s = hand();
+    const uint64_t past[] = {0, 3, 3, 7, 4, 5};
+    s.tab = past;
+    expect_malformed(&s, 0, "a stream past the body");
 
+    /* the prediction table */
+    s = hand();
+    s.n_ctx = 100; /* more entries than a third of the body */
+    expect_malformed(&s, 0, "n_ctx");
+    s = hand();
+    const uint64_t name0[] = {1, 7, 100};
+    s.ctx = name0;
+    expect_malformed(&s, 0, "key of name 0");
+    s = hand();
+    memcpy(ctx, (uint64_t[]){3, 7, 100, 0, 7, 100}, sizeof ctx);
+    s.n_ctx = 2;
+    s.ctx = ctx;
+    expect_malformed(&s, 0, "dkey 0 after the first");
+    s = hand();
+    memcpy(ctx, (uint64_t[]){3, 65, 100}, 3 * sizeof *ctx);
+    s.ctx = ctx;
+    expect_malformed(&s, 0, "class 65");
+    s = hand();
+    memcpy(ctx, (uint64_t[]){(uint64_t)CAP_MAX_NAME_ID * 2 + 2, 7, 100},
+           3 * sizeof *ctx);
+    s.ctx = ctx;
+    expect_malformed(&s, 0, "key above the largest name");
+
+    /* the tokens */
     s = hand();
     s.tokens_len_says = 200; /* tokens past the body */
     expect_malformed(&s, 0, "tokens_len");
-
     s = hand();
     s.n_events = 9; /* more events than token bytes */
     expect_malformed(&s, 0, "n_events > tokens_len");
 
-    /* class 7's lo stream holds 2 bytes for 3 residuals: the fault is at
+    /* class 7's lo stream holds 3 bytes for 4 residuals: the fault is at
      * event 7, after three scopes */
     s = hand();
-    memcpy(lens, hand_lens, sizeof hand_lens);
-    lens[14] = 2;
-    lens[15] = 4;
-    s.lens = lens;
+    const uint64_t lo3[] = {0, 3, 3, 7, 3, 5};
+    s.tab = lo3;
     expect_malformed(&s, 3, "lo stream runs out");
-
-    /* class 7's hi stream holds 2 varints for 3 residuals */
+    /* class 7's hi stream holds 3 varints for 4 residuals */
     s = hand();
-    memcpy(lens, hand_lens, sizeof hand_lens);
-    lens[14] = 4;
-    lens[15] = 2;
-    s.lens = lens;
+    const uint64_t hi3[] = {0, 3, 3, 7, 5, 3};
+    s.tab = hi3;
     expect_malformed(&s, 3, "hi stream runs out");
-
     /* a hi varint of 2^56: z would not fit 64 bits (class 0's second
-     * residual, event 2, after the first scope) */
+     * residual, event 4, after two scopes) */
     {
         capf_buf st = {0}, hi = {0};
         capf_buf_varint(&hi, 0);
         capf_buf_varint(&hi, (uint64_t)1 << 56);
-        const uint8_t lo[2] = {200, 20};
-        capf_buf_bytes(&st, lo, 2);
+        capf_buf_varint(&hi, 2);
+        capf_buf_bytes(&st, hand_streams, 3);
         capf_buf_bytes(&st, hi.data, hi.len);
-        capf_buf_bytes(&st, hand_streams + 4, sizeof hand_streams - 4);
-        memcpy(lens, hand_lens, sizeof hand_lens);
-        lens[1] = hi.len;
+        capf_buf_bytes(&st, hand_streams + 6, sizeof hand_streams - 6);
+        uint64_t t2[6] = {0, 3, hi.len, 7, 4, 4};
         s = hand();
-        s.lens = lens;
+        s.tab = t2;
         s.streams = st.data;
         s.streams_len = st.len;
-        expect_malformed(&s, 1, "hi of 2^56");
+        expect_malformed(&s, 2, "hi of 2^56");
         capf_buf_free(&st);
         capf_buf_free(&hi);
     }
@@ -601,20 +651,16 @@ static void every_malformed_rule_is_reported(void **state)
         s.tokens = tk;
         expect_malformed(&s, 1, "end on an empty stack");
     }
-
     /* a token above the largest name id */
     {
         capf_buf tk = {0};
         capf_buf_varint(&tk, (uint64_t)CAP_MAX_NAME_ID + 1);
-        const uint8_t lo0[] = {0};
         s = (sr_parts){.base = 5, .n_events = 1, .tokens = tk.data,
-                       .tokens_len = tk.len, .n_class = 0,
-                       .streams = lo0, .streams_len = 0};
+                       .tokens_len = tk.len};
         expect_malformed(&s, 0, "token above the largest id");
         capf_buf_free(&tk);
     }
-
-    /* a prefix name of 0; a depth above 1024 */
+    /* a prefix name of 0; a depth above 1024; a begin past 1024 open */
     {
         const uint64_t pre[3] = {0, 5, 0};
         s = hand();
@@ -629,7 +675,6 @@ static void every_malformed_rule_is_reported(void **state)
         s.depth = 1025;
         s.prefix = deep;
         expect_malformed(&s, 0, "depth 1025");
-        /* 1024 open, then a begin: deeper than 1024 at event 0 */
         s = hand();
         s.depth = 1024;
         s.prefix = deep;
@@ -639,9 +684,10 @@ static void every_malformed_rule_is_reported(void **state)
 }
 
 /* Scopes open across blocks: the prefix gives the names the ends'
- * contexts use. The block below opens with two scopes of name 2 and 1
- * open (1 innermost), ends both, and their end deltas go to the (1,end)
- * and (2,end) contexts, both unset: class 0. */
+ * contexts use. The block below opens with names 2 and 1 open (1
+ * innermost), begins and ends name 1, then ends both: the ends of name 1
+ * (key 3: pred 40, class 6) read class 6, the end of name 2 (key 5, not
+ * in the table) class 0. */
 static void prefix_names_give_the_ends_their_contexts(void **state)
 {
     (void)state;
@@ -649,14 +695,15 @@ static void prefix_names_give_the_ends_their_contexts(void **state)
     snprintf(path, sizeof path, "%s/prefix.cap", tmpdir);
     const uint64_t pre[6] = {2, 50, 7, 1, 20, 0};
     const uint8_t tk[] = {1, 0, 0, 0};
-    /* event 0: begin 1 at base 500; event 1: end it +40 (1,end) z 80;
-     * event 2: end prefix name 1 +40 (1,end) pred 40 class 6, r 0;
-     * event 3: end prefix name 2 +5 (2,end) unset class 0, z 10 */
-    const uint64_t lens[14] = {2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
-    const uint8_t st[] = {80, 10, 0, 0, 0, 0};
+    const uint64_t ctx[] = {3, 6, 40};
+    const uint64_t tab[] = {0, 1, 1, 6, 2, 2};
+    /* event 1: end +40, z 0 (class 6); event 2: end +40, z 0 (class 6);
+     * event 3: end +5, z 10 (class 0) */
+    const uint8_t st[] = {10, 0, 0, 0, 0, 0};
     sr_parts s = {.base = 500, .depth = 2, .prefix = pre, .n_events = 4,
-                  .tokens = tk, .tokens_len = 4, .n_class = 7, .lens = lens,
-                  .streams = st, .streams_len = sizeof st};
+                  .tokens = tk, .tokens_len = 4, .n_ctx = 1, .ctx = ctx,
+                  .n_streams = 2, .tab = tab, .streams = st,
+                  .streams_len = sizeof st};
     capf_buf b = {0};
     sr_body(&b, &s);
     craft(path, 2, CAPF_SEC_SCOPES_R, &b);

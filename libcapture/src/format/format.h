@@ -80,26 +80,18 @@ enum capf_stat_kind {
 };
 
 /* ---- SCOPES_R: tick deltas as residuals of a per-(name, begin|end)
- * prediction (format-spec "SCOPES_R (0x0D)"). The prediction m of a
- * context is unset (0) at the start of every section; the first delta d
- * sets m = d (n = 1), each later one moves m by (d - m) >> min(n, 3) and
- * counts n up to 3: a mean of the first deltas, then a moving average.
- * The residual's zigzag z goes to the streams of class
- * capf_sr_class(prediction): its low byte to the class's lo stream,
- * z >> 8 as a varint to its hi stream. */
+ * prediction (format-spec "SCOPES_R (0x0D)"). The section lists, for each
+ * context its events use, a prediction and a class (the reference writer:
+ * the mean of the context's deltas in the section, and its bit length).
+ * Each delta but the first is stored as the zigzag z of its residual from
+ * its context's prediction (0 for a context not listed), in the streams of
+ * the context's class: the low byte of z in the lo stream, z >> 8 as a
+ * varint in the hi stream. */
 #define CAPF_SR_CLASSES 65 /* bit lengths 0..64 */
 
 static inline unsigned capf_sr_class(uint64_t pred)
 {
     return pred ? 64u - (unsigned)__builtin_clzll(pred) : 0u;
-}
-
-/* m + floor((d - m) / 2^s), the difference taken mod 2^64 as signed;
- * s is 1, 2 or 3. */
-static inline uint64_t capf_sr_update(uint64_t m, uint64_t d, unsigned s)
-{
-    uint64_t x = d - m;
-    return m + ((x >> s) | ((0 - (x >> 63)) << (64 - s)));
 }
 
 /* A CLOCK sample refines the tick period only once this far from origin. */

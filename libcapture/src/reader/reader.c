@@ -30,9 +30,9 @@ typedef struct rd_name {
     uint32_t line;
     uint32_t flags; /* NAME_FLAGS (format 1.1), accumulated */
     int used;
-    uint64_t sr_m[2];   /* SCOPES_R predictions: begin, end ... */
-    uint64_t sr_gen[2]; /* ... set in the section of this number */
-    uint32_t sr_n[2];   /* ... from this many deltas (at most 3) */
+    uint64_t sr_pred[2]; /* SCOPES_R: begin, end: the current section's
+                            prediction and class (0 when unset) */
+    uint8_t sr_cls[2];
 } rd_name;
 
 typedef struct rd_track {
@@ -119,11 +119,16 @@ struct cap_reader {
     capf_cur deltas;
     uint32_t depth;
     uint32_t stk_name[CAP_MAX_DEPTH];
-    rd_name *stk_nm[CAP_MAX_DEPTH]; /* SCOPES_R: the names' entries */
+    uint64_t stk_epred[CAP_MAX_DEPTH]; /* SCOPES_R: the prediction and */
+    uint8_t stk_ecls[CAP_MAX_DEPTH];   /* class of each open scope's end */
+    uint32_t *sr_set;  /* ids whose predictions the section set */
+    size_t sr_set_n, sr_set_cap;
     int sr;           /* the section is SCOPES_R (2.0) */
     int sr_first;     /* its first event (at base) is still to come */
-    uint64_t sr_gen;  /* SCOPES_R sections entered so far */
-    capf_cur sr_lo[CAPF_SR_CLASSES], sr_hi[CAPF_SR_CLASSES];
+
+    struct rd_class {  /* SCOPES_R: each class's two streams */
+        const uint8_t *lo, *lo_end, *hi, *hi_end;
+    } sr_cls[CAPF_SR_CLASSES];
     uint64_t stk_begin[CAP_MAX_DEPTH];
     int64_t stk_begin_ns[CAP_MAX_DEPTH]; /* stk_begin converted, once */
     uint64_t stk_children[CAP_MAX_DEPTH];
@@ -682,6 +687,7 @@ void cap_reader_close(cap_reader *r)
     free(r->span_stack);
     free(r->order);
     free(r->arena);
+    free(r->sr_set);
     free(r->idx_off);
     free(r->idx_frames);
     free(r);
@@ -1007,7 +1013,6 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
             return CAP_E_NOMEM;
         nm->used = 1;
         r->stk_name[i] = (uint32_t)name;
-        r->stk_nm[i] = nm;
         r->stk_begin[i] = base - back;
         r->stk_begin_ns[i] = to_ns(r, base - back);
         r->stk_children[i] = ch;
@@ -1026,24 +1031,68 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
         b->end = b->p + tlen; /* b now walks the tokens */
         return CAP_OK;
     }
-    /* SCOPES_R: the class table; the streams follow the tokens */
-    uint64_t ncls = capf_cur_varint_max(b, CAPF_SR_CLASSES);
-    uint64_t lens[2 * CAPF_SR_CLASSES];
-    for (uint64_t c = 0; c < 2 * ncls; c++)
-        lens[c] = capf_cur_varint(b);
+    /* SCOPES_R: the previous section's predictions unset, this one's
+     * set (keys increasing) */
+    for (size_t i = 0; i < r->sr_set_n; i++) {
+        rd_name *nm = name_peek(r, r->sr_set[i]);
+        nm->sr_pred[0] = nm->sr_pred[1] = 0;
+        nm->sr_cls[0] = nm->sr_cls[1] = 0;
+    }
+    r->sr_set_n = 0;
+    uint64_t nctx = capf_cur_varint_max(b, (uint64_t)(b->end - b->p) / 3);
+    uint64_t key = 0;
+    for (uint64_t i = 0; i < nctx && !b->bad; i++) {
+        uint64_t dk = capf_cur_varint(b);
+        uint64_t cls = capf_cur_varint_max(b, CAPF_SR_CLASSES - 1);
+        uint64_t pred = capf_cur_varint(b);
+        if (b->bad || (i > 0 && dk == 0) ||
+            dk > ((uint64_t)CAP_MAX_NAME_ID << 1 | 1) - key)
+            return CAP_E_CORRUPT;
+        key += dk;
+        if (key >> 1 == 0)
+            return CAP_E_CORRUPT;
+        rd_name *nm = name_slot(r, (uint32_t)(key >> 1));
+        if (!nm)
+            return CAP_E_NOMEM;
+        if (r->sr_set_n == r->sr_set_cap) {
+            size_t c = r->sr_set_cap ? 2 * r->sr_set_cap : 256;
+            uint32_t *p = realloc(r->sr_set, c * sizeof *p);
+            if (!p)
+                return CAP_E_NOMEM;
+            r->sr_set = p;
+            r->sr_set_cap = c;
+        }
+        r->sr_set[r->sr_set_n++] = (uint32_t)(key >> 1);
+        nm->sr_pred[key & 1] = pred;
+        nm->sr_cls[key & 1] = (uint8_t)cls;
+    }
+    for (uint64_t i = 0; i < depth; i++) { /* the prefix's ends */
+        const rd_name *nm = name_peek(r, r->stk_name[i]);
+        r->stk_epred[i] = nm->sr_pred[1];
+        r->stk_ecls[i] = nm->sr_cls[1];
+    }
+    /* the stream table (classes increasing); the streams follow the
+     * tokens, in the table's order; a class not listed has none */
+    uint64_t nst = capf_cur_varint_max(b, CAPF_SR_CLASSES);
+    uint64_t st[CAPF_SR_CLASSES][3];
+    for (uint64_t i = 0; i < nst; i++) {
+        st[i][0] = capf_cur_varint_max(b, CAPF_SR_CLASSES - 1);
+        st[i][1] = capf_cur_varint(b);
+        st[i][2] = capf_cur_varint(b);
+        if (i > 0 && st[i][0] <= st[i - 1][0])
+            return CAP_E_CORRUPT;
+    }
     if (b->bad || tlen > (uint64_t)(b->end - b->p))
         return CAP_E_CORRUPT;
+    memset(r->sr_cls, 0, sizeof r->sr_cls);
     const uint8_t *p = b->p + tlen;
-    for (unsigned c = 0; c < CAPF_SR_CLASSES; c++) {
-        uint64_t lo = c < ncls ? lens[2 * c] : 0;
-        uint64_t hi = c < ncls ? lens[2 * c + 1] : 0;
+    for (uint64_t i = 0; i < nst; i++) {
+        uint64_t lo = st[i][1], hi = st[i][2];
         if (lo > (uint64_t)(b->end - p) || hi > (uint64_t)(b->end - p) - lo)
             return CAP_E_CORRUPT;
-        r->sr_lo[c] = (capf_cur){p, p + lo, 0};
-        r->sr_hi[c] = (capf_cur){p + lo, p + lo + hi, 0};
+        r->sr_cls[st[i][0]] = (struct rd_class){p, p + lo, p + lo, p + lo + hi};
         p += lo + hi;
     }
-    r->sr_gen++;
     r->sr_first = 1;
     b->end = b->p + tlen;
     return CAP_OK;
@@ -1181,8 +1230,9 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
  * the previous copy: pops leave the entries below them as they were).
  * The cursors and the stack depth live in locals for the loop and are
  * stored back on the way out. */
-static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
-                             size_t *got, size_t *apos)
+static inline __attribute__((always_inline)) cap_result
+scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
+              size_t *apos, const int sr)
 {
     capf_cur tok_c = r->body, dt_c = r->deltas;
     uint64_t left = r->left, tick = r->tick;
@@ -1192,13 +1242,28 @@ static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
     const uint64_t origin = r->origin_tick;
     const uint32_t *cur = NULL; /* the latest arena copy */
     size_t k = 0;
+    int first = r->sr_first;
     cap_result res = CAP_DONE;
-    const int sr = r->sr;
-    const uint64_t gen = r->sr_gen;
     while (left > 0) {
-        uint64_t tok, d;
-        const uint8_t *tok_p = tok_c.p;
-        if (tok_c.end - tok_c.p >= 10) {
+        uint64_t tok, d = 0;
+        const uint8_t *tok_p = tok_c.p, *dt_p = dt_c.p;
+        if (!sr && tok_c.end - tok_c.p >= 10 && dt_c.end - dt_c.p >= 10) {
+            const uint8_t *a = varint_10(tok_c.p, &tok);
+            const uint8_t *b = varint_10(dt_c.p, &d);
+            if (!a || !b) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            tok_c.p = a;
+            dt_c.p = b;
+        } else if (!sr) {
+            tok = capf_cur_varint(&tok_c);
+            d = capf_cur_varint(&dt_c);
+            if (tok_c.bad || dt_c.bad) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+        } else if (tok_c.end - tok_c.p >= 10) {
             const uint8_t *a = varint_10(tok_c.p, &tok);
             if (!a) {
                 res = CAP_E_CORRUPT;
@@ -1235,78 +1300,61 @@ static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
             if (max > 1 && !cur && *apos + depth - 1 > r->arena_cap) {
                 r->arena_full = 1; /* full: this end waits */
                 tok_c.p = tok_p;
+                dt_c.p = dt_p;
                 res = CAP_OK;
                 break;
             }
         }
         if (!sr) {
-            if (dt_c.end - dt_c.p >= 10) {
-                const uint8_t *b = varint_10(dt_c.p, &d);
-                if (!b) {
-                    res = CAP_E_CORRUPT;
-                    break;
-                }
-                dt_c.p = b;
-            } else {
-                d = capf_cur_varint(&dt_c);
-                if (dt_c.bad) {
-                    res = CAP_E_CORRUPT;
-                    break;
-                }
-            }
-        } else if (r->sr_first) {
-            r->sr_first = 0; /* SCOPES_R: the first event is at base */
-            d = 0;
+            /* SCOPES: d was read with the token */
+        } else if (first) {
+            first = 0; /* SCOPES_R: the first event is at base */
         } else {
-            /* SCOPES_R: the residual from the streams of the prediction's
-             * class, for the name begun or ended */
-            int kind = tok == 0;
-            rd_name *pn = kind ? r->stk_nm[depth - 1] : nm;
-            uint64_t pred = pn->sr_gen[kind] == gen ? pn->sr_m[kind] : 0;
-            unsigned c = capf_sr_class(pred);
-            capf_cur *lo = &r->sr_lo[c], *hi = &r->sr_hi[c];
+            /* SCOPES_R: the residual from the streams of the class of the
+             * context's prediction */
+            uint64_t pred;
+            unsigned c;
+            if (tok) {
+                pred = nm->sr_pred[0];
+                c = nm->sr_cls[0];
+            } else {
+                pred = r->stk_epred[depth - 1];
+                c = r->stk_ecls[depth - 1];
+            }
+            struct rd_class *kc = &r->sr_cls[c];
+            const uint8_t *lp = kc->lo, *hp = kc->hi;
             uint64_t h;
-            if (lo->p >= lo->end) {
+            if (lp >= kc->lo_end || hp >= kc->hi_end) {
                 res = CAP_E_CORRUPT;
                 break;
             }
-            if (hi->end - hi->p >= 10) {
-                const uint8_t *b = varint_10(hi->p, &h);
-                if (!b) {
+            if (*hp < 0x80) { /* the usual: one byte */
+                h = *hp++;
+            } else {
+                capf_cur hc = {hp, kc->hi_end, 0};
+                h = capf_cur_varint(&hc);
+                if (hc.bad || h >> 56) {
                     res = CAP_E_CORRUPT;
                     break;
                 }
-                hi->p = b;
-            } else {
-                h = capf_cur_varint(hi);
-                if (hi->bad) {
-                    res = CAP_E_CORRUPT;
-                    break;
-                }
+                hp = hc.p;
             }
-            if (h >> 56) {
-                res = CAP_E_CORRUPT;
-                break;
-            }
-            d = pred + (uint64_t)capf_unzigzag(h << 8 | *lo->p++);
-            if (pn->sr_gen[kind] == gen) {
-                pn->sr_m[kind] = capf_sr_update(pred, d, pn->sr_n[kind]);
-                pn->sr_n[kind] += pn->sr_n[kind] < 3;
-            } else {
-                pn->sr_m[kind] = d;
-                pn->sr_n[kind] = 1;
-                pn->sr_gen[kind] = gen;
-            }
+            kc->lo = lp + 1;
+            kc->hi = hp;
+            d = pred + (uint64_t)capf_unzigzag(h << 8 | *lp);
         }
         left--;
         tick += d;
         if (tok != 0) {
             int64_t dn = (int64_t)(tick - origin);
             r->stk_name[depth] = (uint32_t)tok;
-            r->stk_nm[depth] = nm;
             r->stk_begin[depth] = tick;
             r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
             r->stk_children[depth] = 0;
+            if (sr) {
+                r->stk_epred[depth] = nm->sr_pred[1];
+                r->stk_ecls[depth] = nm->sr_cls[1];
+            }
             depth++;
             cur = NULL;
             continue;
@@ -1354,10 +1402,19 @@ static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
     *got = k;
     r->body = tok_c;
     r->deltas = dt_c;
+    r->sr_first = first;
     r->left = left;
     r->tick = tick;
     r->depth = depth;
     return res;
+}
+
+/* scopes_run_as, made once for SCOPES and once for SCOPES_R. */
+static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
+                             size_t *got, size_t *apos)
+{
+    return r->sr ? scopes_run_as(r, ev, max, got, apos, 1)
+                 : scopes_run_as(r, ev, max, got, apos, 0);
 }
 
 static cap_result scopes_event(cap_reader *r, cap_event *ev)

@@ -39,9 +39,9 @@ typedef struct wr_name {
     uint32_t line;
     uint32_t flags;      /* CAP_NAME_WAIT ... (format 1.1) */
     uint64_t block_mark; /* block sequence that already lists it */
-    uint64_t sr_m[2];    /* SCOPES_R predictions: begin, end ... */
-    uint64_t sr_gen[2];  /* ... set in the section of this number */
-    uint32_t sr_n[2];    /* ... from this many deltas (at most 3) */
+    uint64_t sr_m[2];    /* SCOPES_R: begin, end: sum, then mean ... */
+    uint64_t sr_n[2];    /* ... of this many deltas ... */
+    uint64_t sr_gen[2];  /* ... in the section of this number */
 } wr_name;
 
 typedef struct wr_thread {
@@ -92,6 +92,8 @@ struct cap_writer {
     uint64_t sr_gen;  /* SCOPES_R sections encoded so far */
     capf_buf sr_lo[CAPF_SR_CLASSES], sr_hi[CAPF_SR_CLASSES];
     uint32_t *sr_stack; /* names open while a section is encoded */
+    uint64_t *sr_keys;  /* its contexts: name << 1 | end */
+    size_t sr_keys_cap;
     ZSTD_CCtx *zc;
 
     wr_name *names;
@@ -1304,73 +1306,128 @@ static int scopes_repeat(cap_writer *w, const wr_thread *th)
     return 2 * same > seen;
 }
 
+/* Deltas above this stay out of a context's mean (gaps, not timings);
+ * the sum of at most 2^23 of them fits 64 bits. */
+#define SR_MEAN_MAX ((uint64_t)1 << 40)
+#define SR_MEAN_COUNT ((uint64_t)1 << 23)
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Walk th's events: for each but the first, fn(w, name entry, kind, d, e)
+ * with kind 1 for an end (whose name is the top of the stack, prefix
+ * included). -1 when the buffers disagree (never, for the writer's own). */
+#define SR_WALK(w, th, BODY)                                                   \
+    do {                                                                       \
+        capf_cur o_ = {(th)->open.data, (th)->open.data + (th)->open.len, 0};  \
+        uint32_t depth_ = (uint32_t)capf_cur_varint(&o_);                      \
+        for (uint32_t i_ = 0; i_ < depth_ && i_ < CAP_MAX_DEPTH; i_++) {       \
+            (w)->sr_stack[i_] = (uint32_t)capf_cur_varint(&o_);                \
+            (void)capf_cur_varint(&o_);                                        \
+            (void)capf_cur_varint(&o_);                                        \
+        }                                                                      \
+        capf_cur tk_ = {(th)->tokens.data,                                     \
+                        (th)->tokens.data + (th)->tokens.len, 0};              \
+        capf_cur dl_ = {(th)->deltas.data,                                     \
+                        (th)->deltas.data + (th)->deltas.len, 0};              \
+        for (uint64_t e_ = 0; e_ < (th)->n_events; e_++) {                     \
+            uint32_t tok_ = (uint32_t)capf_cur_varint(&tk_);                   \
+            uint64_t d = capf_cur_varint(&dl_);                                \
+            uint32_t id_;                                                      \
+            int kind = tok_ == 0;                                              \
+            if (tok_) {                                                        \
+                if (depth_ >= CAP_MAX_DEPTH)                                   \
+                    return -1;                                                 \
+                id_ = (w)->sr_stack[depth_++] = tok_;                          \
+            } else {                                                           \
+                if (depth_ == 0)                                               \
+                    return -1;                                                 \
+                id_ = (w)->sr_stack[--depth_];                                 \
+            }                                                                  \
+            if (e_ == 0)                                                       \
+                continue; /* at base: no delta stored */                       \
+            wr_name *nm = name_slot((w), id_);                                 \
+            if (!nm)                                                           \
+                return -1;                                                     \
+            uint64_t key = (uint64_t)id_ << 1 | (uint64_t)kind;                \
+            BODY                                                               \
+        }                                                                      \
+        if (tk_.bad || dl_.bad || o_.bad)                                      \
+            return -1;                                                         \
+    } while (0)
+
 /* The rest of th's SCOPES_R body after tokens_len (format-spec "SCOPES_R
- * (0x0D)"): the class table, the tokens, then every class's lo and hi
- * streams, made from the tokens and plain deltas the thread gathered. The
- * writer thread pays this once per block; recording paths are unchanged.
- * -1 when out of memory. */
+ * (0x0D)"): the prediction table, the class table, the tokens, then every
+ * class's lo and hi streams, made from the tokens and plain deltas the
+ * thread gathered. Each context's prediction is the mean of its deltas in
+ * the section (gaps above 2^40 ticks left out), its class the bit length
+ * of that mean. The writer thread pays two passes once per block;
+ * recording paths are unchanged. -1 when out of memory. */
 static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
 {
     if (!w->sr_stack &&
         !(w->sr_stack = malloc(CAP_MAX_DEPTH * sizeof *w->sr_stack)))
         return -1;
     uint64_t gen = ++w->sr_gen;
+    size_t nkeys = 0;
+    /* pass 1: each context's sum and count, its key listed once */
+    SR_WALK(w, th, {
+        if (nm->sr_gen[kind] != gen) {
+            if (nkeys == w->sr_keys_cap) {
+                size_t c = w->sr_keys_cap ? 2 * w->sr_keys_cap : 256;
+                uint64_t *k = realloc(w->sr_keys, c * sizeof *k);
+                if (!k)
+                    return -1;
+                w->sr_keys = k;
+                w->sr_keys_cap = c;
+            }
+            w->sr_keys[nkeys++] = key;
+            nm->sr_gen[kind] = gen;
+            nm->sr_m[kind] = nm->sr_n[kind] = 0;
+        }
+        if (d <= SR_MEAN_MAX && nm->sr_n[kind] < SR_MEAN_COUNT) {
+            nm->sr_m[kind] += d;
+            nm->sr_n[kind]++;
+        }
+    });
+    qsort(w->sr_keys, nkeys, sizeof *w->sr_keys, cmp_u64);
+    capf_buf_varint(t, nkeys);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < nkeys; i++) {
+        wr_name *nm = &w->names[w->sr_keys[i] >> 1];
+        int kind = (int)(w->sr_keys[i] & 1);
+        uint64_t pred = nm->sr_n[kind] ? nm->sr_m[kind] / nm->sr_n[kind] : 0;
+        nm->sr_m[kind] = pred;
+        capf_buf_varint(t, w->sr_keys[i] - prev);
+        capf_buf_varint(t, capf_sr_class(pred));
+        capf_buf_varint(t, pred);
+        prev = w->sr_keys[i];
+    }
+    /* pass 2: the residuals into their class's streams */
     for (int c = 0; c < CAPF_SR_CLASSES; c++)
         w->sr_lo[c].len = w->sr_hi[c].len = 0;
-    /* the open-stack prefix: its names (back and children unused here) */
-    capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
-    uint32_t depth = (uint32_t)capf_cur_varint(&o);
-    for (uint32_t i = 0; i < depth && i < CAP_MAX_DEPTH; i++) {
-        w->sr_stack[i] = (uint32_t)capf_cur_varint(&o);
-        (void)capf_cur_varint(&o);
-        (void)capf_cur_varint(&o);
-    }
-    capf_cur tk = {th->tokens.data, th->tokens.data + th->tokens.len, 0};
-    capf_cur dl = {th->deltas.data, th->deltas.data + th->deltas.len, 0};
     unsigned top = 0; /* 1 + the highest class used */
-    for (uint64_t e = 0; e < th->n_events; e++) {
-        uint32_t tok = (uint32_t)capf_cur_varint(&tk);
-        uint64_t d = capf_cur_varint(&dl);
-        if (e == 0 && d != 0)
-            return -1; /* the first event is at base */
-        uint32_t id;
-        int kind;
-        if (tok) {
-            if (depth >= CAP_MAX_DEPTH)
-                return -1; /* the writer never records deeper */
-            id = w->sr_stack[depth++] = tok;
-            kind = 0;
-        } else {
-            if (depth == 0)
-                return -1;
-            id = w->sr_stack[--depth];
-            kind = 1;
-        }
-        if (e == 0)
-            continue; /* at base: no delta stored, no prediction made */
-        wr_name *n = name_slot(w, id);
-        if (!n)
-            return -1;
-        uint64_t pred = n->sr_gen[kind] == gen ? n->sr_m[kind] : 0;
+    SR_WALK(w, th, {
+        (void)key;
+        uint64_t pred = nm->sr_m[kind];
         unsigned c = capf_sr_class(pred);
         uint64_t z = capf_zigzag((int64_t)(d - pred));
         capf_buf_u8(&w->sr_lo[c], (uint8_t)z);
         capf_buf_varint(&w->sr_hi[c], z >> 8);
         if (c >= top)
             top = c + 1;
-        if (n->sr_gen[kind] == gen) {
-            n->sr_m[kind] = capf_sr_update(pred, d, n->sr_n[kind]);
-            n->sr_n[kind] += n->sr_n[kind] < 3;
-        } else {
-            n->sr_m[kind] = d;
-            n->sr_n[kind] = 1;
-            n->sr_gen[kind] = gen;
-        }
-    }
-    if (tk.bad || dl.bad || o.bad)
-        return -1;
-    capf_buf_varint(t, top);
+    });
+    unsigned used = 0; /* the stream table: the classes with residuals */
+    for (unsigned c = 0; c < top; c++)
+        used += w->sr_lo[c].len > 0;
+    capf_buf_varint(t, used);
     for (unsigned c = 0; c < top; c++) {
+        if (!w->sr_lo[c].len)
+            continue;
+        capf_buf_varint(t, c);
         capf_buf_varint(t, w->sr_lo[c].len);
         capf_buf_varint(t, w->sr_hi[c].len);
     }
@@ -1589,6 +1646,7 @@ static void writer_free(cap_writer *w)
         capf_buf_free(&w->sr_hi[c]);
     }
     free(w->sr_stack);
+    free(w->sr_keys);
     free(w->index);
     free(w);
 }
