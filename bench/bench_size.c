@@ -14,6 +14,12 @@
  * would, in the same run. json_zstd_ratio is the compressed JSON's size
  * over the capture's (target: at least 10).
  *
+ * The realistic generator's captures (bench_gen.h) are written as format
+ * 2.0, whose SCOPES_R sections predict each tick delta from its name
+ * (bytes_per_scope_realistic, at the producer's zstd level 1, and _zstd3),
+ * and as format 1.x (_format1), whose plain SCOPES sections were the
+ * only encoding before 2.0, so both are printed in one run.
+ *
  * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
  *   --zstd-level L: the capture's zstd level (default: the producer's)
  */
@@ -234,9 +240,11 @@ int main(int argc, char **argv)
         unlink(path);
 
     /* the realistic generator (bench_gen.h), through cap_writer at the
-     * producer's default zstd level (1), then at the writer's (3) */
-    for (int pass = 0; pass < 2; pass++) {
-        int lvl = pass == 0 ? (level ? level : 1) : 3;
+     * producer's default zstd level (1), then at the writer's (3), then
+     * as format 1.x (SCOPES without predictions) at the producer's level:
+     * the figures of the format before 2.0, beside the new ones */
+    for (int pass = 0; pass < 3; pass++) {
+        int lvl = pass == 1 ? 3 : (level ? level : 1);
         const char *rpath = "bench-size-realistic.cap";
         static gen g;
         uint32_t names = gen_init(&g, 1000000);
@@ -247,6 +255,7 @@ int main(int argc, char **argv)
         wo.tick_period_ns = GEN_PERIOD_NS;
         wo.origin_tick = 1000000;
         wo.zstd_level = lvl;
+        wo.format_major = pass == 2 ? 1 : 0;
         cap_writer *w;
         if (cap_writer_open_path(&w, rpath, &wo) != CAP_OK ||
             gen_declare(&g, w) != CAP_OK)
@@ -281,9 +290,13 @@ int main(int argc, char **argv)
             bench_put("json_zstd_ratio_realistic",
                       (double)json_zst / (double)file_bytes);
             bench_put("json_zstd_ratio_realistic_target", 6.0);
-        } else {
+        } else if (pass == 1) {
             bench_put("bytes_per_scope_realistic_zstd3", rb);
             bench_put("json_zstd_ratio_realistic_zstd3",
+                      (double)json_zst / (double)file_bytes);
+        } else {
+            bench_put("bytes_per_scope_realistic_format1", rb);
+            bench_put("json_zstd_ratio_realistic_format1",
                       (double)json_zst / (double)file_bytes);
         }
         if (!keep)

@@ -1349,9 +1349,9 @@ static int cmp_u64(const void *a, const void *b)
             }                                                                  \
             if (e_ == 0)                                                       \
                 continue; /* at base: no delta stored */                       \
-            wr_name *nm = name_slot((w), id_);                                 \
-            if (!nm)                                                           \
-                return -1;                                                     \
+            if (id_ >= (w)->names_cap)                                         \
+                return -1; /* every id recorded has its entry */               \
+            wr_name *nm = &(w)->names[id_];                                    \
             uint64_t key = (uint64_t)id_ << 1 | (uint64_t)kind;                \
             BODY                                                               \
         }                                                                      \
