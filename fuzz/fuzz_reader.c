@@ -10,6 +10,12 @@
  * after the batch is complete) and a fourth with cap_reader_frames_only
  * (blocks decompressed only as far as the footer index says).
  * Any crash, sanitizer report, leak or hang is a bug in the reader.
+ *
+ * Both scope encodings are reached from the seeds (smoke.sh copies every
+ * fixture, and stores each uncompressed with seed_raw): the 1.x fixtures'
+ * SCOPES sections, and fixtures/scope-residuals.cap's SCOPES_R sections
+ * (format 2.0: prediction table, stream table, class streams) beside
+ * SCOPES ones in the same blocks.
  */
 #include <capture/cap_reader.h>
 

@@ -372,6 +372,7 @@ typedef struct sr_parts {
     uint64_t tokens_len_says; /* written as tokens_len when not 0 */
     uint64_t n_ctx;
     const uint64_t *ctx;      /* n_ctx x (dkey, class, pred) */
+    uint64_t n_ctx_says;      /* written as n_ctx when not 0 */
     uint64_t n_streams;
     const uint64_t *tab;      /* n_streams x (class, lo_len, hi_len) */
     const uint8_t *streams;   /* the bytes after the tokens */
@@ -389,7 +390,7 @@ static void sr_body(capf_buf *b, const sr_parts *s)
     capf_buf_varint(b, s->n_events);
     capf_buf_varint(b, s->tokens_len_says ? s->tokens_len_says
                                           : s->tokens_len);
-    capf_buf_varint(b, s->n_ctx);
+    capf_buf_varint(b, s->n_ctx_says ? s->n_ctx_says : s->n_ctx);
     for (uint64_t i = 0; i < 3 * s->n_ctx; i++)
         capf_buf_varint(b, s->ctx[i]);
     capf_buf_varint(b, s->n_streams);
@@ -584,7 +585,7 @@ static void every_malformed_rule_is_reported(void **state)
 
     /* the prediction table */
     s = hand();
-    s.n_ctx = 100; /* more entries than a third of the body */
+    s.n_ctx_says = 100; /* more entries than a third of the body */
     expect_malformed(&s, 0, "n_ctx");
     s = hand();
     const uint64_t name0[] = {1, 7, 100};

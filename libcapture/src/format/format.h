@@ -143,7 +143,7 @@ int capf_buf_reserve(capf_buf *b, size_t extra);
 
 static inline void capf_buf_bytes(capf_buf *b, const void *src, size_t n)
 {
-    if (capf_buf_reserve(b, n) == 0) {
+    if (n && capf_buf_reserve(b, n) == 0) { /* src may be NULL when n is 0 */
         memcpy(b->data + b->len, src, n);
         b->len += n;
     }

@@ -1393,7 +1393,8 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
             nm->sr_n[kind]++;
         }
     });
-    qsort(w->sr_keys, nkeys, sizeof *w->sr_keys, cmp_u64);
+    if (nkeys > 1)
+        qsort(w->sr_keys, nkeys, sizeof *w->sr_keys, cmp_u64);
     capf_buf_varint(t, nkeys);
     uint64_t prev = 0;
     for (size_t i = 0; i < nkeys; i++) {
@@ -1433,6 +1434,8 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
     }
     capf_buf_bytes(t, th->tokens.data, th->tokens.len);
     for (unsigned c = 0; c < top; c++) {
+        if (!w->sr_lo[c].len)
+            continue; /* not in the stream table */
         capf_buf_bytes(t, w->sr_lo[c].data, w->sr_lo[c].len);
         capf_buf_bytes(t, w->sr_hi[c].data, w->sr_hi[c].len);
         if (w->sr_lo[c].failed || w->sr_hi[c].failed)
