@@ -450,8 +450,8 @@ static const uint8_t hand_tokens[] = {1, 0, 1, 0, 1, 0, 1, 0};
 static const uint64_t hand_ctx[] = {3, 7, 100};
 static const uint64_t hand_tab[] = {0, 3, 3, 7, 4, 4};
 static const uint8_t hand_streams[] = {
-    20, 20, 0x58, 0, 0, 2,   /* class 0: lo, hi */
-    0, 20, 19, 2, 0, 0, 0, 0 /* class 7: lo, hi */
+    20, 20, 0x58, 0, 20, 19, 2, /* lo: class 0, class 7 */
+    0, 0, 2, 0, 0, 0, 0         /* hi: class 0, class 7 */
 };
 static const int64_t hand_want[4][2] = {
     {1000, 1100}, {1110, 1220}, {1230, 1320}, {1620, 1721}};
@@ -632,9 +632,9 @@ static void every_malformed_rule_is_reported(void **state)
         capf_buf_varint(&hi, 0);
         capf_buf_varint(&hi, (uint64_t)1 << 56);
         capf_buf_varint(&hi, 2);
-        capf_buf_bytes(&st, hand_streams, 3);
-        capf_buf_bytes(&st, hi.data, hi.len);
-        capf_buf_bytes(&st, hand_streams + 6, sizeof hand_streams - 6);
+        capf_buf_bytes(&st, hand_streams, 7);         /* the lo streams */
+        capf_buf_bytes(&st, hi.data, hi.len);         /* class 0's hi */
+        capf_buf_bytes(&st, hand_streams + 10, 4);    /* class 7's hi */
         uint64_t t2[6] = {0, 3, hi.len, 7, 4, 4};
         s = hand();
         s.tab = t2;

@@ -1085,13 +1085,23 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
     if (b->bad || tlen > (uint64_t)(b->end - b->p))
         return CAP_E_CORRUPT;
     memset(r->sr_cls, 0, sizeof r->sr_cls);
+    /* every lo stream in table order, then every hi stream */
     const uint8_t *p = b->p + tlen;
-    for (uint64_t i = 0; i < nst; i++) {
-        uint64_t lo = st[i][1], hi = st[i][2];
-        if (lo > (uint64_t)(b->end - p) || hi > (uint64_t)(b->end - p) - lo)
-            return CAP_E_CORRUPT;
-        r->sr_cls[st[i][0]] = (struct rd_class){p, p + lo, p + lo, p + lo + hi};
-        p += lo + hi;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t i = 0; i < nst; i++) {
+            uint64_t len = st[i][1 + pass];
+            if (len > (uint64_t)(b->end - p))
+                return CAP_E_CORRUPT;
+            struct rd_class *k = &r->sr_cls[st[i][0]];
+            if (pass == 0) {
+                k->lo = p;
+                k->lo_end = p + len;
+            } else {
+                k->hi = p;
+                k->hi_end = p + len;
+            }
+            p += len;
+        }
     }
     r->sr_first = 1;
     b->end = b->p + tlen;

@@ -1433,14 +1433,14 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
         capf_buf_varint(t, w->sr_hi[c].len);
     }
     capf_buf_bytes(t, th->tokens.data, th->tokens.len);
+    /* every lo stream, then every hi stream: bytes of one kind together */
     for (unsigned c = 0; c < top; c++) {
-        if (!w->sr_lo[c].len)
-            continue; /* not in the stream table */
         capf_buf_bytes(t, w->sr_lo[c].data, w->sr_lo[c].len);
-        capf_buf_bytes(t, w->sr_hi[c].data, w->sr_hi[c].len);
         if (w->sr_lo[c].failed || w->sr_hi[c].failed)
             return -1;
     }
+    for (unsigned c = 0; c < top; c++)
+        capf_buf_bytes(t, w->sr_hi[c].data, w->sr_hi[c].len);
     return 0;
 }
 
