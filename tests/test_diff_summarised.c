@@ -37,10 +37,13 @@ typedef struct loaded {
 } loaded;
 
 /* Load paths[0..n) with a budget (0: exact) on `threads` threads. */
+static an_options load_opt; /* skip_seconds, by_path of the next loads */
+
 static void load(loaded *l, const char *const *paths, size_t n, size_t budget,
                  size_t threads, const an_diff_options *o)
 {
-    an_options lo = {.series_budget = budget};
+    an_options lo = load_opt;
+    lo.series_budget = budget;
     char detail[400];
     size_t failed = 0;
     l->n = n;
@@ -193,6 +196,13 @@ static void test_ab_pairs(void **state)
     o.stat.threshold_pct = 3;
     o.floor_share_pct = 0.05;
     check_case(pairs[0], 2, 1, &o);
+    /* by call path; without the first second */
+    load_opt.by_path = 1;
+    check_case(pairs[0], 2, 1, NULL);
+    load_opt.by_path = 0;
+    load_opt.skip_seconds = 1;
+    check_case(pairs[0], 2, 1, NULL);
+    load_opt.skip_seconds = 0;
 }
 
 static void test_game_sim_pair(void **state)
