@@ -107,15 +107,27 @@ static void close_abs(double a, double e, double tol, const char *what,
 
 /* The case base runs paths[0..nbase) against the rest, exact against
  * summarised. */
-static void check_case(const char *const *paths, size_t n, size_t nbase,
-                       const an_diff_options *o)
+static void check_case_mixed(const char *const *paths, size_t n,
+                             size_t nbase, const an_diff_options *o,
+                             int exact_first)
 {
     loaded ex, ap;
     load(&ex, paths, n, 0, 1, o);
-    load(&ap, paths, n, 1, 2, o);
+    if (exact_first) { /* the first capture exact, the others summarised */
+        loaded one;
+        load(&one, paths, 1, 0, 1, o);
+        load(&ap, paths + 1, n - 1, 1, 2, o);
+        memmove(ap.m + 1, ap.m, (n - 1) * sizeof *ap.m);
+        memmove(ap.s + 1, ap.s, (n - 1) * sizeof *ap.s);
+        ap.m[0] = one.m[0];
+        ap.s[0] = one.s[0];
+        ap.n = n;
+    } else {
+        load(&ap, paths, n, 1, 2, o);
+    }
     for (size_t i = 0; i < n; i++) {
         assert_false(ex.m[i]->approx);
-        assert_true(ap.m[i]->approx);
+        assert_int_equal(ap.m[i]->approx, !(exact_first && i == 0));
     }
     an_diff de, da;
     run(&de, &ex, nbase, o);
@@ -174,6 +186,26 @@ static void check_case(const char *const *paths, size_t n, size_t nbase,
     an_diff_free(&da);
     unload(&ex);
     unload(&ap);
+}
+
+static void check_case(const char *const *paths, size_t n, size_t nbase,
+                       const an_diff_options *o)
+{
+    check_case_mixed(paths, n, nbase, o, 0);
+}
+
+/* One run exact (it fits), the other summarised: every row's samples are
+ * weighted samples, the exact run's exact values among them. */
+static void test_mixed(void **state)
+{
+    (void)state;
+    static const char *pair[2] = {"fixtures/ab-base.cap",
+                                  "fixtures/ab-regressed.cap"};
+    check_case_mixed(pair, 2, 1, NULL, 1);
+    static const char *runs[4] = {
+        "fixtures/ab-runs-base-1.cap", "fixtures/ab-runs-base-2.cap",
+        "fixtures/ab-runs-slow-1.cap", "fixtures/ab-runs-slow-2.cap"};
+    check_case_mixed(runs, 4, 2, NULL, 1);
 }
 
 static void test_ab_pairs(void **state)
@@ -320,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_game_sim_pair),
         cmocka_unit_test(test_runs),
         cmocka_unit_test(test_threads_same),
+        cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_without_sums),
     };
     return cmocka_run_group_tests(tests, NULL, report_worst);
