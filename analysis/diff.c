@@ -132,6 +132,7 @@ static size_t plan_block(size_t block, size_t min_frames, size_t shorter)
  * (len or len + 1 frames). */
 typedef struct blk_row {
     uint64_t cur;
+    uint64_t lo, hi;  /* its frames: [lo, hi) */
     int64_t sum;
     int open;
     an_hist h[2];
@@ -209,13 +210,13 @@ static void sums_add(an_diff_sums *s, uint64_t nframes, size_t row,
         s->rows = p;
         s->nrows = n;
     }
-    uint64_t k = ((frame + 1) * s->nb - 1) / s->n;
     blk_row *r = &s->rows[row];
-    if (r->open && k == r->cur) {
+    if (r->open && frame >= r->lo && frame < r->hi) { /* most values */
         if (__builtin_add_overflow(r->sum, v, &r->sum))
             r->sum = v > 0 ? INT64_MAX : INT64_MIN;
         return;
     }
+    uint64_t k = ((frame + 1) * s->nb - 1) / s->n;
     if (r->open && k < r->cur) { /* its block is closed: a block alone */
         s->late++;
         blk_put(s, r, k, v);
@@ -224,6 +225,8 @@ static void sums_add(an_diff_sums *s, uint64_t nframes, size_t row,
     if (r->open)
         blk_put(s, r, r->cur, r->sum);
     r->cur = k;
+    r->lo = blk_start(s, k);
+    r->hi = blk_start(s, k + 1);
     r->sum = v;
     r->open = 1;
 }
