@@ -287,22 +287,32 @@ typedef struct wbuf {
     size_t k, cap;
 } wbuf;
 
+/* Room in b for `need` entries. Returns 0, or -1 when out of memory. */
+static int wb_reserve(wbuf *b, size_t need)
+{
+    if (need <= b->cap)
+        return 0;
+    size_t n = b->cap ? b->cap * 2 : 64;
+    if (n < need)
+        n = need;
+    double *v2 = realloc(b->v, n * sizeof *v2);
+    if (!v2)
+        return -1;
+    b->v = v2;
+    uint64_t *w2 = realloc(b->w, n * sizeof *w2);
+    if (!w2)
+        return -1;
+    b->w = w2;
+    b->cap = n;
+    return 0;
+}
+
 static int wb_put(wbuf *b, double v, uint64_t w)
 {
     if (!w)
         return 0;
-    if (b->k == b->cap) {
-        size_t n = b->cap ? b->cap * 2 : 64;
-        double *v2 = realloc(b->v, n * sizeof *v2);
-        if (!v2)
-            return -1;
-        b->v = v2;
-        uint64_t *w2 = realloc(b->w, n * sizeof *w2);
-        if (!w2)
-            return -1;
-        b->w = w2;
-        b->cap = n;
-    }
+    if (wb_reserve(b, b->k + 1) != 0)
+        return -1;
     b->v[b->k] = v;
     b->w[b->k++] = w;
     return 0;
@@ -312,18 +322,8 @@ static int wb_put(wbuf *b, double v, uint64_t w)
 static int wb_hist(wbuf *b, const an_hist *h, double div)
 {
     size_t k = an_hist_buckets(h, NULL, NULL, 0);
-    if (b->k + k > b->cap) {
-        size_t n = b->k + k;
-        double *v2 = realloc(b->v, n * sizeof *v2);
-        if (!v2)
-            return -1;
-        b->v = v2;
-        uint64_t *w2 = realloc(b->w, n * sizeof *w2);
-        if (!w2)
-            return -1;
-        b->w = w2;
-        b->cap = n;
-    }
+    if (wb_reserve(b, b->k + k) != 0)
+        return -1;
     an_hist_buckets(h, b->v + b->k, b->w + b->k, k);
     for (size_t i = 0; i < k; i++)
         b->v[b->k + i] = b->v[b->k + i] / div;
