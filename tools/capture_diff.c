@@ -111,6 +111,10 @@ static void usage(FILE *f)
           "between-run SD (run sd) and marks\nthe rows whose change is "
           "within run-to-run spread. One run a side is the\nplain "
           "comparison.\n"
+          "Long captures: past a budget of exact per-frame values "
+          "(CAP_SERIES_BUDGET), the\nsamples are read back from log "
+          "histograms (each within 0.5 %), and the report\nsays so in its "
+          "first line (with --csv, a note on stderr).\n"
           "Exit status: 0 nothing that gates regressed; 1 at least one "
           "regression that\ngates; 2 usage error or unreadable input (a "
           "glob that matches no file\nincluded).\n",
