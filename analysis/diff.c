@@ -1010,8 +1010,9 @@ cap_result an_diff_load(an_capture **m, an_diff_sums **sums,
     else
         memset(&ao, 0, sizeof ao);
     cap_diff_options so;
-    if (cap_diff_options_resolve(&so, &ao.stat) != CAP_OK)
-        return CAP_E_MISUSE;
+    if (cap_diff_options_resolve(&so, &ao.stat) != CAP_OK) /* an_diff_runs */
+        cap_diff_options_resolve(&so, NULL); /* will say so: plan with the
+                                                defaults meanwhile */
     if (!threads) {
         const char *e = getenv("CAP_READ_THREADS");
         long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -165,7 +165,10 @@ void an_diff_sums_free(an_diff_sums *s);
  * whatever the count. Returns CAP_OK (free each m[i] with an_free and
  * sums[i] with an_diff_sums_free), or the error of the first capture in
  * order that failed, with *failed its index and its one-line message in
- * detail (as an_load's); then every m[i] and sums[i] is NULL. */
+ * detail (as an_load's); then every m[i] and sums[i] is NULL. Invalid
+ * statistics options in opt are an_diff_runs' to refuse: the sums are
+ * then planned with the defaults. CAP_E_MISUSE for m, sums, paths or
+ * failed NULL. */
 cap_result an_diff_load(an_capture **m, an_diff_sums **sums,
                         const char *const *paths, size_t n,
                         const an_options *lo, const an_diff_options *opt,
