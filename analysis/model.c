@@ -65,6 +65,15 @@ typedef struct loader {
     an_series_fn visit;     /* an_series_scan: values go there, not into
                                the rows' histograms */
     void *visit_ctx;
+    int values_only;        /* visit, rows by name: no call tree, no
+                               counters (only the rows' values matter) */
+    uint8_t *seen;          /* an_series_walk: the ring's (frame, row)
+                               pieces noted, so that a sum of 0 is handed
+                               on as the exact series would hold it */
+    int fixed_win;          /* an_series_walk: the ring never shortens */
+    uint64_t fhi;           /* the furthest frame any piece went to */
+    int dropping;           /* series_reread past the budget: values are
+                               not kept at all */
     size_t ot_bytes;        /* the histograms by bin (over_time_hint) */
     /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
     struct kid_memo {
@@ -408,6 +417,12 @@ static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
 {
     if (frame < 0)
         return 0;
+    if ((uint64_t)frame > L->fhi)
+        L->fhi = (uint64_t)frame;
+    else if (L->fhi - (uint64_t)frame > L->m->max_lag)
+        L->m->max_lag = L->fhi - (uint64_t)frame;
+    if (L->dropping)
+        return 0;
     if ((size_t)si >= L->acc_cap) {
         size_t n = L->acc_cap ? L->acc_cap : 256;
         while (n <= (size_t)si)
@@ -502,7 +517,7 @@ static int ot_drop(an_capture *m)
 /* A row's final self time in a frame. */
 static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
 {
-    if (v == 0)
+    if (v == 0 && !L->seen)
         return 0;
     if (L->visit) {
         L->visit(L->visit_ctx, row, (size_t)frame, v);
@@ -541,11 +556,15 @@ static int win_emit_frame(loader *L, uint64_t frame)
 {
     if (!L->ring)
         return 0;
-    int64_t *g = L->ring + (size_t)(frame & (L->win - 1)) * L->ring_cap;
+    size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap;
+    int64_t *g = L->ring + at;
+    uint8_t *sn = L->seen ? L->seen + at : NULL;
     for (size_t r = 0; r < L->ring_rows; r++) {
-        if (g[r]) {
+        if (g[r] || (sn && sn[r])) {
             int64_t v = g[r];
             g[r] = 0;
+            if (sn)
+                sn[r] = 0;
             if (emit(L, r, frame, v) != 0)
                 return -1;
         }
@@ -582,21 +601,33 @@ static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
         /* more rows: a shorter ring, so that it stays near 2 MiB (its
            oldest frames are summarised first) */
         uint32_t nw = win_frames(n);
-        if (nw > L->win)
+        if (nw > L->win || L->fixed_win)
             nw = L->win;
         uint64_t nb = L->whi + 1 > nw ? L->whi + 1 - nw : 0;
         for (; L->wbase < nb; L->wbase++)
             if (win_emit_frame(L, L->wbase) != 0)
                 return -1;
         int64_t *p = calloc((size_t)nw * n, sizeof *p);
-        if (!p)
+        uint8_t *q = L->seen ? calloc((size_t)nw * n, 1) : NULL;
+        if (!p || (L->seen && !q)) {
+            free(p);
             return -1;
-        for (uint64_t f = L->wbase; L->ring && f < L->wbase + nw; f++)
+        }
+        for (uint64_t f = L->wbase; L->ring && f < L->wbase + nw; f++) {
             memcpy(p + (size_t)(f & (nw - 1)) * n,
                    L->ring + (size_t)(f & (L->win - 1)) * L->ring_cap,
                    L->ring_rows * sizeof *p);
+            if (q)
+                memcpy(q + (size_t)(f & (nw - 1)) * n,
+                       L->seen + (size_t)(f & (L->win - 1)) * L->ring_cap,
+                       L->ring_rows);
+        }
         free(L->ring);
         L->ring = p;
+        if (q) {
+            free(L->seen);
+            L->seen = q;
+        }
         L->ring_cap = n;
         L->win = nw;
         if (!L->visit)
@@ -615,8 +646,10 @@ static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
         L->ring_rows = row + 1;
     if (frame > L->whi)
         L->whi = frame;
-    sat_add(&L->ring[(size_t)(frame & (L->win - 1)) * L->ring_cap + row],
-            self);
+    size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap + row;
+    sat_add(&L->ring[at], self);
+    if (L->seen)
+        L->seen[at] = 1;
     return 0;
 }
 
@@ -639,7 +672,9 @@ static int win_flush_all(loader *L)
 static void win_free(loader *L)
 {
     free(L->ring);
+    free(L->seen);
     L->ring = NULL;
+    L->seen = NULL;
     L->ring_cap = L->ring_rows = 0;
 }
 
@@ -662,6 +697,25 @@ static int sort_pf(an_scope *s);
 static int spill(loader *L)
 {
     an_capture *m = L->m;
+    if (L->o->series_reread) { /* nothing kept: read again when asked */
+        for (size_t i = 0; i < m->nscopes; i++) {
+            an_scope *s = &m->scopes[i];
+            free(s->pf_frame);
+            free(s->pf_self);
+            s->pf_frame = NULL;
+            s->pf_self = NULL;
+            s->pf_n = s->pf_cap = 0;
+            s->pf_sorted = 1;
+        }
+        for (size_t i = 0; i < L->acc_cap; i++)
+            L->acc[i].frame = NONE;
+        L->win = win_frames(m->nscopes);
+        m->win = L->win; /* for an_series_scan */
+        L->dropping = 1;
+        m->approx = 1;
+        m->reread = 1;
+        return 0;
+    }
     for (size_t i = 0; i < L->acc_cap && i < m->nscopes; i++) {
         pf_acc *a = &L->acc[i];
         if (a->frame != NONE &&
@@ -895,6 +949,32 @@ static inline void scope_times(const cap_ev_scope *e, int64_t *dur_out,
     *self_out = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
 }
 
+/* A scan's scope (values_only): its row's value in its frame, and nothing
+ * else (rows by name are made in the order of the load's). */
+static int scope_value(loader *L, const cap_ev_scope *e, const scope_pre *pre)
+{
+    long si = cpu_row(L, e->name);
+    if (si < 0)
+        return -1;
+    int64_t dur, self;
+    long f;
+    if (pre) {
+        self = pre->self;
+        f = pre->frame;
+    } else {
+        scope_times(e, &dur, &self);
+        path_cache *c = L->last_cache;
+        if (!c || L->last_tid != e->tid) {
+            if (!(c = cache_for(&L->threads, &L->threads_cap, e->tid)))
+                return -1;
+            L->last_cache = c;
+            L->last_tid = e->tid;
+        }
+        f = frame_at(L->m, e->begin_ns, &c->frame_hint);
+    }
+    return pf_note(L, si, f, self, e->tid & 0x7fffffffu);
+}
+
 /* pre: worked out ahead, or NULL to work it out here. */
 static int on_scope(loader *L, const cap_ev_scope *e, const scope_pre *pre)
 {
@@ -902,6 +982,8 @@ static int on_scope(loader *L, const cap_ev_scope *e, const scope_pre *pre)
     if (pre ? pre->frame == AN_PRE_CUT
             : L->have_cutoff && e->begin_ns < L->cutoff_ns)
         return 0;
+    if (L->values_only)
+        return scope_value(L, e, pre);
     path_cache *c;
     uint32_t node = event_node(L, AN_CPU, e->tid, e->stack, e->depth, e->name,
                                &c);
@@ -953,6 +1035,14 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     long f = frame_by_index(m, e->cpu_frame);
     if (L->have_cutoff && f < 0)
         return 0;
+    if (L->values_only) {
+        long si = scope_get(m, AN_GPU, e->name);
+        if (si < 0)
+            return -1;
+        return e->measured ? pf_note(L, si, f, e->self_ns,
+                                     e->track | 0x80000000u)
+                           : 0;
+    }
     path_cache *c;
     uint32_t node = event_node(L, AN_GPU, e->track, e->stack, e->depth,
                                e->name, &c);
@@ -983,7 +1073,8 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
 static int on_counter(loader *L, const cap_ev_counter *e)
 {
     an_capture *m = L->m;
-    if (L->have_cutoff && e->time_ns < L->cutoff_ns)
+    if (L->values_only ||
+        (L->have_cutoff && e->time_ns < L->cutoff_ns))
         return 0;
     if (e->name >= L->counter_of_cap) {
         size_t n = L->counter_of_cap ? L->counter_of_cap : 64;
@@ -1675,11 +1766,12 @@ static int split_pops(an_capture *m)
 }
 
 /* The load, or with visit a read of every (row, frame) value through it
- * (a ring of win frames from the start). */
+ * (a ring of src->win frames from the start; of walk_win frames that never
+ * shortens, zeros handed on, when walk_win > 0: an_series_walk). */
 static cap_result load(an_capture **out, const char *path,
                        const an_options *opt, an_series_fn visit,
-                       void *visit_ctx, const an_capture *src, char *detail,
-                       size_t detail_size)
+                       void *visit_ctx, const an_capture *src,
+                       uint32_t walk_win, char *detail, size_t detail_size)
 {
     static const an_options defaults;
     *out = NULL;
@@ -1703,6 +1795,21 @@ static cap_result load(an_capture **out, const char *path,
         L.windowed = 1;
         L.win = src->win;
         L.budget = 0;
+        L.values_only = !L.o->by_path;
+        if (walk_win) { /* rows known: the ring made once, for all */
+            L.win = walk_win;
+            L.fixed_win = 1;
+            L.ring_cap = 64;
+            while (L.ring_cap < src->nscopes)
+                L.ring_cap *= 2;
+            L.ring = calloc((size_t)L.win * L.ring_cap, sizeof *L.ring);
+            L.seen = calloc((size_t)L.win * L.ring_cap, 1);
+            if (!L.ring || !L.seen) {
+                win_free(&L);
+                an_free(m);
+                return CAP_E_NOMEM;
+            }
+        }
         /* the frames and the cut-off of the model scanned, borrowed (the
            scan's model lets go of them before it is freed) */
         m->frames = src->frames;
@@ -1801,7 +1908,7 @@ static cap_result load(an_capture **out, const char *path,
 cap_result an_load(an_capture **out, const char *path, const an_options *opt,
                    char *detail, size_t detail_size)
 {
-    return load(out, path, opt, NULL, NULL, NULL, detail, detail_size);
+    return load(out, path, opt, NULL, NULL, NULL, 0, detail, detail_size);
 }
 
 typedef struct scan_ctx {
@@ -1834,7 +1941,7 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx)
     scan_ctx c = {m, fn, ctx};
     an_capture *t;
     char detail[320];
-    cap_result r = load(&t, m->load_path, &o, scan_visit, &c, m, detail,
+    cap_result r = load(&t, m->load_path, &o, scan_visit, &c, m, 0, detail,
                         sizeof detail);
     if (r != CAP_OK)
         return r;
@@ -1842,6 +1949,88 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx)
         r = CAP_E_CORRUPT; /* not the file that was loaded */
     t->frames = NULL;
     t->nframes = 0;
+    an_free(t);
+    return r;
+}
+
+/* The exact series of m in frame order, rows in order within a frame. */
+static void walk_exact(const an_capture *m, an_series_fn fn, void *ctx)
+{
+    size_t ns = m->nscopes;
+    size_t *cur = calloc(ns ? ns : 1, sizeof *cur);
+    if (!cur) { /* frame by frame, each row's entry found by bisection */
+        for (size_t fi = 0; fi < m->nframes; fi++)
+            for (size_t r = 0; r < ns; r++) {
+                const an_scope *s = &m->scopes[r];
+                size_t lo = 0, hi = s->pf_n;
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (s->pf_frame[mid] < fi)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo < s->pf_n && s->pf_frame[lo] == fi)
+                    fn(ctx, r, fi, s->pf_self[lo]);
+            }
+        return;
+    }
+    for (size_t fi = 0; fi < m->nframes; fi++)
+        for (size_t r = 0; r < ns; r++) {
+            const an_scope *s = &m->scopes[r];
+            size_t k = cur[r];
+            if (k < s->pf_n && s->pf_frame[k] == fi) {
+                fn(ctx, r, fi, s->pf_self[k]);
+                cur[r] = k + 1;
+            }
+        }
+    free(cur);
+}
+
+cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
+{
+    if (!m->approx) {
+        walk_exact(m, fn, ctx);
+        return CAP_OK;
+    }
+    an_options o = m->load_opt;
+    o.progress = NULL;
+    o.series_budget = 0;
+    o.series_reread = 0;
+    o.split_hint = o.over_time_hint = 0;
+    char detail[320];
+    an_capture *t;
+    cap_result r;
+    /* a ring longer than any piece came late: a frame is whole when it
+       leaves it */
+    uint64_t need = m->max_lag + 1;
+    size_t rows = 64;
+    while (rows < m->nscopes)
+        rows *= 2;
+    uint32_t w = 8;
+    while (w < need && w < ((uint32_t)1 << 31))
+        w *= 2;
+    if (need <= w && (size_t)w * rows * 9 <= AN_WALK_MAX_BYTES) {
+        scan_ctx c = {m, fn, ctx};
+        r = load(&t, m->load_path, &o, scan_visit, &c, m, w, detail,
+                 sizeof detail);
+        if (r != CAP_OK)
+            return r;
+        if (t->nscopes != m->nscopes)
+            r = CAP_E_CORRUPT; /* not the file that was loaded */
+        t->frames = NULL;
+        t->nframes = 0;
+        an_free(t);
+        return r;
+    }
+    /* too far apart: the exact series, in memory */
+    if ((r = load(&t, m->load_path, &o, NULL, NULL, NULL, 0, detail,
+                  sizeof detail)) != CAP_OK)
+        return r;
+    if (t->nscopes != m->nscopes || t->nframes != m->nframes)
+        r = CAP_E_CORRUPT;
+    else
+        walk_exact(t, fn, ctx);
     an_free(t);
     return r;
 }

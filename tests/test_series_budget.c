@@ -145,6 +145,96 @@ static void compare(const char *path, const an_capture *e,
     an_over_time_free(&oa);
 }
 
+/* an_series_walk's calls, in order */
+typedef struct walk_rec {
+    size_t row, frame;
+    int64_t v;
+} walk_rec;
+typedef struct walk_list {
+    walk_rec *r;
+    size_t n, cap;
+    int nomem;
+} walk_list;
+
+static void walk_add(void *p, size_t row, size_t frame, int64_t v)
+{
+    walk_list *l = p;
+    if (l->n == l->cap) {
+        size_t c = l->cap ? l->cap * 2 : 1024;
+        walk_rec *q = realloc(l->r, c * sizeof *q);
+        if (!q) {
+            l->nomem = 1;
+            return;
+        }
+        l->r = q;
+        l->cap = c;
+    }
+    l->r[l->n++] = (walk_rec){row, frame, v};
+}
+
+/* --frames' values (an_series_walk) of a summarised model a, which reads
+ * the file again, are the exact model e's, call for call: frame order,
+ * rows in order within a frame, zeros where a scope ran for no time. */
+static void same_walk(const char *path, const char *what, const an_capture *e,
+                      const an_capture *a)
+{
+    walk_list le = {0}, la = {0};
+    CHECK(an_series_walk(e, walk_add, &le) == CAP_OK && !le.nomem,
+          "%s: exact walk", path);
+    CHECK(an_series_walk(a, walk_add, &la) == CAP_OK && !la.nomem,
+          "%s %s: walk", path, what);
+    CHECK(le.n == la.n, "%s %s: walk gives %zu values, exact %zu", path, what,
+          la.n, le.n);
+    size_t bad = 0;
+    for (size_t i = 0; i < le.n && i < la.n; i++)
+        if (le.r[i].row != la.r[i].row || le.r[i].frame != la.r[i].frame ||
+            le.r[i].v != la.r[i].v) {
+            if (!bad++)
+                CHECK(0, "%s %s: walk value %zu: row %zu frame %zu %lld, "
+                         "exact row %zu frame %zu %lld",
+                      path, what, i, la.r[i].row, la.r[i].frame,
+                      (long long)la.r[i].v, le.r[i].row, le.r[i].frame,
+                      (long long)le.r[i].v);
+        }
+    for (size_t i = 1; i < le.n; i++)
+        CHECK(le.r[i - 1].frame < le.r[i].frame ||
+                  (le.r[i - 1].frame == le.r[i].frame &&
+                   le.r[i - 1].row < le.r[i].row),
+              "%s: exact walk out of order at %zu", path, i);
+    for (size_t r = 0; r < e->nscopes && r < a->nscopes; r++)
+        CHECK(strcmp(e->scopes[r].name, a->scopes[r].name) == 0,
+              "%s %s: row %zu named apart", path, what, r);
+    free(le.r);
+    free(la.r);
+}
+
+/* The walk from a model that keeps no values past its budget
+ * (series_reread, --frames) on one and two threads. */
+static void reread_walks(const char *path, const an_capture *e,
+                         const an_options *base)
+{
+    for (int th = 1; th <= 2; th++) {
+        an_options o = *base;
+        o.threads = th;
+        o.series_budget = 1;
+        o.series_reread = 1;
+        o.split_hint = o.over_time_hint = 0;
+        an_capture *r;
+        char d[400];
+        if (an_load(&r, path, &o, d, sizeof d) != CAP_OK) {
+            CHECK(0, "%s: reread load fails: %s", path, d);
+            continue;
+        }
+        CHECK(r->reread == r->approx && r->nscopes == e->nscopes,
+              "%s: reread %d approx %d", path, r->reread, r->approx);
+        for (size_t i = 0; i < r->nscopes; i++)
+            CHECK(r->scopes[i].pf_n == 0 || !r->approx,
+                  "%s: reread keeps values", path);
+        same_walk(path, th == 1 ? "reread" : "reread, two threads", e, r);
+        an_free(r);
+    }
+}
+
 static void one_file(const char *path)
 {
     /* by name, by call path, and with --skip-seconds (the scans read
@@ -191,7 +281,10 @@ static void one_file(const char *path)
         CHECK(cfg != 1 || !a->approx || a->nframes == 0 || a->ot_bin,
               "%s: no bins", path);
         compare(path, e, a);
+        same_walk(path, "summarised", e, a);
+        reread_walks(path, e, &oe);
         if (an_load(&a2, path, &o2, d, sizeof d) == CAP_OK) {
+            same_walk(path, "two threads", e, a2);
             CHECK(a2->approx == a->approx && a2->nscopes == a->nscopes,
                   "%s: two threads", path);
             for (size_t i = 0; i < a->nscopes && i < a2->nscopes; i++) {
@@ -367,6 +460,9 @@ static void long_capture(size_t block_bytes)
     CHECK(an_load(&a, path, &oa, d, sizeof d) == CAP_OK, "%s: %s", path, d);
     CHECK(e->nframes == FRAMES && a->approx, "%zu frames, approx %d",
           e->nframes, a->approx);
+    /* --frames' values exact, late pieces or not */
+    same_walk(path, "long", e, a);
+    reread_walks(path, e, &oe);
     if (block_bytes < 65536) {
         compare(path, e, a);
     } else {
@@ -425,6 +521,68 @@ static void long_capture(size_t block_bytes)
     unlink(path);
 }
 
+/* A capture whose worker thread is written after every frame of the main
+ * one: its pieces come up to FRAMES frames late, past what
+ * an_series_walk's ring may hold (AN_WALK_MAX_BYTES), so the walk loads
+ * the exact series again; the values must still be the exact ones. Zero-
+ * length scopes: the exact series hold their 0, and so must the walk. */
+static void late_worker(void)
+{
+    enum { FRAMES = 40000 };
+    char path[] = "/tmp/test_series_budget_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return;
+    close(fd);
+    cap_writer_options o = {0};
+    o.clock_source = "monotonic";
+    o.tick_period_ns = 1.0;
+    o.block_bytes = 4096;
+    cap_writer *w;
+    CHECK(cap_writer_open_path(&w, path, &o) == CAP_OK, "open %s", path);
+    cap_writer_name(w, 1, "work", "t.c", 1);
+    cap_writer_name(w, 2, "instant", "t.c", 2);
+    cap_writer_name(w, 3, "late", "t.c", 3);
+    cap_writer_thread(w, 0, "main");
+    cap_writer_thread(w, 1, "worker");
+    for (uint64_t f = 0; f < FRAMES; f++) {
+        uint64_t b = 1000 + f * 1000;
+        cap_writer_scope_begin(w, 0, 1, b + 10);
+        cap_writer_scope_end(w, 0, b + 100 + f % 300);
+        if (f % 3 == 0) { /* ran for no time */
+            cap_writer_scope_begin(w, 0, 2, b + 500);
+            cap_writer_scope_end(w, 0, b + 500);
+        }
+        cap_writer_frame(w, f, b, b + 1000);
+    }
+    for (uint64_t f = 0; f < FRAMES; f += 2) {
+        uint64_t b = 1000 + f * 1000;
+        cap_writer_scope_begin(w, 1, 3, b + 200);
+        cap_writer_scope_end(w, 1, b + 260 + f % 70);
+    }
+    CHECK(cap_writer_close(w) == CAP_OK, "close");
+    an_options oe = {.threads = 1}, oa = {.threads = 1, .series_budget = 1};
+    an_capture *e, *a;
+    char d[400];
+    if (an_load(&e, path, &oe, d, sizeof d) == CAP_OK) {
+        CHECK(an_load(&a, path, &oa, d, sizeof d) == CAP_OK, "%s", d);
+        CHECK(a->approx && a->max_lag >= FRAMES / 2, "approx %d, lag %llu",
+              a->approx, (unsigned long long)a->max_lag);
+        same_walk(path, "late worker", e, a);
+        reread_walks(path, e, &oe);
+        long z = an_find_scope(e, AN_CPU, "instant");
+        CHECK(z >= 0 && e->scopes[z].pf_n == FRAMES / 3 + 1 &&
+                  e->scopes[z].pf_self[0] == 0,
+              "zero-length scopes kept as 0");
+        an_free(a);
+        an_free(e);
+    } else {
+        CHECK(0, "%s: %s", path, d);
+    }
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -434,6 +592,7 @@ int main(int argc, char **argv)
     hist_alone();
     long_capture(4096);
     long_capture(1 << 20);
+    late_worker();
     cap_files_walk(argv[1], one_file);
     printf("%d captures, %d summarised, %d failures\n", files_checked,
            files_approx, failures);
