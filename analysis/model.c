@@ -5,6 +5,7 @@
 #include "report.h"
 #include "stats.h"
 
+#include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -74,6 +75,13 @@ typedef struct loader {
     uint64_t fhi;           /* the furthest frame any piece went to */
     int dropping;           /* series_reread past the budget: values are
                                not kept at all */
+    /* over_time_hint: each name id's wait flag as the rows' values are
+     * summed (0 unknown, 1 work, 2 wait), and each row's as used */
+    uint8_t *name_wait;
+    size_t name_wait_cap;
+    uint8_t *row_wait;
+    size_t row_wait_cap;
+    int reader_busy;        /* the decoding thread holds the reader */
     size_t ot_bytes;        /* the histograms by bin (over_time_hint) */
     /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
     struct kid_memo {
@@ -508,10 +516,92 @@ static int ot_drop(an_capture *m)
     }
     free(m->ot_bin);
     free(m->ot_cpu_ms);
+    free(m->ot_wait_ms);
     m->ot_bin = NULL;
     m->ot_cpu_ms = NULL;
+    m->ot_wait_ms = NULL;
+    m->ot_sums = 0;
     m->ot_nbins = 0;
     return 0;
+}
+
+/* 1 when name id `id` is a wait: the producer's flag, or a wait_globs
+ * match on its display name (as an_mark_waits sees it). */
+static int name_is_wait(const loader *L, cap_reader *r, uint32_t id)
+{
+    if (cap_reader_name_flags(r, id) & CAP_NAME_WAIT)
+        return 1;
+    if (!L->o->nwait_globs)
+        return 0;
+    const char *nm = cap_reader_name(r, id);
+    char buf[48];
+    if (!nm) {
+        snprintf(buf, sizeof buf, "<unnamed #%u>", id);
+        nm = buf;
+    }
+    for (size_t i = 0; i < L->o->nwait_globs; i++)
+        if (fnmatch(L->o->wait_globs[i], nm, 0) == 0)
+            return 1;
+    return 0;
+}
+
+/* Make *p hold at least `need` bytes, the new ones 0. */
+static int grow_zero(uint8_t **p, size_t *cap, size_t need)
+{
+    size_t old = *cap;
+    if (an_grow((void **)p, cap, need, 1) != 0)
+        return -1;
+    memset(*p + old, 0, *cap - old);
+    return 0;
+}
+
+/* Note name id `id`'s wait flag (w: 1 work, 2 wait). */
+static int name_wait_set(loader *L, uint32_t id, uint8_t w)
+{
+    if (grow_zero(&L->name_wait, &L->name_wait_cap, (size_t)id + 1) != 0)
+        return -1;
+    L->name_wait[id] = w;
+    return 0;
+}
+
+/* Whether CPU row `row` is a wait (1) or not (0) as its values are summed
+ * (the first answer is kept, and checked against the final flags at the
+ * end of the load: ot_check); -1 when out of memory. */
+static int row_wait(loader *L, size_t row)
+{
+    if (row < L->row_wait_cap && L->row_wait[row])
+        return L->row_wait[row] == 2;
+    an_capture *m = L->m;
+    const an_scope *s = &m->scopes[row];
+    uint32_t id = L->o->by_path ? m->nodes[s->name_id].name_id : s->name_id;
+    uint8_t w = id < L->name_wait_cap ? L->name_wait[id] : 0;
+    if (!w && !L->reader_busy) {
+        w = name_is_wait(L, L->r, id) ? 2 : 1;
+        if (name_wait_set(L, id, w) != 0)
+            return -1;
+    }
+    if (!w) /* not carried by the decoding thread: cannot be */
+        w = 1, m->ot_sums = 0;
+    if (grow_zero(&L->row_wait, &L->row_wait_cap, row + 1) != 0)
+        return -1;
+    L->row_wait[row] = w;
+    return w == 2;
+}
+
+/* At the end of the load, the flags final: the sums stand only if every
+ * row was summed under its final flag. */
+static void ot_check(loader *L)
+{
+    an_capture *m = L->m;
+    for (size_t i = 0; m->ot_sums && i < m->nscopes && i < L->row_wait_cap;
+         i++)
+        if (L->row_wait[i] && (L->row_wait[i] == 2) != !!m->scopes[i].is_wait)
+            m->ot_sums = 0;
+    if (!m->ot_sums) {
+        free(m->ot_cpu_ms);
+        free(m->ot_wait_ms);
+        m->ot_cpu_ms = m->ot_wait_ms = NULL;
+    }
 }
 
 /* A row's final self time in a frame. */
@@ -534,16 +624,22 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
                 return -1;
             L->ot_bytes += m->ot_nbins * sizeof *s->pf_bin;
         }
-        if (s->kind == AN_CPU && !m->ot_cpu_ms &&
-            !(m->ot_cpu_ms = calloc(m->nframes, sizeof *m->ot_cpu_ms)))
-            return -1;
+        double **sum = NULL;
+        if (s->kind == AN_CPU && m->ot_sums) {
+            int w = row_wait(L, row);
+            if (w < 0)
+                return -1;
+            sum = w ? &m->ot_wait_ms : &m->ot_cpu_ms;
+            if (!*sum && !(*sum = calloc(m->nframes, sizeof **sum)))
+                return -1;
+        }
         an_hist *h = &s->pf_bin[m->ot_bin[frame]];
         uint32_t held = h->pos.n + h->neg.n;
         if (an_hist_add(h, v) != 0)
             return -1;
         L->ot_bytes += (size_t)(h->pos.n + h->neg.n - held) * sizeof *h->pos.c;
-        if (s->kind == AN_CPU) /* in row order, as over_time.c sums them */
-            m->ot_cpu_ms[frame] += (double)v / 1e6;
+        if (sum) /* in row order, as over_time.c sums them */
+            (*sum)[frame] += (double)v / 1e6;
         /* pf_hist: the bins' merged at the end (ot_merge) */
         size_t most = L->o->ot_hint_bytes ? L->o->ot_hint_bytes
                                           : AN_OT_HINT_MAX_BYTES;
@@ -1256,6 +1352,12 @@ typedef struct slot {
     size_t roots_n, roots_cap;
     char *names;
     size_t names_n, names_cap;
+    struct slot_wait {  /* over_time_hint: CPU name ids first seen in the
+                           batch, and whether each is a wait (2) or not */
+        uint32_t id;
+        uint8_t w;
+    } *waits;
+    size_t waits_n, waits_cap;
 } slot;
 
 typedef struct ahead {
@@ -1272,6 +1374,10 @@ typedef struct ahead {
     size_t hint_cap;
     uint8_t *seen_cpu; /* by tid */
     uint8_t seen_gpu[CAP_MAX_TRACKS];
+    int carry_waits;   /* over_time_hint: the wait flags go with the
+                          batches (the model sums work and waits apart) */
+    uint8_t *name_seen; /* by CPU name id, the reader thread's */
+    size_t name_seen_cap;
     int failed;        /* the reader thread ran out of memory */
 } ahead;
 
@@ -1324,7 +1430,7 @@ static int slot_root(slot *s, an_kind kind, uint32_t id, const char *name)
 static int fill(ahead *A, slot *s)
 {
     loader *L = A->L;
-    s->arena_n = s->roots_n = s->names_n = 0;
+    s->arena_n = s->roots_n = s->names_n = s->waits_n = 0;
     s->detail[0] = 0;
     s->res = cap_reader_next_batch(L->r, s->ev, SLOT_EVENTS, &s->n);
     if (s->res != CAP_OK) {
@@ -1402,6 +1508,17 @@ static int fill(ahead *A, slot *s)
             }
             s->pre[i].frame =
                 frame_at(L->m, e->begin_ns, &A->hint_cpu[e->tid]);
+            if (A->carry_waits && (e->name >= A->name_seen_cap ||
+                                   !A->name_seen[e->name])) {
+                if (grow_zero(&A->name_seen, &A->name_seen_cap,
+                              (size_t)e->name + 1) != 0 ||
+                    an_grow((void **)&s->waits, &s->waits_cap,
+                            s->waits_n + 1, sizeof *s->waits) != 0)
+                    return -1;
+                A->name_seen[e->name] = 1;
+                s->waits[s->waits_n++] = (struct slot_wait){
+                    e->name, name_is_wait(L, L->r, e->name) ? 2 : 1};
+            }
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
             ev->u.gpu_span.stack = s->arena + (uintptr_t)ev->u.gpu_span.stack;
             const cap_ev_gpu_span *e = &ev->u.gpu_span;
@@ -1464,7 +1581,7 @@ static void *reader_main(void *arg)
 static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
 {
     an_capture *m = L->m;
-    ahead A = {.L = L};
+    ahead A = {.L = L, .carry_waits = m->ot_bin != NULL};
     A.slots = calloc(SLOTS, sizeof *A.slots);
     A.seen_cpu = calloc(CAP_MAX_THREADS, 1);
     if (!A.slots || !A.seen_cpu) {
@@ -1476,6 +1593,7 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     pthread_cond_init(&A.cv, NULL);
     pthread_t th;
     cap_result res = CAP_OK;
+    L->reader_busy = 1;
     if (pthread_create(&th, NULL, reader_main, &A) != 0) {
         res = CAP_E_NOMEM;
         goto out;
@@ -1493,7 +1611,11 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
         cap_result r = s->res;
         if (r == CAP_OK) {
             L->slot = s;
-            int rc = apply(L, s->ev, s->pre, s->n);
+            int rc = 0;
+            for (size_t i = 0; i < s->waits_n && rc == 0; i++)
+                rc = name_wait_set(L, s->waits[i].id, s->waits[i].w);
+            if (rc == 0)
+                rc = apply(L, s->ev, s->pre, s->n);
             L->slot = NULL;
             if (rc != 0)
                 res = CAP_E_NOMEM;
@@ -1520,11 +1642,14 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     }
     pthread_join(th, NULL);
 out:
+    L->reader_busy = 0;
     for (size_t i = 0; i < SLOTS; i++) {
         free(A.slots[i].arena);
         free(A.slots[i].roots);
         free(A.slots[i].names);
+        free(A.slots[i].waits);
     }
+    free(A.name_seen);
     free(A.slots);
     free(A.seen_cpu);
     free(A.hint_cpu);
@@ -1835,6 +1960,7 @@ static cap_result load(an_capture **out, const char *path,
             m->ot_bin = NULL;
             m->ot_nbins = 0;
         }
+        m->ot_sums = m->ot_bin != NULL;
     }
     m->cutoff_ns = L.cutoff_ns;
     m->have_cutoff = L.have_cutoff;
@@ -1860,6 +1986,10 @@ static cap_result load(an_capture **out, const char *path,
             res = CAP_E_NOMEM;
         if (res == CAP_OK && resolve_names(&L) != 0)
             res = CAP_E_NOMEM;
+        if (res == CAP_OK && L.o->nwait_globs)
+            an_mark_waits(m, L.o->wait_globs, L.o->nwait_globs);
+        if (res == CAP_OK)
+            ot_check(&L);
         for (size_t i = 0; res == CAP_OK && i < L.threads_cap; i++) {
             const path_cache *c = L.threads[i];
             if (c && c->outside && !c->in_frames && c->root != NONE &&
@@ -1892,6 +2022,8 @@ static cap_result load(an_capture **out, const char *path,
     }
     free(L.kids);
     free(L.acc);
+    free(L.name_wait);
+    free(L.row_wait);
     win_free(&L);
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
@@ -2044,6 +2176,7 @@ void an_free(an_capture *m)
     free(m->pop_of);
     free(m->ot_bin);
     free(m->ot_cpu_ms);
+    free(m->ot_wait_ms);
     for (size_t i = 0; i < m->meta_n; i++) {
         if (m->meta_k)
             free(m->meta_k[i]);

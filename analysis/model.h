@@ -128,6 +128,12 @@ typedef struct an_options {
     int ot_bins;
     double ot_bin_seconds;
     size_t ot_hint_bytes; /* 0: AN_OT_HINT_MAX_BYTES (tests set less) */
+    const char *const *wait_globs; /* names matching one of these shell
+                            globs are waits, as an_mark_waits marks them
+                            (read_capture --wait): done by the load, and
+                            known to the over_time_hint as rows appear;
+                            borrowed until an_free, for the scans) */
+    size_t nwait_globs;
     int series_reread;   /* with a budget: past it, keep no summaries
                             either (an_capture.reread): every per-frame
                             value is read again from the file when asked
@@ -206,8 +212,16 @@ typedef struct an_capture {
                                    its bin (NULL otherwise) */
     size_t ot_nbins;
     double *ot_cpu_ms;          /* ... and the self time (ms) of every CPU
-                                   row in that frame, summed in row order
-                                   (NULL until the first value) */
+                                   row that is not a wait in that frame,
+                                   summed in row order (NULL until the
+                                   first value) */
+    double *ot_wait_ms;         /* ... and of every CPU wait row (NULL
+                                   until the first) */
+    int ot_sums;                /* ot_cpu_ms and ot_wait_ms hold those
+                                   sums (NULL ones: zeros): each row's
+                                   wait flag (the producer's, or
+                                   wait_globs) was known as its values
+                                   came, and is the final one */
     int reread;                 /* approx with series_reread: neither the
                                    series nor their summaries are held
                                    (pf_hist empty); an_series_walk and

@@ -237,15 +237,21 @@ static void reread_walks(const char *path, const an_capture *e,
 
 static void one_file(const char *path)
 {
-    /* by name, by call path, and with --skip-seconds (the scans read
-       the file again with the model's cut-off) */
-    for (int cfg = 0; cfg < 3; cfg++) {
+    /* by name, by call path, with --skip-seconds (the scans read the
+       file again with the model's cut-off), and with --wait GLOB (the
+       load marks the waits, and sums work and waits apart as it reads) */
+    static const char *const globs[] = {"*e*", "nosuch"};
+    for (int cfg = 0; cfg < 4; cfg++) {
         int by_path = cfg == 1;
         double skip = cfg == 2 ? 0.05 : 0;
+        const char *const *wg = cfg == 3 ? globs : NULL;
+        size_t nwg = cfg == 3 ? 2 : 0;
         an_options oe = {.by_path = by_path, .threads = 1,
-                         .skip_seconds = skip};
+                         .skip_seconds = skip, .wait_globs = wg,
+                         .nwait_globs = nwg};
         an_options oa = {.by_path = by_path, .threads = 1,
                          .skip_seconds = skip, .series_budget = 1,
+                         .wait_globs = wg, .nwait_globs = nwg,
                          .split_hint = cfg > 0, /* --split from the load's
                                                    histograms, or a scan */
                          .over_time_hint = cfg > 0, .ot_bins = 10,
@@ -256,6 +262,7 @@ static void one_file(const char *path)
            once and are let go, so it reads the file again too) */
         an_options o2 = {.by_path = by_path, .threads = 2,
                          .skip_seconds = skip, .series_budget = 1,
+                         .wait_globs = wg, .nwait_globs = nwg,
                          .over_time_hint = cfg > 0, .ot_bins = 10,
                          .ot_hint_bytes = oa.ot_hint_bytes};
         an_capture *e, *a, *a2;
@@ -280,11 +287,27 @@ static void one_file(const char *path)
                   "%s: bins over their bound kept", path);
         CHECK(cfg != 1 || !a->approx || a->nframes == 0 || a->ot_bin,
               "%s: no bins", path);
+        for (size_t i = 0; cfg == 3 && i < e->nscopes; i++)
+            CHECK(!strchr(e->scopes[i].name, 'e') || e->scopes[i].is_wait,
+                  "%s: %s not marked by --wait", path, e->scopes[i].name);
+        /* --over-time in one read: the load summed work and waits */
+        CHECK(!a->ot_bin || a->ot_sums, "%s: no sums of work and waits",
+              path);
         compare(path, e, a);
         same_walk(path, "summarised", e, a);
         reread_walks(path, e, &oe);
         if (an_load(&a2, path, &o2, d, sizeof d) == CAP_OK) {
             same_walk(path, "two threads", e, a2);
+            /* the wait flags carried with the batches: the same sums */
+            CHECK(a2->ot_sums == a->ot_sums, "%s: sums on two threads", path);
+            for (int k = 0; k < 2 && a->ot_sums && a2->ot_sums; k++) {
+                const double *x = k ? a->ot_wait_ms : a->ot_cpu_ms,
+                             *y = k ? a2->ot_wait_ms : a2->ot_cpu_ms;
+                CHECK((!x && !y) ||
+                          (x && y && memcmp(x, y, a->nframes * sizeof *x) == 0),
+                      "%s: %s sums differ on two threads", path,
+                      k ? "wait" : "work");
+            }
             CHECK(a2->approx == a->approx && a2->nscopes == a->nscopes,
                   "%s: two threads", path);
             for (size_t i = 0; i < a->nscopes && i < a2->nscopes; i++) {

@@ -364,6 +364,10 @@ static int run(const args *a)
     o.over_time_hint = a->report == R_OVER_TIME;
     o.ot_bins = a->bins;
     o.ot_bin_seconds = a->bin_seconds;
+    /* --wait: marked by the load, so that --over-time sums work and waits
+       apart as it reads */
+    o.wait_globs = a->wait;
+    o.nwait_globs = a->nwait;
     /* a live source or standard input: read from an in-memory copy */
     char live_path[64];
     int live_fd = -1;
@@ -384,7 +388,6 @@ static int run(const args *a)
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return EXIT_USAGE;
     }
-    an_mark_waits(m, a->wait, a->nwait);
     if (live == 0) { /* messages name the source, not the copy */
         char *name = strdup(a->file);
         if (name) {
