@@ -1005,6 +1005,8 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
     if (c->root == NONE &&
         set_root(m, c, kind, root_name(L, kind, id), id) != 0)
         return NONE;
+    if (L->o->no_tree && !L->o->by_path)
+        return c->root; /* the thread's or track's root alone */
     uint32_t parent = parent_node(L, c, kind, stack, depth);
     if (parent == NONE)
         return NONE;
@@ -1092,10 +1094,12 @@ static int on_scope(loader *L, const cap_ev_scope *e, const scope_pre *pre)
     } else {
         scope_times(e, &dur, &self);
     }
-    an_node *n = &m->nodes[node];
-    n->calls++;
-    sat_add(&n->total_ns, dur);
-    sat_add(&n->self_ns, self);
+    if (!L->o->no_tree || L->o->by_path) {
+        an_node *n = &m->nodes[node];
+        n->calls++;
+        sat_add(&n->total_ns, dur);
+        sat_add(&n->self_ns, self);
+    }
     long si = L->o->by_path ? scope_get(m, AN_CPU, node)
                             : cpu_row(L, e->name);
     if (si < 0)
@@ -1148,13 +1152,15 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     if (si < 0)
         return -1;
     an_scope *s = &m->scopes[si];
-    an_node *n = &m->nodes[node];
+    an_node *n = L->o->no_tree && !L->o->by_path ? NULL : &m->nodes[node];
     m->gpu_events++;
     if (!e->measured)
         return 0;
-    n->calls++;
-    sat_add(&n->total_ns, e->duration_ns);
-    sat_add(&n->self_ns, e->self_ns);
+    if (n) {
+        n->calls++;
+        sat_add(&n->total_ns, e->duration_ns);
+        sat_add(&n->self_ns, e->self_ns);
+    }
     s->calls++;
     sat_add(&s->self_ns, e->self_ns);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))

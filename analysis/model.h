@@ -134,6 +134,10 @@ typedef struct an_options {
                             known to the over_time_hint as rows appear;
                             borrowed until an_free, for the scans) */
     size_t nwait_globs;
+    int no_tree;         /* no call tree: m->nodes holds the thread and
+                            GPU track roots only, with no sums (a report
+                            that reads no tree: --frames); ignored with
+                            by_path */
     int series_reread;   /* with a budget: past it, keep no summaries
                             either (an_capture.reread): every per-frame
                             value is read again from the file when asked

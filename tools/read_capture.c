@@ -360,6 +360,7 @@ static int run(const args *a)
        frame by frame (an_frames_walk) */
     o.series_budget = AN_SERIES_BUDGET_DEFAULT;
     o.series_reread = a->report == R_FRAMES;
+    o.no_tree = a->report == R_FRAMES;
     o.split_hint = a->report == R_SPLIT && !a->split_by;
     o.over_time_hint = a->report == R_OVER_TIME;
     o.ot_bins = a->bins;
