@@ -209,7 +209,9 @@ static void same_walk(const char *path, const char *what, const an_capture *e,
 }
 
 /* The walk from a model that keeps no values past its budget
- * (series_reread, --frames) on one and two threads. */
+ * (series_reread, --frames) on one and two threads, loaded without the
+ * call tree (no_tree, as --frames loads): the rows, threads and totals of
+ * the exact model, the roots alone for a tree. */
 static void reread_walks(const char *path, const an_capture *e,
                          const an_options *base)
 {
@@ -218,6 +220,7 @@ static void reread_walks(const char *path, const an_capture *e,
         o.threads = th;
         o.series_budget = 1;
         o.series_reread = 1;
+        o.no_tree = 1;
         o.split_hint = o.over_time_hint = 0;
         an_capture *r;
         char d[400];
@@ -230,6 +233,23 @@ static void reread_walks(const char *path, const an_capture *e,
         for (size_t i = 0; i < r->nscopes; i++)
             CHECK(r->scopes[i].pf_n == 0 || !r->approx,
                   "%s: reread keeps values", path);
+        for (size_t i = 0; i < r->nscopes && r->nscopes == e->nscopes; i++)
+            CHECK(r->scopes[i].self_ns == e->scopes[i].self_ns &&
+                      r->scopes[i].total_ns == e->scopes[i].total_ns &&
+                      r->scopes[i].calls == e->scopes[i].calls &&
+                      r->scopes[i].is_wait == e->scopes[i].is_wait,
+                  "%s: no_tree row %zu differs", path, i);
+        size_t roots = 0;
+        for (size_t i = 0; i < e->nnodes; i++)
+            roots += e->nodes[i].is_root;
+        CHECK(base->by_path || r->nnodes == roots, "%s: no_tree %zu nodes, "
+              "%zu roots", path, r->nnodes, roots);
+        CHECK(r->nthreads == e->nthreads &&
+                  r->noutside_threads == e->noutside_threads &&
+                  r->ntracks == e->ntracks && r->cpu_events == e->cpu_events &&
+                  memcmp(r->outside_ns, e->outside_ns,
+                         sizeof r->outside_ns) == 0,
+              "%s: no_tree threads or totals differ", path);
         same_walk(path, th == 1 ? "reread" : "reread, two threads", e, r);
         an_free(r);
     }
