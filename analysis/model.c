@@ -73,6 +73,8 @@ typedef struct loader {
                                on as the exact series would hold it */
     int fixed_win;          /* an_series_walk: the ring never shortens */
     uint64_t fhi;           /* the furthest frame any piece went to */
+    uint64_t lag;           /* max_lag so far (into the model at the end) */
+    int tree;               /* build the call tree (not no_tree) */
     int dropping;           /* series_reread past the budget: values are
                                not kept at all */
     /* over_time_hint: each name id's wait flag as the rows' values are
@@ -425,10 +427,10 @@ static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
 {
     if (frame < 0)
         return 0;
-    if ((uint64_t)frame > L->fhi)
+    if ((uint64_t)frame >= L->fhi)
         L->fhi = (uint64_t)frame;
-    else if (L->fhi - (uint64_t)frame > L->m->max_lag)
-        L->m->max_lag = L->fhi - (uint64_t)frame;
+    else if (L->fhi - (uint64_t)frame > L->lag)
+        L->lag = L->fhi - (uint64_t)frame;
     if (L->dropping)
         return 0;
     if ((size_t)si >= L->acc_cap) {
@@ -654,13 +656,23 @@ static int win_emit_frame(loader *L, uint64_t frame)
         return 0;
     size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap;
     int64_t *g = L->ring + at;
-    uint8_t *sn = L->seen ? L->seen + at : NULL;
+    if (!L->seen) {
+        for (size_t r = 0; r < L->ring_rows; r++) {
+            if (g[r]) {
+                int64_t v = g[r];
+                g[r] = 0;
+                if (emit(L, r, frame, v) != 0)
+                    return -1;
+            }
+        }
+        return 0;
+    }
+    uint8_t *sn = L->seen + at; /* an_series_walk: zeros too */
     for (size_t r = 0; r < L->ring_rows; r++) {
-        if (g[r] || (sn && sn[r])) {
+        if (sn[r]) {
             int64_t v = g[r];
             g[r] = 0;
-            if (sn)
-                sn[r] = 0;
+            sn[r] = 0;
             if (emit(L, r, frame, v) != 0)
                 return -1;
         }
@@ -1005,7 +1017,7 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
     if (c->root == NONE &&
         set_root(m, c, kind, root_name(L, kind, id), id) != 0)
         return NONE;
-    if (L->o->no_tree && !L->o->by_path)
+    if (!L->tree)
         return c->root; /* the thread's or track's root alone */
     uint32_t parent = parent_node(L, c, kind, stack, depth);
     if (parent == NONE)
@@ -1094,7 +1106,7 @@ static int on_scope(loader *L, const cap_ev_scope *e, const scope_pre *pre)
     } else {
         scope_times(e, &dur, &self);
     }
-    if (!L->o->no_tree || L->o->by_path) {
+    if (L->tree) {
         an_node *n = &m->nodes[node];
         n->calls++;
         sat_add(&n->total_ns, dur);
@@ -1152,7 +1164,7 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     if (si < 0)
         return -1;
     an_scope *s = &m->scopes[si];
-    an_node *n = L->o->no_tree && !L->o->by_path ? NULL : &m->nodes[node];
+    an_node *n = L->tree ? &m->nodes[node] : NULL;
     m->gpu_events++;
     if (!e->measured)
         return 0;
@@ -1919,6 +1931,7 @@ static cap_result load(an_capture **out, const char *path,
     }
     loader L = {.m = m, .o = opt ? opt : &defaults};
     m->load_opt = *L.o;
+    L.tree = !L.o->no_tree || L.o->by_path;
     L.budget = series_budget(L.o);
     if (visit) {
         L.visit = visit;
@@ -1972,6 +1985,7 @@ static cap_result load(an_capture **out, const char *path,
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
         res = pass_all(&L, detail, detail_size);
+    m->max_lag = L.lag;
     if (res == CAP_OK) {
         m->st = *cap_reader_get_stats(L.r);
         cap_reader_version(L.r, &m->major, &m->minor);
