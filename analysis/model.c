@@ -799,6 +799,17 @@ static uint32_t win_frames(size_t rows)
 
 static int sort_pf(an_scope *s);
 
+/* Let go of a row's exact series. */
+static void series_free(an_scope *s)
+{
+    free(s->pf_frame);
+    free(s->pf_self);
+    s->pf_frame = NULL;
+    s->pf_self = NULL;
+    s->pf_n = s->pf_cap = 0;
+    s->pf_sorted = 1;
+}
+
 /* The exact series outgrew the budget: summarise what they hold (frames
  * more than a ring behind the furthest one seen) or move it to the ring,
  * free them, and go on with the ring. */
@@ -806,15 +817,8 @@ static int spill(loader *L)
 {
     an_capture *m = L->m;
     if (L->o->series_reread) { /* nothing kept: read again when asked */
-        for (size_t i = 0; i < m->nscopes; i++) {
-            an_scope *s = &m->scopes[i];
-            free(s->pf_frame);
-            free(s->pf_self);
-            s->pf_frame = NULL;
-            s->pf_self = NULL;
-            s->pf_n = s->pf_cap = 0;
-            s->pf_sorted = 1;
-        }
+        for (size_t i = 0; i < m->nscopes; i++)
+            series_free(&m->scopes[i]);
         for (size_t i = 0; i < L->acc_cap; i++)
             L->acc[i].frame = NONE;
         L->win = win_frames(m->nscopes);
@@ -851,12 +855,7 @@ static int spill(loader *L)
                      ? emit(L, i, s->pf_frame[k], s->pf_self[k])
                      : win_note(L, i, s->pf_frame[k], s->pf_self[k])) != 0)
                 return -1;
-        free(s->pf_frame);
-        free(s->pf_self);
-        s->pf_frame = NULL;
-        s->pf_self = NULL;
-        s->pf_n = s->pf_cap = 0;
-        s->pf_sorted = 1;
+        series_free(s);
     }
     return 0;
 }
@@ -2076,6 +2075,26 @@ static void scan_visit(void *p, size_t row, size_t frame, int64_t v)
         c->fn(c->ctx, row, frame, v);
 }
 
+/* m's file read again with options o, every value through fn (a ring of
+ * walk_win frames: see load). */
+static cap_result scan_file(const an_capture *m, const an_options *o,
+                            an_series_fn fn, void *ctx, uint32_t walk_win)
+{
+    scan_ctx c = {m, fn, ctx};
+    an_capture *t;
+    char detail[320];
+    cap_result r = load(&t, m->load_path, o, scan_visit, &c, m, walk_win,
+                        detail, sizeof detail);
+    if (r != CAP_OK)
+        return r;
+    if (t->nscopes != m->nscopes)
+        r = CAP_E_CORRUPT; /* not the file that was loaded */
+    t->frames = NULL; /* borrowed */
+    t->nframes = 0;
+    an_free(t);
+    return r;
+}
+
 cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx)
 {
     if (!m->approx) {
@@ -2090,43 +2109,16 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx)
     an_options o = m->load_opt;
     o.progress = NULL;
     o.series_budget = 0;
-    scan_ctx c = {m, fn, ctx};
-    an_capture *t;
-    char detail[320];
-    cap_result r = load(&t, m->load_path, &o, scan_visit, &c, m, 0, detail,
-                        sizeof detail);
-    if (r != CAP_OK)
-        return r;
-    if (t->nscopes != m->nscopes)
-        r = CAP_E_CORRUPT; /* not the file that was loaded */
-    t->frames = NULL;
-    t->nframes = 0;
-    an_free(t);
-    return r;
+    return scan_file(m, &o, fn, ctx, 0);
 }
 
 /* The exact series of m in frame order, rows in order within a frame. */
-static void walk_exact(const an_capture *m, an_series_fn fn, void *ctx)
+static cap_result walk_exact(const an_capture *m, an_series_fn fn, void *ctx)
 {
     size_t ns = m->nscopes;
-    size_t *cur = calloc(ns ? ns : 1, sizeof *cur);
-    if (!cur) { /* frame by frame, each row's entry found by bisection */
-        for (size_t fi = 0; fi < m->nframes; fi++)
-            for (size_t r = 0; r < ns; r++) {
-                const an_scope *s = &m->scopes[r];
-                size_t lo = 0, hi = s->pf_n;
-                while (lo < hi) {
-                    size_t mid = lo + (hi - lo) / 2;
-                    if (s->pf_frame[mid] < fi)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                if (lo < s->pf_n && s->pf_frame[lo] == fi)
-                    fn(ctx, r, fi, s->pf_self[lo]);
-            }
-        return;
-    }
+    size_t *cur = calloc(ns ? ns : 1, sizeof *cur); /* each row's next */
+    if (!cur)
+        return CAP_E_NOMEM;
     for (size_t fi = 0; fi < m->nframes; fi++)
         for (size_t r = 0; r < ns; r++) {
             const an_scope *s = &m->scopes[r];
@@ -2137,22 +2129,18 @@ static void walk_exact(const an_capture *m, an_series_fn fn, void *ctx)
             }
         }
     free(cur);
+    return CAP_OK;
 }
 
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
 {
-    if (!m->approx) {
-        walk_exact(m, fn, ctx);
-        return CAP_OK;
-    }
+    if (!m->approx)
+        return walk_exact(m, fn, ctx);
     an_options o = m->load_opt;
     o.progress = NULL;
     o.series_budget = 0;
     o.series_reread = 0;
     o.split_hint = o.over_time_hint = 0;
-    char detail[320];
-    an_capture *t;
-    cap_result r;
     /* a ring longer than any piece came late: a frame is whole when it
        leaves it */
     uint64_t need = m->max_lag + 1;
@@ -2162,27 +2150,19 @@ cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
     uint32_t w = 8;
     while (w < need && w < ((uint32_t)1 << 31))
         w *= 2;
-    if (need <= w && (size_t)w * rows * 9 <= AN_WALK_MAX_BYTES) {
-        scan_ctx c = {m, fn, ctx};
-        r = load(&t, m->load_path, &o, scan_visit, &c, m, w, detail,
-                 sizeof detail);
-        if (r != CAP_OK)
-            return r;
-        if (t->nscopes != m->nscopes)
-            r = CAP_E_CORRUPT; /* not the file that was loaded */
-        t->frames = NULL;
-        t->nframes = 0;
-        an_free(t);
-        return r;
-    }
+    if (need <= w && (size_t)w * rows * 9 <= AN_WALK_MAX_BYTES)
+        return scan_file(m, &o, fn, ctx, w);
     /* too far apart: the exact series, in memory */
+    char detail[320];
+    an_capture *t;
+    cap_result r;
     if ((r = load(&t, m->load_path, &o, NULL, NULL, NULL, 0, detail,
                   sizeof detail)) != CAP_OK)
         return r;
     if (t->nscopes != m->nscopes || t->nframes != m->nframes)
         r = CAP_E_CORRUPT;
     else
-        walk_exact(t, fn, ctx);
+        r = walk_exact(t, fn, ctx);
     an_free(t);
     return r;
 }

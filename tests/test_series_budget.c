@@ -433,6 +433,26 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A writer of ns ticks into a new file named from the template path
+ * (filled in), in blocks of block_bytes; NULL when that fails. */
+static cap_writer *temp_writer(char *path, size_t block_bytes)
+{
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    cap_writer_options o = {0};
+    o.clock_source = "monotonic";
+    o.tick_period_ns = 1.0;
+    o.block_bytes = block_bytes;
+    cap_writer *w = NULL;
+    CHECK(cap_writer_open_path(&w, path, &o) == CAP_OK, "open %s", path);
+    if (!w)
+        unlink(path);
+    return w;
+}
+
 /* A long capture written here: 70,000 frames (more than the reports' in-
  * place sorts start at), two threads, the second five frames behind the
  * first, one name on both (its time in a frame arrives in two parts),
@@ -447,17 +467,9 @@ static void long_capture(size_t block_bytes)
 {
     enum { FRAMES = 70000, LAG = 5 };
     char path[] = "/tmp/test_series_budget_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0, "mkstemp");
-    if (fd < 0)
+    cap_writer *w = temp_writer(path, block_bytes);
+    if (!w)
         return;
-    close(fd);
-    cap_writer_options o = {0};
-    o.clock_source = "monotonic";
-    o.tick_period_ns = 1.0;
-    o.block_bytes = block_bytes;
-    cap_writer *w;
-    CHECK(cap_writer_open_path(&w, path, &o) == CAP_OK, "open %s", path);
     cap_writer_name(w, 1, "shared", "t.c", 1);
     cap_writer_name(w, 2, "main_only", "t.c", 2);
     cap_writer_name(w, 3, "worker_only", "t.c", 3);
@@ -573,17 +585,9 @@ static void late_worker(void)
 {
     enum { FRAMES = 40000 };
     char path[] = "/tmp/test_series_budget_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0, "mkstemp");
-    if (fd < 0)
+    cap_writer *w = temp_writer(path, 4096);
+    if (!w)
         return;
-    close(fd);
-    cap_writer_options o = {0};
-    o.clock_source = "monotonic";
-    o.tick_period_ns = 1.0;
-    o.block_bytes = 4096;
-    cap_writer *w;
-    CHECK(cap_writer_open_path(&w, path, &o) == CAP_OK, "open %s", path);
     cap_writer_name(w, 1, "work", "t.c", 1);
     cap_writer_name(w, 2, "instant", "t.c", 2);
     cap_writer_name(w, 3, "late", "t.c", 3);
