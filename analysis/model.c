@@ -949,10 +949,16 @@ static int add_name(char ***arr, size_t *n, const char *name)
 
 /* Scope row of CPU name id `id` (rows keyed by name): a direct table in
  * front of scope_get's hash, since ids are small and dense. */
-static long cpu_row(loader *L, uint32_t id)
+static long cpu_row_slow(loader *L, uint32_t id);
+static inline long cpu_row(loader *L, uint32_t id)
 {
     if (id < L->row_of_cap && L->row_of[id])
         return (long)L->row_of[id] - 1;
+    return cpu_row_slow(L, id);
+}
+
+static long cpu_row_slow(loader *L, uint32_t id)
+{
     long si = scope_get(L->m, AN_CPU, id);
     if (si < 0 || id > CAP_MAX_NAME_ID)
         return si;
@@ -1039,105 +1045,105 @@ static int thread_declared(an_capture *m, uint32_t tid, const char *name)
 }
 
 
-/* What a scope's event alone decides, worked out ahead by the reader
- * thread: its frame position (AN_PRE_CUT: before the cutoff), duration,
- * self time and whether its name is among its ancestors. */
-#define AN_PRE_NONE LONG_MIN
-#define AN_PRE_CUT (LONG_MIN + 1)
-typedef struct scope_pre {
-    long frame;
-    int64_t dur, self;
-    int recursive;
-} scope_pre;
+/* A CPU scope as the model takes it: from an event read on this thread
+ * (on_scope), or handed over by the reader thread (fill). */
+#define HAND_OTHER UINT32_MAX /* hand.tid: an event of other[hand.stack] */
+#define HAND_RECURSIVE 0x80000000u /* in hand.depth */
 
-static inline void scope_times(const cap_ev_scope *e, int64_t *dur_out,
-                               int64_t *self_out)
-{
-    /* the one self-time helper the reader and the exporters use too */
-    *dur_out = cap_duration_ns(e->begin_ns, e->end_ns);
-    *self_out = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
-}
+typedef struct hand {
+    int64_t begin_ns, end_ns, self;
+    uint32_t name;
+    uint32_t stack; /* offset of the ancestors in the slot's arena; for
+                       HAND_OTHER, the event's index in other */
+    uint32_t tid;   /* HAND_OTHER: not a scope */
+    uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's */
+} hand;
 
 /* A scan's scope (values_only): its row's value in its frame, and nothing
  * else (rows by name are made in the order of the load's). */
-static int scope_value(loader *L, const cap_ev_scope *e, const scope_pre *pre)
+static int scope_value(loader *L, const hand *h)
 {
-    long si = cpu_row(L, e->name);
+    long si = cpu_row(L, h->name);
     if (si < 0)
         return -1;
-    int64_t dur, self;
-    long f;
-    if (pre) {
-        self = pre->self;
-        f = pre->frame;
-    } else {
-        scope_times(e, &dur, &self);
-        path_cache *c = L->last_cache;
-        if (!c || L->last_tid != e->tid) {
-            if (!(c = cache_for(&L->threads, &L->threads_cap, e->tid)))
-                return -1;
-            L->last_cache = c;
-            L->last_tid = e->tid;
-        }
-        f = frame_at(L->m, e->begin_ns, &c->frame_hint);
+    path_cache *c = L->last_cache;
+    if (!c || L->last_tid != h->tid) {
+        if (!(c = cache_for(&L->threads, &L->threads_cap, h->tid)))
+            return -1;
+        L->last_cache = c;
+        L->last_tid = h->tid;
     }
-    return pf_note(L, si, f, self, e->tid & 0x7fffffffu);
+    long f = frame_at(L->m, h->begin_ns, &c->frame_hint);
+    return pf_note(L, si, f, h->self, h->tid & 0x7fffffffu);
 }
 
-/* pre: worked out ahead, or NULL to work it out here. */
-static int on_scope(loader *L, const cap_ev_scope *e, const scope_pre *pre)
+/* A CPU scope into the model: its node, row, sums and per-frame value.
+ * stack: its ancestors (h->depth of them). */
+__attribute__((always_inline)) static inline int
+scope_core(loader *L, const hand *h, const uint32_t *stack)
 {
     an_capture *m = L->m;
-    if (pre ? pre->frame == AN_PRE_CUT
-            : L->have_cutoff && e->begin_ns < L->cutoff_ns)
-        return 0;
+    uint32_t depth = h->depth & ~HAND_RECURSIVE;
+    int64_t dur = cap_duration_ns(h->begin_ns, h->end_ns), self = h->self;
     if (L->values_only)
-        return scope_value(L, e, pre);
+        return scope_value(L, h);
     path_cache *c;
-    uint32_t node = event_node(L, AN_CPU, e->tid, e->stack, e->depth, e->name,
-                               &c);
+    uint32_t node = event_node(L, AN_CPU, h->tid, stack, depth, h->name, &c);
     if (node == NONE)
         return -1;
-    int64_t dur, self;
-    if (pre) {
-        dur = pre->dur;
-        self = pre->self;
-    } else {
-        scope_times(e, &dur, &self);
-    }
     if (L->tree) {
         an_node *n = &m->nodes[node];
         n->calls++;
         sat_add(&n->total_ns, dur);
         sat_add(&n->self_ns, self);
     }
-    long si = L->o->by_path ? scope_get(m, AN_CPU, node)
-                            : cpu_row(L, e->name);
+    long si = L->o->by_path ? scope_get(m, AN_CPU, node) : cpu_row(L, h->name);
     if (si < 0)
         return -1;
     an_scope *s = &m->scopes[si];
     s->calls++;
     sat_add(&s->self_ns, self);
-    if (L->o->by_path ||
-        !(pre ? pre->recursive : in_stack(e->stack, e->depth, e->name)))
+    if (L->o->by_path || !(h->depth & HAND_RECURSIVE))
         sat_add(&s->total_ns, dur);
-    long f = pre ? pre->frame : frame_at(m, e->begin_ns, &c->frame_hint);
+    long f = frame_at(m, h->begin_ns, &c->frame_hint);
     c->in_frames |= f >= 0;
     c->outside |= f < 0 && m->nframes;
     if (f < 0 && m->nframes)
-        sat_add(&m->outside_ns[e->begin_ns < m->frames[0].begin_ns ? 0
-                               : e->begin_ns >= m->frames[m->nframes - 1].end_ns
+        sat_add(&m->outside_ns[h->begin_ns < m->frames[0].begin_ns ? 0
+                               : h->begin_ns >= m->frames[m->nframes - 1].end_ns
                                    ? 2
                                    : 1],
                 self);
-    if (pf_note(L, si, f, self, e->tid & 0x7fffffffu) != 0)
+    if (pf_note(L, si, f, self, h->tid & 0x7fffffffu) != 0)
         return -1;
-    if (m->cpu_events == 0 || e->begin_ns < m->first_ns)
-        m->first_ns = e->begin_ns;
-    if (e->end_ns > m->last_ns)
-        m->last_ns = e->end_ns;
+    if (m->cpu_events == 0 || h->begin_ns < m->first_ns)
+        m->first_ns = h->begin_ns;
+    if (h->end_ns > m->last_ns)
+        m->last_ns = h->end_ns;
     m->cpu_events++;
     return 0;
+}
+
+/* A scope's fields as the model takes them. */
+static inline hand scope_hand(const cap_ev_scope *e)
+{
+    return (hand){.begin_ns = e->begin_ns,
+                  .end_ns = e->end_ns,
+                  .self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns),
+                  .name = e->name,
+                  .tid = e->tid,
+                  .depth = e->depth | (in_stack(e->stack, e->depth, e->name)
+                                           ? HAND_RECURSIVE
+                                           : 0)};
+}
+
+/* A scope event read on this thread. */
+static int on_scope(loader *L, const cap_ev_scope *e)
+{
+    if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
+        return 0;
+    hand h = scope_hand(e);
+    return scope_core(L, &h, e->stack);
 }
 
 static int on_gpu(loader *L, const cap_ev_gpu_span *e)
@@ -1312,15 +1318,14 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
 
 /* Apply n events to the model (pre: each scope's frame worked out ahead,
  * or NULL). Returns -1 when memory ran out. */
-static int apply(loader *L, const cap_event *evs, const scope_pre *pre,
-                 size_t n)
+static int apply(loader *L, const cap_event *evs, size_t n)
 {
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const cap_event *ev = &evs[i];
         switch (ev->kind) {
         case CAP_EV_SCOPE:
-            rc = on_scope(L, &ev->u.scope, pre ? &pre[i] : NULL);
+            rc = on_scope(L, &ev->u.scope);
             break;
         case CAP_EV_GPU_SPAN:
             rc = on_gpu(L, &ev->u.gpu_span);
@@ -1342,12 +1347,17 @@ static int apply(loader *L, const cap_event *evs, const scope_pre *pre,
 }
 
 /* ---- decoding ahead on a second thread ----------------------------------
- * The reader thread fills slots with batches of events (their stacks
- * copied into the slot, each scope's frame worked out with the same
- * per-thread hints the model would use, the name of each thread or track
- * as the reader knew it at that thread's first event); the calling thread
- * applies them in order. Events, their order and every input of the model
- * are those of the one-thread load, so the model is the same. */
+ * The reader thread reads batches of events into a buffer of its own and
+ * hands each scope over as a compact record (a `hand`: its times, self
+ * time, name, thread, depth and recursion; its stack copied into the
+ * slot's arena once per change); the few other events the model uses go
+ * over whole; the name of each thread or track as the reader knew it at
+ * that thread's first event goes with them. The calling thread applies
+ * them in order, through the same scope_core as the one-thread load, so
+ * the model is the same. A scope crosses from one core to the other in 40
+ * bytes, not the 96 of a cap_event and its precomputed fields: what the
+ * second thread costs on two cores is mostly that traffic
+ * (docs/PERFORMANCE.md, "Both cores on an idle host"). */
 
 enum { SLOT_EVENTS = 1024, SLOTS = 16 };
 
@@ -1358,8 +1368,8 @@ typedef struct slot_name {
 } slot_name;
 
 typedef struct slot {
-    cap_event ev[SLOT_EVENTS];
-    scope_pre pre[SLOT_EVENTS];
+    hand rec[SLOT_EVENTS];
+    cap_event other[SLOT_EVENTS]; /* GPU spans, counters, threads */
     size_t n;
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
@@ -1380,6 +1390,7 @@ typedef struct slot {
 typedef struct ahead {
     loader *L;
     slot *slots;
+    cap_event ev[SLOT_EVENTS]; /* the reader thread's batch */
     size_t head, tail; /* filled: [tail, head) */
     int stop;          /* the consumer gave up */
     int ended;         /* the reader thread posted its last slot */
@@ -1387,8 +1398,6 @@ typedef struct ahead {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* the reader thread's own copies of what the model decides by */
-    size_t *hint_cpu;  /* by tid: frame_at hints */
-    size_t hint_cap;
     uint8_t *seen_cpu; /* by tid */
     uint8_t seen_gpu[CAP_MAX_TRACKS];
     int carry_waits;   /* over_time_hint: the wait flags go with the
@@ -1443,88 +1452,70 @@ static int slot_root(slot *s, an_kind kind, uint32_t id, const char *name)
     return 0;
 }
 
-/* Fill slot s from the reader: one batch, its stacks copied. */
+/* Stack st[0..depth) into s's arena (the caller first checks whether it
+ * is the one just copied: the reader hands the same stack to consecutive
+ * events): its offset, or -1 out of memory. */
+static long slot_stack(slot *s, const uint32_t *st, uint32_t depth,
+                       const uint32_t **prev, uint32_t *prev_depth,
+                       size_t *prev_off)
+{
+    if (an_grow((void **)&s->arena, &s->arena_cap, s->arena_n + depth + 1,
+                sizeof *s->arena) != 0)
+        return -1;
+    size_t off = s->arena_n;
+    if (depth)
+        memcpy(s->arena + off, st, depth * sizeof *st);
+    s->arena_n += depth;
+    *prev = st;
+    *prev_depth = depth;
+    *prev_off = off;
+    return (long)off;
+}
+
+/* Fill slot s from the reader: one batch, as compact records. */
 static int fill(ahead *A, slot *s)
 {
     loader *L = A->L;
     s->arena_n = s->roots_n = s->names_n = s->waits_n = 0;
     s->detail[0] = 0;
-    s->res = cap_reader_next_batch(L->r, s->ev, SLOT_EVENTS, &s->n);
+    size_t got = 0, n = 0, n_other = 0;
+    s->res = cap_reader_next_batch(L->r, A->ev, SLOT_EVENTS, &got);
+    s->n = 0;
     if (s->res != CAP_OK) {
-        s->n = 0;
         snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
         return 0;
     }
-    /* stacks into the arena, as offsets first (it may move) */
+    /* threads the batch declares first: root_name finds the first entry
+     * of a thread, and its declared name wins over the reader's */
+    for (size_t i = 0; i < got; i++)
+        if (A->ev[i].kind == CAP_EV_THREAD &&
+            slot_root(s, AN_CPU, A->ev[i].u.thread.tid,
+                      A->ev[i].u.thread.name) != 0)
+            return -1;
     const uint32_t *prev = NULL;
     uint32_t prev_depth = 0;
     size_t prev_off = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        cap_event *ev = &s->ev[i];
-        const uint32_t *st = NULL;
-        uint32_t depth = 0;
+    /* read once: the model thread writes the loader's other fields */
+    const int have_cutoff = L->have_cutoff;
+    const int64_t cutoff_ns = L->cutoff_ns;
+    for (size_t i = 0; i < got; i++) {
+        const cap_event *ev = &A->ev[i];
         if (ev->kind == CAP_EV_SCOPE) {
-            st = ev->u.scope.stack;
-            depth = ev->u.scope.depth;
-        } else if (ev->kind == CAP_EV_GPU_SPAN) {
-            st = ev->u.gpu_span.stack;
-            depth = ev->u.gpu_span.depth;
-        } else if (ev->kind == CAP_EV_THREAD) {
-            /* the header lists it by name: keep the name in the slot */
-            if (slot_root(s, AN_CPU, ev->u.thread.tid, ev->u.thread.name) != 0)
-                return -1;
-            ev->u.thread.name = NULL;
-            continue;
-        } else if (ev->kind == CAP_EV_GPU_TRACK) {
-            ev->u.gpu_track.name = NULL;
-            continue;
-        } else {
-            continue;
-        }
-        size_t off;
-        if (st == prev && depth <= prev_depth && ev->kind == CAP_EV_SCOPE) {
-            off = prev_off;
-        } else {
-            if (an_grow((void **)&s->arena, &s->arena_cap, s->arena_n + depth + 1,
-                     sizeof *s->arena) != 0)
-                return -1;
-            off = s->arena_n;
-            if (depth)
-                memcpy(s->arena + off, st, depth * sizeof *st);
-            s->arena_n += depth;
-            prev = st;
-            prev_depth = depth;
-            prev_off = off;
-        }
-        if (ev->kind == CAP_EV_SCOPE)
-            ev->u.scope.stack = (const uint32_t *)(uintptr_t)off;
-        else
-            ev->u.gpu_span.stack = (const uint32_t *)(uintptr_t)off;
-    }
-    for (size_t i = 0; i < s->n; i++) {
-        cap_event *ev = &s->ev[i];
-        s->pre[i].frame = AN_PRE_NONE;
-        if (ev->kind == CAP_EV_SCOPE) {
-            ev->u.scope.stack = s->arena + (uintptr_t)ev->u.scope.stack;
             const cap_ev_scope *e = &ev->u.scope;
-            if (L->have_cutoff && e->begin_ns < L->cutoff_ns) {
-                s->pre[i].frame = AN_PRE_CUT;
-                continue;
-            }
-            scope_times(e, &s->pre[i].dur, &s->pre[i].self);
-            s->pre[i].recursive = in_stack(e->stack, e->depth, e->name);
-            if (an_grow((void **)&A->hint_cpu, &A->hint_cap, (size_t)e->tid + 1,
-                     sizeof *A->hint_cpu) != 0)
+            if (have_cutoff && e->begin_ns < cutoff_ns)
+                continue; /* the model skips it */
+            long off = e->stack == prev && e->depth <= prev_depth
+                           ? (long)prev_off
+                           : slot_stack(s, e->stack, e->depth, &prev,
+                                        &prev_depth, &prev_off);
+            if (off < 0)
                 return -1;
             if (!A->seen_cpu[e->tid]) {
                 A->seen_cpu[e->tid] = 1;
-                A->hint_cpu[e->tid] = 0;
                 if (slot_root(s, AN_CPU, e->tid,
                               cap_reader_thread_name(L->r, e->tid)) != 0)
                     return -1;
             }
-            s->pre[i].frame =
-                frame_at(L->m, e->begin_ns, &A->hint_cpu[e->tid]);
             if (A->carry_waits && (e->name >= A->name_seen_cap ||
                                    !A->name_seen[e->name])) {
                 if (grow_zero(&A->name_seen, &A->name_seen_cap,
@@ -1536,18 +1527,60 @@ static int fill(ahead *A, slot *s)
                 s->waits[s->waits_n++] = (struct slot_wait){
                     e->name, name_is_wait(L, L->r, e->name) ? 2 : 1};
             }
+            hand *h = &s->rec[n++];
+            *h = scope_hand(e);
+            h->stack = (uint32_t)off;
+            continue;
+        }
+        if (ev->kind != CAP_EV_GPU_SPAN && ev->kind != CAP_EV_COUNTER &&
+            ev->kind != CAP_EV_THREAD)
+            continue; /* the model takes nothing else */
+        cap_event *o = &s->other[n_other];
+        *o = *ev;
+        if (ev->kind == CAP_EV_THREAD) {
+            o->u.thread.name = NULL; /* in the slot's roots */
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
-            ev->u.gpu_span.stack = s->arena + (uintptr_t)ev->u.gpu_span.stack;
             const cap_ev_gpu_span *e = &ev->u.gpu_span;
-            if (L->have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0)
-                continue;
-            if (!A->seen_gpu[e->track]) {
+            prev = NULL; /* a span's stack is always copied */
+            long off = slot_stack(s, e->stack, e->depth, &prev, &prev_depth,
+                                  &prev_off);
+            if (off < 0)
+                return -1;
+            prev = NULL; /* a span's stack is not a scope's */
+            o->u.gpu_span.stack = (const uint32_t *)(uintptr_t)off;
+            if (!(have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0) &&
+                !A->seen_gpu[e->track]) {
                 A->seen_gpu[e->track] = 1;
                 if (slot_root(s, AN_GPU, e->track,
                               cap_reader_track_name(L->r, e->track)) != 0)
                     return -1;
             }
         }
+        hand *h = &s->rec[n++];
+        h->tid = HAND_OTHER;
+        h->stack = (uint32_t)n_other++;
+    }
+    /* the arena is final: GPU spans' stacks from offsets to pointers */
+    for (size_t j = 0; j < n_other; j++)
+        if (s->other[j].kind == CAP_EV_GPU_SPAN)
+            s->other[j].u.gpu_span.stack =
+                s->arena + (uintptr_t)s->other[j].u.gpu_span.stack;
+    s->n = n;
+    return 0;
+}
+
+/* Apply slot s's records in order. */
+static int apply_slot(loader *L, const slot *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const hand *h = &s->rec[i];
+        int rc;
+        if (h->tid == HAND_OTHER)
+            rc = apply(L, &s->other[h->stack], 1);
+        else
+            rc = scope_core(L, h, s->arena + h->stack);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
@@ -1632,7 +1665,7 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
             for (size_t i = 0; i < s->waits_n && rc == 0; i++)
                 rc = name_wait_set(L, s->waits[i].id, s->waits[i].w);
             if (rc == 0)
-                rc = apply(L, s->ev, s->pre, s->n);
+                rc = apply_slot(L, s);
             L->slot = NULL;
             if (rc != 0)
                 res = CAP_E_NOMEM;
@@ -1669,7 +1702,6 @@ out:
     free(A.name_seen);
     free(A.slots);
     free(A.seen_cpu);
-    free(A.hint_cpu);
     pthread_mutex_destroy(&A.mu);
     pthread_cond_destroy(&A.cv);
     if (res == CAP_OK)
@@ -1723,7 +1755,7 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
-        if (apply(L, evs, NULL, n) != 0)
+        if (apply(L, evs, n) != 0)
             return CAP_E_NOMEM;
     }
     progress(L, "", 1);

@@ -26,17 +26,7 @@ export NO_COLOR=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 waits=(--wait 'wait*' --wait '*_wait')
-# CPU time (s) the whole machine spent busy, and that this shell's children
-# spent: what others took during a run is the difference.
-busy_s() {
-  awk '/^cpu / { print ($2 + $3 + $4 + $7 + $8 + $9) / 100; exit }' /proc/stat
-}
-# (`times` must run in this shell, not in a $(...) subshell)
-children_s() {
-  times >"$work/times"
-  awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' \
-    "$work/times"
-}
+. "$(dirname "$0")/../others_load.sh"
 # check NAME GAME_SIM_ARGS MUST_NOT_MATCH MUST_MATCH...
 # returns 0 (right), 1 (wrong on a quiet machine), 2 (wrong while other
 # programs took more than a quarter of a core: not game_sim's truth)
@@ -45,15 +35,12 @@ check() {
   shift 3
   disturbed=0
   for seed in 1 2; do
-    children_s >"$work/c0"
-    b0=$(busy_s) c0=$(cat "$work/c0") t0=$(date +%s.%N)
+    others_start
     # shellcheck disable=SC2086
     "$sim" "$work/g.cap" --seed $seed --ramp 30 --seconds 4 --workers 1 \
       $args >/dev/null || { echo "FAIL $name: game_sim failed"; return 1; }
-    children_s >"$work/c1"
-    others=$(awk -v b0="$b0" -v b1="$(busy_s)" -v c0="$c0" \
-      -v c1="$(cat "$work/c1")" -v t0="$t0" -v t1="$(date +%s.%N)" \
-      'BEGIN { o = (b1 - b0) - (c1 - c0); printf "%.2f", o / (t1 - t0) }')
+    others_stop
+    others=$(others_cores)
     "$read" --over-time --bins 4 "${waits[@]}" "$work/g.cap" >"$work/r.txt" 2>&1
     ok=1
     for want in "$@"; do
@@ -65,7 +52,7 @@ check() {
     fi
     echo "miss $name (seed $seed; other programs used $others cores):"
     grep -E '^  [A-Z]|all CPU' "$work/r.txt"
-    awk -v o="$others" 'BEGIN { exit !(o > 0.25) }' && disturbed=1
+    others_disturbed "$others" && disturbed=1
   done
   if [ $disturbed = 1 ] && [ -z "${CAP_GAME_SIM_FORCE:-}" ]; then
     echo "skip $name: other programs took the cores game_sim needs"
