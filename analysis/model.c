@@ -75,6 +75,8 @@ typedef struct loader {
     uint64_t fhi;           /* the furthest frame any piece went to */
     uint64_t lag;           /* max_lag so far (into the model at the end) */
     int tree;               /* build the call tree (not no_tree) */
+    int reread;             /* series_reread: max_lag measured for
+                               an_series_walk (other loads skip it) */
     int dropping;           /* series_reread past the budget: values are
                                not kept at all */
     /* over_time_hint: each name id's wait flag as the rows' values are
@@ -427,12 +429,14 @@ static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
 {
     if (frame < 0)
         return 0;
-    if ((uint64_t)frame >= L->fhi)
-        L->fhi = (uint64_t)frame;
-    else if (L->fhi - (uint64_t)frame > L->lag)
-        L->lag = L->fhi - (uint64_t)frame;
-    if (L->dropping)
-        return 0;
+    if (L->reread) { /* --frames: its lag measured, its values let go */
+        if ((uint64_t)frame > L->fhi)
+            L->fhi = (uint64_t)frame;
+        else if (L->fhi - (uint64_t)frame > L->lag)
+            L->lag = L->fhi - (uint64_t)frame;
+        if (L->dropping)
+            return 0;
+    }
     if ((size_t)si >= L->acc_cap) {
         size_t n = L->acc_cap ? L->acc_cap : 256;
         while (n <= (size_t)si)
@@ -606,6 +610,8 @@ static void ot_check(loader *L)
     }
 }
 
+static int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v);
+
 /* A row's final self time in a frame. */
 static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
 {
@@ -620,7 +626,20 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
     if (m->pop_of && frame < m->nframes && m->pop_of[frame] < 2 &&
         an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0)
         return -1;
-    if (m->ot_bin && frame < m->nframes) {
+    if (m->ot_bin && frame < m->nframes)
+        return emit_ot(L, row, frame, v);
+    return an_hist_add(&s->pf_hist, v);
+}
+
+/* emit's --over-time hint: the row's histogram of the frame's bin, and
+ * the frame's sum of work or of waits (out of line: the ranking's emit
+ * stays short). */
+__attribute__((noinline)) static int emit_ot(loader *L, size_t row,
+                                             uint64_t frame, int64_t v)
+{
+    an_capture *m = L->m;
+    an_scope *s = &m->scopes[row];
+    {
         if (!s->pf_bin) {
             if (!(s->pf_bin = calloc(m->ot_nbins, sizeof *s->pf_bin)))
                 return -1;
@@ -647,7 +666,6 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
                                           : AN_OT_HINT_MAX_BYTES;
         return L->ot_bytes > most ? ot_drop(m) : 0;
     }
-    return an_hist_add(&s->pf_hist, v);
 }
 
 static int win_emit_frame(loader *L, uint64_t frame)
@@ -997,12 +1015,10 @@ static int set_root(an_capture *m, path_cache *c, an_kind kind,
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id);
 
-/* The call-tree node of an event named `name` under ancestors
- * stack[0..depth) on CPU thread or GPU track `id`; *cache is that
- * thread's (track's) path cache. NONE when out of memory. */
-static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
-                           const uint32_t *stack, uint32_t depth,
-                           uint32_t name, path_cache **cache)
+/* The path cache of CPU thread or GPU track `id`, its root set up; NULL
+ * when out of memory. */
+__attribute__((always_inline)) static inline path_cache *
+event_cache(loader *L, an_kind kind, uint32_t id)
 {
     an_capture *m = L->m;
     path_cache *c;
@@ -1016,14 +1032,22 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
             L->last_tid = id;
         }
     }
-    *cache = c;
+    if (c && c->root == NONE &&
+        set_root(m, c, kind, root_name(L, kind, id), id) != 0)
+        return NULL;
+    return c;
+}
+
+/* The call-tree node of an event named `name` under ancestors
+ * stack[0..depth) on CPU thread or GPU track `id`; *cache is that
+ * thread's (track's) path cache. NONE when out of memory. */
+static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
+                           const uint32_t *stack, uint32_t depth,
+                           uint32_t name, path_cache **cache)
+{
+    path_cache *c = *cache = event_cache(L, kind, id);
     if (!c)
         return NONE;
-    if (c->root == NONE &&
-        set_root(m, c, kind, root_name(L, kind, id), id) != 0)
-        return NONE;
-    if (!L->tree)
-        return c->root; /* the thread's or track's root alone */
     uint32_t parent = parent_node(L, c, kind, stack, depth);
     if (parent == NONE)
         return NONE;
@@ -1061,7 +1085,7 @@ typedef struct hand {
 
 /* A scan's scope (values_only): its row's value in its frame, and nothing
  * else (rows by name are made in the order of the load's). */
-static int scope_value(loader *L, const hand *h)
+__attribute__((noinline)) static int scope_value(loader *L, const hand *h)
 {
     long si = cpu_row(L, h->name);
     if (si < 0)
@@ -1085,17 +1109,20 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     an_capture *m = L->m;
     uint32_t depth = h->depth & ~HAND_RECURSIVE;
     int64_t dur = cap_duration_ns(h->begin_ns, h->end_ns), self = h->self;
-    if (L->values_only)
-        return scope_value(L, h);
     path_cache *c;
-    uint32_t node = event_node(L, AN_CPU, h->tid, stack, depth, h->name, &c);
-    if (node == NONE)
-        return -1;
-    if (L->tree) {
+    uint32_t node = NONE;
+    if (__builtin_expect(L->tree, 1)) {
+        node = event_node(L, AN_CPU, h->tid, stack, depth, h->name, &c);
+        if (node == NONE)
+            return -1;
         an_node *n = &m->nodes[node];
         n->calls++;
         sat_add(&n->total_ns, dur);
         sat_add(&n->self_ns, self);
+    } else if (L->values_only) {
+        return scope_value(L, h);
+    } else if (!(c = event_cache(L, AN_CPU, h->tid))) { /* no_tree */
+        return -1;
     }
     long si = L->o->by_path ? scope_get(m, AN_CPU, node) : cpu_row(L, h->name);
     if (si < 0)
@@ -1161,8 +1188,9 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
                            : 0;
     }
     path_cache *c;
-    uint32_t node = event_node(L, AN_GPU, e->track, e->stack, e->depth,
-                               e->name, &c);
+    uint32_t node = L->tree ? event_node(L, AN_GPU, e->track, e->stack,
+                                         e->depth, e->name, &c)
+                            : event_cache(L, AN_GPU, e->track) ? 0 : NONE;
     if (node == NONE)
         return -1;
     long si = scope_get(m, AN_GPU, L->o->by_path ? node : e->name);
@@ -1962,7 +1990,8 @@ static cap_result load(an_capture **out, const char *path,
     }
     loader L = {.m = m, .o = opt ? opt : &defaults};
     m->load_opt = *L.o;
-    L.tree = !L.o->no_tree || L.o->by_path;
+    L.tree = (!L.o->no_tree || L.o->by_path) && !(visit && !L.o->by_path);
+    L.reread = L.o->series_reread && !visit;
     L.budget = series_budget(L.o);
     if (visit) {
         L.visit = visit;
@@ -2017,6 +2046,7 @@ static cap_result load(an_capture **out, const char *path,
     if (res == CAP_OK)
         res = pass_all(&L, detail, detail_size);
     m->max_lag = L.lag;
+    m->lag_known = L.reread;
     if (res == CAP_OK) {
         m->st = *cap_reader_get_stats(L.r);
         cap_reader_version(L.r, &m->major, &m->minor);
@@ -2182,7 +2212,7 @@ cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
     uint32_t w = 8;
     while (w < need && w < ((uint32_t)1 << 31))
         w *= 2;
-    if (need <= w && (size_t)w * rows * 9 <= AN_WALK_MAX_BYTES)
+    if (m->lag_known && need <= w && (size_t)w * rows * 9 <= AN_WALK_MAX_BYTES)
         return scan_file(m, &o, fn, ctx, w);
     /* too far apart: the exact series, in memory */
     char detail[320];

@@ -233,7 +233,9 @@ typedef struct an_capture {
     uint64_t max_lag;           /* the furthest a (row, frame) piece came
                                    behind the furthest frame already seen,
                                    in frames (0: every piece in frame
-                                   order): an_series_walk's ring */
+                                   order): an_series_walk's ring; measured
+                                   by a series_reread load only */
+    int lag_known;              /* max_lag was measured */
     uint64_t late_values;       /* approx: values that reached a frame
                                    already summarised (a thread's data
                                    far behind the others' in the file):
@@ -304,7 +306,8 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * file is read again through a ring of frames longer than the load's
  * max_lag, so that every piece of a frame has come before the frame is
  * handed on (memory: that many frames x rows x 9 bytes); where that ring
- * would pass AN_WALK_MAX_BYTES, the file is loaded again with the exact
+ * would pass AN_WALK_MAX_BYTES, or the load did not measure max_lag (it
+ * was not a series_reread load), the file is loaded again with the exact
  * series (memory as with budget 0). Errors: as an_series_scan. */
 #define AN_WALK_MAX_BYTES ((size_t)32 << 20)
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx);
