@@ -2,9 +2,11 @@
 #include "diff.h"
 
 #include <fnmatch.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "stats.h"
@@ -109,6 +111,393 @@ static long find_match(const an_capture *m, const an_scope *s)
             strcmp(key_of(&m->scopes[i]), key_of(s)) == 0)
             return (long)i;
     return -1;
+}
+
+/* ---- summarised captures: block sums, weighted samples, loading -------- */
+
+/* Frames per sample for a shortest run of `shorter` frames: `block`
+ * (0: the default), fewer when that would give under min_frames
+ * samples. */
+static size_t plan_block(size_t block, size_t min_frames, size_t shorter)
+{
+    if (!block)
+        block = AN_DIFF_DEFAULT_BLOCK;
+    if (block > 1 && shorter / block < min_frames)
+        block = shorter / min_frames > 1 ? shorter / min_frames : 1;
+    return block;
+}
+
+/* One row's self time summed over each block of frames: the block being
+ * summed, then the sums of closed blocks in a histogram by block length
+ * (len or len + 1 frames). */
+typedef struct blk_row {
+    uint64_t cur;
+    uint64_t lo, hi;  /* its frames: [lo, hi) */
+    int64_t sum;
+    int open;
+    an_hist h[2];
+} blk_row;
+
+struct an_diff_sums {
+    size_t block0, min_frames; /* what the block size is planned from */
+    size_t block;              /* 0 until the first value */
+    uint64_t n, nb, len;       /* frames, blocks, the shorter length */
+    blk_row *rows;
+    size_t nrows;
+    uint64_t late;             /* pieces of a block already closed */
+    int failed;                /* out of memory */
+};
+
+static an_diff_sums *sums_new(size_t block0, size_t min_frames)
+{
+    an_diff_sums *s = calloc(1, sizeof *s);
+    if (s) {
+        s->block0 = block0;
+        s->min_frames = min_frames;
+    }
+    return s;
+}
+
+void an_diff_sums_free(an_diff_sums *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nrows; i++) {
+        an_hist_free(&s->rows[i].h[0]);
+        an_hist_free(&s->rows[i].h[1]);
+    }
+    free(s->rows);
+    free(s);
+}
+
+/* First frame of block k. */
+static uint64_t blk_start(const an_diff_sums *s, uint64_t k)
+{
+    return k * s->n / s->nb;
+}
+
+static void blk_put(an_diff_sums *s, blk_row *r, uint64_t k, int64_t sum)
+{
+    uint64_t len = blk_start(s, k + 1) - blk_start(s, k);
+    if (an_hist_add(&r->h[len > s->len], sum) != 0)
+        s->failed = 1;
+}
+
+/* Frame `frame` of nframes: row's value v. */
+static void sums_add(an_diff_sums *s, uint64_t nframes, size_t row,
+                     uint64_t frame, int64_t v)
+{
+    if (s->failed)
+        return;
+    if (!s->block) {
+        s->n = nframes;
+        s->block = plan_block(s->block0, s->min_frames, (size_t)nframes);
+        s->nb = nframes / s->block;
+        s->len = s->nb ? nframes / s->nb : 0;
+    }
+    if (!s->nb || frame >= s->n)
+        return;
+    if (row >= s->nrows) {
+        size_t n = s->nrows ? s->nrows : 64;
+        while (n <= row)
+            n *= 2;
+        blk_row *p = realloc(s->rows, n * sizeof *p);
+        if (!p) {
+            s->failed = 1;
+            return;
+        }
+        memset(p + s->nrows, 0, (n - s->nrows) * sizeof *p);
+        s->rows = p;
+        s->nrows = n;
+    }
+    blk_row *r = &s->rows[row];
+    if (r->open && frame >= r->lo && frame < r->hi) { /* most values */
+        if (__builtin_add_overflow(r->sum, v, &r->sum))
+            r->sum = v > 0 ? INT64_MAX : INT64_MIN;
+        return;
+    }
+    uint64_t k = ((frame + 1) * s->nb - 1) / s->n;
+    if (r->open && k < r->cur) { /* its block is closed: a block alone */
+        s->late++;
+        blk_put(s, r, k, v);
+        return;
+    }
+    if (r->open)
+        blk_put(s, r, r->cur, r->sum);
+    r->cur = k;
+    r->lo = blk_start(s, k);
+    r->hi = blk_start(s, k + 1);
+    r->sum = v;
+    r->open = 1;
+}
+
+/* Close every row's open block. */
+static void sums_finish(an_diff_sums *s)
+{
+    for (size_t i = 0; i < s->nrows && !s->failed; i++)
+        if (s->rows[i].open) {
+            blk_put(s, &s->rows[i], s->rows[i].cur, s->rows[i].sum);
+            s->rows[i].open = 0;
+        }
+}
+
+static void sums_hook(void *ctx, const an_capture *m, size_t row,
+                      size_t frame, int64_t v)
+{
+    sums_add(ctx, m->nframes, row, frame, v);
+}
+
+typedef struct scan_ctx {
+    an_diff_sums *s;
+    uint64_t nframes;
+} scan_ctx;
+
+static void sums_visit(void *ctx, size_t row, size_t frame, int64_t v)
+{
+    scan_ctx *c = ctx;
+    sums_add(c->s, c->nframes, row, frame, v);
+}
+
+/* Block sums of `block` frames for summarised model m, read from its file
+ * again (an_series_scan): for a model loaded without them, or with
+ * another block size. NULL when out of memory or the file cannot be read
+ * again. */
+static an_diff_sums *sums_scan(const an_capture *m, size_t block)
+{
+    an_diff_sums *s = sums_new(block, 1);
+    if (!s)
+        return NULL;
+    scan_ctx c = {s, m->nframes};
+    if (an_series_scan(m, sums_visit, &c) != CAP_OK || s->failed) {
+        an_diff_sums_free(s);
+        return NULL;
+    }
+    sums_finish(s);
+    if (s->failed) {
+        an_diff_sums_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* A run's weighted sample of one row, being built: values (ms), counts. */
+typedef struct wbuf {
+    double *v;
+    uint64_t *w;
+    size_t k, cap;
+} wbuf;
+
+/* Room in b for `need` entries. Returns 0, or -1 when out of memory. */
+static int wb_reserve(wbuf *b, size_t need)
+{
+    if (need <= b->cap)
+        return 0;
+    size_t n = b->cap ? b->cap * 2 : 64;
+    if (n < need)
+        n = need;
+    double *v2 = realloc(b->v, n * sizeof *v2);
+    if (!v2)
+        return -1;
+    b->v = v2;
+    uint64_t *w2 = realloc(b->w, n * sizeof *w2);
+    if (!w2)
+        return -1;
+    b->w = w2;
+    b->cap = n;
+    return 0;
+}
+
+static int wb_put(wbuf *b, double v, uint64_t w)
+{
+    if (!w)
+        return 0;
+    if (wb_reserve(b, b->k + 1) != 0)
+        return -1;
+    b->v[b->k] = v;
+    b->w[b->k++] = w;
+    return 0;
+}
+
+/* Histogram h's values over `div` (ns to ms per frame). */
+static int wb_hist(wbuf *b, const an_hist *h, double div)
+{
+    size_t k = an_hist_buckets(h, NULL, NULL, 0);
+    if (wb_reserve(b, b->k + k) != 0)
+        return -1;
+    an_hist_buckets(h, b->v + b->k, b->w + b->k, k);
+    for (size_t i = 0; i < k; i++)
+        b->v[b->k + i] = b->v[b->k + i] / div;
+    b->k += k;
+    return 0;
+}
+
+typedef struct vw {
+    double v;
+    uint64_t w;
+} vw;
+
+static int vw_cmp(const void *a, const void *b)
+{
+    double x = ((const vw *)a)->v, y = ((const vw *)b)->v;
+    return x < y ? -1 : x > y;
+}
+
+/* Sort b by value and merge equal values. Returns 0, or -1 when out of
+ * memory. */
+static int wb_sort(wbuf *b)
+{
+    int sorted = 1;
+    for (size_t i = 1; i < b->k && sorted; i++)
+        sorted = b->v[i - 1] < b->v[i];
+    if (sorted)
+        return 0;
+    vw *t = malloc((b->k ? b->k : 1) * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < b->k; i++)
+        t[i] = (vw){b->v[i], b->w[i]};
+    qsort(t, b->k, sizeof *t, vw_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < b->k; i++) {
+        if (k && b->v[k - 1] == t[i].v) {
+            b->w[k - 1] += t[i].w;
+            continue;
+        }
+        b->v[k] = t[i].v;
+        b->w[k++] = t[i].w;
+    }
+    b->k = k;
+    free(t);
+    return 0;
+}
+
+/* Plain samples x[0..n) (owned: freed here) into b. */
+static int wb_plain(wbuf *b, double *x, size_t n)
+{
+    if (!x)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = wb_put(b, x[i], 1);
+    free(x);
+    return rc;
+}
+
+static cap_wsample wb_sample(const wbuf *b)
+{
+    return (cap_wsample){b->v, b->w, b->k};
+}
+
+static void wb_free(wbuf *b)
+{
+    free(b->v);
+    free(b->w);
+    memset(b, 0, sizeof *b);
+}
+
+/* Frames where scope s ran, as the row's samples count them: on a
+ * summarised model the frames where its self time was not 0. */
+static uint64_t ran_of(const an_capture *m, const an_scope *s)
+{
+    if (!m->approx)
+        return frames_ran(m, s);
+    return s->pf_hist.count < m->nframes ? s->pf_hist.count : m->nframes;
+}
+
+/* Run m's samples of scope t (blocks of rb frames; sums: m's block sums
+ * of rb frames when m is summarised and rb > 1) as a weighted sample:
+ * what scope_samples gives, and on a summarised model the same read back
+ * from histograms. Returns 0, or -1 when out of memory. */
+static int scope_wsample(wbuf *b, const an_capture *m, const an_scope *t,
+                         size_t row, size_t rb, size_t min_frames,
+                         const an_diff_sums *sums)
+{
+    if (!m->approx) {
+        size_t cnt = 0;
+        double *x = scope_samples(m, t, rb, min_frames, &cnt);
+        return wb_plain(b, x, cnt) == 0 ? wb_sort(b) : -1;
+    }
+    uint64_t ran = ran_of(m, t);
+    int rc = 0;
+    if (ran < min_frames) { /* where it ran */
+        rc = wb_hist(b, &t->pf_hist, 1e6);
+    } else if (rb == 1) {
+        uint64_t c = t->pf_hist.count;
+        rc = wb_put(b, 0.0, m->nframes > c ? m->nframes - c : 0);
+        if (rc == 0)
+            rc = wb_hist(b, &t->pf_hist, 1e6);
+    } else {
+        const blk_row *r = row < sums->nrows ? &sums->rows[row] : NULL;
+        uint64_t held = r ? r->h[0].count + r->h[1].count : 0;
+        rc = wb_put(b, 0.0, sums->nb > held ? sums->nb - held : 0);
+        if (rc == 0 && r)
+            rc = wb_hist(b, &r->h[0], 1e6 * (double)sums->len);
+        if (rc == 0 && r)
+            rc = wb_hist(b, &r->h[1], 1e6 * (double)(sums->len + 1));
+    }
+    return rc == 0 ? wb_sort(b) : -1;
+}
+
+/* Run m's frame times (ms) as a weighted sample: exact, or on a
+ * summarised model read back from a histogram of them. */
+static int frame_wsample(wbuf *b, const an_capture *m)
+{
+    if (!m->approx) {
+        size_t k = 0;
+        double *x = frame_samples(m, &k);
+        return wb_plain(b, x, k) == 0 ? wb_sort(b) : -1;
+    }
+    an_hist h;
+    memset(&h, 0, sizeof h);
+    uint64_t zeros = 0;
+    int rc = 0;
+    for (size_t i = 0; i < m->nframes && rc == 0; i++) {
+        int64_t d = an_frame_ns(&m->frames[i]);
+        if (d == 0)
+            zeros++;
+        else
+            rc = an_hist_add(&h, d);
+    }
+    if (rc == 0)
+        rc = wb_put(b, 0.0, zeros);
+    if (rc == 0)
+        rc = wb_hist(b, &h, 1e6);
+    an_hist_free(&h);
+    return rc == 0 ? wb_sort(b) : -1;
+}
+
+/* The runs' samples of one row, each side pooled, compared. run_b[q] holds
+ * run q's sample (base runs first). */
+static cap_result compare_w(cap_diffstat *res, wbuf *run_b, size_t nbase,
+                            size_t nnew, double floor_ms,
+                            const cap_diff_options *so)
+{
+    size_t nruns = nbase + nnew;
+    wbuf pool[2];
+    memset(pool, 0, sizeof pool);
+    cap_wsample *rs = calloc(nruns, sizeof *rs);
+    cap_result r = rs ? CAP_OK : CAP_E_NOMEM;
+    for (size_t q = 0; q < nruns && r == CAP_OK; q++) {
+        wbuf *p = &pool[q >= nbase];
+        rs[q] = wb_sample(&run_b[q]);
+        for (size_t i = 0; i < run_b[q].k && r == CAP_OK; i++)
+            if (wb_put(p, run_b[q].v[i], run_b[q].w[i]) != 0)
+                r = CAP_E_NOMEM;
+    }
+    if (r == CAP_OK && (wb_sort(&pool[0]) != 0 || wb_sort(&pool[1]) != 0))
+        r = CAP_E_NOMEM;
+    if (r == CAP_OK) {
+        cap_diff_winput in = {.base = wb_sample(&pool[0]),
+                              .new_ = wb_sample(&pool[1]),
+                              .base_run = rs, .base_runs = nbase,
+                              .new_run = rs + nbase, .new_runs = nnew,
+                              .floor_ms = floor_ms};
+        r = cap_diff_compare_w(res, &in, so);
+    }
+    wb_free(&pool[0]);
+    wb_free(&pool[1]);
+    free(rs);
+    return r;
 }
 
 /* Display order: the frame row, regressions that gate, other decided
@@ -229,9 +618,11 @@ typedef struct row_key {
     const an_scope *first; /* the first scope met with this key */
 } row_key;
 
-cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
-                        size_t nbase, const an_capture *const *new_,
-                        size_t nnew, const an_diff_options *opt)
+cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
+                             const an_diff_sums *const *base_sums,
+                             size_t nbase, const an_capture *const *new_,
+                             const an_diff_sums *const *new_sums, size_t nnew,
+                             const an_diff_options *opt)
 {
     if (!out || !base || !new_ || nbase == 0 || nnew == 0)
         return CAP_E_MISUSE;
@@ -289,19 +680,35 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
     out->frame_ms = frame_med;
     out->floor_share_pct = floor_ms > ao.floor_us / 1000.0 ? ao.floor_share_pct
                                                            : 0.0;
+    /* a summarised run: every row's samples are weighted samples (read
+     * back from histograms where summarised), compared row by row, so
+     * that one row's samples are held at a time */
+    int weighted = 0;
+    for (size_t q = 0; q < nruns; q++) {
+        weighted |= run[q]->approx;
+        out->late_values += run[q]->late_values;
+    }
+    out->approx = weighted;
     size_t cap = 1 + scopes;
     an_diff_row *rows = calloc(cap, sizeof *rows);
-    cap_diff_input *in = calloc(cap, sizeof *in);
-    side_samples *owned = calloc(2 * cap, sizeof *owned);
+    cap_diff_input *in = calloc(weighted ? 1 : cap, sizeof *in);
+    side_samples *owned = calloc(weighted ? 2 : 2 * cap, sizeof *owned);
     cap_diffstat *res = calloc(cap, sizeof *res);
     row_key *keys = calloc(cap, sizeof *keys);
     long *at = calloc(nruns, sizeof *at);
+    wbuf *wb = calloc(nruns, sizeof *wb);
+    const an_diff_sums **sums = calloc(nruns, sizeof *sums);
+    an_diff_sums **scanned = calloc(nruns, sizeof *scanned);
     size_t n = 0, nowned = 0, nkeys = 0;
     cap_result r = CAP_OK;
-    if (!rows || !in || !owned || !res || !keys || !at) {
+    if (!rows || !in || !owned || !res || !keys || !at || !wb || !sums ||
+        !scanned) {
         r = CAP_E_NOMEM;
         goto done;
     }
+    for (size_t q = 0; q < nruns; q++)
+        sums[q] = q < nbase ? (base_sums ? base_sums[q] : NULL)
+                            : (new_sums ? new_sums[q - nbase] : NULL);
     /* every scope key of every run, in the order first met (base runs
      * first): the order does not matter, rows are sorted at the end */
     for (size_t q = 0; q < nruns; q++)
@@ -318,7 +725,20 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
     rows[0].is_frame = 1;
     rows[0].name = "(frame)";
     rows[0].block = 1;
-    {
+    if (weighted) {
+        for (size_t q = 0; q < nruns && r == CAP_OK; q++) {
+            if (frame_wsample(&wb[q], run[q]) != 0)
+                r = CAP_E_NOMEM;
+            *(q < nbase ? &rows[0].base_total_ms : &rows[0].new_total_ms) +=
+                (double)an_total_frame_ns(run[q]) / 1e6;
+        }
+        if (r == CAP_OK)
+            r = compare_w(&res[0], wb, nbase, nnew, floor_ms, &so);
+        for (size_t q = 0; q < nruns; q++)
+            wb_free(&wb[q]);
+        if (r != CAP_OK)
+            goto done;
+    } else {
         side_samples *sb, *sn;
         if (sides_new(&sb, &sn, owned, &nowned, nbase, nnew) != 0) {
             r = CAP_E_NOMEM;
@@ -365,11 +785,44 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
             const an_scope *t = &run[q]->scopes[at[q]];
             row->is_wait |= t->is_wait;
             *(q < nbase ? &in_base : &in_new) = 1;
-            if (frames_ran(run[q], t) * 10 < run[q]->nframes * 9)
+            if (ran_of(run[q], t) * 10 < run[q]->nframes * 9)
                 every = 0;
         }
         size_t rb = in_base && in_new && !every ? block : 1;
         row->block = rb;
+        if (weighted) {
+            for (size_t q = 0; q < nruns && r == CAP_OK; q++) {
+                if (at[q] < 0)
+                    continue;
+                const an_scope *t = &run[q]->scopes[at[q]];
+                const an_diff_sums *sm = NULL;
+                if (run[q]->approx && rb > 1 &&
+                    ran_of(run[q], t) >= so.min_frames) {
+                    if (!sums[q] || sums[q]->block != rb) {
+                        if (!scanned[q] &&
+                            !(scanned[q] = sums_scan(run[q], rb)))
+                            r = CAP_E_NOMEM;
+                        sums[q] = scanned[q];
+                    }
+                    sm = sums[q];
+                }
+                if (r == CAP_OK &&
+                    scope_wsample(&wb[q], run[q], t, (size_t)at[q], rb,
+                                  so.min_frames, sm) != 0)
+                    r = CAP_E_NOMEM;
+                *(q < nbase ? &row->base_total_ms : &row->new_total_ms) +=
+                    run[q]->approx ? t->pf_hist.sum / 1e6
+                                   : scope_frame_total_ms(run[q], t);
+            }
+            if (r == CAP_OK)
+                r = compare_w(&res[n], wb, nbase, nnew, floor_ms, &so);
+            for (size_t q = 0; q < nruns; q++)
+                wb_free(&wb[q]);
+            if (r != CAP_OK)
+                goto done;
+            n++;
+            continue;
+        }
         side_samples *sb, *sn;
         if (sides_new(&sb, &sn, owned, &nowned, nbase, nnew) != 0) {
             r = CAP_E_NOMEM;
@@ -395,9 +848,15 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
         in[n] = input_of(sb, nbase, sn, nnew, floor_ms); /* per frame */
         n++;
     }
-    r = cap_diff_compare_all(res, in, n, &so);
+    r = weighted ? cap_diff_adjust(res, n, &so)
+                 : cap_diff_compare_all(res, in, n, &so);
     if (r != CAP_OK)
         goto done;
+    for (size_t q = 0; q < nruns; q++)
+        if (scanned[q])
+            out->late_values += scanned[q]->late;
+        else if (run[q]->approx && sums[q])
+            out->late_values += sums[q]->late;
     for (size_t i = 0; i < n; i++) {
         rows[i].d = res[i];
         /* mean self time per frame over all frames of each side's runs */
@@ -443,8 +902,24 @@ done:
     free(rows);
     free(keys);
     free(at);
+    if (wb)
+        for (size_t q = 0; q < nruns; q++)
+            wb_free(&wb[q]);
+    free(wb);
+    free(sums);
+    if (scanned)
+        for (size_t q = 0; q < nruns; q++)
+            an_diff_sums_free(scanned[q]);
+    free(scanned);
     free(run);
     return r;
+}
+
+cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
+                        size_t nbase, const an_capture *const *new_,
+                        size_t nnew, const an_diff_options *opt)
+{
+    return an_diff_runs_sums(out, base, NULL, nbase, new_, NULL, nnew, opt);
 }
 
 cap_result an_diff_run_opts(an_diff *out, const an_capture *base,
@@ -469,4 +944,138 @@ void an_diff_free(an_diff *d)
 {
     if (d)
         free(d->rows);
+}
+
+/* ---- loading the runs, several at once --------------------------------- */
+
+typedef struct load_job {
+    const char *const *paths;
+    size_t n;
+    an_options lo;
+    size_t block0, min_frames;
+    an_capture **m;
+    an_diff_sums **sums;
+    cap_result *rc;
+    char (*detail)[400];
+    size_t next;
+    pthread_mutex_t mu;
+} load_job;
+
+static void load_one(load_job *j, size_t i)
+{
+    an_options o = j->lo;
+    j->sums[i] = sums_new(j->block0, j->min_frames);
+    if (!j->sums[i]) {
+        j->rc[i] = CAP_E_NOMEM;
+        snprintf(j->detail[i], sizeof j->detail[i], "out of memory");
+        return;
+    }
+    o.summary_fn = sums_hook;
+    o.summary_ctx = j->sums[i];
+    j->rc[i] = an_load(&j->m[i], j->paths[i], &o, j->detail[i],
+                       sizeof j->detail[i]);
+    if (j->rc[i] == CAP_OK) {
+        sums_finish(j->sums[i]);
+        if (j->sums[i]->failed) {
+            j->rc[i] = CAP_E_NOMEM;
+            snprintf(j->detail[i], sizeof j->detail[i], "out of memory");
+        }
+    }
+}
+
+static void *load_worker(void *p)
+{
+    load_job *j = p;
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        size_t i = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (i >= j->n)
+            return NULL;
+        load_one(j, i);
+    }
+}
+
+cap_result an_diff_load(an_capture **m, an_diff_sums **sums,
+                        const char *const *paths, size_t n,
+                        const an_options *lo, const an_diff_options *opt,
+                        size_t threads, size_t *failed, char *detail,
+                        size_t detail_size)
+{
+    if (!m || !sums || !paths || !failed)
+        return CAP_E_MISUSE;
+    an_diff_options ao;
+    if (opt)
+        ao = *opt;
+    else
+        memset(&ao, 0, sizeof ao);
+    cap_diff_options so;
+    if (cap_diff_options_resolve(&so, &ao.stat) != CAP_OK) /* an_diff_runs */
+        cap_diff_options_resolve(&so, NULL); /* will say so: plan with the
+                                                defaults meanwhile */
+    if (!threads) {
+        const char *e = getenv("CAP_READ_THREADS");
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = e && strcmp(e, "1") == 0 ? 1 : cores > 1 ? (size_t)cores : 1;
+    }
+    if (threads > n)
+        threads = n;
+    load_job j;
+    memset(&j, 0, sizeof j);
+    if (lo)
+        j.lo = *lo;
+    if (threads > 1 && j.lo.threads == 0)
+        j.lo.threads = 1; /* a core a file */
+    j.paths = paths;
+    j.n = n;
+    j.block0 = ao.block;
+    j.min_frames = so.min_frames;
+    j.m = m;
+    j.sums = sums;
+    j.rc = calloc(n ? n : 1, sizeof *j.rc);
+    j.detail = calloc(n ? n : 1, sizeof *j.detail);
+    pthread_t *tid = calloc(threads ? threads : 1, sizeof *tid);
+    if (!j.rc || !j.detail || !tid) {
+        free(j.rc);
+        free(j.detail);
+        free(tid);
+        *failed = 0;
+        if (detail_size)
+            snprintf(detail, detail_size, "out of memory");
+        return CAP_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        m[i] = NULL;
+        sums[i] = NULL;
+    }
+    pthread_mutex_init(&j.mu, NULL);
+    size_t started = 0;
+    for (size_t t = 1; t < threads; t++) {
+        if (pthread_create(&tid[t], NULL, load_worker, &j) != 0)
+            break;
+        started++;
+    }
+    load_worker(&j); /* the calling thread is one of them */
+    for (size_t t = 1; t <= started; t++)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&j.mu);
+    cap_result r = CAP_OK;
+    for (size_t i = 0; i < n && r == CAP_OK; i++)
+        if (j.rc[i] != CAP_OK) {
+            r = j.rc[i];
+            *failed = i;
+            if (detail_size)
+                snprintf(detail, detail_size, "%s", j.detail[i]);
+        }
+    if (r != CAP_OK)
+        for (size_t i = 0; i < n; i++) {
+            an_free(m[i]);
+            an_diff_sums_free(sums[i]);
+            m[i] = NULL;
+            sums[i] = NULL;
+        }
+    free(j.rc);
+    free(j.detail);
+    free(tid);
+    return r;
 }

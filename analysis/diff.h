@@ -81,7 +81,23 @@ typedef struct an_diff {
     size_t within_spread;  /* rows whose frames alone put the change past
                               the band but whose runs do not (d.within_spread) */
     int waits_gate;        /* some row that is a wait gates */
+    int approx;            /* some run was summarised (an_capture.approx):
+                              the samples were read back from histograms
+                              (AN_DIFF_APPROX_NOTE says so) */
+    uint64_t late_values;  /* summarised runs: values that reached a frame
+                              or block already summarised (each counted as
+                              a sample of its own) */
 } an_diff;
+
+/* What the report says, once, when an_diff.approx. */
+#define AN_DIFF_APPROX_NOTE                                                  \
+    "samples are read back from log histograms (each value within 0.5 %, "  \
+    "docs/STATISTICS.md section 16): the captures hold more scope names x " \
+    "frames than the exact budget"
+
+/* capture_diff's budget of exact per-frame values, per capture (model.h:
+ * an_options.series_budget): read_capture's. */
+#define AN_DIFF_SERIES_BUDGET AN_SERIES_BUDGET_DEFAULT
 
 /* Defaults of an_diff_options. */
 #define AN_DIFF_DEFAULT_FLOOR_SHARE_PCT 0.1
@@ -129,6 +145,47 @@ cap_result an_diff_runs(an_diff *out, const an_capture *const *base,
 cap_result an_diff_run(an_diff *out, const an_capture *base,
                        const an_capture *new_, const cap_diff_options *opt,
                        const char *only_scope);
+
+/* Each row's self time summed over blocks of frames, in histograms: what
+ * a summarised run's blocked rows need beyond the model (the block means
+ * depend on the order of the frames, which the row's histogram has
+ * lost). Filled during the load (an_diff_load). Opaque. */
+typedef struct an_diff_sums an_diff_sums;
+
+void an_diff_sums_free(an_diff_sums *s);
+
+/* Load the captures paths[0..n) for a comparison under opt (NULL:
+ * defaults) with the load options lo (NULL: defaults): m[i] receives
+ * capture i's model and sums[i] its block sums (planned from opt's block
+ * and min_frames and the capture's frames; they hold something only when
+ * the model is summarised: lo->series_budget). The files are loaded
+ * concurrently, one load a thread (an_options.threads 1 unless lo says
+ * otherwise), on `threads` threads (0: one per core, at most n; one
+ * when the environment sets CAP_READ_THREADS=1); the models are the same
+ * whatever the count. Returns CAP_OK (free each m[i] with an_free and
+ * sums[i] with an_diff_sums_free), or the error of the first capture in
+ * order that failed, with *failed its index and its one-line message in
+ * detail (as an_load's); then every m[i] and sums[i] is NULL. Invalid
+ * statistics options in opt are an_diff_runs' to refuse: the sums are
+ * then planned with the defaults. CAP_E_MISUSE for m, sums, paths or
+ * failed NULL. */
+cap_result an_diff_load(an_capture **m, an_diff_sums **sums,
+                        const char *const *paths, size_t n,
+                        const an_options *lo, const an_diff_options *opt,
+                        size_t threads, size_t *failed, char *detail,
+                        size_t detail_size);
+
+/* an_diff_runs with each run's block sums from an_diff_load (either array,
+ * or any entry, may be NULL: a summarised run without them, or with
+ * sums of another block size, is read again through an_series_scan for
+ * its blocked rows). On a summarised run (an_capture.approx) every row's
+ * samples are read back from histograms (weighted samples,
+ * cap_diff_compare_w) and out->approx is set. Errors as an_diff_runs. */
+cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
+                             const an_diff_sums *const *base_sums,
+                             size_t nbase, const an_capture *const *new_,
+                             const an_diff_sums *const *new_sums, size_t nnew,
+                             const an_diff_options *opt);
 
 void an_diff_free(an_diff *d);
 

@@ -127,20 +127,77 @@ static int durations_ok(const double *x, size_t n)
     return 1;
 }
 
-/* Median, mean and p95 of x[0..n) (NaN when n is 0), sorting a copy in
- * scratch. */
-static void describe(const double *x, size_t n, double *scratch,
-                     double *median, double *mean, double *p95)
+/* One side of a comparison: plain samples x[0..n) in runs of run_n[]
+ * (runs 0: one run), or, with w set, a weighted sample (w: every run's
+ * pooled; wrun[0..runs): each run's, runs 0: one run). */
+typedef struct side {
+    const double *x;
+    size_t n;
+    const size_t *run_n;
+    size_t runs;
+    const cap_wsample *w;
+    const cap_wsample *wrun;
+} side;
+
+/* Values of a side that are durations (>= 0, finite). */
+static int side_ok(const side *s)
 {
-    if (n == 0) {
+    if (!s->w)
+        return durations_ok(s->x, s->n);
+    for (size_t i = 0; i < s->w->k; i++)
+        if (!(s->w->v[i] >= 0.0 && s->w->v[i] < INFINITY))
+            return 0;
+    return 1;
+}
+
+/* Run counts of one side: `runs` runs of run_n[] samples (runs 0: one
+ * run of n). Returns 0 when they do not add up to n. */
+static int runs_ok(const side *s)
+{
+    if (s->runs == 0)
+        return 1;
+    if (!s->w && !s->run_n)
+        return 0;
+    if (s->w && !s->wrun)
+        return 0;
+    size_t sum = 0;
+    for (size_t i = 0; i < s->runs; i++) {
+        size_t m = s->w ? (size_t)cap_wsample_size(&s->wrun[i]) : s->run_n[i];
+        if (m > s->n - sum)
+            return 0;
+        sum += m;
+    }
+    return sum == s->n;
+}
+
+/* Samples in run i of a side. */
+static size_t run_size(const side *s, size_t i)
+{
+    if (s->runs == 0)
+        return s->n;
+    return s->w ? (size_t)cap_wsample_size(&s->wrun[i]) : s->run_n[i];
+}
+
+/* Median, mean and p95 of a side (NaN when it is empty), sorting a copy
+ * of plain samples in scratch. */
+static void describe(const side *s, double *scratch, double *median,
+                     double *mean, double *p95)
+{
+    if (s->n == 0) {
         *median = *mean = *p95 = NAN;
         return;
     }
-    memcpy(scratch, x, n * sizeof *scratch);
-    cap_stats_sort(scratch, n);
-    *median = cap_stats_median_sorted(scratch, n);
-    *p95 = cap_stats_quantile_sorted(scratch, n, 0.95);
-    *mean = cap_stats_mean(x, n);
+    if (s->w) {
+        *median = cap_stats_wquantile(s->w, 0.5);
+        *p95 = cap_stats_wquantile(s->w, 0.95);
+        *mean = cap_stats_wmean(s->w);
+        return;
+    }
+    memcpy(scratch, s->x, s->n * sizeof *scratch);
+    cap_stats_sort(scratch, s->n);
+    *median = cap_stats_median_sorted(scratch, s->n);
+    *p95 = cap_stats_quantile_sorted(scratch, s->n, 0.95);
+    *mean = cap_stats_mean(s->x, s->n);
 }
 
 /* v relative to the base median, in percent, with the zero guard. */
@@ -153,46 +210,31 @@ static double rel_pct(double v, double base_median)
     return v / base_median * 100.0;
 }
 
-/* Run counts of one side: `runs` runs of run_n[] samples (runs 0: one
- * run of n). Returns 0 when they do not add up to n. */
-static int runs_ok(const size_t *run_n, size_t runs, size_t n)
+/* Medians of each run of a side into med[], plain samples in scratch. */
+static void run_medians(double *med, const side *s, double *scratch)
 {
-    if (runs == 0)
-        return 1;
-    if (!run_n)
-        return 0;
-    size_t sum = 0;
-    for (size_t i = 0; i < runs; i++) {
-        if (run_n[i] > n - sum)
-            return 0;
-        sum += run_n[i];
-    }
-    return sum == n;
-}
-
-/* Medians of each run of x (runs of run_n[] values; runs 0: one run of n)
- * into med[], in scratch. */
-static void run_medians(double *med, const double *x, size_t n,
-                        const size_t *run_n, size_t runs, double *scratch)
-{
-    size_t k = runs ? runs : 1, at = 0;
+    size_t k = s->runs ? s->runs : 1, at = 0;
     for (size_t i = 0; i < k; i++) {
-        size_t m = runs ? run_n[i] : n;
-        memcpy(scratch, x + at, m * sizeof *scratch);
+        size_t m = run_size(s, i);
+        if (s->w) {
+            med[i] = m ? cap_stats_wquantile(s->runs ? &s->wrun[i] : s->w,
+                                             0.5)
+                       : NAN;
+            continue;
+        }
+        memcpy(scratch, s->x + at, m * sizeof *scratch);
         med[i] = m ? cap_stats_median_select(scratch, m) : NAN;
         at += m;
     }
 }
 
 /* The smallest run count of a side. */
-static size_t min_run(const size_t *run_n, size_t runs, size_t n)
+static size_t min_run(const side *s)
 {
-    if (runs == 0)
-        return n;
-    size_t m = run_n[0];
-    for (size_t i = 1; i < runs; i++)
-        if (run_n[i] < m)
-            m = run_n[i];
+    size_t k = s->runs ? s->runs : 1, m = run_size(s, 0);
+    for (size_t i = 1; i < k; i++)
+        if (run_size(s, i) < m)
+            m = run_size(s, i);
     return m;
 }
 
@@ -249,26 +291,34 @@ static double hull(double a, double b, int hi)
     return hi ? (a > b ? a : b) : (a < b ? a : b);
 }
 
+/* The U test of the new side shifted by mu against the base side. */
+static cap_result side_mw(cap_mw_result *out, const side *ns, const side *bs,
+                          double mu)
+{
+    if (ns->w)
+        return cap_stats_mann_whitney_mu_w(out, ns->w, bs->w, mu,
+                                           CAP_MW_AUTO);
+    return cap_stats_mann_whitney_mu(out, ns->x, ns->n, bs->x, bs->n, mu,
+                                     CAP_MW_AUTO);
+}
+
 /* One scope, one or several runs a side (see cap_diff_compare_runs). */
-static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
-                               size_t base_n, const size_t *base_run_n,
-                               size_t base_runs, const double *new_ms,
-                               size_t new_n, const size_t *new_run_n,
-                               size_t new_runs, double floor_ms,
+static cap_result compare_impl(cap_diffstat *out, const side *bs,
+                               const side *ns, double floor_ms,
                                const cap_diff_options *opt)
 {
     cap_diff_options o;
     if (!out || cap_diff_options_resolve(&o, opt) != CAP_OK)
         return CAP_E_MISUSE;
-    if ((base_n > 0 && !base_ms) || (new_n > 0 && !new_ms))
+    if ((bs->n > 0 && !bs->x && !bs->w) || (ns->n > 0 && !ns->x && !ns->w))
         return CAP_E_MISUSE;
-    if (!durations_ok(base_ms, base_n) || !durations_ok(new_ms, new_n))
+    if (!side_ok(bs) || !side_ok(ns))
         return CAP_E_MISUSE;
     if (!(floor_ms >= 0.0 && floor_ms < INFINITY))
         return CAP_E_MISUSE;
-    if (!runs_ok(base_run_n, base_runs, base_n) ||
-        !runs_ok(new_run_n, new_runs, new_n))
+    if (!runs_ok(bs) || !runs_ok(ns))
         return CAP_E_MISUSE;
+    size_t base_n = bs->n, new_n = ns->n;
 
     cap_diffstat r;
     memset(&r, 0, sizeof r);
@@ -277,10 +327,10 @@ static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
     r.delta_ms = r.ci_low_ms = r.ci_high_ms = r.band_ms = NAN;
     r.delta_pct = r.ci_low_pct = r.ci_high_pct = r.band_pct = NAN;
     r.p_value = r.p_adjusted = NAN;
-    r.base_runs = base_runs ? base_runs : 1;
-    r.new_runs = new_runs ? new_runs : 1;
-    size_t mb_ = min_run(base_run_n, base_runs, base_n);
-    size_t mn_ = min_run(new_run_n, new_runs, new_n);
+    r.base_runs = bs->runs ? bs->runs : 1;
+    r.new_runs = ns->runs ? ns->runs : 1;
+    size_t mb_ = min_run(bs);
+    size_t mn_ = min_run(ns);
     r.min_run_n = mb_ < mn_ ? mb_ : mn_;
     r.base_run_sd = r.new_run_sd = r.run_sd_ms = r.run_sd_pct = NAN;
     r.run_delta_ms = r.run_ci_low_ms = r.run_ci_high_ms = NAN;
@@ -288,6 +338,8 @@ static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
     r.frame_ci_low_ms = r.frame_ci_high_ms = r.frame_p_value = NAN;
 
     size_t scratch_n = base_n > new_n ? base_n : new_n;
+    if (bs->w && ns->w)
+        scratch_n = 0; /* weighted: no copies */
     if (scratch_n > SIZE_MAX / sizeof(double))
         return CAP_E_MISUSE;
     double *scratch = NULL;
@@ -296,9 +348,8 @@ static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
         if (!scratch)
             return CAP_E_NOMEM;
     }
-    describe(base_ms, base_n, scratch, &r.base_median, &r.base_mean,
-             &r.base_p95);
-    describe(new_ms, new_n, scratch, &r.new_median, &r.new_mean, &r.new_p95);
+    describe(bs, scratch, &r.base_median, &r.base_mean, &r.base_p95);
+    describe(ns, scratch, &r.new_median, &r.new_mean, &r.new_p95);
     free(scratch);
 
     if (has_enough(&r, &o)) {
@@ -306,19 +357,20 @@ static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
          * tests at alpha each (equivalence), and past the band they agree
          * with the minimum-effect tests below. */
         cap_shift_ci ci;
-        cap_result rc = cap_stats_shift_ci(&ci, new_ms, new_n, base_ms, base_n,
-                                           2.0 * o.alpha, CAP_MW_AUTO);
+        cap_result rc =
+            ns->w ? cap_stats_shift_ci_w(&ci, ns->w, bs->w, 2.0 * o.alpha,
+                                         CAP_MW_AUTO)
+                  : cap_stats_shift_ci(&ci, ns->x, new_n, bs->x, base_n,
+                                       2.0 * o.alpha, CAP_MW_AUTO);
         if (rc != CAP_OK)
             return rc;
         double band = o.threshold_pct / 100.0 * r.base_median;
         if (floor_ms > band)
             band = floor_ms;
         cap_mw_result up, down;
-        rc = cap_stats_mann_whitney_mu(&up, new_ms, new_n, base_ms, base_n,
-                                       band, CAP_MW_AUTO);
+        rc = side_mw(&up, ns, bs, band);
         if (rc == CAP_OK)
-            rc = cap_stats_mann_whitney_mu(&down, new_ms, new_n, base_ms,
-                                           base_n, -band, CAP_MW_AUTO);
+            rc = side_mw(&down, ns, bs, -band);
         if (rc != CAP_OK)
             return rc;
         double p = up.p_greater < down.p_less ? up.p_greater : down.p_less;
@@ -333,6 +385,8 @@ static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
             /* the between-run test, on the run medians */
             size_t k = r.base_runs > r.new_runs ? r.base_runs : r.new_runs;
             size_t biggest = base_n > new_n ? base_n : new_n;
+            if (bs->w && ns->w)
+                biggest = 1;
             double *med = malloc(2 * k * sizeof *med);
             double *tmp = malloc(biggest * sizeof *tmp);
             if (!med || !tmp) {
@@ -340,8 +394,8 @@ static cap_result compare_impl(cap_diffstat *out, const double *base_ms,
                 free(tmp);
                 return CAP_E_NOMEM;
             }
-            run_medians(med, base_ms, base_n, base_run_n, base_runs, tmp);
-            run_medians(med + k, new_ms, new_n, new_run_n, new_runs, tmp);
+            run_medians(med, bs, tmp);
+            run_medians(med + k, ns, tmp);
             run_test(&r, med, r.base_runs, med + k, r.new_runs, band, o.alpha);
             free(med);
             free(tmp);
@@ -372,8 +426,8 @@ cap_result cap_diff_compare_floor(cap_diffstat *out, const double *base_ms,
                                   size_t new_n, double floor_ms,
                                   const cap_diff_options *opt)
 {
-    return compare_impl(out, base_ms, base_n, NULL, 0, new_ms, new_n, NULL, 0,
-                        floor_ms, opt);
+    side b = {.x = base_ms, .n = base_n}, n = {.x = new_ms, .n = new_n};
+    return compare_impl(out, &b, &n, floor_ms, opt);
 }
 
 cap_result cap_diff_compare_runs(cap_diffstat *out, const cap_diff_input *in,
@@ -381,9 +435,26 @@ cap_result cap_diff_compare_runs(cap_diffstat *out, const cap_diff_input *in,
 {
     if (!in)
         return CAP_E_MISUSE;
-    return compare_impl(out, in->base_ms, in->base_n, in->base_run_n,
-                        in->base_runs, in->new_ms, in->new_n, in->new_run_n,
-                        in->new_runs, in->floor_ms, opt);
+    side b = {.x = in->base_ms, .n = in->base_n, .run_n = in->base_run_n,
+              .runs = in->base_runs};
+    side n = {.x = in->new_ms, .n = in->new_n, .run_n = in->new_run_n,
+              .runs = in->new_runs};
+    return compare_impl(out, &b, &n, in->floor_ms, opt);
+}
+
+cap_result cap_diff_compare_w(cap_diffstat *out, const cap_diff_winput *in,
+                              const cap_diff_options *opt)
+{
+    if (!in)
+        return CAP_E_MISUSE;
+    uint64_t bn = cap_wsample_size(&in->base), nn = cap_wsample_size(&in->new_);
+    if (bn > SIZE_MAX || nn > SIZE_MAX)
+        return CAP_E_MISUSE;
+    side b = {.n = (size_t)bn, .runs = in->base_runs, .w = &in->base,
+              .wrun = in->base_run};
+    side n = {.n = (size_t)nn, .runs = in->new_runs, .w = &in->new_,
+              .wrun = in->new_run};
+    return compare_impl(out, &b, &n, in->floor_ms, opt);
 }
 
 cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,

@@ -58,6 +58,7 @@
 #include <stdint.h>
 
 #include "capture/cap_result.h"
+#include "stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -237,6 +238,28 @@ cap_result cap_diff_compare(cap_diffstat *out, const double *base_ms,
  * or new_n. On error *out is untouched. */
 cap_result cap_diff_compare_runs(cap_diffstat *out, const cap_diff_input *in,
                                  const cap_diff_options *opt);
+
+/* One scope's samples as weighted samples (stats.h: values ascending,
+ * each counted w times), for samples read back from histograms: each
+ * side's runs pooled (base, new_), and with several runs a side each
+ * run's own (base_run[0..base_runs), sizes summing to base's; runs 0:
+ * one run). */
+typedef struct cap_diff_winput {
+    cap_wsample base, new_;
+    const cap_wsample *base_run;
+    size_t base_runs;
+    const cap_wsample *new_run;
+    size_t new_runs;
+    double floor_ms; /* as cap_diff_input */
+} cap_diff_winput;
+
+/* cap_diff_compare_runs on the expanded samples: the same statistics
+ * (stats.h's weighted functions give the unweighted ones' results on the
+ * expanded samples), in time and memory that grow with the distinct
+ * values, not the samples. Errors: as cap_diff_compare_runs (values not
+ * ascending included). */
+cap_result cap_diff_compare_w(cap_diffstat *out, const cap_diff_winput *in,
+                              const cap_diff_options *opt);
 
 /* Apply the correction for multiple comparisons to a set of scopes
  * compared separately (cap_diff_compare), then assign their verdicts.

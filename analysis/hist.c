@@ -151,6 +151,29 @@ int an_hist_merge(an_hist *to, const an_hist *from)
     return 0;
 }
 
+size_t an_hist_buckets(const an_hist *h, double *mid, uint64_t *count,
+                       size_t cap)
+{
+    size_t k = 0;
+    for (uint32_t i = h->neg.n; i-- > 0;)
+        if (h->neg.c[i]) {
+            if (k < cap) {
+                mid[k] = -bucket_value(h->neg.lo + (int32_t)i);
+                count[k] = h->neg.c[i];
+            }
+            k++;
+        }
+    for (uint32_t i = 0; i < h->pos.n; i++)
+        if (h->pos.c[i]) {
+            if (k < cap) {
+                mid[k] = bucket_value(h->pos.lo + (int32_t)i);
+                count[k] = h->pos.c[i];
+            }
+            k++;
+        }
+    return k;
+}
+
 void an_hist_free(an_hist *h)
 {
     free(h->pos.c);

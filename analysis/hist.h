@@ -55,6 +55,14 @@ double an_hist_quantile(const an_hist *h, uint64_t n, double p);
  * it). */
 int an_hist_merge(an_hist *to, const an_hist *from);
 
+/* The values h holds, ascending, one entry a bucket that holds any:
+ * the bucket's middle (what a quantile reads back; negated for the
+ * negative side, which comes first) into mid[i] and its count into
+ * count[i], for the first `cap` of them. Zeros are not held. Returns how
+ * many buckets hold values (a call with cap 0 sizes the arrays). */
+size_t an_hist_buckets(const an_hist *h, double *mid, uint64_t *count,
+                       size_t cap);
+
 /* Release h's buckets and zero it. */
 void an_hist_free(an_hist *h);
 

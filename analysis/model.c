@@ -622,6 +622,8 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
         return 0;
     }
     an_capture *m = L->m;
+    if (L->o->summary_fn)
+        L->o->summary_fn(L->o->summary_ctx, m, row, (size_t)frame, v);
     an_scope *s = &m->scopes[row];
     if (m->pop_of && frame < m->nframes && m->pop_of[frame] < 2 &&
         an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0)

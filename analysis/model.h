@@ -95,6 +95,8 @@ typedef struct an_counter {
     size_t n, cap;
 } an_counter;
 
+struct an_capture;
+
 typedef struct an_options {
     double skip_seconds; /* ignore everything before the first frame's
                             begin + skip_seconds */
@@ -145,6 +147,15 @@ typedef struct an_options {
                             values are exact whatever the budget; the
                             ranking, --split and --over-time need the
                             summaries and must not set it */
+    /* with a budget, once the series are summarised: called with each
+       row's final self time in a frame (!= 0) as it goes into the row's
+       histogram, on the loading thread, with the model being loaded (its
+       frames final); a row's frames come in ascending order, but for
+       late values (late_values). NULL: none. capture_diff's block sums
+       (diff.h) */
+    void (*summary_fn)(void *ctx, const struct an_capture *m, size_t row,
+                       size_t frame, int64_t self_ns);
+    void *summary_ctx;
 } an_options;
 
 /* over_time_hint is ignored past this many bins (memory: a histogram per

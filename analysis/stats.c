@@ -408,6 +408,37 @@ static double pnorm_lower(double z)
     return 0.5 * erfc(-z / 1.4142135623730950488016887242097);
 }
 
+/* The normal approximation of the U test from x's mid-rank sum and the
+ * tie correction's sum (every field of *out but ties). */
+static void mw_normal(cap_mw_result *out, double rank_sum_x, double tie_sum,
+                      double dnx, double dny)
+{
+    double dn = dnx + dny, mn = dnx * dny;
+    double u = rank_sum_x - dnx * (dnx + 1.0) / 2.0;
+    double z = 0.0, p, p_greater, p_less;
+    double var = mn / 12.0 * ((dn + 1.0) - tie_sum / (dn * (dn - 1.0)));
+    double d = u - mn / 2.0;
+    if (var > 0.0) {
+        double sd = sqrt(var);
+        double corr = d > 0.0 ? 0.5 : (d < 0.0 ? -0.5 : 0.0);
+        z = (d - corr) / sd;
+        /* 2 (1 - Phi(|z|)) = erfc(|z| / sqrt 2), accurate in the tail */
+        p = erfc(fabs(z) / 1.4142135623730950488016887242097);
+        /* one-sided: R's continuity correction of 0.5 towards the
+         * alternative's side */
+        p_greater = pnorm_lower(-(d - 0.5) / sd);
+        p_less = pnorm_lower((d + 0.5) / sd);
+    } else {
+        p = p_greater = p_less = 1.0; /* every value equal */
+    }
+    out->u = u;
+    out->z = z;
+    out->p_value = p > 1.0 ? 1.0 : p;
+    out->p_greater = p_greater > 1.0 ? 1.0 : p_greater;
+    out->p_less = p_less > 1.0 ? 1.0 : p_less;
+    out->method = CAP_MW_NORMAL;
+}
+
 cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
                                      size_t nx, const double *y, size_t ny,
                                      double mu, cap_mw_method method)
@@ -471,8 +502,7 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
     }
     free(xs);
 
-    double dnx = (double)nx, dny = (double)ny, dn = (double)total_n;
-    double mn = dnx * dny;
+    double dnx = (double)nx, dny = (double)ny;
     double u = rank_sum_x - dnx * (dnx + 1.0) / 2.0;
 
     int exact_ok = ties == 0 && nx <= CAP_MW_EXACT_MAX && ny <= CAP_MW_EXACT_MAX;
@@ -501,21 +531,9 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
         p_less = le;
         p_greater = ge;
     } else {
-        double var = mn / 12.0 * ((dn + 1.0) - tie_sum / (dn * (dn - 1.0)));
-        double d = u - mn / 2.0;
-        if (var > 0.0) {
-            double sd = sqrt(var);
-            double corr = d > 0.0 ? 0.5 : (d < 0.0 ? -0.5 : 0.0);
-            z = (d - corr) / sd;
-            /* 2 (1 - Phi(|z|)) = erfc(|z| / sqrt 2), accurate in the tail */
-            p = erfc(fabs(z) / 1.4142135623730950488016887242097);
-            /* one-sided: R's continuity correction of 0.5 towards the
-             * alternative's side */
-            p_greater = pnorm_lower(-(d - 0.5) / sd);
-            p_less = pnorm_lower((d + 0.5) / sd);
-        } else {
-            p = p_greater = p_less = 1.0; /* every value equal */
-        }
+        mw_normal(out, rank_sum_x, tie_sum, dnx, dny);
+        out->ties = ties;
+        return CAP_OK;
     }
     out->u = u;
     out->z = z;
@@ -754,6 +772,18 @@ static int finite_all(const double *x, size_t n)
     return 1;
 }
 
+/* qu of the shift's interval by the normal approximation: the
+ * tie-corrected variance and the continuity correction (0 when even the
+ * smallest difference is inside the level). */
+static uint64_t shift_rank_normal(double alpha, double dn, double dmn,
+                                  double tie_sum)
+{
+    double var = dmn / 12.0 * ((dn + 1.0) - tie_sum / (dn * (dn - 1.0)));
+    double q = ceil(dmn / 2.0 - 0.5 + cap_stats_qnorm(alpha / 2.0) *
+                                          sqrt(var > 0.0 ? var : 0.0));
+    return q > 0.0 ? (uint64_t)q : 0;
+}
+
 cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
                               const double *y, size_t ny, double alpha,
                               cap_mw_method method)
@@ -835,11 +865,7 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
         }
         free(counts);
     } else {
-        double dn = (double)total_n, dmn = (double)mn;
-        double var = dmn / 12.0 * ((dn + 1.0) - tie_sum / (dn * (dn - 1.0)));
-        double q = ceil(dmn / 2.0 - 0.5 + cap_stats_qnorm(alpha / 2.0) *
-                                              sqrt(var > 0.0 ? var : 0.0));
-        qu = q > 0.0 ? (uint64_t)q : 0;
+        qu = shift_rank_normal(alpha, (double)total_n, (double)mn, tie_sum);
     }
     int full_level = qu > 0;
     if (qu == 0)
@@ -866,6 +892,311 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
     out->rank = qu;
     out->full_level = full_level;
     out->method = used;
+    return CAP_OK;
+}
+
+/* ---- weighted samples ------------------------------------------------- */
+
+uint64_t cap_wsample_size(const cap_wsample *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; s && i < s->k; i++)
+        n += s->w[i];
+    return n;
+}
+
+/* s holds ascending values (finite ones when `finite`), weights >= 1. */
+static int wsample_ok(const cap_wsample *s, int finite)
+{
+    if (!s || (s->k && (!s->v || !s->w)))
+        return 0;
+    for (size_t i = 0; i < s->k; i++) {
+        if (s->w[i] == 0 || isnan(s->v[i]) || (finite && !isfinite(s->v[i])))
+            return 0;
+        if (i && !(s->v[i - 1] <= s->v[i]))
+            return 0;
+    }
+    return 1;
+}
+
+/* The r-th smallest (0-based) value of the expanded sample, r < size. */
+static double wstat(const cap_wsample *s, uint64_t r)
+{
+    uint64_t seen = 0;
+    for (size_t i = 0; i < s->k; i++) {
+        seen += s->w[i];
+        if (r < seen)
+            return s->v[i];
+    }
+    return s->k ? s->v[s->k - 1] : NAN;
+}
+
+double cap_stats_wquantile(const cap_wsample *s, double p)
+{
+    uint64_t n = cap_wsample_size(s);
+    if (n == 0 || !(p >= 0.0 && p <= 1.0))
+        return NAN;
+    double h = (double)(n - 1) * p;
+    double fl = floor(h);
+    uint64_t j = (uint64_t)fl;
+    double f = h - fl;
+    if (j >= n - 1) {
+        j = n - 1;
+        f = 0.0;
+    }
+    double a = wstat(s, j);
+    if (f == 0.0)
+        return a;
+    return interpolate(a, wstat(s, j + 1), f);
+}
+
+double cap_stats_wmean(const cap_wsample *s)
+{
+    uint64_t n = cap_wsample_size(s);
+    if (n == 0)
+        return NAN;
+    double sum = 0.0;
+    for (size_t i = 0; i < s->k; i++)
+        sum += s->v[i] * (double)s->w[i];
+    double m = sum / (double)n;
+    if (!isfinite(m))
+        return m;
+    double r = 0.0;
+    for (size_t i = 0; i < s->k; i++)
+        r += (s->v[i] - m) * (double)s->w[i];
+    return m + r / (double)n;
+}
+
+/* The expanded sample of s (size n) in a new array; NULL when out of
+ * memory. */
+static double *wexpand(const cap_wsample *s, uint64_t n)
+{
+    double *x = malloc((n ? n : 1) * sizeof *x);
+    if (!x)
+        return NULL;
+    size_t at = 0;
+    for (size_t i = 0; i < s->k; i++)
+        for (uint64_t c = 0; c < s->w[i]; c++)
+            x[at++] = s->v[i];
+    return x;
+}
+
+/* The groups of equal values of x - mu and y pooled (both ascending), as
+ * the unweighted walks find them: x's mid-rank sum, the tie correction's
+ * sum of t^3 - t and the count of tied values. */
+static void wgroups(const cap_wsample *x, const cap_wsample *y, double mu,
+                    double *rank_sum_x, double *tie_sum, uint64_t *ties)
+{
+    uint64_t total_n = cap_wsample_size(x) + cap_wsample_size(y);
+    *rank_sum_x = *tie_sum = 0.0;
+    *ties = 0;
+    size_t a = 0, b = 0;
+    for (uint64_t i = 0; i < total_n;) {
+        double v = a < x->k && (b >= y->k || x->v[a] - mu <= y->v[b])
+                       ? x->v[a] - mu
+                       : y->v[b];
+        uint64_t in_x = 0, in_y = 0;
+        while (a < x->k && x->v[a] - mu == v)
+            in_x += x->w[a++];
+        while (b < y->k && y->v[b] == v)
+            in_y += y->w[b++];
+        uint64_t j = i + in_x + in_y;
+        double rank = (double)(i + 1 + j) / 2.0;
+        *rank_sum_x += rank * (double)in_x;
+        uint64_t t = j - i;
+        if (t > 1) {
+            *ties += t;
+            *tie_sum += ((double)t * (double)t - 1.0) * (double)t;
+        }
+        i = j;
+    }
+}
+
+/* Both samples within CAP_MW_EXACT_MAX and no value shared: the
+ * unweighted function, on the expanded samples, uses the exact method. */
+static int wsmall(uint64_t nx, uint64_t ny)
+{
+    return nx <= CAP_MW_EXACT_MAX && ny <= CAP_MW_EXACT_MAX;
+}
+
+cap_result cap_stats_mann_whitney_mu_w(cap_mw_result *out,
+                                       const cap_wsample *x,
+                                       const cap_wsample *y, double mu,
+                                       cap_mw_method method)
+{
+    if (!out || !wsample_ok(x, 0) || !wsample_ok(y, 0) || !isfinite(mu))
+        return CAP_E_MISUSE;
+    if (method != CAP_MW_AUTO && method != CAP_MW_EXACT &&
+        method != CAP_MW_NORMAL)
+        return CAP_E_MISUSE;
+    uint64_t nx = cap_wsample_size(x), ny = cap_wsample_size(y);
+    if (nx == 0 || ny == 0)
+        return CAP_E_MISUSE;
+    double rank_sum_x, tie_sum;
+    uint64_t ties;
+    wgroups(x, y, mu, &rank_sum_x, &tie_sum, &ties);
+    if (method != CAP_MW_NORMAL && ties == 0 && wsmall(nx, ny)) {
+        double *ex = wexpand(x, nx), *ey = wexpand(y, ny);
+        cap_result rc = ex && ey ? cap_stats_mann_whitney_mu(
+                                       out, ex, (size_t)nx, ey, (size_t)ny,
+                                       mu, method)
+                                 : CAP_E_NOMEM;
+        free(ex);
+        free(ey);
+        return rc;
+    }
+    if (method == CAP_MW_EXACT)
+        return CAP_E_MISUSE;
+    mw_normal(out, rank_sum_x, tie_sum, (double)nx, (double)ny);
+    out->ties = (size_t)ties;
+    return CAP_OK;
+}
+
+/* Differences x - y (weighted) <= t (strict: < t); ysuf[j] is the weight
+ * of y[j..). As pairs_le. */
+static uint64_t wpairs_le(const cap_wsample *x, const cap_wsample *y,
+                          const uint64_t *ysuf, double t, int strict)
+{
+    uint64_t count = 0;
+    size_t j = 0;
+    for (size_t i = 0; i < x->k; i++) {
+        while (j < y->k &&
+               (strict ? !(x->v[i] - y->v[j] < t) : x->v[i] - y->v[j] > t))
+            j++;
+        count += x->w[i] * ysuf[j];
+    }
+    return count;
+}
+
+/* Doubles as unsigned keys in the same order (-0 just below +0). */
+static uint64_t dkey(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b >> 63 ? ~b : b | (UINT64_C(1) << 63);
+}
+
+static double dval(uint64_t key)
+{
+    uint64_t b = key >> 63 ? key & ~(UINT64_C(1) << 63) : ~key;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* The k-th difference with ysuf given: the smallest double t with more
+ * than k differences <= t, by bisection over the doubles between the
+ * smallest and the largest difference (at most 64 passes). That t is a
+ * difference: the same double the unweighted selection returns. */
+static double wkth(const cap_wsample *x, const cap_wsample *y,
+                   const uint64_t *ysuf, uint64_t k)
+{
+    uint64_t lo = dkey(x->v[0] - y->v[y->k - 1]);
+    uint64_t hi = dkey(x->v[x->k - 1] - y->v[0]);
+    if (wpairs_le(x, y, ysuf, dval(lo), 0) > k)
+        hi = lo;
+    while (hi - lo > 1) { /* count(lo) <= k < count(hi) */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (wpairs_le(x, y, ysuf, dval(mid), 0) > k)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    double d = dval(hi);
+    return d == 0.0 ? 0.0 : d; /* +0, as x - y gives */
+}
+
+/* Suffix weights of y: ysuf[j] = w[j] + ... + w[k - 1], ysuf[k] = 0. */
+static uint64_t *wsuffix(const cap_wsample *y)
+{
+    uint64_t *s = malloc((y->k + 1) * sizeof *s);
+    if (!s)
+        return NULL;
+    s[y->k] = 0;
+    for (size_t j = y->k; j-- > 0;)
+        s[j] = s[j + 1] + y->w[j];
+    return s;
+}
+
+cap_result cap_stats_kth_difference_w(double *out, const cap_wsample *x,
+                                      const cap_wsample *y, uint64_t k)
+{
+    if (!out || !wsample_ok(x, 1) || !wsample_ok(y, 1))
+        return CAP_E_MISUSE;
+    uint64_t nx = cap_wsample_size(x), ny = cap_wsample_size(y);
+    if (nx == 0 || ny == 0 || nx > UINT64_MAX / ny || k >= nx * ny)
+        return CAP_E_MISUSE;
+    uint64_t *ysuf = wsuffix(y);
+    if (!ysuf)
+        return CAP_E_NOMEM;
+    *out = wkth(x, y, ysuf, k);
+    free(ysuf);
+    return CAP_OK;
+}
+
+cap_result cap_stats_shift_ci_w(cap_shift_ci *out, const cap_wsample *x,
+                                const cap_wsample *y, double alpha,
+                                cap_mw_method method)
+{
+    if (!out || !wsample_ok(x, 1) || !wsample_ok(y, 1) ||
+        !(alpha > 0.0 && alpha < 1.0))
+        return CAP_E_MISUSE;
+    if (method != CAP_MW_AUTO && method != CAP_MW_EXACT &&
+        method != CAP_MW_NORMAL)
+        return CAP_E_MISUSE;
+    uint64_t nx = cap_wsample_size(x), ny = cap_wsample_size(y);
+    if (nx == 0 || ny == 0 || nx > UINT64_MAX / ny / 4)
+        return CAP_E_MISUSE;
+    double rank_sum_x, tie_sum;
+    uint64_t ties;
+    wgroups(x, y, 0.0, &rank_sum_x, &tie_sum, &ties);
+    if (method != CAP_MW_NORMAL && ties == 0 && wsmall(nx, ny)) {
+        double *ex = wexpand(x, nx), *ey = wexpand(y, ny);
+        cap_result rc = ex && ey ? cap_stats_shift_ci(out, ex, (size_t)nx, ey,
+                                                      (size_t)ny, alpha,
+                                                      method)
+                                 : CAP_E_NOMEM;
+        free(ex);
+        free(ey);
+        return rc;
+    }
+    if (method == CAP_MW_EXACT)
+        return CAP_E_MISUSE;
+    uint64_t mn = nx * ny;
+    uint64_t qu = shift_rank_normal(alpha, (double)(nx + ny), (double)mn,
+                                    tie_sum);
+    int full_level = qu > 0;
+    if (qu == 0)
+        qu = 1;
+    if (qu > (mn + 1) / 2)
+        qu = (mn + 1) / 2;
+    uint64_t *ysuf = wsuffix(y);
+    if (!ysuf)
+        return CAP_E_NOMEM;
+    double lo_v = wkth(x, y, ysuf, qu - 1);
+    double hi_v = wkth(x, y, ysuf, mn - qu);
+    double m1 = wkth(x, y, ysuf, (mn - 1) / 2), m2 = m1;
+    if (mn % 2 == 0 && wpairs_le(x, y, ysuf, m1, 0) <= mn / 2) {
+        /* the next difference above m1: in row i, just before the first
+           j whose difference is <= m1 (as next_difference) */
+        double best = INFINITY;
+        size_t j = 0;
+        for (size_t i = 0; i < x->k; i++) {
+            while (j < y->k && x->v[i] - y->v[j] > m1)
+                j++;
+            if (j > 0 && x->v[i] - y->v[j - 1] > m1 &&
+                x->v[i] - y->v[j - 1] < best)
+                best = x->v[i] - y->v[j - 1];
+        }
+        m2 = best;
+    }
+    free(ysuf);
+    out->estimate = m1 == m2 ? m1 : (m1 + m2) / 2.0;
+    out->low = lo_v;
+    out->high = hi_v;
+    out->rank = qu;
+    out->full_level = full_level;
+    out->method = CAP_MW_NORMAL;
     return CAP_OK;
 }
 

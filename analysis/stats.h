@@ -267,6 +267,61 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
                               cap_mw_method method);
 
 /* ======================================================================
+ * Weighted samples: the same statistics over values with counts
+ *
+ * A cap_wsample stands for the sample in which v[i] occurs w[i] times:
+ * v[0..k) ascending (equal neighbours allowed), every w[i] >= 1; its size
+ * is the sum of the weights. capture_diff uses them for samples read back
+ * from log histograms (a bucket's middle and its count), where the
+ * expanded sample would take memory that grows with frames. Every
+ * function below gives what the unweighted one gives on the expanded
+ * sample, bit for bit where they share a method (tests/test_stats.c):
+ * the U test's groups of equal values and their tie correction are the
+ * same; the k-th difference is the same order statistic of the same
+ * doubles; the exact method is used where the unweighted one would use
+ * it (no ties, both sizes at most CAP_MW_EXACT_MAX), by expanding.
+ * Cost: O(k) per pass instead of O(size); the k-th difference takes at
+ * most 64 passes (a bisection over the doubles), whatever the weights.
+ * ====================================================================== */
+
+typedef struct cap_wsample {
+    const double *v;   /* ascending */
+    const uint64_t *w; /* each >= 1 */
+    size_t k;
+} cap_wsample;
+
+/* The size of s: the sum of its weights. */
+uint64_t cap_wsample_size(const cap_wsample *s);
+
+/* Q(p) (type 7) of the expanded sample; NaN when it is empty or p is not
+ * in [0, 1]. */
+double cap_stats_wquantile(const cap_wsample *s, double p);
+
+/* The mean of the expanded sample; NaN when it is empty. */
+double cap_stats_wmean(const cap_wsample *s);
+
+/* cap_stats_mann_whitney_mu on the expanded samples x and y.
+ * Errors: as cap_stats_mann_whitney_mu (an empty sample, a NaN value, a
+ * mu not finite, ...), and CAP_E_MISUSE for values not ascending. */
+cap_result cap_stats_mann_whitney_mu_w(cap_mw_result *out,
+                                       const cap_wsample *x,
+                                       const cap_wsample *y, double mu,
+                                       cap_mw_method method);
+
+/* cap_stats_kth_difference on the expanded samples: the k-th smallest
+ * (0-based) of the size(x) size(y) differences x - y.
+ * Errors: CAP_E_MISUSE (out, x or y NULL, an empty sample, k past the
+ * last difference, a value not finite), CAP_E_NOMEM. */
+cap_result cap_stats_kth_difference_w(double *out, const cap_wsample *x,
+                                      const cap_wsample *y, uint64_t k);
+
+/* cap_stats_shift_ci on the expanded samples.
+ * Errors: as cap_stats_shift_ci. */
+cap_result cap_stats_shift_ci_w(cap_shift_ci *out, const cap_wsample *x,
+                                const cap_wsample *y, double alpha,
+                                cap_mw_method method);
+
+/* ======================================================================
  * Bootstrap interval for the relative change of the median
  *
  * The change from a base sample b to a new sample a is, in percent,

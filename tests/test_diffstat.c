@@ -827,10 +827,91 @@ static void runs_reduce_to_one_pair_and_check_their_counts(void **state)
     assert_verdict(r.verdict, CAP_VERDICT_UNCHANGED);
 }
 
+/* ---- weighted samples: the same comparison --------------------------------- */
+
+/* Sorted x[0..n) as a weighted sample (equal values merged) into v, w. */
+static cap_wsample weigh(const double *x, size_t n, double *v, uint64_t *w)
+{
+    double *s = malloc(n * sizeof *s);
+    assert_non_null(s);
+    memcpy(s, x, n * sizeof *s);
+    cap_stats_sort(s, n);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && v[k - 1] == s[i]) {
+            w[k - 1]++;
+            continue;
+        }
+        v[k] = s[i];
+        w[k++] = 1;
+    }
+    free(s);
+    return (cap_wsample){v, w, k};
+}
+
+static void weighted_comparison_is_the_plain_one(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 77);
+    enum { RUNS = 3, PER = 150 };
+    static double b[RUNS * PER], n[RUNS * PER];
+    static double vb[RUNS * PER], vn[RUNS * PER], rv[2][RUNS][PER];
+    static uint64_t wb[RUNS * PER], wn[RUNS * PER], rw[2][RUNS][PER];
+    for (int trial = 0; trial < 6; trial++) {
+        size_t runs = trial < 3 ? 1 : RUNS;
+        for (size_t i = 0; i < runs * PER; i++) {
+            /* rounded to 1 us: ties, as histogram buckets make */
+            b[i] = round(0.4 * exp(0.2 * cap_rng_normal(&rng)) * 1e3) / 1e3;
+            n[i] = round(0.4 * (1 + 0.04 * trial) *
+                         exp(0.2 * cap_rng_normal(&rng)) * 1e3) / 1e3;
+        }
+        size_t run_n[RUNS];
+        cap_wsample brun[RUNS], nrun[RUNS];
+        for (size_t r = 0; r < runs; r++) {
+            run_n[r] = PER;
+            brun[r] = weigh(b + r * PER, PER, rv[0][r], rw[0][r]);
+            nrun[r] = weigh(n + r * PER, PER, rv[1][r], rw[1][r]);
+        }
+        cap_diff_input in = {.base_ms = b, .base_n = runs * PER,
+                             .new_ms = n, .new_n = runs * PER,
+                             .floor_ms = 0.01, .base_run_n = run_n,
+                             .base_runs = runs, .new_run_n = run_n,
+                             .new_runs = runs};
+        cap_diff_winput win = {.base = weigh(b, runs * PER, vb, wb),
+                               .new_ = weigh(n, runs * PER, vn, wn),
+                               .base_run = brun, .base_runs = runs,
+                               .new_run = nrun, .new_runs = runs,
+                               .floor_ms = 0.01};
+        cap_diffstat x, y;
+        memset(&x, 0, sizeof x);
+        memset(&y, 0, sizeof y);
+        assert_int_equal(cap_diff_compare_runs(&x, &in, NULL), CAP_OK);
+        assert_int_equal(cap_diff_compare_w(&y, &win, NULL), CAP_OK);
+        /* the mean is summed in another order; all else to the bit */
+        assert_close(y.base_mean, x.base_mean, 1e-12);
+        assert_close(y.new_mean, x.new_mean, 1e-12);
+        y.base_mean = x.base_mean;
+        y.new_mean = x.new_mean;
+        assert_memory_equal(&x, &y, sizeof x);
+    }
+    /* run counts that do not add up */
+    cap_diff_winput bad;
+    memset(&bad, 0, sizeof bad);
+    bad.base = weigh(b, 10, vb, wb);
+    bad.new_ = weigh(n, 10, vn, wn);
+    cap_wsample one = weigh(b, 5, rv[0][0], rw[0][0]);
+    bad.base_run = &one;
+    bad.base_runs = 1;
+    cap_diffstat z;
+    assert_int_equal(cap_diff_compare_w(&z, &bad, NULL), CAP_E_MISUSE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(verdicts_have_labels_and_messages_from_one_list),
+        cmocka_unit_test(weighted_comparison_is_the_plain_one),
         cmocka_unit_test(options_default_when_zero_or_null),
         cmocka_unit_test(options_out_of_range_are_a_misuse),
         cmocka_unit_test(verdict_rule_follows_the_table),

@@ -1157,6 +1157,117 @@ static void holm_rejects_values_outside_zero_one(void **state)
     assert_close(adj[1], -1.0, 0);
 }
 
+/* ---- weighted samples against their expanded samples ------------------- */
+
+/* A random weighted sample into v, w (k entries, ascending, some equal
+ * neighbours) and its expansion into x (returns its size). Values on a
+ * coarse grid when `grid` (many ties), else continuous. */
+static size_t random_wsample(double *v, uint64_t *w, size_t k, double *x,
+                             int grid, int ones, cap_rng *rng)
+{
+    for (size_t i = 0; i < k; i++) {
+        v[i] = grid ? (double)cap_rng_below(rng, 12) * 0.25
+                    : 0.5 + 3.0 * cap_rng_uniform(rng);
+        w[i] = ones ? 1 : 1 + cap_rng_below(rng, 6);
+    }
+    cap_stats_sort(v, k);
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++)
+        for (uint64_t c = 0; c < w[i]; c++)
+            x[n++] = v[i];
+    return n;
+}
+
+static void weighted_samples_give_the_expanded_samples_results(void **state)
+{
+    (void)state;
+    cap_rng rng;
+    cap_rng_seed(&rng, 2026);
+    double vx[64], vy[64], ex[400], ey[400], all[160000];
+    uint64_t wx[64], wy[64];
+    for (int trial = 0; trial < 300; trial++) {
+        int grid = trial % 3 == 0, ones = trial % 4 == 1;
+        size_t kx = 1 + cap_rng_below(&rng, 60), ky = 1 + cap_rng_below(&rng, 60);
+        if (trial % 5 == 2) { /* small: the exact method where allowed */
+            kx = 1 + cap_rng_below(&rng, 20);
+            ky = 1 + cap_rng_below(&rng, 20);
+        }
+        size_t nx = random_wsample(vx, wx, kx, ex, grid, ones, &rng);
+        size_t ny = random_wsample(vy, wy, ky, ey, grid, ones, &rng);
+        cap_wsample x = {vx, wx, kx}, y = {vy, wy, ky};
+        assert_int_equal(cap_wsample_size(&x), nx);
+        static const double ps[] = {0.0, 0.1, 0.5, 0.95, 1.0};
+        for (size_t i = 0; i < ARRAY_LEN(ps); i++)
+            assert_true(cap_stats_wquantile(&x, ps[i]) ==
+                        cap_stats_quantile_sorted(ex, nx, ps[i]));
+        assert_true(fabs(cap_stats_wmean(&x) - cap_stats_mean(ex, nx)) <=
+                    1e-12);
+        /* the U test, shifted or not: the same result to the bit */
+        double mus[] = {0.0, 0.25, -0.5, 0.1};
+        for (size_t i = 0; i < ARRAY_LEN(mus); i++) {
+            cap_mw_result a, b;
+            memset(&a, 0, sizeof a);
+            memset(&b, 0, sizeof b);
+            assert_int_equal(cap_stats_mann_whitney_mu_w(&a, &x, &y, mus[i],
+                                                         CAP_MW_AUTO),
+                             CAP_OK);
+            assert_int_equal(cap_stats_mann_whitney_mu(&b, ex, nx, ey, ny,
+                                                       mus[i], CAP_MW_AUTO),
+                             CAP_OK);
+            assert_memory_equal(&a, &b, sizeof a);
+        }
+        /* every difference's rank, against a brute force sort */
+        size_t nd = 0;
+        for (size_t i = 0; i < nx; i++)
+            for (size_t j = 0; j < ny; j++)
+                all[nd++] = ex[i] - ey[j];
+        cap_stats_sort(all, nd);
+        for (int t = 0; t < 8; t++) {
+            uint64_t k = t == 0 ? 0 : t == 1 ? nd - 1 : cap_rng_below(&rng, nd);
+            double d;
+            assert_int_equal(cap_stats_kth_difference_w(&d, &x, &y, k), CAP_OK);
+            assert_true(d == all[k]);
+            assert_false(signbit(d) && d == 0.0);
+        }
+        /* the interval and the estimate */
+        cap_shift_ci a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        assert_int_equal(cap_stats_shift_ci_w(&a, &x, &y, 0.1, CAP_MW_AUTO),
+                         CAP_OK);
+        assert_int_equal(cap_stats_shift_ci(&b, ex, nx, ey, ny, 0.1,
+                                            CAP_MW_AUTO),
+                         CAP_OK);
+        assert_memory_equal(&a, &b, sizeof a);
+    }
+}
+
+static void weighted_samples_reject_bad_input(void **state)
+{
+    (void)state;
+    double v[3] = {1.0, 0.5, 2.0}, u[2] = {1.0, 2.0};
+    uint64_t w[3] = {1, 1, 1}, z[2] = {1, 0};
+    cap_wsample down = {v, w, 3}, zero_w = {u, z, 2}, ok = {u, w, 2},
+                empty = {u, w, 0};
+    cap_mw_result r;
+    cap_shift_ci ci;
+    double d;
+    assert_int_equal(cap_stats_mann_whitney_mu_w(&r, &down, &ok, 0, 0),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_mann_whitney_mu_w(&r, &ok, &zero_w, 0, 0),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_mann_whitney_mu_w(&r, &ok, &empty, 0, 0),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_kth_difference_w(&d, &ok, &ok, 4),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_stats_kth_difference_w(&d, &ok, &ok, 3), CAP_OK);
+    assert_true(d == 1.0);
+    assert_int_equal(cap_stats_shift_ci_w(&ci, &ok, &down, 0.1, 0),
+                     CAP_E_MISUSE);
+    assert_true(isnan(cap_stats_wquantile(&empty, 0.5)));
+    assert_true(isnan(cap_stats_wmean(&empty)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1202,6 +1313,8 @@ int main(void)
         cmocka_unit_test(holm_matches_the_worked_example),
         cmocka_unit_test(holm_caps_at_one_handles_ties_and_may_work_in_place),
         cmocka_unit_test(holm_rejects_values_outside_zero_one),
+        cmocka_unit_test(weighted_samples_give_the_expanded_samples_results),
+        cmocka_unit_test(weighted_samples_reject_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

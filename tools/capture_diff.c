@@ -111,6 +111,10 @@ static void usage(FILE *f)
           "between-run SD (run sd) and marks\nthe rows whose change is "
           "within run-to-run spread. One run a side is the\nplain "
           "comparison.\n"
+          "Long captures: past a budget of exact per-frame values "
+          "(CAP_SERIES_BUDGET), the\nsamples are read back from log "
+          "histograms (each within 0.5 %), and the report\nsays so in its "
+          "first line (with --csv, a note on stderr).\n"
           "Exit status: 0 nothing that gates regressed; 1 at least one "
           "regression that\ngates; 2 usage error or unreadable input (a "
           "glob that matches no file\nincluded).\n",
@@ -383,23 +387,31 @@ static int any_has_scope(an_capture *const *m, size_t n, const char *scope)
 
 static int run(const args *a)
 {
-    an_options lo = {.skip_seconds = a->skip_seconds, .by_path = a->by_path};
+    /* exact per-frame values while they fit read_capture's budget, log
+     * histograms past it (an_diff.approx); every file loaded at once */
+    an_options lo = {.skip_seconds = a->skip_seconds, .by_path = a->by_path,
+                     .series_budget = AN_DIFF_SERIES_BUDGET};
     size_t nall = a->nbase + a->nnew;
     an_capture **m = calloc(nall, sizeof *m);
-    if (!m) {
+    an_diff_sums **sums = calloc(nall, sizeof *sums);
+    const char **names = calloc(nall, sizeof *names);
+    if (!m || !sums || !names) {
         fprintf(stderr, "capture_diff: out of memory\n");
+        free(m);
+        free(sums);
+        free(names);
         return EXIT_USAGE;
     }
     an_capture **mb = m, **mn = m + a->nbase;
     char detail[400];
     int status = EXIT_USAGE;
-    for (size_t i = 0; i < nall; i++) {
-        const char *name = i < a->nbase ? a->base[i] : a->new_[i - a->nbase];
-        cap_result r = an_load(&m[i], name, &lo, detail, sizeof detail);
-        if (r != CAP_OK) {
-            fprintf(stderr, "capture_diff: %s: %s\n", name, detail);
-            goto done;
-        }
+    for (size_t i = 0; i < nall; i++)
+        names[i] = i < a->nbase ? a->base[i] : a->new_[i - a->nbase];
+    size_t failed = 0;
+    if (an_diff_load(m, sums, names, nall, &lo, &a->o, 0, &failed, detail,
+                     sizeof detail) != CAP_OK) {
+        fprintf(stderr, "capture_diff: %s: %s\n", names[failed], detail);
+        goto done;
     }
     int colour_err = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
     for (size_t i = 0; i < nall; i++)
@@ -414,12 +426,17 @@ static int run(const args *a)
         goto done;
     }
     an_diff d;
-    cap_result r = an_diff_runs(&d, (const an_capture *const *)mb, a->nbase,
-                                (const an_capture *const *)mn, a->nnew, &a->o);
+    cap_result r = an_diff_runs_sums(
+        &d, (const an_capture *const *)mb,
+        (const an_diff_sums *const *)sums, a->nbase,
+        (const an_capture *const *)mn,
+        (const an_diff_sums *const *)sums + a->nbase, a->nnew, &a->o);
     if (r != CAP_OK) {
         fprintf(stderr, "capture_diff: comparison failed: %s\n",
                 cap_result_message(r));
     } else {
+        if (d.approx && a->csv)
+            fprintf(stderr, "note: %s\n", AN_DIFF_APPROX_NOTE);
         int colour = !a->csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
         an_diff_report(stdout, &d, &a->o.stat, a->csv, colour,
                        a->csv ? 0 : a->top);
@@ -434,9 +451,13 @@ static int run(const args *a)
         an_diff_free(&d);
     }
 done:
-    for (size_t i = 0; i < nall; i++)
+    for (size_t i = 0; i < nall; i++) {
         an_free(m[i]);
+        an_diff_sums_free(sums[i]);
+    }
     free(m);
+    free(sums);
+    free(names);
     return status;
 }
 

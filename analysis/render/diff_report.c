@@ -96,6 +96,14 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
         fputc('\n', out);
         return 0;
     }
+    if (d->approx) {
+        fprintf(out, "Summarised: %s", AN_DIFF_APPROX_NOTE);
+        if (d->late_values)
+            fprintf(out, "; %llu values reached a frame already summarised "
+                         "and count as samples of their own",
+                    (unsigned long long)d->late_values);
+        fputs(".\n", out);
+    }
     if (multi)
         fprintf(out, "Runs: %zu base, %zu new (samples pooled over each "
                      "side's runs).\n",
