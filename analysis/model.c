@@ -5,6 +5,7 @@
 #include "report.h"
 #include "stats.h"
 
+#include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -65,6 +66,26 @@ typedef struct loader {
     an_series_fn visit;     /* an_series_scan: values go there, not into
                                the rows' histograms */
     void *visit_ctx;
+    int values_only;        /* visit, rows by name: no call tree, no
+                               counters (only the rows' values matter) */
+    uint8_t *seen;          /* an_series_walk: the ring's (frame, row)
+                               pieces noted, so that a sum of 0 is handed
+                               on as the exact series would hold it */
+    int fixed_win;          /* an_series_walk: the ring never shortens */
+    uint64_t fhi;           /* the furthest frame any piece went to */
+    uint64_t lag;           /* max_lag so far (into the model at the end) */
+    int tree;               /* build the call tree (not no_tree) */
+    int reread;             /* series_reread: max_lag measured for
+                               an_series_walk (other loads skip it) */
+    int dropping;           /* series_reread past the budget: values are
+                               not kept at all */
+    /* over_time_hint: each name id's wait flag as the rows' values are
+     * summed (0 unknown, 1 work, 2 wait), and each row's as used */
+    uint8_t *name_wait;
+    size_t name_wait_cap;
+    uint8_t *row_wait;
+    size_t row_wait_cap;
+    int reader_busy;        /* the decoding thread holds the reader */
     size_t ot_bytes;        /* the histograms by bin (over_time_hint) */
     /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
     struct kid_memo {
@@ -408,6 +429,14 @@ static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
 {
     if (frame < 0)
         return 0;
+    if (L->reread) { /* --frames: its lag measured, its values let go */
+        if ((uint64_t)frame > L->fhi)
+            L->fhi = (uint64_t)frame;
+        else if (L->fhi - (uint64_t)frame > L->lag)
+            L->lag = L->fhi - (uint64_t)frame;
+        if (L->dropping)
+            return 0;
+    }
     if ((size_t)si >= L->acc_cap) {
         size_t n = L->acc_cap ? L->acc_cap : 256;
         while (n <= (size_t)si)
@@ -493,16 +522,100 @@ static int ot_drop(an_capture *m)
     }
     free(m->ot_bin);
     free(m->ot_cpu_ms);
+    free(m->ot_wait_ms);
     m->ot_bin = NULL;
     m->ot_cpu_ms = NULL;
+    m->ot_wait_ms = NULL;
+    m->ot_sums = 0;
     m->ot_nbins = 0;
     return 0;
 }
 
+/* 1 when name id `id` is a wait: the producer's flag, or a wait_globs
+ * match on its display name (as an_mark_waits sees it). */
+static int name_is_wait(const loader *L, cap_reader *r, uint32_t id)
+{
+    if (cap_reader_name_flags(r, id) & CAP_NAME_WAIT)
+        return 1;
+    if (!L->o->nwait_globs)
+        return 0;
+    const char *nm = cap_reader_name(r, id);
+    char buf[48];
+    if (!nm) {
+        snprintf(buf, sizeof buf, "<unnamed #%u>", id);
+        nm = buf;
+    }
+    for (size_t i = 0; i < L->o->nwait_globs; i++)
+        if (fnmatch(L->o->wait_globs[i], nm, 0) == 0)
+            return 1;
+    return 0;
+}
+
+/* Make *p hold at least `need` bytes, the new ones 0. */
+static int grow_zero(uint8_t **p, size_t *cap, size_t need)
+{
+    size_t old = *cap;
+    if (an_grow((void **)p, cap, need, 1) != 0)
+        return -1;
+    memset(*p + old, 0, *cap - old);
+    return 0;
+}
+
+/* Note name id `id`'s wait flag (w: 1 work, 2 wait). */
+static int name_wait_set(loader *L, uint32_t id, uint8_t w)
+{
+    if (grow_zero(&L->name_wait, &L->name_wait_cap, (size_t)id + 1) != 0)
+        return -1;
+    L->name_wait[id] = w;
+    return 0;
+}
+
+/* Whether CPU row `row` is a wait (1) or not (0) as its values are summed
+ * (the first answer is kept, and checked against the final flags at the
+ * end of the load: ot_check); -1 when out of memory. */
+static int row_wait(loader *L, size_t row)
+{
+    if (row < L->row_wait_cap && L->row_wait[row])
+        return L->row_wait[row] == 2;
+    an_capture *m = L->m;
+    const an_scope *s = &m->scopes[row];
+    uint32_t id = L->o->by_path ? m->nodes[s->name_id].name_id : s->name_id;
+    uint8_t w = id < L->name_wait_cap ? L->name_wait[id] : 0;
+    if (!w && !L->reader_busy) {
+        w = name_is_wait(L, L->r, id) ? 2 : 1;
+        if (name_wait_set(L, id, w) != 0)
+            return -1;
+    }
+    if (!w) /* not carried by the decoding thread: cannot be */
+        w = 1, m->ot_sums = 0;
+    if (grow_zero(&L->row_wait, &L->row_wait_cap, row + 1) != 0)
+        return -1;
+    L->row_wait[row] = w;
+    return w == 2;
+}
+
+/* At the end of the load, the flags final: the sums stand only if every
+ * row was summed under its final flag. */
+static void ot_check(loader *L)
+{
+    an_capture *m = L->m;
+    for (size_t i = 0; m->ot_sums && i < m->nscopes && i < L->row_wait_cap;
+         i++)
+        if (L->row_wait[i] && (L->row_wait[i] == 2) != !!m->scopes[i].is_wait)
+            m->ot_sums = 0;
+    if (!m->ot_sums) {
+        free(m->ot_cpu_ms);
+        free(m->ot_wait_ms);
+        m->ot_cpu_ms = m->ot_wait_ms = NULL;
+    }
+}
+
+static int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v);
+
 /* A row's final self time in a frame. */
 static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
 {
-    if (v == 0)
+    if (v == 0 && !L->seen)
         return 0;
     if (L->visit) {
         L->visit(L->visit_ctx, row, (size_t)frame, v);
@@ -515,39 +628,71 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
     if (m->pop_of && frame < m->nframes && m->pop_of[frame] < 2 &&
         an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0)
         return -1;
-    if (m->ot_bin && frame < m->nframes) {
+    if (m->ot_bin && frame < m->nframes)
+        return emit_ot(L, row, frame, v);
+    return an_hist_add(&s->pf_hist, v);
+}
+
+/* emit's --over-time hint: the row's histogram of the frame's bin, and
+ * the frame's sum of work or of waits (out of line: the ranking's emit
+ * stays short). */
+__attribute__((noinline)) static int emit_ot(loader *L, size_t row,
+                                             uint64_t frame, int64_t v)
+{
+    an_capture *m = L->m;
+    an_scope *s = &m->scopes[row];
+    {
         if (!s->pf_bin) {
             if (!(s->pf_bin = calloc(m->ot_nbins, sizeof *s->pf_bin)))
                 return -1;
             L->ot_bytes += m->ot_nbins * sizeof *s->pf_bin;
         }
-        if (s->kind == AN_CPU && !m->ot_cpu_ms &&
-            !(m->ot_cpu_ms = calloc(m->nframes, sizeof *m->ot_cpu_ms)))
-            return -1;
+        double **sum = NULL;
+        if (s->kind == AN_CPU && m->ot_sums) {
+            int w = row_wait(L, row);
+            if (w < 0)
+                return -1;
+            sum = w ? &m->ot_wait_ms : &m->ot_cpu_ms;
+            if (!*sum && !(*sum = calloc(m->nframes, sizeof **sum)))
+                return -1;
+        }
         an_hist *h = &s->pf_bin[m->ot_bin[frame]];
         uint32_t held = h->pos.n + h->neg.n;
         if (an_hist_add(h, v) != 0)
             return -1;
         L->ot_bytes += (size_t)(h->pos.n + h->neg.n - held) * sizeof *h->pos.c;
-        if (s->kind == AN_CPU) /* in row order, as over_time.c sums them */
-            m->ot_cpu_ms[frame] += (double)v / 1e6;
+        if (sum) /* in row order, as over_time.c sums them */
+            (*sum)[frame] += (double)v / 1e6;
         /* pf_hist: the bins' merged at the end (ot_merge) */
         size_t most = L->o->ot_hint_bytes ? L->o->ot_hint_bytes
                                           : AN_OT_HINT_MAX_BYTES;
         return L->ot_bytes > most ? ot_drop(m) : 0;
     }
-    return an_hist_add(&s->pf_hist, v);
 }
 
 static int win_emit_frame(loader *L, uint64_t frame)
 {
     if (!L->ring)
         return 0;
-    int64_t *g = L->ring + (size_t)(frame & (L->win - 1)) * L->ring_cap;
+    size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap;
+    int64_t *g = L->ring + at;
+    if (!L->seen) {
+        for (size_t r = 0; r < L->ring_rows; r++) {
+            if (g[r]) {
+                int64_t v = g[r];
+                g[r] = 0;
+                if (emit(L, r, frame, v) != 0)
+                    return -1;
+            }
+        }
+        return 0;
+    }
+    uint8_t *sn = L->seen + at; /* an_series_walk: zeros too */
     for (size_t r = 0; r < L->ring_rows; r++) {
-        if (g[r]) {
+        if (sn[r]) {
             int64_t v = g[r];
             g[r] = 0;
+            sn[r] = 0;
             if (emit(L, r, frame, v) != 0)
                 return -1;
         }
@@ -584,21 +729,33 @@ static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
         /* more rows: a shorter ring, so that it stays near 2 MiB (its
            oldest frames are summarised first) */
         uint32_t nw = win_frames(n);
-        if (nw > L->win)
+        if (nw > L->win || L->fixed_win)
             nw = L->win;
         uint64_t nb = L->whi + 1 > nw ? L->whi + 1 - nw : 0;
         for (; L->wbase < nb; L->wbase++)
             if (win_emit_frame(L, L->wbase) != 0)
                 return -1;
         int64_t *p = calloc((size_t)nw * n, sizeof *p);
-        if (!p)
+        uint8_t *q = L->seen ? calloc((size_t)nw * n, 1) : NULL;
+        if (!p || (L->seen && !q)) {
+            free(p);
             return -1;
-        for (uint64_t f = L->wbase; L->ring && f < L->wbase + nw; f++)
+        }
+        for (uint64_t f = L->wbase; L->ring && f < L->wbase + nw; f++) {
             memcpy(p + (size_t)(f & (nw - 1)) * n,
                    L->ring + (size_t)(f & (L->win - 1)) * L->ring_cap,
                    L->ring_rows * sizeof *p);
+            if (q)
+                memcpy(q + (size_t)(f & (nw - 1)) * n,
+                       L->seen + (size_t)(f & (L->win - 1)) * L->ring_cap,
+                       L->ring_rows);
+        }
         free(L->ring);
         L->ring = p;
+        if (q) {
+            free(L->seen);
+            L->seen = q;
+        }
         L->ring_cap = n;
         L->win = nw;
         if (!L->visit)
@@ -617,8 +774,10 @@ static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
         L->ring_rows = row + 1;
     if (frame > L->whi)
         L->whi = frame;
-    sat_add(&L->ring[(size_t)(frame & (L->win - 1)) * L->ring_cap + row],
-            self);
+    size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap + row;
+    sat_add(&L->ring[at], self);
+    if (L->seen)
+        L->seen[at] = 1;
     return 0;
 }
 
@@ -641,7 +800,9 @@ static int win_flush_all(loader *L)
 static void win_free(loader *L)
 {
     free(L->ring);
+    free(L->seen);
     L->ring = NULL;
+    L->seen = NULL;
     L->ring_cap = L->ring_rows = 0;
 }
 
@@ -658,12 +819,35 @@ static uint32_t win_frames(size_t rows)
 
 static int sort_pf(an_scope *s);
 
+/* Let go of a row's exact series. */
+static void series_free(an_scope *s)
+{
+    free(s->pf_frame);
+    free(s->pf_self);
+    s->pf_frame = NULL;
+    s->pf_self = NULL;
+    s->pf_n = s->pf_cap = 0;
+    s->pf_sorted = 1;
+}
+
 /* The exact series outgrew the budget: summarise what they hold (frames
  * more than a ring behind the furthest one seen) or move it to the ring,
  * free them, and go on with the ring. */
 static int spill(loader *L)
 {
     an_capture *m = L->m;
+    if (L->o->series_reread) { /* nothing kept: read again when asked */
+        for (size_t i = 0; i < m->nscopes; i++)
+            series_free(&m->scopes[i]);
+        for (size_t i = 0; i < L->acc_cap; i++)
+            L->acc[i].frame = NONE;
+        L->win = win_frames(m->nscopes);
+        m->win = L->win; /* for an_series_scan */
+        L->dropping = 1;
+        m->approx = 1;
+        m->reread = 1;
+        return 0;
+    }
     for (size_t i = 0; i < L->acc_cap && i < m->nscopes; i++) {
         pf_acc *a = &L->acc[i];
         if (a->frame != NONE &&
@@ -691,12 +875,7 @@ static int spill(loader *L)
                      ? emit(L, i, s->pf_frame[k], s->pf_self[k])
                      : win_note(L, i, s->pf_frame[k], s->pf_self[k])) != 0)
                 return -1;
-        free(s->pf_frame);
-        free(s->pf_self);
-        s->pf_frame = NULL;
-        s->pf_self = NULL;
-        s->pf_n = s->pf_cap = 0;
-        s->pf_sorted = 1;
+        series_free(s);
     }
     return 0;
 }
@@ -838,12 +1017,10 @@ static int set_root(an_capture *m, path_cache *c, an_kind kind,
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id);
 
-/* The call-tree node of an event named `name` under ancestors
- * stack[0..depth) on CPU thread or GPU track `id`; *cache is that
- * thread's (track's) path cache. NONE when out of memory. */
-static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
-                           const uint32_t *stack, uint32_t depth,
-                           uint32_t name, path_cache **cache)
+/* The path cache of CPU thread or GPU track `id`, its root set up; NULL
+ * when out of memory. */
+__attribute__((always_inline)) static inline path_cache *
+event_cache(loader *L, an_kind kind, uint32_t id)
 {
     an_capture *m = L->m;
     path_cache *c;
@@ -857,11 +1034,21 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
             L->last_tid = id;
         }
     }
-    *cache = c;
-    if (!c)
-        return NONE;
-    if (c->root == NONE &&
+    if (c && c->root == NONE &&
         set_root(m, c, kind, root_name(L, kind, id), id) != 0)
+        return NULL;
+    return c;
+}
+
+/* The call-tree node of an event named `name` under ancestors
+ * stack[0..depth) on CPU thread or GPU track `id`; *cache is that
+ * thread's (track's) path cache. NONE when out of memory. */
+static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
+                           const uint32_t *stack, uint32_t depth,
+                           uint32_t name, path_cache **cache)
+{
+    path_cache *c = *cache = event_cache(L, kind, id);
+    if (!c)
         return NONE;
     uint32_t parent = parent_node(L, c, kind, stack, depth);
     if (parent == NONE)
@@ -898,6 +1085,24 @@ typedef struct hand {
     uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's */
 } hand;
 
+/* A scan's scope (values_only): its row's value in its frame, and nothing
+ * else (rows by name are made in the order of the load's). */
+__attribute__((noinline)) static int scope_value(loader *L, const hand *h)
+{
+    long si = cpu_row(L, h->name);
+    if (si < 0)
+        return -1;
+    path_cache *c = L->last_cache;
+    if (!c || L->last_tid != h->tid) {
+        if (!(c = cache_for(&L->threads, &L->threads_cap, h->tid)))
+            return -1;
+        L->last_cache = c;
+        L->last_tid = h->tid;
+    }
+    long f = frame_at(L->m, h->begin_ns, &c->frame_hint);
+    return pf_note(L, si, f, h->self, h->tid & 0x7fffffffu);
+}
+
 /* A CPU scope into the model: its node, row, sums and per-frame value.
  * stack: its ancestors (h->depth of them). */
 __attribute__((always_inline)) static inline int
@@ -907,13 +1112,20 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     uint32_t depth = h->depth & ~HAND_RECURSIVE;
     int64_t dur = cap_duration_ns(h->begin_ns, h->end_ns), self = h->self;
     path_cache *c;
-    uint32_t node = event_node(L, AN_CPU, h->tid, stack, depth, h->name, &c);
-    if (node == NONE)
+    uint32_t node = NONE;
+    if (__builtin_expect(L->tree, 1)) {
+        node = event_node(L, AN_CPU, h->tid, stack, depth, h->name, &c);
+        if (node == NONE)
+            return -1;
+        an_node *n = &m->nodes[node];
+        n->calls++;
+        sat_add(&n->total_ns, dur);
+        sat_add(&n->self_ns, self);
+    } else if (L->values_only) {
+        return scope_value(L, h);
+    } else if (!(c = event_cache(L, AN_CPU, h->tid))) { /* no_tree */
         return -1;
-    an_node *n = &m->nodes[node];
-    n->calls++;
-    sat_add(&n->total_ns, dur);
-    sat_add(&n->self_ns, self);
+    }
     long si = L->o->by_path ? scope_get(m, AN_CPU, node) : cpu_row(L, h->name);
     if (si < 0)
         return -1;
@@ -969,22 +1181,33 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     long f = frame_by_index(m, e->cpu_frame);
     if (L->have_cutoff && f < 0)
         return 0;
+    if (L->values_only) {
+        long si = scope_get(m, AN_GPU, e->name);
+        if (si < 0)
+            return -1;
+        return e->measured ? pf_note(L, si, f, e->self_ns,
+                                     e->track | 0x80000000u)
+                           : 0;
+    }
     path_cache *c;
-    uint32_t node = event_node(L, AN_GPU, e->track, e->stack, e->depth,
-                               e->name, &c);
+    uint32_t node = L->tree ? event_node(L, AN_GPU, e->track, e->stack,
+                                         e->depth, e->name, &c)
+                            : event_cache(L, AN_GPU, e->track) ? 0 : NONE;
     if (node == NONE)
         return -1;
     long si = scope_get(m, AN_GPU, L->o->by_path ? node : e->name);
     if (si < 0)
         return -1;
     an_scope *s = &m->scopes[si];
-    an_node *n = &m->nodes[node];
+    an_node *n = L->tree ? &m->nodes[node] : NULL;
     m->gpu_events++;
     if (!e->measured)
         return 0;
-    n->calls++;
-    sat_add(&n->total_ns, e->duration_ns);
-    sat_add(&n->self_ns, e->self_ns);
+    if (n) {
+        n->calls++;
+        sat_add(&n->total_ns, e->duration_ns);
+        sat_add(&n->self_ns, e->self_ns);
+    }
     s->calls++;
     sat_add(&s->self_ns, e->self_ns);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
@@ -999,7 +1222,8 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
 static int on_counter(loader *L, const cap_ev_counter *e)
 {
     an_capture *m = L->m;
-    if (L->have_cutoff && e->time_ns < L->cutoff_ns)
+    if (L->values_only ||
+        (L->have_cutoff && e->time_ns < L->cutoff_ns))
         return 0;
     if (e->name >= L->counter_of_cap) {
         size_t n = L->counter_of_cap ? L->counter_of_cap : 64;
@@ -1185,6 +1409,12 @@ typedef struct slot {
     size_t roots_n, roots_cap;
     char *names;
     size_t names_n, names_cap;
+    struct slot_wait {  /* over_time_hint: CPU name ids first seen in the
+                           batch, and whether each is a wait (2) or not */
+        uint32_t id;
+        uint8_t w;
+    } *waits;
+    size_t waits_n, waits_cap;
 } slot;
 
 typedef struct ahead {
@@ -1200,6 +1430,10 @@ typedef struct ahead {
     /* the reader thread's own copies of what the model decides by */
     uint8_t *seen_cpu; /* by tid */
     uint8_t seen_gpu[CAP_MAX_TRACKS];
+    int carry_waits;   /* over_time_hint: the wait flags go with the
+                          batches (the model sums work and waits apart) */
+    uint8_t *name_seen; /* by CPU name id, the reader thread's */
+    size_t name_seen_cap;
     int failed;        /* the reader thread ran out of memory */
 } ahead;
 
@@ -1272,7 +1506,7 @@ static long slot_stack(slot *s, const uint32_t *st, uint32_t depth,
 static int fill(ahead *A, slot *s)
 {
     loader *L = A->L;
-    s->arena_n = s->roots_n = s->names_n = 0;
+    s->arena_n = s->roots_n = s->names_n = s->waits_n = 0;
     s->detail[0] = 0;
     size_t got = 0, n = 0, n_other = 0;
     s->res = cap_reader_next_batch(L->r, A->ev, SLOT_EVENTS, &got);
@@ -1311,6 +1545,17 @@ static int fill(ahead *A, slot *s)
                 if (slot_root(s, AN_CPU, e->tid,
                               cap_reader_thread_name(L->r, e->tid)) != 0)
                     return -1;
+            }
+            if (A->carry_waits && (e->name >= A->name_seen_cap ||
+                                   !A->name_seen[e->name])) {
+                if (grow_zero(&A->name_seen, &A->name_seen_cap,
+                              (size_t)e->name + 1) != 0 ||
+                    an_grow((void **)&s->waits, &s->waits_cap,
+                            s->waits_n + 1, sizeof *s->waits) != 0)
+                    return -1;
+                A->name_seen[e->name] = 1;
+                s->waits[s->waits_n++] = (struct slot_wait){
+                    e->name, name_is_wait(L, L->r, e->name) ? 2 : 1};
             }
             hand *h = &s->rec[n++];
             *h = scope_hand(e);
@@ -1416,7 +1661,7 @@ static void *reader_main(void *arg)
 static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
 {
     an_capture *m = L->m;
-    ahead A = {.L = L};
+    ahead A = {.L = L, .carry_waits = m->ot_bin != NULL};
     A.slots = calloc(SLOTS, sizeof *A.slots);
     A.seen_cpu = calloc(CAP_MAX_THREADS, 1);
     if (!A.slots || !A.seen_cpu) {
@@ -1428,6 +1673,7 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     pthread_cond_init(&A.cv, NULL);
     pthread_t th;
     cap_result res = CAP_OK;
+    L->reader_busy = 1;
     if (pthread_create(&th, NULL, reader_main, &A) != 0) {
         res = CAP_E_NOMEM;
         goto out;
@@ -1445,7 +1691,11 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
         cap_result r = s->res;
         if (r == CAP_OK) {
             L->slot = s;
-            int rc = apply_slot(L, s);
+            int rc = 0;
+            for (size_t i = 0; i < s->waits_n && rc == 0; i++)
+                rc = name_wait_set(L, s->waits[i].id, s->waits[i].w);
+            if (rc == 0)
+                rc = apply_slot(L, s);
             L->slot = NULL;
             if (rc != 0)
                 res = CAP_E_NOMEM;
@@ -1472,11 +1722,14 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     }
     pthread_join(th, NULL);
 out:
+    L->reader_busy = 0;
     for (size_t i = 0; i < SLOTS; i++) {
         free(A.slots[i].arena);
         free(A.slots[i].roots);
         free(A.slots[i].names);
+        free(A.slots[i].waits);
     }
+    free(A.name_seen);
     free(A.slots);
     free(A.seen_cpu);
     pthread_mutex_destroy(&A.mu);
@@ -1717,11 +1970,12 @@ static int split_pops(an_capture *m)
 }
 
 /* The load, or with visit a read of every (row, frame) value through it
- * (a ring of win frames from the start). */
+ * (a ring of src->win frames from the start; of walk_win frames that never
+ * shortens, zeros handed on, when walk_win > 0: an_series_walk). */
 static cap_result load(an_capture **out, const char *path,
                        const an_options *opt, an_series_fn visit,
-                       void *visit_ctx, const an_capture *src, char *detail,
-                       size_t detail_size)
+                       void *visit_ctx, const an_capture *src,
+                       uint32_t walk_win, char *detail, size_t detail_size)
 {
     static const an_options defaults;
     *out = NULL;
@@ -1738,6 +1992,8 @@ static cap_result load(an_capture **out, const char *path,
     }
     loader L = {.m = m, .o = opt ? opt : &defaults};
     m->load_opt = *L.o;
+    L.tree = (!L.o->no_tree || L.o->by_path) && !(visit && !L.o->by_path);
+    L.reread = L.o->series_reread && !visit;
     L.budget = series_budget(L.o);
     if (visit) {
         L.visit = visit;
@@ -1745,6 +2001,21 @@ static cap_result load(an_capture **out, const char *path,
         L.windowed = 1;
         L.win = src->win;
         L.budget = 0;
+        L.values_only = !L.o->by_path;
+        if (walk_win) { /* rows known: the ring made once, for all */
+            L.win = walk_win;
+            L.fixed_win = 1;
+            L.ring_cap = 64;
+            while (L.ring_cap < src->nscopes)
+                L.ring_cap *= 2;
+            L.ring = calloc((size_t)L.win * L.ring_cap, sizeof *L.ring);
+            L.seen = calloc((size_t)L.win * L.ring_cap, 1);
+            if (!L.ring || !L.seen) {
+                win_free(&L);
+                an_free(m);
+                return CAP_E_NOMEM;
+            }
+        }
         /* the frames and the cut-off of the model scanned, borrowed (the
            scan's model lets go of them before it is freed) */
         m->frames = src->frames;
@@ -1770,11 +2041,14 @@ static cap_result load(an_capture **out, const char *path,
             m->ot_bin = NULL;
             m->ot_nbins = 0;
         }
+        m->ot_sums = m->ot_bin != NULL;
     }
     m->cutoff_ns = L.cutoff_ns;
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
         res = pass_all(&L, detail, detail_size);
+    m->max_lag = L.lag;
+    m->lag_known = L.reread;
     if (res == CAP_OK) {
         m->st = *cap_reader_get_stats(L.r);
         cap_reader_version(L.r, &m->major, &m->minor);
@@ -1795,6 +2069,10 @@ static cap_result load(an_capture **out, const char *path,
             res = CAP_E_NOMEM;
         if (res == CAP_OK && resolve_names(&L) != 0)
             res = CAP_E_NOMEM;
+        if (res == CAP_OK && L.o->nwait_globs)
+            an_mark_waits(m, L.o->wait_globs, L.o->nwait_globs);
+        if (res == CAP_OK)
+            ot_check(&L);
         for (size_t i = 0; res == CAP_OK && i < L.threads_cap; i++) {
             const path_cache *c = L.threads[i];
             if (c && c->outside && !c->in_frames && c->root != NONE &&
@@ -1827,6 +2105,8 @@ static cap_result load(an_capture **out, const char *path,
     }
     free(L.kids);
     free(L.acc);
+    free(L.name_wait);
+    free(L.row_wait);
     win_free(&L);
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
@@ -1843,7 +2123,7 @@ static cap_result load(an_capture **out, const char *path,
 cap_result an_load(an_capture **out, const char *path, const an_options *opt,
                    char *detail, size_t detail_size)
 {
-    return load(out, path, opt, NULL, NULL, NULL, detail, detail_size);
+    return load(out, path, opt, NULL, NULL, NULL, 0, detail, detail_size);
 }
 
 typedef struct scan_ctx {
@@ -1857,6 +2137,26 @@ static void scan_visit(void *p, size_t row, size_t frame, int64_t v)
     scan_ctx *c = p;
     if (row < c->m->nscopes && frame < c->m->nframes)
         c->fn(c->ctx, row, frame, v);
+}
+
+/* m's file read again with options o, every value through fn (a ring of
+ * walk_win frames: see load). */
+static cap_result scan_file(const an_capture *m, const an_options *o,
+                            an_series_fn fn, void *ctx, uint32_t walk_win)
+{
+    scan_ctx c = {m, fn, ctx};
+    an_capture *t;
+    char detail[320];
+    cap_result r = load(&t, m->load_path, o, scan_visit, &c, m, walk_win,
+                        detail, sizeof detail);
+    if (r != CAP_OK)
+        return r;
+    if (t->nscopes != m->nscopes)
+        r = CAP_E_CORRUPT; /* not the file that was loaded */
+    t->frames = NULL; /* borrowed */
+    t->nframes = 0;
+    an_free(t);
+    return r;
 }
 
 cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx)
@@ -1873,17 +2173,60 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx)
     an_options o = m->load_opt;
     o.progress = NULL;
     o.series_budget = 0;
-    scan_ctx c = {m, fn, ctx};
-    an_capture *t;
+    return scan_file(m, &o, fn, ctx, 0);
+}
+
+/* The exact series of m in frame order, rows in order within a frame. */
+static cap_result walk_exact(const an_capture *m, an_series_fn fn, void *ctx)
+{
+    size_t ns = m->nscopes;
+    size_t *cur = calloc(ns ? ns : 1, sizeof *cur); /* each row's next */
+    if (!cur)
+        return CAP_E_NOMEM;
+    for (size_t fi = 0; fi < m->nframes; fi++)
+        for (size_t r = 0; r < ns; r++) {
+            const an_scope *s = &m->scopes[r];
+            size_t k = cur[r];
+            if (k < s->pf_n && s->pf_frame[k] == fi) {
+                fn(ctx, r, fi, s->pf_self[k]);
+                cur[r] = k + 1;
+            }
+        }
+    free(cur);
+    return CAP_OK;
+}
+
+cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
+{
+    if (!m->approx)
+        return walk_exact(m, fn, ctx);
+    an_options o = m->load_opt;
+    o.progress = NULL;
+    o.series_budget = 0;
+    o.series_reread = 0;
+    o.split_hint = o.over_time_hint = 0;
+    /* a ring longer than any piece came late: a frame is whole when it
+       leaves it */
+    uint64_t need = m->max_lag + 1;
+    size_t rows = 64;
+    while (rows < m->nscopes)
+        rows *= 2;
+    uint32_t w = 8;
+    while (w < need && w < ((uint32_t)1 << 31))
+        w *= 2;
+    if (m->lag_known && need <= w && (size_t)w * rows * 9 <= AN_WALK_MAX_BYTES)
+        return scan_file(m, &o, fn, ctx, w);
+    /* too far apart: the exact series, in memory */
     char detail[320];
-    cap_result r = load(&t, m->load_path, &o, scan_visit, &c, m, detail,
-                        sizeof detail);
-    if (r != CAP_OK)
+    an_capture *t;
+    cap_result r;
+    if ((r = load(&t, m->load_path, &o, NULL, NULL, NULL, 0, detail,
+                  sizeof detail)) != CAP_OK)
         return r;
-    if (t->nscopes != m->nscopes)
-        r = CAP_E_CORRUPT; /* not the file that was loaded */
-    t->frames = NULL;
-    t->nframes = 0;
+    if (t->nscopes != m->nscopes || t->nframes != m->nframes)
+        r = CAP_E_CORRUPT;
+    else
+        r = walk_exact(t, fn, ctx);
     an_free(t);
     return r;
 }
@@ -1897,6 +2240,7 @@ void an_free(an_capture *m)
     free(m->pop_of);
     free(m->ot_bin);
     free(m->ot_cpu_ms);
+    free(m->ot_wait_ms);
     for (size_t i = 0; i < m->meta_n; i++) {
         if (m->meta_k)
             free(m->meta_k[i]);

@@ -130,6 +130,23 @@ typedef struct an_options {
     int ot_bins;
     double ot_bin_seconds;
     size_t ot_hint_bytes; /* 0: AN_OT_HINT_MAX_BYTES (tests set less) */
+    const char *const *wait_globs; /* names matching one of these shell
+                            globs are waits, as an_mark_waits marks them
+                            (read_capture --wait): done by the load, and
+                            known to the over_time_hint as rows appear;
+                            borrowed until an_free, for the scans) */
+    size_t nwait_globs;
+    int no_tree;         /* no call tree: m->nodes holds the thread and
+                            GPU track roots only, with no sums (a report
+                            that reads no tree: --frames); ignored with
+                            by_path */
+    int series_reread;   /* with a budget: past it, keep no summaries
+                            either (an_capture.reread): every per-frame
+                            value is read again from the file when asked
+                            for (an_series_walk). For --frames, whose
+                            values are exact whatever the budget; the
+                            ranking, --split and --over-time need the
+                            summaries and must not set it */
     /* with a budget, once the series are summarised: called with each
        row's final self time in a frame (!= 0) as it goes into the row's
        histogram, on the loading thread, with the model being loaded (its
@@ -210,8 +227,26 @@ typedef struct an_capture {
                                    its bin (NULL otherwise) */
     size_t ot_nbins;
     double *ot_cpu_ms;          /* ... and the self time (ms) of every CPU
-                                   row in that frame, summed in row order
-                                   (NULL until the first value) */
+                                   row that is not a wait in that frame,
+                                   summed in row order (NULL until the
+                                   first value) */
+    double *ot_wait_ms;         /* ... and of every CPU wait row (NULL
+                                   until the first) */
+    int ot_sums;                /* ot_cpu_ms and ot_wait_ms hold those
+                                   sums (NULL ones: zeros): each row's
+                                   wait flag (the producer's, or
+                                   wait_globs) was known as its values
+                                   came, and is the final one */
+    int reread;                 /* approx with series_reread: neither the
+                                   series nor their summaries are held
+                                   (pf_hist empty); an_series_walk and
+                                   an_series_scan read the file again */
+    uint64_t max_lag;           /* the furthest a (row, frame) piece came
+                                   behind the furthest frame already seen,
+                                   in frames (0: every piece in frame
+                                   order): an_series_walk's ring; measured
+                                   by a series_reread load only */
+    int lag_known;              /* max_lag was measured */
     uint64_t late_values;       /* approx: values that reached a frame
                                    already summarised (a thread's data
                                    far behind the others' in the file):
@@ -273,6 +308,20 @@ typedef void (*an_series_fn)(void *ctx, size_t row, size_t frame,
  * file can no longer be read; CAP_E_CORRUPT when it changed since the
  * load; CAP_E_NOMEM. */
 cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
+
+/* Every row's self time in every frame where it ran, in frame order and,
+ * within a frame, in row order: fn(ctx, row, frame, self_ns) once for
+ * each (row, frame) with the exact sum of its pieces, including 0 where
+ * the row ran for no time (the exact series' entries, as --frames lists
+ * them). Exact model: from the series in memory. Summarised (approx): the
+ * file is read again through a ring of frames longer than the load's
+ * max_lag, so that every piece of a frame has come before the frame is
+ * handed on (memory: that many frames x rows x 9 bytes); where that ring
+ * would pass AN_WALK_MAX_BYTES, or the load did not measure max_lag (it
+ * was not a series_reread load), the file is loaded again with the exact
+ * series (memory as with budget 0). Errors: as an_series_scan. */
+#define AN_WALK_MAX_BYTES ((size_t)32 << 20)
+cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx);
 
 /* Value of metadata key, or NULL. Borrowed from m. */
 const char *an_meta(const an_capture *m, const char *key);

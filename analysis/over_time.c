@@ -234,9 +234,10 @@ static cap_result ot_approx(const an_capture *m, const uint16_t *bin_of,
 
 /* A summarised model's top-scope summaries (out) and work and wait sums:
  * from the load's per-bin histograms when it was given these bins
- * (hinted; the work sum then comes from m->ot_cpu_ms unless some CPU row
- * is a wait, and only then is the file read again), else from one more
- * read of the file (ot_approx). */
+ * (hinted; the work and wait sums then come from m->ot_cpu_ms and
+ * ot_wait_ms unless the load could not sum them (!m->ot_sums: a row's
+ * wait flag changed after its values were summed), and only then is the
+ * file read again), else from one more read of the file (ot_approx). */
 static cap_result ot_summaries(const an_capture *m, int hinted, int waits,
                                const uint16_t *bin_of, const size_t *first,
                                size_t nb, const size_t *top, size_t top_n,
@@ -342,14 +343,15 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         goto done;
     int64_t ft = an_total_frame_ns(m);
     an_summary *approx = NULL;
-    int hinted = hint_matches(m, bin_of, nb), waits = 0;
-    for (size_t s = 0; hinted && s < m->nscopes; s++)
-        waits |= m->scopes[s].kind == AN_CPU && m->scopes[s].is_wait;
-    const double *cpu = hinted && !waits ? m->ot_cpu_ms : NULL; /* borrowed:
-                                                     the work sum */
+    int hinted = hint_matches(m, bin_of, nb);
+    /* the load's sums of work and waits per frame (borrowed; NULL: 0),
+       or (waits = 1) they come from one more read */
+    int waits = hinted && !m->ot_sums;
+    const double *cpu = hinted && m->ot_sums ? m->ot_cpu_ms : NULL;
+    const double *wcpu = hinted && m->ot_sums ? m->ot_wait_ms : NULL;
     double *sum[2] = {cpu ? NULL : calloc(n, sizeof(double)),
-                      calloc(n, sizeof(double))};
-    if ((!cpu && !sum[0]) || !sum[1] ||
+                      wcpu ? NULL : calloc(n, sizeof(double))};
+    if ((!cpu && !sum[0]) || (!wcpu && !sum[1]) ||
         (m->approx && (rc = ot_summaries(m, hinted, waits, bin_of, first, nb,
                                          top, top_n, sum, &approx)) !=
                           CAP_OK)) {
@@ -394,7 +396,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     {
         ot->work.median = malloc(nb * sizeof(double));
         ot->wait.median = malloc(nb * sizeof(double));
-        if ((!cpu && !sum[0]) || !sum[1] || !ot->work.median ||
+        if ((!cpu && !sum[0]) || (!wcpu && !sum[1]) || !ot->work.median ||
             !ot->wait.median) {
             free(sum[0]);
             free(sum[1]);
@@ -413,7 +415,8 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         }
         bin_medians(cpu ? cpu : sum[0], first, order, nb, tmp,
                     ot->work.median);
-        bin_medians(sum[1], first, order, nb, tmp, ot->wait.median);
+        bin_medians(wcpu ? wcpu : sum[1], first, order, nb, tmp,
+                    ot->wait.median);
         free(sum[0]);
         free(sum[1]);
         ot->work.growth = an_ratio_of(ot->work.median[ot->last],

@@ -270,23 +270,41 @@ void an_over_time_free(an_over_time *ot);
 
 #define AN_FRAMES_MAX_COLS 6
 
-/* Per-frame self time of a few scopes: the one asked for, or the top
- * AN_FRAMES_MAX_COLS by self time. */
+/* Which scopes --frames lists: the one asked for, or the top
+ * AN_FRAMES_MAX_COLS by self time as the text's columns (CSV lists every
+ * scope that ran in a frame). The values come frame by frame from
+ * an_frames_walk, in memory bounded whatever the length (issue 12). */
 typedef struct an_frames {
     const an_scope *only;    /* the scope asked for, or NULL */
     const an_scope *cols[AN_FRAMES_MAX_COLS];
     size_t ncols;
-    double *self_ms;         /* ncols x nframes: self_ms[c * nframes + f] */
     size_t nframes;
-    size_t *cursor;          /* scratch, one per model scope, for writers
-                                that walk every scope's frames */
 } an_frames;
 
-/* scope: a name or NULL. Errors: CAP_E_NOMEM, CAP_E_MISUSE (no such
- * scope). */
+/* scope: a name or NULL. Errors: CAP_E_MISUSE (no such scope). */
 cap_result an_frames_compute(an_frames *out, const an_capture *m,
                              const char *scope);
 void an_frames_free(an_frames *f);
+
+/* What an_frames_walk hands a writer, frame by frame. */
+typedef struct an_frames_sink {
+    /* scope s's self time (ns) in frame position `frame` (m->frames):
+       every scope that ran in it (0 ns included), in the model's row
+       order; with f->only that scope alone, once per frame, 0 where it
+       did not run */
+    void (*value)(void *ctx, size_t frame, const an_scope *s,
+                  int64_t self_ns);
+    /* after the frame's values: every frame, in order */
+    void (*frame_end)(void *ctx, size_t frame);
+    void *ctx;
+} an_frames_sink;
+
+/* Hand sink every frame's values of f's scopes (see an_frames_sink),
+ * exact: from the series in memory, or on a summarised model from one
+ * more read of the file (an_series_walk). Errors: as an_series_walk;
+ * frames already handed on stay so. */
+cap_result an_frames_walk(const an_capture *m, const an_frames *f,
+                          const an_frames_sink *sink);
 
 /* The writers, under the former names capture_diff and diff.c still use
  * (kept until their owner moves to the an_ names). */

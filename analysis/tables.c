@@ -455,11 +455,8 @@ cap_result an_tree_compute(an_tree *out, const an_capture *m, int max_depth,
 
 void an_frames_free(an_frames *f)
 {
-    if (!f)
-        return;
-    free(f->self_ms);
-    free(f->cursor);
-    memset(f, 0, sizeof *f);
+    if (f)
+        memset(f, 0, sizeof *f);
 }
 
 static long find_any(const an_capture *m, const char *name)
@@ -472,7 +469,7 @@ cap_result an_frames_compute(an_frames *out, const an_capture *m,
                              const char *scope)
 {
     memset(out, 0, sizeof *out);
-    size_t n = m->nframes, ns = m->nscopes;
+    size_t ns = m->nscopes;
     if (scope) {
         long i = find_any(m, scope);
         if (i < 0)
@@ -497,19 +494,58 @@ cap_result an_frames_compute(an_frames *out, const an_capture *m,
             out->cols[out->ncols++] = &m->scopes[best];
         }
     }
-    out->nframes = n;
-    out->self_ms = malloc((n ? n : 1) * (out->ncols ? out->ncols : 1) *
-                          sizeof *out->self_ms);
-    out->cursor = calloc(ns ? ns : 1, sizeof *out->cursor);
-    if (!out->self_ms || !out->cursor) {
-        an_frames_free(out);
-        return CAP_E_NOMEM;
-    }
-    for (size_t j = 0; j < out->ncols; j++) {
-        double *d = out->self_ms + j * n;
-        an_scope_dense(m, out->cols[j], d);
-        for (size_t f = 0; f < n; f++)
-            d[f] = MS(d[f]);
-    }
+    out->nframes = m->nframes;
     return CAP_OK;
+}
+
+/* an_series_walk's values, in frame order, turned into the sink's calls:
+ * each frame ended once its values are in (or a later frame's come), the
+ * one scope of `only` handed on at the frame's end, 0 when it did not
+ * run. */
+typedef struct frames_walk {
+    const an_capture *m;
+    const an_frames_sink *sink;
+    size_t only;        /* row of f->only, or SIZE_MAX */
+    size_t next;        /* the first frame not ended */
+    int64_t only_v;
+    int bad;            /* a frame's value came after the frame ended */
+} frames_walk;
+
+static void frames_end_to(frames_walk *w, size_t to)
+{
+    for (; w->next < to; w->next++) {
+        if (w->only != SIZE_MAX) {
+            w->sink->value(w->sink->ctx, w->next, &w->m->scopes[w->only],
+                           w->only_v);
+            w->only_v = 0;
+        }
+        w->sink->frame_end(w->sink->ctx, w->next);
+    }
+}
+
+static void frames_visit(void *p, size_t row, size_t frame, int64_t v)
+{
+    frames_walk *w = p;
+    if (frame < w->next) { /* cannot happen with the walk's order */
+        w->bad = 1;
+        return;
+    }
+    frames_end_to(w, frame);
+    if (w->only == SIZE_MAX)
+        w->sink->value(w->sink->ctx, frame, &w->m->scopes[row], v);
+    else if (row == w->only)
+        w->only_v = v;
+}
+
+cap_result an_frames_walk(const an_capture *m, const an_frames *f,
+                          const an_frames_sink *sink)
+{
+    frames_walk w = {m, sink, f->only ? (size_t)(f->only - m->scopes)
+                                      : SIZE_MAX, 0, 0, 0};
+    cap_result rc = an_series_walk(m, frames_visit, &w);
+    if (rc == CAP_OK && w.bad)
+        rc = CAP_E_CORRUPT;
+    if (rc == CAP_OK)
+        frames_end_to(&w, m->nframes);
+    return rc;
 }

@@ -471,9 +471,6 @@ int main(int argc, char **argv)
                                           {"_over_time", "--over-time", NULL},
                                           {"_frames_csv", "--frames", "--csv"}};
         for (int m = 0; m < 5; m++) {
-            if (m == 4 && realistic && n > 100000000)
-                continue; /* --frames keeps every value: GiBs, not a
-                             figure worth the machine's memory */
             char *targv[5] = {(char *)tool, NULL, NULL, NULL, NULL};
             int a = 1;
             for (int j = 1; j < 3; j++)

@@ -115,8 +115,70 @@ done:
     an_free(b);
 }
 
+/* A summarised load's per-frame sums of work and waits (the wait flags
+ * travel with the decoding thread's batches, --wait globs included), and
+ * --frames' walk of the values from one more read (a second decoding
+ * thread too), are those of one thread. */
+typedef struct walk_sum {
+    size_t n;
+    uint64_t h;
+} walk_sum;
+
+static void walk_hash(void *p, size_t row, size_t frame, int64_t v)
+{
+    walk_sum *w = p;
+    w->n++;
+    w->h = (w->h ^ (row * 1000003u + frame * 7919u + (uint64_t)v)) *
+           0x100000001b3ull;
+}
+
+static void summarised(const char *path)
+{
+    static const char *const globs[] = {"*a*"};
+    an_capture *m[2] = {NULL, NULL}, *r[2] = {NULL, NULL};
+    walk_sum ws[2] = {{0, 0}, {0, 0}};
+    char d[320];
+    for (int t = 0; t < 2; t++) {
+        an_options o = {.threads = t + 1, .series_budget = 1,
+                        .over_time_hint = 1, .ot_bins = 10,
+                        .wait_globs = globs, .nwait_globs = 1};
+        if (an_load(&m[t], path, &o, d, sizeof d) != CAP_OK)
+            goto done;
+        an_options q = {.threads = t + 1, .series_budget = 1,
+                        .series_reread = 1, .no_tree = 1};
+        if (an_load(&r[t], path, &q, d, sizeof d) != CAP_OK ||
+            an_series_walk(r[t], walk_hash, &ws[t]) != CAP_OK) {
+            fprintf(stderr, "FAIL %s: the walk fails\n", path);
+            failures++;
+            goto done;
+        }
+    }
+    compared++;
+    if (m[0]->ot_sums != m[1]->ot_sums || ws[0].n != ws[1].n ||
+        ws[0].h != ws[1].h) {
+        fprintf(stderr, "FAIL %s: summarised sums or walk differ\n", path);
+        failures++;
+    }
+    for (int k = 0; k < 2 && m[0]->ot_sums && m[1]->ot_sums; k++) {
+        const double *x = k ? m[0]->ot_wait_ms : m[0]->ot_cpu_ms,
+                     *y = k ? m[1]->ot_wait_ms : m[1]->ot_cpu_ms;
+        if (!((!x && !y) ||
+              (x && y && memcmp(x, y, m[0]->nframes * sizeof *x) == 0))) {
+            fprintf(stderr, "FAIL %s: the %s sums differ\n", path,
+                    k ? "wait" : "work");
+            failures++;
+        }
+    }
+done:
+    for (int t = 0; t < 2; t++) {
+        an_free(m[t]);
+        an_free(r[t]);
+    }
+}
+
 static void all_ways(const char *path)
 {
+    summarised(path);
     compare(path, 0, 0);
     compare(path, 1, 0);
     compare(path, 0, 0.05);

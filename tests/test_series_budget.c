@@ -145,17 +145,133 @@ static void compare(const char *path, const an_capture *e,
     an_over_time_free(&oa);
 }
 
+/* an_series_walk's calls, in order */
+typedef struct walk_rec {
+    size_t row, frame;
+    int64_t v;
+} walk_rec;
+typedef struct walk_list {
+    walk_rec *r;
+    size_t n, cap;
+    int nomem;
+} walk_list;
+
+static void walk_add(void *p, size_t row, size_t frame, int64_t v)
+{
+    walk_list *l = p;
+    if (l->n == l->cap) {
+        size_t c = l->cap ? l->cap * 2 : 1024;
+        walk_rec *q = realloc(l->r, c * sizeof *q);
+        if (!q) {
+            l->nomem = 1;
+            return;
+        }
+        l->r = q;
+        l->cap = c;
+    }
+    l->r[l->n++] = (walk_rec){row, frame, v};
+}
+
+/* --frames' values (an_series_walk) of a summarised model a, which reads
+ * the file again, are the exact model e's, call for call: frame order,
+ * rows in order within a frame, zeros where a scope ran for no time. */
+static void same_walk(const char *path, const char *what, const an_capture *e,
+                      const an_capture *a)
+{
+    walk_list le = {0}, la = {0};
+    CHECK(an_series_walk(e, walk_add, &le) == CAP_OK && !le.nomem,
+          "%s: exact walk", path);
+    CHECK(an_series_walk(a, walk_add, &la) == CAP_OK && !la.nomem,
+          "%s %s: walk", path, what);
+    CHECK(le.n == la.n, "%s %s: walk gives %zu values, exact %zu", path, what,
+          la.n, le.n);
+    size_t bad = 0;
+    for (size_t i = 0; i < le.n && i < la.n; i++)
+        if (le.r[i].row != la.r[i].row || le.r[i].frame != la.r[i].frame ||
+            le.r[i].v != la.r[i].v) {
+            if (!bad++)
+                CHECK(0, "%s %s: walk value %zu: row %zu frame %zu %lld, "
+                         "exact row %zu frame %zu %lld",
+                      path, what, i, la.r[i].row, la.r[i].frame,
+                      (long long)la.r[i].v, le.r[i].row, le.r[i].frame,
+                      (long long)le.r[i].v);
+        }
+    for (size_t i = 1; i < le.n; i++)
+        CHECK(le.r[i - 1].frame < le.r[i].frame ||
+                  (le.r[i - 1].frame == le.r[i].frame &&
+                   le.r[i - 1].row < le.r[i].row),
+              "%s: exact walk out of order at %zu", path, i);
+    for (size_t r = 0; r < e->nscopes && r < a->nscopes; r++)
+        CHECK(strcmp(e->scopes[r].name, a->scopes[r].name) == 0,
+              "%s %s: row %zu named apart", path, what, r);
+    free(le.r);
+    free(la.r);
+}
+
+/* The walk from a model that keeps no values past its budget
+ * (series_reread, --frames) on one and two threads, loaded without the
+ * call tree (no_tree, as --frames loads): the rows, threads and totals of
+ * the exact model, the roots alone for a tree. */
+static void reread_walks(const char *path, const an_capture *e,
+                         const an_options *base)
+{
+    for (int th = 1; th <= 2; th++) {
+        an_options o = *base;
+        o.threads = th;
+        o.series_budget = 1;
+        o.series_reread = 1;
+        o.no_tree = 1;
+        o.split_hint = o.over_time_hint = 0;
+        an_capture *r;
+        char d[400];
+        if (an_load(&r, path, &o, d, sizeof d) != CAP_OK) {
+            CHECK(0, "%s: reread load fails: %s", path, d);
+            continue;
+        }
+        CHECK(r->reread == r->approx && r->nscopes == e->nscopes,
+              "%s: reread %d approx %d", path, r->reread, r->approx);
+        for (size_t i = 0; i < r->nscopes; i++)
+            CHECK(r->scopes[i].pf_n == 0 || !r->approx,
+                  "%s: reread keeps values", path);
+        for (size_t i = 0; i < r->nscopes && r->nscopes == e->nscopes; i++)
+            CHECK(r->scopes[i].self_ns == e->scopes[i].self_ns &&
+                      r->scopes[i].total_ns == e->scopes[i].total_ns &&
+                      r->scopes[i].calls == e->scopes[i].calls &&
+                      r->scopes[i].is_wait == e->scopes[i].is_wait,
+                  "%s: no_tree row %zu differs", path, i);
+        size_t roots = 0;
+        for (size_t i = 0; i < e->nnodes; i++)
+            roots += e->nodes[i].is_root;
+        CHECK(base->by_path || r->nnodes == roots, "%s: no_tree %zu nodes, "
+              "%zu roots", path, r->nnodes, roots);
+        CHECK(r->nthreads == e->nthreads &&
+                  r->noutside_threads == e->noutside_threads &&
+                  r->ntracks == e->ntracks && r->cpu_events == e->cpu_events &&
+                  memcmp(r->outside_ns, e->outside_ns,
+                         sizeof r->outside_ns) == 0,
+              "%s: no_tree threads or totals differ", path);
+        same_walk(path, th == 1 ? "reread" : "reread, two threads", e, r);
+        an_free(r);
+    }
+}
+
 static void one_file(const char *path)
 {
-    /* by name, by call path, and with --skip-seconds (the scans read
-       the file again with the model's cut-off) */
-    for (int cfg = 0; cfg < 3; cfg++) {
+    /* by name, by call path, with --skip-seconds (the scans read the
+       file again with the model's cut-off), and with --wait GLOB (the
+       load marks the waits, and sums work and waits apart as it reads) */
+    static const char *const globs[] = {"*e*", "nosuch"};
+    for (int cfg = 0; cfg < 4; cfg++) {
         int by_path = cfg == 1;
         double skip = cfg == 2 ? 0.05 : 0;
+        const char *const *wg = cfg == 3 ? globs : NULL;
+        size_t nwg = cfg == 3 ? 2 : 0;
         an_options oe = {.by_path = by_path, .threads = 1,
-                         .skip_seconds = skip};
+                         .skip_seconds = skip, .wait_globs = wg,
+                         .nwait_globs = nwg};
         an_options oa = {.by_path = by_path, .threads = 1,
                          .skip_seconds = skip, .series_budget = 1,
+                         .wait_globs = wg, .nwait_globs = nwg,
                          .split_hint = cfg > 0, /* --split from the load's
                                                    histograms, or a scan */
                          .over_time_hint = cfg > 0, .ot_bins = 10,
@@ -166,6 +282,7 @@ static void one_file(const char *path)
            once and are let go, so it reads the file again too) */
         an_options o2 = {.by_path = by_path, .threads = 2,
                          .skip_seconds = skip, .series_budget = 1,
+                         .wait_globs = wg, .nwait_globs = nwg,
                          .over_time_hint = cfg > 0, .ot_bins = 10,
                          .ot_hint_bytes = oa.ot_hint_bytes};
         an_capture *e, *a, *a2;
@@ -190,8 +307,27 @@ static void one_file(const char *path)
                   "%s: bins over their bound kept", path);
         CHECK(cfg != 1 || !a->approx || a->nframes == 0 || a->ot_bin,
               "%s: no bins", path);
+        for (size_t i = 0; cfg == 3 && i < e->nscopes; i++)
+            CHECK(!strchr(e->scopes[i].name, 'e') || e->scopes[i].is_wait,
+                  "%s: %s not marked by --wait", path, e->scopes[i].name);
+        /* --over-time in one read: the load summed work and waits */
+        CHECK(!a->ot_bin || a->ot_sums, "%s: no sums of work and waits",
+              path);
         compare(path, e, a);
+        same_walk(path, "summarised", e, a);
+        reread_walks(path, e, &oe);
         if (an_load(&a2, path, &o2, d, sizeof d) == CAP_OK) {
+            same_walk(path, "two threads", e, a2);
+            /* the wait flags carried with the batches: the same sums */
+            CHECK(a2->ot_sums == a->ot_sums, "%s: sums on two threads", path);
+            for (int k = 0; k < 2 && a->ot_sums && a2->ot_sums; k++) {
+                const double *x = k ? a->ot_wait_ms : a->ot_cpu_ms,
+                             *y = k ? a2->ot_wait_ms : a2->ot_cpu_ms;
+                CHECK((!x && !y) ||
+                          (x && y && memcmp(x, y, a->nframes * sizeof *x) == 0),
+                      "%s: %s sums differ on two threads", path,
+                      k ? "wait" : "work");
+            }
             CHECK(a2->approx == a->approx && a2->nscopes == a->nscopes,
                   "%s: two threads", path);
             for (size_t i = 0; i < a->nscopes && i < a2->nscopes; i++) {
@@ -297,6 +433,26 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A writer of ns ticks into a new file named from the template path
+ * (filled in), in blocks of block_bytes; NULL when that fails. */
+static cap_writer *temp_writer(char *path, size_t block_bytes)
+{
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    cap_writer_options o = {0};
+    o.clock_source = "monotonic";
+    o.tick_period_ns = 1.0;
+    o.block_bytes = block_bytes;
+    cap_writer *w = NULL;
+    CHECK(cap_writer_open_path(&w, path, &o) == CAP_OK, "open %s", path);
+    if (!w)
+        unlink(path);
+    return w;
+}
+
 /* A long capture written here: 70,000 frames (more than the reports' in-
  * place sorts start at), two threads, the second five frames behind the
  * first, one name on both (its time in a frame arrives in two parts),
@@ -311,17 +467,9 @@ static void long_capture(size_t block_bytes)
 {
     enum { FRAMES = 70000, LAG = 5 };
     char path[] = "/tmp/test_series_budget_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0, "mkstemp");
-    if (fd < 0)
+    cap_writer *w = temp_writer(path, block_bytes);
+    if (!w)
         return;
-    close(fd);
-    cap_writer_options o = {0};
-    o.clock_source = "monotonic";
-    o.tick_period_ns = 1.0;
-    o.block_bytes = block_bytes;
-    cap_writer *w;
-    CHECK(cap_writer_open_path(&w, path, &o) == CAP_OK, "open %s", path);
     cap_writer_name(w, 1, "shared", "t.c", 1);
     cap_writer_name(w, 2, "main_only", "t.c", 2);
     cap_writer_name(w, 3, "worker_only", "t.c", 3);
@@ -367,6 +515,9 @@ static void long_capture(size_t block_bytes)
     CHECK(an_load(&a, path, &oa, d, sizeof d) == CAP_OK, "%s: %s", path, d);
     CHECK(e->nframes == FRAMES && a->approx, "%zu frames, approx %d",
           e->nframes, a->approx);
+    /* --frames' values exact, late pieces or not */
+    same_walk(path, "long", e, a);
+    reread_walks(path, e, &oe);
     if (block_bytes < 65536) {
         compare(path, e, a);
     } else {
@@ -425,6 +576,62 @@ static void long_capture(size_t block_bytes)
     unlink(path);
 }
 
+/* A capture whose worker thread is written after every frame of the main
+ * one: its pieces come up to FRAMES frames late, past what
+ * an_series_walk's ring may hold (AN_WALK_MAX_BYTES), so the walk loads
+ * the exact series again; the values must still be the exact ones. Zero-
+ * length scopes: the exact series hold their 0, and so must the walk. */
+static void late_worker(void)
+{
+    enum { FRAMES = 40000 };
+    char path[] = "/tmp/test_series_budget_XXXXXX";
+    cap_writer *w = temp_writer(path, 4096);
+    if (!w)
+        return;
+    cap_writer_name(w, 1, "work", "t.c", 1);
+    cap_writer_name(w, 2, "instant", "t.c", 2);
+    cap_writer_name(w, 3, "late", "t.c", 3);
+    cap_writer_thread(w, 0, "main");
+    cap_writer_thread(w, 1, "worker");
+    for (uint64_t f = 0; f < FRAMES; f++) {
+        uint64_t b = 1000 + f * 1000;
+        cap_writer_scope_begin(w, 0, 1, b + 10);
+        cap_writer_scope_end(w, 0, b + 100 + f % 300);
+        if (f % 3 == 0) { /* ran for no time */
+            cap_writer_scope_begin(w, 0, 2, b + 500);
+            cap_writer_scope_end(w, 0, b + 500);
+        }
+        cap_writer_frame(w, f, b, b + 1000);
+    }
+    for (uint64_t f = 0; f < FRAMES; f += 2) {
+        uint64_t b = 1000 + f * 1000;
+        cap_writer_scope_begin(w, 1, 3, b + 200);
+        cap_writer_scope_end(w, 1, b + 260 + f % 70);
+    }
+    CHECK(cap_writer_close(w) == CAP_OK, "close");
+    an_options oe = {.threads = 1},
+               oa = {.threads = 1, .series_budget = 1, .series_reread = 1};
+    an_capture *e, *a;
+    char d[400];
+    if (an_load(&e, path, &oe, d, sizeof d) == CAP_OK) {
+        CHECK(an_load(&a, path, &oa, d, sizeof d) == CAP_OK, "%s", d);
+        CHECK(a->approx && a->lag_known && a->max_lag >= FRAMES / 2,
+              "approx %d, lag %llu", a->approx,
+              (unsigned long long)a->max_lag);
+        same_walk(path, "late worker", e, a);
+        reread_walks(path, e, &oe);
+        long z = an_find_scope(e, AN_CPU, "instant");
+        CHECK(z >= 0 && e->scopes[z].pf_n == FRAMES / 3 + 1 &&
+                  e->scopes[z].pf_self[0] == 0,
+              "zero-length scopes kept as 0");
+        an_free(a);
+        an_free(e);
+    } else {
+        CHECK(0, "%s: %s", path, d);
+    }
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -434,6 +641,7 @@ int main(int argc, char **argv)
     hist_alone();
     long_capture(4096);
     long_capture(1 << 20);
+    late_worker();
     cap_files_walk(argv[1], one_file);
     printf("%d captures, %d summarised, %d failures\n", files_checked,
            files_approx, failures);

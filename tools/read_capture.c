@@ -326,8 +326,8 @@ static cap_result render(const args *a, const an_capture *m, int colour,
             break;
         rc = an_frame_counters_compute(&fc, m, a->counter, a->ncounter);
         if (rc == CAP_OK)
-            a->csv ? an_csv_frames(out, m, &f, &fc)
-                   : an_text_frames(out, m, &f, &fc, colour);
+            rc = a->csv ? an_csv_frames(out, m, &f, &fc)
+                        : an_text_frames(out, m, &f, &fc, colour);
         an_frames_free(&f);
         break;
     }
@@ -355,14 +355,20 @@ static int run(const args *a)
     int colour_err = tty_err && !getenv("NO_COLOR");
     an_options o = {.skip_seconds = a->skip_seconds,
                     .progress = tty_err ? stderr : NULL};
-    /* memory bounded whatever the length, except for --frames, which
-       lists every frame's values */
-    if (a->report != R_FRAMES)
-        o.series_budget = AN_SERIES_BUDGET_DEFAULT;
+    /* memory bounded whatever the length; --frames lists every frame's
+       exact values: past the budget it keeps none and reads them again,
+       frame by frame (an_frames_walk) */
+    o.series_budget = AN_SERIES_BUDGET_DEFAULT;
+    o.series_reread = a->report == R_FRAMES;
+    o.no_tree = a->report == R_FRAMES;
     o.split_hint = a->report == R_SPLIT && !a->split_by;
     o.over_time_hint = a->report == R_OVER_TIME;
     o.ot_bins = a->bins;
     o.ot_bin_seconds = a->bin_seconds;
+    /* --wait: marked by the load, so that --over-time sums work and waits
+       apart as it reads */
+    o.wait_globs = a->wait;
+    o.nwait_globs = a->nwait;
     /* a live source or standard input: read from an in-memory copy */
     char live_path[64];
     int live_fd = -1;
@@ -383,7 +389,6 @@ static int run(const args *a)
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return EXIT_USAGE;
     }
-    an_mark_waits(m, a->wait, a->nwait);
     if (live == 0) { /* messages name the source, not the copy */
         char *name = strdup(a->file);
         if (name) {
@@ -433,7 +438,7 @@ static int run(const args *a)
         an_free(m);
         return EXIT_USAGE;
     }
-    if (m->approx && a->csv)
+    if (m->approx && !m->reread && a->csv)
         fprintf(stderr, "note: %s: %s\n", a->file, AN_APPROX_NOTE);
     cap_result rc = render(a, m, colour_out, svg); /* may read the copy
                                                        again: open till here */

@@ -1,6 +1,7 @@
 /* csv.c - RFC 4180 CSV through libcsv: renders report.h's results. */
 #include <csv.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render/render.h"
@@ -21,30 +22,6 @@ static void num(FILE *f, double v)
     if (isnan(v))
         return; /* empty field */
     fprintf(f, "%.6f", v);
-}
-
-/* num(f, MS(ns)) for a whole number of ns, without printf for the usual
- * sizes: below 2^52 ns, ns / 1e6 as a double lies within half a unit of
- * the 6th decimal of ns / 10^6 exactly, so "%.6f" prints ns's digits; the
- * same bytes (issue 12: one such field per row of --frames). */
-static void num_ns(FILE *f, int64_t ns)
-{
-    if (ns <= -(INT64_C(1) << 52) || ns >= (INT64_C(1) << 52)) {
-        num(f, MS(ns));
-        return;
-    }
-    char buf[32], *p = buf + sizeof buf;
-    uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
-    for (int i = 0; i < 6; i++, a /= 10)
-        *--p = (char)('0' + a % 10);
-    *--p = '.';
-    do {
-        *--p = (char)('0' + a % 10);
-        a /= 10;
-    } while (a);
-    if (ns < 0)
-        *--p = '-';
-    fwrite(p, 1, (size_t)(buf + sizeof buf - p), f);
 }
 
 static void ratio(FILE *f, an_ratio r)
@@ -179,82 +156,178 @@ void an_csv_over_time(FILE *out, const an_over_time *ot)
     }
 }
 
-/* A --frames row's first four fields (frame, start_s, frame_ms, gpu_ms) */
-static void frame_prefix(FILE *out, const an_frame *fr, int64_t t0)
+/* --frames: rows built in a buffer of their own, written 64 KiB at a
+ * time (a capture of 10 M scopes lists about 9 M rows); each field has
+ * the bytes the stream writers above give it. */
+typedef struct frames_out {
+    FILE *out;
+    const an_capture *m;
+    const an_frame_counters *fc;
+    int64_t t0;
+    char pre[160];          /* the current frame's first four fields */
+    size_t pre_n;
+    size_t pre_frame;       /* the frame pre is for; SIZE_MAX: none */
+    char **name;            /* per row: ",cpu,NAME," quoted as
+                               an_csv_field quotes; NULL until used */
+    size_t *name_n;
+    int nomem;
+    size_t n;
+    char buf[1 << 16];
+} frames_out;
+
+static void fo_flush(frames_out *o)
 {
-    fprintf(out, "%llu,%.6f,", (unsigned long long)fr->index,
-            an_elapsed_ns(t0, fr->begin_ns) / 1e9);
-    num(out, MS(an_frame_ns(fr)));
-    fputc(',', out);
-    num(out, fr->has_gpu ? MS(fr->gpu_ns) : NAN);
+    if (o->n)
+        fwrite(o->buf, 1, o->n, o->out);
+    o->n = 0;
 }
 
-void an_csv_frames(FILE *out, const an_capture *m, an_frames *f,
-                   const an_frame_counters *fc)
+static void fo_put(frames_out *o, const char *s, size_t n)
 {
-    fputs("frame,start_s,frame_ms,gpu_ms,track,name,self_ms\n", out);
-    size_t n = m->nframes;
-    int64_t t0 = n ? m->frames[0].begin_ns : 0;
-    /* walk every scope's sparse per-frame list in frame order */
-    size_t ns = m->nscopes;
-    size_t *cur = f->cursor;
-    memset(cur, 0, (ns ? ns : 1) * sizeof *cur);
-    /* a frame's first four fields, formatted once per frame (issue 12) */
-    char pre[256];
-    size_t pre_n = 0;
-    FILE *pf = fmemopen(pre, sizeof pre, "w");
-    for (size_t fi = 0; fi < n; fi++) {
-        const an_frame *fr = &m->frames[fi];
-        pre_n = 0;
-        if (pf) {
-            rewind(pf);
-            frame_prefix(pf, fr, t0);
-            fflush(pf);
-            long at = ftell(pf);
-            pre_n = at > 0 && (size_t)at < sizeof pre ? (size_t)at : 0;
-        }
-        for (size_t s = 0; s < ns; s++) {
-            const an_scope *sc = &m->scopes[s];
-            if (f->only && sc != f->only)
-                continue;
-            int64_t v = 0;
-            int present = 0;
-            while (cur[s] < sc->pf_n && sc->pf_frame[cur[s]] < fi)
-                cur[s]++;
-            if (cur[s] < sc->pf_n && sc->pf_frame[cur[s]] == fi) {
-                v = sc->pf_self[cur[s]];
-                present = 1;
-            }
-            if (!present && !f->only)
-                continue;
-            if (pre_n)
-                fwrite(pre, 1, pre_n, out);
-            else
-                frame_prefix(out, fr, t0);
-            fprintf(out, ",%s,", kind_name(sc->kind));
-            an_csv_field(out, sc->name);
-            fputc(',', out);
-            num_ns(out, v);
-            fputc('\n', out);
-        }
-        /* the counters: the frame's value, in the counter's own unit */
-        for (size_t k = 0; fc && k < fc->n; k++) {
-            const an_frame_counter *c = &fc->c[k];
-            if (c->state[fi] == AN_FC_NONE)
-                continue;
-            if (pre_n)
-                fwrite(pre, 1, pre_n, out);
-            else
-                frame_prefix(out, fr, t0);
-            fputs(c->state[fi] == AN_FC_CARRIED ? ",counter-carried,"
-                                                : ",counter,",
-                  out);
-            an_csv_field(out, c->name);
-            fputc(',', out);
-            num(out, c->value[fi]);
-            fputc('\n', out);
+    if (o->n + n > sizeof o->buf) {
+        fo_flush(o);
+        if (n > sizeof o->buf) {
+            fwrite(s, 1, n, o->out);
+            return;
         }
     }
-    if (pf)
-        fclose(pf);
+    memcpy(o->buf + o->n, s, n);
+    o->n += n;
+}
+
+/* A --frames row's first four fields (frame, start_s, frame_ms, gpu_ms),
+ * as frame_prefix prints them. */
+static void fo_prefix(frames_out *o, size_t fi)
+{
+    if (o->pre_frame != fi) {
+        const an_frame *fr = &o->m->frames[fi];
+        int k = snprintf(o->pre, sizeof o->pre, "%llu,%.6f,",
+                         (unsigned long long)fr->index,
+                         an_elapsed_ns(o->t0, fr->begin_ns) / 1e9);
+        size_t n = k > 0 && (size_t)k < sizeof o->pre ? (size_t)k : 0;
+        double ms = MS(an_frame_ns(fr));
+        k = isnan(ms) ? 0 : snprintf(o->pre + n, sizeof o->pre - n, "%.6f", ms);
+        n += k > 0 && (size_t)k < sizeof o->pre - n ? (size_t)k : 0;
+        if (n < sizeof o->pre)
+            o->pre[n++] = ',';
+        if (fr->has_gpu) {
+            k = snprintf(o->pre + n, sizeof o->pre - n, "%.6f", MS(fr->gpu_ns));
+            n += k > 0 && (size_t)k < sizeof o->pre - n ? (size_t)k : 0;
+        }
+        o->pre_n = n;
+        o->pre_frame = fi;
+    }
+    fo_put(o, o->pre, o->pre_n);
+}
+
+/* ",cpu,NAME," for row r, made once. */
+static int fo_name(frames_out *o, size_t r)
+{
+    if (o->name[r])
+        return 0;
+    const an_scope *sc = &o->m->scopes[r];
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    if (!f)
+        return -1;
+    fprintf(f, ",%s,", kind_name(sc->kind));
+    an_csv_field(f, sc->name);
+    fputc(',', f);
+    if (fclose(f) != 0) {
+        free(p);
+        return -1;
+    }
+    o->name[r] = p;
+    o->name_n[r] = n;
+    return 0;
+}
+
+static void fo_value(void *ctx, size_t fi, const an_scope *sc, int64_t v)
+{
+    frames_out *o = ctx;
+    size_t r = (size_t)(sc - o->m->scopes);
+    if (fo_name(o, r) != 0) {
+        o->nomem = 1;
+        return;
+    }
+    fo_prefix(o, fi);
+    fo_put(o, o->name[r], o->name_n[r]);
+    /* num(MS(v))'s bytes without printf for the usual sizes: below 2^52
+       ns, v / 1e6 as a double lies within half a unit of the 6th decimal
+       of v / 10^6 exactly, so "%.6f" prints v's digits */
+    char b[32], *p = b + sizeof b;
+    *--p = '\n';
+    if (v <= -(INT64_C(1) << 52) || v >= (INT64_C(1) << 52)) {
+        int k = snprintf(b, sizeof b - 1, "%.6f", MS(v));
+        if (k > 0 && (size_t)k < sizeof b - 1) {
+            b[k] = '\n';
+            fo_put(o, b, (size_t)k + 1);
+        }
+        return;
+    }
+    uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
+    for (int i = 0; i < 6; i++, a /= 10)
+        *--p = (char)('0' + a % 10);
+    *--p = '.';
+    do {
+        *--p = (char)('0' + a % 10);
+        a /= 10;
+    } while (a);
+    if (v < 0)
+        *--p = '-';
+    fo_put(o, p, (size_t)(b + sizeof b - p));
+}
+
+/* The counters: the frame's value, in the counter's own unit */
+static void fo_frame_end(void *ctx, size_t fi)
+{
+    frames_out *o = ctx;
+    const an_frame_counters *fc = o->fc;
+    for (size_t k = 0; fc && k < fc->n; k++) {
+        const an_frame_counter *c = &fc->c[k];
+        if (c->state[fi] == AN_FC_NONE)
+            continue;
+        fo_flush(o);
+        fo_prefix(o, fi);
+        fo_flush(o);
+        fputs(c->state[fi] == AN_FC_CARRIED ? ",counter-carried,"
+                                            : ",counter,",
+              o->out);
+        an_csv_field(o->out, c->name);
+        fputc(',', o->out);
+        num(o->out, c->value[fi]);
+        fputc('\n', o->out);
+    }
+}
+
+cap_result an_csv_frames(FILE *out, const an_capture *m, const an_frames *f,
+                         const an_frame_counters *fc)
+{
+    fputs("frame,start_s,frame_ms,gpu_ms,track,name,self_ms\n", out);
+    frames_out *o = calloc(1, sizeof *o);
+    size_t ns = m->nscopes ? m->nscopes : 1;
+    if (!o || !(o->name = calloc(ns, sizeof *o->name)) ||
+        !(o->name_n = calloc(ns, sizeof *o->name_n))) {
+        if (o)
+            free(o->name);
+        free(o);
+        return CAP_E_NOMEM;
+    }
+    o->out = out;
+    o->m = m;
+    o->fc = fc;
+    o->t0 = m->nframes ? m->frames[0].begin_ns : 0;
+    o->pre_frame = SIZE_MAX;
+    an_frames_sink sink = {fo_value, fo_frame_end, o};
+    cap_result rc = an_frames_walk(m, f, &sink);
+    fo_flush(o);
+    if (rc == CAP_OK && o->nomem)
+        rc = CAP_E_NOMEM;
+    for (size_t r = 0; r < m->nscopes; r++)
+        free(o->name[r]);
+    free(o->name);
+    free(o->name_n);
+    free(o);
+    return rc;
 }

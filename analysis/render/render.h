@@ -6,7 +6,8 @@
  * result. Text is aligned for a terminal (ANSI bold when `colour`); CSV is
  * RFC 4180 through libcsv, one header row, times in ms as decimals, an
  * empty field for "no value" (an empty bin, a ratio without a
- * denominator). Writers return nothing: a write error shows in
+ * denominator). Writers return nothing (but those of --frames, which
+ * walk the values and return the walk's error): a write error shows in
  * ferror(out), which the caller checks once at the end.
  *
  * Words printed instead of a ratio (text): "empty" (no data on a side),
@@ -45,9 +46,11 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
                        int colour);
 /* --frames: the scopes' columns, then fc's first fc->ntext counters (fc
  * may be NULL: none), each cell the frame's value, ending in '*' when
- * carried from before the frame, '-' when there is none yet. */
-void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
-                    const an_frame_counters *fc, int colour);
+ * carried from before the frame, '-' when there is none yet. The values
+ * come from an_frames_walk, which may read the file again: returns its
+ * error (CAP_OK, or as an_series_walk; the lines already written stay). */
+cap_result an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
+                          const an_frame_counters *fc, int colour);
 
 /* One verdict as a sentence (no indent, ends with a newline). The device
  * rows (device-*) cite ev, the over-time result's evidence (NULL: they
@@ -69,10 +72,10 @@ void an_csv_over_time(FILE *out, const an_over_time *ot);
  * frame, one row per counter of fc (all of them; fc may be NULL) that has
  * a value: track "counter" (the mean of its samples inside the frame) or
  * "counter-carried" (the last sample before it), the counter's name, and
- * its value in the last column (in the counter's unit, not ms). Uses
- * f->cursor as scratch. */
-void an_csv_frames(FILE *out, const an_capture *m, an_frames *f,
-                   const an_frame_counters *fc);
+ * its value in the last column (in the counter's unit, not ms). Returns
+ * as an_text_frames does (CAP_E_NOMEM too). */
+cap_result an_csv_frames(FILE *out, const an_capture *m, const an_frames *f,
+                         const an_frame_counters *fc);
 
 /* Write one CSV text field, quoted through libcsv when it needs quoting
  * (a comma, quote, line break, or leading/trailing space). */

@@ -183,7 +183,7 @@ void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
         fputc(')', out);
     }
     fputc('\n', out);
-    if (m->approx) {
+    if (m->approx && !m->reread) { /* --frames: exact values */
         fprintf(out, "quantiles %s", AN_APPROX_NOTE);
         if (m->late_values)
             fprintf(out, "; %llu values reached a frame already summarised "
@@ -734,12 +734,52 @@ static void fc_cell(FILE *out, int w, double v, int state, int last)
         fputc(' ', out);
 }
 
-void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
-                    const an_frame_counters *fc, int colour)
+/* A text line per frame: the columns' values gathered as the walk hands
+ * them, the line written at the frame's end. */
+typedef struct text_frames {
+    FILE *out;
+    const an_capture *m;
+    const an_frames *f;
+    const an_frame_counters *fc;
+    size_t nc;
+    int64_t t0;
+    double col_ms[AN_FRAMES_MAX_COLS];
+} text_frames;
+
+static void tf_value(void *ctx, size_t fi, const an_scope *s, int64_t v)
 {
-    size_t n = f->nframes;
+    text_frames *t = ctx;
+    (void)fi;
+    for (size_t j = 0; j < t->f->ncols; j++)
+        if (t->f->cols[j] == s)
+            t->col_ms[j] = MS((double)v);
+}
+
+static void tf_frame_end(void *ctx, size_t i)
+{
+    text_frames *t = ctx;
+    FILE *out = t->out;
+    const an_frame *fr = &t->m->frames[i];
+    fprintf(out, "  %7llu %9.3f %9.3f ", (unsigned long long)fr->index,
+            an_elapsed_ns(t->t0, fr->begin_ns) / 1e9, MS(an_frame_ns(fr)));
+    if (fr->has_gpu)
+        fprintf(out, "%9.3f", MS(fr->gpu_ns));
+    else
+        fprintf(out, "%9s", "-");
+    for (size_t j = 0; j < t->f->ncols; j++) {
+        fprintf(out, " %14.3f", t->col_ms[j]);
+        t->col_ms[j] = 0;
+    }
+    for (size_t k = 0; k < t->nc; k++)
+        fc_cell(out, fc_width(t->fc->c[k].name), t->fc->c[k].value[i],
+                t->fc->c[k].state[i], k + 1 == t->nc);
+    fputc('\n', out);
+}
+
+cap_result an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
+                          const an_frame_counters *fc, int colour)
+{
     size_t nc = fc ? fc->ntext : 0;
-    int64_t t0 = n ? m->frames[0].begin_ns : 0;
     fprintf(out, "\n%sFrames%s (self ms per frame of %s", bold(colour),
             reset(colour), f->only ? "one scope" : "the top scopes");
     if (nc)
@@ -760,19 +800,8 @@ void an_text_frames(FILE *out, const an_capture *m, const an_frames *f,
         fprintf(out, " %*.*s%s", w, w, fc->c[k].name, k + 1 < nc ? " " : "");
     }
     fputc('\n', out);
-    for (size_t i = 0; i < n; i++) {
-        const an_frame *fr = &m->frames[i];
-        fprintf(out, "  %7llu %9.3f %9.3f ", (unsigned long long)fr->index,
-                an_elapsed_ns(t0, fr->begin_ns) / 1e9, MS(an_frame_ns(fr)));
-        if (fr->has_gpu)
-            fprintf(out, "%9.3f", MS(fr->gpu_ns));
-        else
-            fprintf(out, "%9s", "-");
-        for (size_t j = 0; j < f->ncols; j++)
-            fprintf(out, " %14.3f", f->self_ms[j * n + i]);
-        for (size_t k = 0; k < nc; k++)
-            fc_cell(out, fc_width(fc->c[k].name), fc->c[k].value[i],
-                    fc->c[k].state[i], k + 1 == nc);
-        fputc('\n', out);
-    }
+    text_frames t = {out, m, f, fc, nc, m->nframes ? m->frames[0].begin_ns : 0,
+                     {0}};
+    an_frames_sink sink = {tf_value, tf_frame_end, &t};
+    return an_frames_walk(m, f, &sink);
 }
