@@ -3,7 +3,7 @@
  *
  * Workload (issue 7, item 4): a capture of 100 million scopes (and one of
  * 10 million, to show how memory grows with length), generated once into
- * the working directory and reused by later runs (read-<N>-v1.cap; delete
+ * the working directory and reused by later runs (read-<N>-v2.cap; delete
  * it to regenerate). It has the recording workload's shape (frames of
  * 1,000 scopes nested four deep) with 205 distinct scope names in a tree
  * (5 systems, 4 parts each, 3 steps each, 2 leaves each), durations drawn
@@ -35,7 +35,7 @@
  *
  * With --realistic the captures come from the realistic generator
  * (bench_gen.h: 416 names, 4 to 7 deep, each name's times drawn around its
- * own mean), generated into real-<N>M-v1.cap; every figure's name then
+ * own mean), generated into real-<N>M-v2.cap; every figure's name then
  * ends in _realistic_<N>M, the reader-only and one-vs-two-thread runs are
  * left out, and the figures to read are read*_peak_rss_mib_realistic_*
  * (issue 12: at most 64 MiB at 10, 100 and 300 M scopes).
@@ -56,7 +56,7 @@
 #include "bench_common.h"
 #include "bench_gen.h"
 
-#define GEN_VERSION "read-v1"
+#define GEN_VERSION "read-v2" /* v2: written as format 2.0 */
 #define PERIOD_NS 0.4
 
 /* ---- the generated capture -------------------------------------------- */
@@ -163,7 +163,7 @@ static void generate(const char *path, uint64_t scopes)
             (double)(bench_mono_ns() - t0) / 1e9);
 }
 
-#define GEN_REAL_VERSION "real-v1"
+#define GEN_REAL_VERSION "real-v2" /* v2: written as format 2.0 */
 
 /* The realistic generator's capture of at least `scopes` scopes (whole
  * frames). */
@@ -420,7 +420,7 @@ int main(int argc, char **argv)
         if (!n)
             BENCH_DIE("bad size");
         char path[512], tag[32];
-        snprintf(path, sizeof path, "%s/%s-%lluM-v1.cap", dir,
+        snprintf(path, sizeof path, "%s/%s-%lluM-v2.cap", dir,
                  realistic ? "real" : "read",
                  (unsigned long long)(n / 1000000));
         if (!usable(path, n))

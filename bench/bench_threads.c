@@ -5,7 +5,7 @@
  * second thread that runs ahead of the one building the model
  * (an_options.threads = 2). This program loads one capture of the
  * realistic generator (bench_gen.h; generated once into the working
- * directory as threads-<N>M-v1.cap) both ways, alternately, each load in a
+ * directory as threads-<N>M-v2.cap) both ways, alternately, each load in a
  * child process, and prints:
  *   load_1t_wall_s, load_2t_wall_s, load_2t_wall_ratio: wall times (median
  *     of --reps) and their ratio, which is what a user sees; on a machine
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     bench_put_machine();
     bench_put_load("start");
     char path[128];
-    snprintf(path, sizeof path, "threads-%lluM-v1.cap",
+    snprintf(path, sizeof path, "threads-%lluM-v2.cap",
              (unsigned long long)(scopes / 1000000));
     if (access(path, R_OK) != 0) {
         fprintf(stderr, "bench_threads: generating %s (once)\n", path);
