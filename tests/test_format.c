@@ -22,22 +22,8 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static char tmpdir[256];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/cap_test_format_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#define TMP_DIR_NAME "format"
+#include "tmp_dir.h"
 
 static void tmp_path(char *buf, size_t n, const char *name)
 {

@@ -21,22 +21,8 @@
 #include "capture/cap_writer.h"
 #include "format/format.h"
 
-static char tmpdir[256];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/cap_test_scopes_r_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#define TMP_DIR_NAME "scopes_r"
+#include "tmp_dir.h"
 
 static uint64_t rng_state;
 
