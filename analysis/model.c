@@ -1285,6 +1285,47 @@ static void progress(const loader *L, const char *what, int force_end)
     fflush(L->o->progress);
 }
 
+/* What file path names now, into m's file_* fields. */
+static void file_take(an_capture *m, const char *path)
+{
+    struct stat sb;
+    m->file_known = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (!m->file_known)
+        return; /* a pipe, a device, gone: nothing to compare */
+    m->file_dev = (uint64_t)sb.st_dev;
+    m->file_ino = (uint64_t)sb.st_ino;
+    m->file_size = (uint64_t)sb.st_size;
+    m->file_mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+                       sb.st_mtim.tv_nsec;
+}
+
+/* CAP_OK when path is still the file m was loaded from (model.h:
+ * file_known); else CAP_E_CHANGED with what changed in detail. */
+static cap_result file_same(const an_capture *m, const char *path,
+                            char *detail, size_t dsz)
+{
+    if (!m->file_known)
+        return CAP_OK;
+    an_capture now = {0};
+    file_take(&now, path);
+    const char *why =
+        !now.file_known || now.file_dev != m->file_dev ||
+                now.file_ino != m->file_ino
+            ? "replaced by another file"
+        : now.file_size < m->file_size ? "cut short"
+        : now.file_size == m->file_size && now.file_mtime_ns != m->file_mtime_ns
+            ? "rewritten"
+            : NULL;
+    if (!why)
+        return CAP_OK;
+    snprintf(detail, dsz,
+             "the file changed while it was being read (%s, %llu bytes when "
+             "first read, %llu now): read it again once nothing writes it",
+             why, (unsigned long long)m->file_size,
+             (unsigned long long)now.file_size);
+    return CAP_E_CHANGED;
+}
+
 static cap_result pass_frames(loader *L, char *detail, size_t dsz)
 {
     an_capture *m = L->m;
@@ -1764,6 +1805,8 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
 {
     an_capture *m = L->m;
     cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
+    if (res == CAP_OK) /* the file the frames were read from */
+        res = file_same(m, m->path, detail, dsz);
     if (res != CAP_OK)
         return res;
     cap_reader_set_filter(L->r, 1u << CAP_EV_FRAME);
@@ -2023,11 +2066,18 @@ static cap_result load(an_capture **out, const char *path,
         }
         /* the frames and the cut-off of the model scanned, borrowed (the
            scan's model lets go of them before it is freed) */
+        m->file_known = src->file_known;
+        m->file_dev = src->file_dev;
+        m->file_ino = src->file_ino;
+        m->file_size = src->file_size;
+        m->file_mtime_ns = src->file_mtime_ns;
         m->frames = src->frames;
         m->nframes = src->nframes;
         L.cutoff_ns = src->cutoff_ns;
         L.have_cutoff = src->have_cutoff;
     }
+    if (!visit)
+        file_take(m, path);
     cap_result res = visit ? CAP_OK : pass_frames(&L, detail, detail_size);
     if (res == CAP_OK && !visit && L.budget && L.o->split_hint &&
         split_pops(m) != 0)
@@ -2052,6 +2102,8 @@ static cap_result load(an_capture **out, const char *path,
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
         res = pass_all(&L, detail, detail_size);
+    if (res == CAP_OK && visit) /* a second read: the same file throughout */
+        res = file_same(m, path, detail, detail_size);
     m->max_lag = L.lag;
     m->lag_known = L.reread;
     if (res == CAP_OK) {
@@ -2157,7 +2209,7 @@ static cap_result scan_file(const an_capture *m, const an_options *o,
     if (r != CAP_OK)
         return r;
     if (t->nscopes != m->nscopes)
-        r = CAP_E_CORRUPT; /* not the file that was loaded */
+        r = CAP_E_CHANGED; /* not the file that was loaded */
     t->frames = NULL; /* borrowed */
     t->nframes = 0;
     an_free(t);

@@ -251,6 +251,14 @@ typedef struct an_capture {
                                    already summarised (a thread's data
                                    far behind the others' in the file):
                                    each counted as a frame of its own */
+    /* the file as the load first found it (stat): a later pass or a
+       second read (an_series_scan, an_series_walk) fails with
+       CAP_E_CHANGED when path names another file, a shorter one, or one
+       rewritten at the same size; a longer one (a recording still being
+       written) is read */
+    int file_known;
+    uint64_t file_dev, file_ino, file_size;
+    int64_t file_mtime_ns;
 
     /* private: hash tables */
     uint32_t *scope_ht, *node_ht;
@@ -267,8 +275,9 @@ typedef struct an_capture {
  * partly corrupt file: the model then holds what could be recovered and
  * `st`/corrupt_seen say what was lost) or the reader's error for a file
  * that cannot be read at all (CAP_E_IO, CAP_E_NOT_CAPTURE, CAP_E_VERSION,
- * CAP_E_CORRUPT header, CAP_E_NOMEM); then `detail` holds one line. The
- * model is freed with an_free. */
+ * CAP_E_CORRUPT header, CAP_E_NOMEM; CAP_E_CHANGED when the file was
+ * replaced, cut short or rewritten between the load's two passes); then
+ * `detail` holds one line. The model is freed with an_free. */
 cap_result an_load(an_capture **out, const char *path, const an_options *opt,
                    char *detail, size_t detail_size);
 
@@ -305,8 +314,9 @@ typedef void (*an_series_fn)(void *ctx, size_t row, size_t frame,
  * file is read again (the time of a second load, memory of a second
  * model without series); a value may then come in two parts for one
  * (row, frame) as counted by late_values. Errors: the reader's, when the
- * file can no longer be read; CAP_E_CORRUPT when it changed since the
- * load; CAP_E_NOMEM. */
+ * file can no longer be read; CAP_E_CHANGED when path is no longer the
+ * file that was loaded (replaced, cut short, rewritten: file_known);
+ * CAP_E_NOMEM. */
 cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
 
 /* Every row's self time in every frame where it ran, in frame order and,

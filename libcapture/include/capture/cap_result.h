@@ -27,7 +27,9 @@ extern "C" {
     X(CAP_E_NOMEM, -6, "out of memory")                                        \
     X(CAP_E_MISUSE, -7, "invalid argument or call order")                      \
     X(CAP_E_LIMIT, -8, "a limit of the format was exceeded")                   \
-    X(CAP_E_STOPPED, -9, "recording stopped after an earlier error")
+    X(CAP_E_STOPPED, -9, "recording stopped after an earlier error")         \
+    X(CAP_E_CHANGED, -10, "the file changed while it was being read "         \
+                          "(replaced, cut short or rewritten)")
 
 typedef enum cap_result {
 #define CAP__RESULT_ENUM(name, value, msg) name = value,
