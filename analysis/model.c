@@ -1285,35 +1285,36 @@ static void progress(const loader *L, const char *what, int force_end)
     fflush(L->o->progress);
 }
 
-/* What file path names now, into m's file_* fields. */
-static void file_take(an_capture *m, const char *path)
+/* What file path names now (known 0 for a pipe, a device, a path gone:
+ * nothing to compare). */
+static struct an_file_id file_id(const char *path)
 {
     struct stat sb;
-    m->file_known = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-    if (!m->file_known)
-        return; /* a pipe, a device, gone: nothing to compare */
-    m->file_dev = (uint64_t)sb.st_dev;
-    m->file_ino = (uint64_t)sb.st_ino;
-    m->file_size = (uint64_t)sb.st_size;
-    m->file_mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
-                       sb.st_mtim.tv_nsec;
+    struct an_file_id id = {0};
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return id;
+    id.known = 1;
+    id.dev = (uint64_t)sb.st_dev;
+    id.ino = (uint64_t)sb.st_ino;
+    id.size = (uint64_t)sb.st_size;
+    id.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    return id;
 }
 
 /* CAP_OK when path is still the file m was loaded from (model.h:
- * file_known); else CAP_E_CHANGED with what changed in detail. */
+ * an_capture.file); else CAP_E_CHANGED with what changed in detail. */
 static cap_result file_same(const an_capture *m, const char *path,
                             char *detail, size_t dsz)
 {
-    if (!m->file_known)
+    const struct an_file_id *was = &m->file;
+    if (!was->known)
         return CAP_OK;
-    an_capture now = {0};
-    file_take(&now, path);
+    struct an_file_id now = file_id(path);
     const char *why =
-        !now.file_known || now.file_dev != m->file_dev ||
-                now.file_ino != m->file_ino
+        !now.known || now.dev != was->dev || now.ino != was->ino
             ? "replaced by another file"
-        : now.file_size < m->file_size ? "cut short"
-        : now.file_size == m->file_size && now.file_mtime_ns != m->file_mtime_ns
+        : now.size < was->size ? "cut short"
+        : now.size == was->size && now.mtime_ns != was->mtime_ns
             ? "rewritten"
             : NULL;
     if (!why)
@@ -1321,8 +1322,8 @@ static cap_result file_same(const an_capture *m, const char *path,
     snprintf(detail, dsz,
              "the file changed while it was being read (%s, %llu bytes when "
              "first read, %llu now): read it again once nothing writes it",
-             why, (unsigned long long)m->file_size,
-             (unsigned long long)now.file_size);
+             why, (unsigned long long)was->size,
+             (unsigned long long)now.size);
     return CAP_E_CHANGED;
 }
 
@@ -2066,18 +2067,14 @@ static cap_result load(an_capture **out, const char *path,
         }
         /* the frames and the cut-off of the model scanned, borrowed (the
            scan's model lets go of them before it is freed) */
-        m->file_known = src->file_known;
-        m->file_dev = src->file_dev;
-        m->file_ino = src->file_ino;
-        m->file_size = src->file_size;
-        m->file_mtime_ns = src->file_mtime_ns;
+        m->file = src->file;
         m->frames = src->frames;
         m->nframes = src->nframes;
         L.cutoff_ns = src->cutoff_ns;
         L.have_cutoff = src->have_cutoff;
     }
     if (!visit)
-        file_take(m, path);
+        m->file = file_id(path);
     cap_result res = visit ? CAP_OK : pass_frames(&L, detail, detail_size);
     if (res == CAP_OK && !visit && L.budget && L.o->split_hint &&
         split_pops(m) != 0)

@@ -256,9 +256,11 @@ typedef struct an_capture {
        CAP_E_CHANGED when path names another file, a shorter one, or one
        rewritten at the same size; a longer one (a recording still being
        written) is read */
-    int file_known;
-    uint64_t file_dev, file_ino, file_size;
-    int64_t file_mtime_ns;
+    struct an_file_id {
+        int known;
+        uint64_t dev, ino, size;
+        int64_t mtime_ns;
+    } file;
 
     /* private: hash tables */
     uint32_t *scope_ht, *node_ht;
@@ -315,7 +317,7 @@ typedef void (*an_series_fn)(void *ctx, size_t row, size_t frame,
  * model without series); a value may then come in two parts for one
  * (row, frame) as counted by late_values. Errors: the reader's, when the
  * file can no longer be read; CAP_E_CHANGED when path is no longer the
- * file that was loaded (replaced, cut short, rewritten: file_known);
+ * file that was loaded (replaced, cut short, rewritten: an_capture.file);
  * CAP_E_NOMEM. */
 cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
 

@@ -439,6 +439,40 @@ static void mw_normal(cap_mw_result *out, double rank_sum_x, double tie_sum,
     out->method = CAP_MW_NORMAL;
 }
 
+/* The groups of equal values of x - mu and y pooled (both ascending; a
+ * sample with w NULL counts each value once): x's mid-rank sum, the tie
+ * correction's sum of t^3 - t and the count of tied values. One merge of
+ * the two sorted samples gives the same groups, in the same order, as
+ * sorting the pooled values, so the same sums; the weighted walk gives
+ * the unweighted one's on the expanded samples. A group of t equal values
+ * at 0-based positions [i, j) shares the mid-rank (i + 1 + j) / 2. */
+static void wgroups(const cap_wsample *x, const cap_wsample *y, double mu,
+                    double *rank_sum_x, double *tie_sum, uint64_t *ties)
+{
+    *rank_sum_x = *tie_sum = 0.0;
+    *ties = 0;
+    size_t a = 0, b = 0;
+    for (uint64_t i = 0; a < x->k || b < y->k;) {
+        double v = a < x->k && (b >= y->k || x->v[a] - mu <= y->v[b])
+                       ? x->v[a] - mu
+                       : y->v[b];
+        uint64_t in_x = 0, in_y = 0;
+        while (a < x->k && x->v[a] - mu == v)
+            in_x += x->w ? x->w[a++] : (a++, 1);
+        while (b < y->k && y->v[b] == v)
+            in_y += y->w ? y->w[b++] : (b++, 1);
+        uint64_t j = i + in_x + in_y;
+        double rank = (double)(i + 1 + j) / 2.0;
+        *rank_sum_x += rank * (double)in_x;
+        uint64_t t = j - i;
+        if (t > 1) {
+            *ties += t;
+            *tie_sum += ((double)t * (double)t - 1.0) * (double)t;
+        }
+        i = j;
+    }
+}
+
 cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
                                      size_t nx, const double *y, size_t ny,
                                      double mu, cap_mw_method method)
@@ -475,31 +509,10 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
         for (size_t i = 0; i < nx; i++)
             xs[i] -= mu;
 
-    /* Mid-ranks: a group of t equal values at 0-based positions [i, j)
-     * share the rank (i + 1 + j) / 2. */
-    double rank_sum_x = 0.0, tie_sum = 0.0;
-    size_t ties = 0;
-    for (size_t i = 0, a = 0, b = 0; i < total_n;) {
-        double v = a < nx && (b >= ny || xs[a] <= ys[b]) ? xs[a] : ys[b];
-        size_t in_x = 0, in_y = 0;
-        while (a < nx && xs[a] == v) {
-            a++;
-            in_x++;
-        }
-        while (b < ny && ys[b] == v) {
-            b++;
-            in_y++;
-        }
-        size_t j = i + in_x + in_y;
-        double rank = (double)(i + 1 + j) / 2.0;
-        rank_sum_x += rank * (double)in_x;
-        size_t t = j - i;
-        if (t > 1) {
-            ties += t;
-            tie_sum += ((double)t * (double)t - 1.0) * (double)t;
-        }
-        i = j;
-    }
+    double rank_sum_x, tie_sum;
+    uint64_t ties;
+    wgroups(&(cap_wsample){xs, NULL, nx}, &(cap_wsample){ys, NULL, ny}, 0.0,
+            &rank_sum_x, &tie_sum, &ties);
     free(xs);
 
     double dnx = (double)nx, dny = (double)ny;
@@ -808,29 +821,12 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
     cap_stats_sort(sx, nx);
     cap_stats_sort(sy, ny);
 
-    /* Ties in the pooled sample (a merge of the sorted copies) and their
-     * variance correction, as in the U test. */
-    double tie_sum = 0.0;
-    size_t ties = 0;
-    {
-        size_t i = 0, j = 0;
-        while (i < nx || j < ny) {
-            double v = (j >= ny || (i < nx && sx[i] <= sy[j])) ? sx[i] : sy[j];
-            size_t t = 0;
-            while (i < nx && sx[i] == v) {
-                i++;
-                t++;
-            }
-            while (j < ny && sy[j] == v) {
-                j++;
-                t++;
-            }
-            if (t > 1) {
-                ties += t;
-                tie_sum += ((double)t * (double)t - 1.0) * (double)t;
-            }
-        }
-    }
+    /* Ties in the pooled sample and their variance correction, as in the
+     * U test. */
+    double rank_sum_x, tie_sum;
+    uint64_t ties;
+    wgroups(&(cap_wsample){sx, NULL, nx}, &(cap_wsample){sy, NULL, ny}, 0.0,
+            &rank_sum_x, &tie_sum, &ties);
     int exact_ok = ties == 0 && nx <= CAP_MW_EXACT_MAX && ny <= CAP_MW_EXACT_MAX;
     if (method == CAP_MW_EXACT && !exact_ok) {
         free(sx);
@@ -979,37 +975,6 @@ static double *wexpand(const cap_wsample *s, uint64_t n)
         for (uint64_t c = 0; c < s->w[i]; c++)
             x[at++] = s->v[i];
     return x;
-}
-
-/* The groups of equal values of x - mu and y pooled (both ascending), as
- * the unweighted walks find them: x's mid-rank sum, the tie correction's
- * sum of t^3 - t and the count of tied values. */
-static void wgroups(const cap_wsample *x, const cap_wsample *y, double mu,
-                    double *rank_sum_x, double *tie_sum, uint64_t *ties)
-{
-    uint64_t total_n = cap_wsample_size(x) + cap_wsample_size(y);
-    *rank_sum_x = *tie_sum = 0.0;
-    *ties = 0;
-    size_t a = 0, b = 0;
-    for (uint64_t i = 0; i < total_n;) {
-        double v = a < x->k && (b >= y->k || x->v[a] - mu <= y->v[b])
-                       ? x->v[a] - mu
-                       : y->v[b];
-        uint64_t in_x = 0, in_y = 0;
-        while (a < x->k && x->v[a] - mu == v)
-            in_x += x->w[a++];
-        while (b < y->k && y->v[b] == v)
-            in_y += y->w[b++];
-        uint64_t j = i + in_x + in_y;
-        double rank = (double)(i + 1 + j) / 2.0;
-        *rank_sum_x += rank * (double)in_x;
-        uint64_t t = j - i;
-        if (t > 1) {
-            *ties += t;
-            *tie_sum += ((double)t * (double)t - 1.0) * (double)t;
-        }
-        i = j;
-    }
 }
 
 /* Both samples within CAP_MW_EXACT_MAX and no value shared: the
