@@ -57,8 +57,8 @@ void an_capture_row_compute(const an_capture *m, unsigned warnings, an_capture_r
         memset(&s->fs, 0, sizeof s->fs); /* out of memory: no statistics */
     double gpu = 0;
     for (size_t i = 0; i < m->nframes; i++)
-        if (m->frames[i].has_gpu) {
-            gpu += (double)m->frames[i].gpu_ns;
+        if (an_frame_has_gpu(m, i)) {
+            gpu += (double)an_frame_gpu_ns(m, i);
             s->gpu_frames++;
         }
     s->gpu_ms_per_frame = s->gpu_frames ? gpu / 1e6 / (double)s->gpu_frames

@@ -42,8 +42,8 @@ cap_result an_frame_chart_compute(an_frame_chart *c, const an_capture *m,
             col->min_ms = fmin(col->min_ms, v);
             col->max_ms = fmax(col->max_ms, v);
             c->max_ms = fmax(c->max_ms, v);
-            if (f->has_gpu) {
-                double g = (double)f->gpu_ns / 1e6;
+            if (an_frame_has_gpu(m, i)) {
+                double g = (double)an_frame_gpu_ns(m, i) / 1e6;
                 col->gpu_min_ms = isnan(col->gpu_min_ms) ? g : fmin(col->gpu_min_ms, g);
                 col->gpu_max_ms = isnan(col->gpu_max_ms) ? g : fmax(col->gpu_max_ms, g);
                 c->max_ms = fmax(c->max_ms, g);

@@ -144,12 +144,42 @@ static inline void sat_add(int64_t *acc, int64_t v)
 
 /* ---- frames ------------------------------------------------------------ */
 
+/* A frame with its index, to sort frames that came out of order. */
+typedef struct frame_ix {
+    an_frame f;
+    uint64_t index;
+} frame_ix;
+
 static int frame_cmp(const void *a, const void *b)
 {
-    const an_frame *x = a, *y = b;
-    if (x->begin_ns != y->begin_ns)
-        return x->begin_ns < y->begin_ns ? -1 : 1;
+    const frame_ix *x = a, *y = b;
+    if (x->f.begin_ns != y->f.begin_ns)
+        return x->f.begin_ns < y->f.begin_ns ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Frames i - 1 and i in the order frame_cmp sorts them. */
+static int frames_in_order(const an_capture *m, size_t i)
+{
+    const an_frame *x = &m->frames[i - 1], *y = &m->frames[i];
+    if (x->begin_ns != y->begin_ns)
+        return x->begin_ns < y->begin_ns;
+    return an_frame_index(m, i - 1) <= an_frame_index(m, i);
+}
+
+/* Drop m->frame_index when its indices are frame_index0 + position,
+ * increasing (no wrap), as an_frame_index then gives them. */
+static void frame_index_compact(an_capture *m)
+{
+    if (!m->frame_index)
+        return;
+    for (size_t i = 0; i < m->nframes; i++)
+        if (m->frame_index[i] != m->frame_index[0] + i ||
+            m->frame_index[i] < m->frame_index[0])
+            return;
+    m->frame_index0 = m->nframes ? m->frame_index[0] : 0;
+    free(m->frame_index);
+    m->frame_index = NULL;
 }
 
 /* Position of the frame containing t, or -1. */
@@ -185,16 +215,20 @@ static long frame_at(const an_capture *m, int64_t t, size_t *hint)
 
 static long frame_by_index(const an_capture *m, uint64_t index)
 {
+    if (!m->frame_index) /* frame_index0 + position, increasing */
+        return index >= m->frame_index0 && index - m->frame_index0 < m->nframes
+                   ? (long)(index - m->frame_index0)
+                   : -1;
     size_t lo = 0, hi = m->nframes;
     /* frames are sorted by begin, and indices grow with begin */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->frames[mid].index < index)
+        if (m->frame_index[mid] < index)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < m->nframes && m->frames[lo].index == index)
+    if (lo < m->nframes && m->frame_index[lo] == index)
         return (long)lo;
     return -1;
 }
@@ -1213,8 +1247,14 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
         sat_add(&s->total_ns, e->duration_ns);
     if (f >= 0 && !L->visit) { /* a scan borrows the model's frames */
-        sat_add(&m->frames[f].gpu_ns, e->self_ns);
-        m->frames[f].has_gpu = 1;
+        if (!m->frame_gpu_ns) {
+            m->frame_gpu_ns = calloc(m->nframes, sizeof *m->frame_gpu_ns);
+            m->frame_has_gpu = calloc(m->nframes, 1);
+            if (!m->frame_gpu_ns || !m->frame_has_gpu)
+                return -1;
+        }
+        sat_add(&m->frame_gpu_ns[f], e->self_ns);
+        m->frame_has_gpu[f] = 1;
     }
     return pf_note(L, si, f, e->self_ns, e->track | 0x80000000u);
 }
@@ -1351,26 +1391,63 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
             progress(L, "scanning", 0);
         if (ev.kind != CAP_EV_FRAME)
             continue;
-        if (m->nframes == cap) {
+        size_t n = m->nframes;
+        if (n == cap) {
             cap = cap ? cap * 2 : 1024;
             an_frame *p = realloc(m->frames, cap * sizeof *p);
             if (!p)
                 return CAP_E_NOMEM;
             m->frames = p;
+            if (m->frame_index) {
+                uint64_t *q = realloc(m->frame_index, cap * sizeof *q);
+                if (!q)
+                    return CAP_E_NOMEM;
+                m->frame_index = q;
+            }
         }
-        m->frames[m->nframes++] = (an_frame){ev.u.frame.index,
-                                             ev.u.frame.begin_ns,
-                                             ev.u.frame.end_ns, 0, 0};
+        uint64_t ix = ev.u.frame.index;
+        if (n == 0) {
+            m->frame_index0 = ix;
+        } else if (!m->frame_index &&
+                   (ix != m->frame_index0 + n || ix < m->frame_index0)) {
+            /* not the next index: each frame's is kept from here on */
+            m->frame_index = malloc(cap * sizeof *m->frame_index);
+            if (!m->frame_index)
+                return CAP_E_NOMEM;
+            for (size_t i = 0; i < n; i++)
+                m->frame_index[i] = m->frame_index0 + i;
+        }
+        if (m->frame_index)
+            m->frame_index[n] = ix;
+        m->frames[n] = (an_frame){ev.u.frame.begin_ns, ev.u.frame.end_ns};
+        m->nframes = n + 1;
     }
     cap_reader_close(L->r);
     L->r = NULL;
-    /* sorted already in a file written in order: glibc's qsort would
-       first copy the whole array (40 bytes a frame) */
+    /* sorted already in a file written in order; otherwise sorted with
+       their indices beside them (24 bytes a frame, for the sort only) */
     int sorted = 1;
     for (size_t i = 1; sorted && i < m->nframes; i++)
-        sorted = frame_cmp(&m->frames[i - 1], &m->frames[i]) <= 0;
-    if (m->nframes && !sorted)
-        qsort(m->frames, m->nframes, sizeof *m->frames, frame_cmp);
+        sorted = frames_in_order(m, i);
+    if (m->nframes && !sorted) {
+        frame_ix *t = malloc(m->nframes * sizeof *t);
+        if (!t)
+            return CAP_E_NOMEM;
+        for (size_t i = 0; i < m->nframes; i++)
+            t[i] = (frame_ix){m->frames[i], an_frame_index(m, i)};
+        qsort(t, m->nframes, sizeof *t, frame_cmp);
+        if (!m->frame_index &&
+            !(m->frame_index = malloc(m->nframes * sizeof *m->frame_index))) {
+            free(t);
+            return CAP_E_NOMEM;
+        }
+        for (size_t i = 0; i < m->nframes; i++) {
+            m->frames[i] = t[i].f;
+            m->frame_index[i] = t[i].index;
+        }
+        free(t);
+        frame_index_compact(m);
+    }
     if (L->o->skip_seconds > 0 && m->nframes) {
         double skip = L->o->skip_seconds * 1e9;
         L->cutoff_ns = m->frames[0].begin_ns;
@@ -1383,7 +1460,13 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
         if (k < m->nframes)
             L->cutoff_ns = m->frames[k].begin_ns;
         memmove(m->frames, m->frames + k, (m->nframes - k) * sizeof *m->frames);
+        if (m->frame_index)
+            memmove(m->frame_index, m->frame_index + k,
+                    (m->nframes - k) * sizeof *m->frame_index);
+        else
+            m->frame_index0 += k;
         m->nframes -= k;
+        frame_index_compact(m);
     }
     return CAP_OK;
 }
@@ -2070,6 +2153,8 @@ static cap_result load(an_capture **out, const char *path,
         m->file = src->file;
         m->frames = src->frames;
         m->nframes = src->nframes;
+        m->frame_index = src->frame_index;
+        m->frame_index0 = src->frame_index0;
         L.cutoff_ns = src->cutoff_ns;
         L.have_cutoff = src->have_cutoff;
     }
@@ -2165,8 +2250,10 @@ static cap_result load(an_capture **out, const char *path,
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
             snprintf(detail, detail_size, "out of memory");
-        if (visit)
-            m->frames = NULL; /* borrowed */
+        if (visit) { /* borrowed */
+            m->frames = NULL;
+            m->frame_index = NULL;
+        }
         an_free(m);
         return res;
     }
@@ -2208,6 +2295,7 @@ static cap_result scan_file(const an_capture *m, const an_options *o,
     if (t->nscopes != m->nscopes)
         r = CAP_E_CHANGED; /* not the file that was loaded */
     t->frames = NULL; /* borrowed */
+    t->frame_index = NULL;
     t->nframes = 0;
     an_free(t);
     return r;
@@ -2305,6 +2393,9 @@ void an_free(an_capture *m)
     free(m->meta_v);
     free(m->clock_source);
     free(m->frames);
+    free(m->frame_index);
+    free(m->frame_gpu_ns);
+    free(m->frame_has_gpu);
     for (size_t i = 0; i < m->nscopes; i++) {
         free(m->scopes[i].name);
         free(m->scopes[i].path);

@@ -35,11 +35,11 @@
 
 typedef enum an_kind { AN_CPU = 0, AN_GPU = 1 } an_kind;
 
+/* A frame's times: 16 bytes, the model's memory that grows with frames.
+ * Its index and its GPU time are beside it in an_capture, read with
+ * an_frame_index, an_frame_gpu_ns and an_frame_has_gpu. */
 typedef struct an_frame {
-    uint64_t index;
     int64_t begin_ns, end_ns;
-    int64_t gpu_ns;   /* sum of GPU self time recorded by this frame */
-    int has_gpu;      /* at least one measured GPU span */
 } an_frame;
 
 typedef struct an_scope {
@@ -187,6 +187,16 @@ typedef struct an_capture {
 
     an_frame *frames;
     size_t nframes;
+    uint64_t *frame_index;      /* each frame's index (the producer's frame
+                                   number), or NULL when they are
+                                   frame_index0, frame_index0 + 1, ... in
+                                   order (the usual case): an_frame_index */
+    uint64_t frame_index0;
+    int64_t *frame_gpu_ns;      /* per frame: the sum of GPU self time
+                                   recorded by it; NULL when no measured
+                                   GPU span belongs to a frame */
+    uint8_t *frame_has_gpu;     /* per frame: at least one measured GPU
+                                   span (NULL with frame_gpu_ns) */
     an_scope *scopes;
     size_t nscopes;
     an_node *nodes;
@@ -299,6 +309,25 @@ static inline int64_t an_frame_ns(const an_frame *f)
     if (__builtin_sub_overflow(f->end_ns, f->begin_ns, &d))
         return f->end_ns > f->begin_ns ? INT64_MAX : INT64_MIN;
     return d;
+}
+
+/* The index (the producer's frame number) of frame i < m->nframes. */
+static inline uint64_t an_frame_index(const an_capture *m, size_t i)
+{
+    return m->frame_index ? m->frame_index[i] : m->frame_index0 + i;
+}
+
+/* The sum of the GPU self time recorded by frame i < m->nframes (0 when
+ * none). */
+static inline int64_t an_frame_gpu_ns(const an_capture *m, size_t i)
+{
+    return m->frame_gpu_ns ? m->frame_gpu_ns[i] : 0;
+}
+
+/* 1 when frame i < m->nframes recorded at least one measured GPU span. */
+static inline int an_frame_has_gpu(const an_capture *m, size_t i)
+{
+    return m->frame_has_gpu ? m->frame_has_gpu[i] : 0;
 }
 
 /* Fill dense[0..nframes) with scope s's self time (ns) in each frame,

@@ -141,8 +141,9 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         size_t k = 0;
         for (size_t i = 0; i < q; i++) {
             const an_frame *f = &m->frames[pf[i]];
-            if (f->has_gpu && f->gpu_ns > 0) {
-                double r = (double)an_frame_ns(f) / (double)f->gpu_ns;
+            int64_t g = an_frame_gpu_ns(m, pf[i]);
+            if (an_frame_has_gpu(m, pf[i]) && g > 0) {
+                double r = (double)an_frame_ns(f) / (double)g;
                 tmp[k++] = r;
                 out->hist[p][hist_bin(r)]++;
             }

@@ -39,11 +39,11 @@ static cap_writer *open_writer(void)
 static void frame_lengths_saturate(const an_capture *m)
 {
     (void)m;
-    an_frame f = {0, INT64_MIN, INT64_MAX, 0, 0};
+    an_frame f = {INT64_MIN, INT64_MAX};
     assert_true(an_frame_ns(&f) == INT64_MAX);
-    an_frame g = {0, INT64_MAX, INT64_MIN, 0, 0};
+    an_frame g = {INT64_MAX, INT64_MIN};
     assert_true(an_frame_ns(&g) == INT64_MIN);
-    an_frame h = {0, 100, 350, 0, 0};
+    an_frame h = {100, 350};
     assert_int_equal(an_frame_ns(&h), 250);
 }
 
@@ -171,8 +171,70 @@ static void gpu_self_time_subtracts_the_union_of_overlapping_children(void **sta
     assert_int_equal(row(m, AN_GPU, "G1")->self_ns, 40);
     assert_int_equal(row(m, AN_GPU, "G2")->self_ns, 40);
     /* the frame's GPU time: the sum of self times = busy time, 120 */
-    assert_int_equal(m->frames[0].gpu_ns, 120);
-    assert_true(m->frames[0].has_gpu);
+    assert_int_equal(an_frame_gpu_ns(m, 0), 120);
+    assert_true(an_frame_has_gpu(m, 0));
+    an_free(m);
+}
+
+/* Frames keep their own indices beside them (an_frame_index): consecutive
+ * ones as a first index, others one by one, frames sorted by begin with
+ * theirs; GPU time goes to the frame of the index that recorded it. */
+static void frame_indices_and_gpu_time_beside_the_frames(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    assert_int_equal(cap_writer_gpu_track(w, 0, "gfx", 1.0), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 5, 0, 100), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 6, 100, 200), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 7, 200, 300), CAP_OK);
+    an_capture *m = load(w);
+    assert_int_equal(m->nframes, 3);
+    assert_null(m->frame_index);
+    assert_null(m->frame_gpu_ns);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(an_frame_index(m, i), 5 + i);
+        assert_int_equal(an_frame_gpu_ns(m, i), 0);
+        assert_false(an_frame_has_gpu(m, i));
+    }
+    an_free(m);
+
+    w = open_writer();
+    assert_int_equal(cap_writer_gpu_track(w, 0, "gfx", 1.0), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 3, 0, 100), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 4, 100, 200), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 9, 200, 300), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 10, 300, 400), CAP_OK);
+    cap_gpu_span a[] = {{4, -1, 1000, 1030, 1}};
+    cap_gpu_span b[] = {{5, -1, 2000, 2007, 1}};
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 9, a, 1), CAP_OK);
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 10, b, 1), CAP_OK);
+    m = load(w);
+    assert_int_equal(m->nframes, 4);
+    assert_non_null(m->frame_index);
+    static const uint64_t ix[4] = {3, 4, 9, 10};
+    static const int64_t begin[4] = {0, 100, 200, 300}, gpu[4] = {0, 0, 30, 7};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(an_frame_index(m, i), ix[i]);
+        assert_int_equal(m->frames[i].begin_ns, begin[i]);
+        assert_int_equal(m->frames[i].end_ns, begin[i] + 100);
+        assert_int_equal(an_frame_gpu_ns(m, i), gpu[i]);
+        assert_int_equal(an_frame_has_gpu(m, i), gpu[i] != 0);
+    }
+    an_free(m);
+
+    /* indices increase in the file, begins need not: sorted by begin */
+    w = open_writer();
+    assert_int_equal(cap_writer_frame(w, 1, 100, 200), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 2, 0, 100), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 3, 200, 300), CAP_OK);
+    m = load(w);
+    assert_int_equal(m->nframes, 3);
+    assert_non_null(m->frame_index);
+    static const uint64_t ix2[3] = {2, 1, 3};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(an_frame_index(m, i), ix2[i]);
+        assert_int_equal(m->frames[i].begin_ns, (int64_t)i * 100);
+    }
     an_free(m);
 }
 
@@ -259,6 +321,7 @@ int main(void)
         cmocka_unit_test(child_as_long_as_parent_leaves_no_self_time),
         cmocka_unit_test(scope_spanning_a_frame_boundary_is_charged_to_its_first_frame),
         cmocka_unit_test(gpu_self_time_subtracts_the_union_of_overlapping_children),
+        cmocka_unit_test(frame_indices_and_gpu_time_beside_the_frames),
         cmocka_unit_test(threads_with_the_same_name_merge_in_the_tree),
         cmocka_unit_test(times_far_apart_do_not_overflow_the_reports),
         cmocka_unit_test(self_time_helper_clamps_and_never_overflows),

@@ -18,10 +18,10 @@
 #define MS 1000000ll
 
 /* Four frames of 10 ms from t = 10 ms: [10,20) [20,30) [30,40) [40,50). */
-static an_frame frames[4] = {{0, 10 * MS, 20 * MS, 0, 0},
-                             {1, 20 * MS, 30 * MS, 0, 0},
-                             {2, 30 * MS, 40 * MS, 0, 0},
-                             {3, 40 * MS, 50 * MS, 0, 0}};
+static an_frame frames[4] = {{10 * MS, 20 * MS},
+                             {20 * MS, 30 * MS},
+                             {30 * MS, 40 * MS},
+                             {40 * MS, 50 * MS}};
 
 /* The four frames with counters c[0..n). */
 static an_capture capture_of(an_counter *c, size_t n)

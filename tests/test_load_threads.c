@@ -51,9 +51,10 @@ static void compare(const char *path, int by_path, double skip)
     SAME(a->nframes == b->nframes, "the frame count");
     for (size_t i = 0; i < a->nframes; i++) {
         const an_frame *x = &a->frames[i], *y = &b->frames[i];
-        SAME(x->index == y->index && x->begin_ns == y->begin_ns &&
-                 x->end_ns == y->end_ns && x->gpu_ns == y->gpu_ns &&
-                 x->has_gpu == y->has_gpu,
+        SAME(an_frame_index(a, i) == an_frame_index(b, i) &&
+                 x->begin_ns == y->begin_ns && x->end_ns == y->end_ns &&
+                 an_frame_gpu_ns(a, i) == an_frame_gpu_ns(b, i) &&
+                 an_frame_has_gpu(a, i) == an_frame_has_gpu(b, i),
              "a frame");
     }
     SAME(a->nscopes == b->nscopes, "the row count");

@@ -202,7 +202,7 @@ static void fo_prefix(frames_out *o, size_t fi)
     if (o->pre_frame != fi) {
         const an_frame *fr = &o->m->frames[fi];
         int k = snprintf(o->pre, sizeof o->pre, "%llu,%.6f,",
-                         (unsigned long long)fr->index,
+                         (unsigned long long)an_frame_index(o->m, fi),
                          an_elapsed_ns(o->t0, fr->begin_ns) / 1e9);
         size_t n = k > 0 && (size_t)k < sizeof o->pre ? (size_t)k : 0;
         double ms = MS(an_frame_ns(fr));
@@ -210,8 +210,9 @@ static void fo_prefix(frames_out *o, size_t fi)
         n += k > 0 && (size_t)k < sizeof o->pre - n ? (size_t)k : 0;
         if (n < sizeof o->pre)
             o->pre[n++] = ',';
-        if (fr->has_gpu) {
-            k = snprintf(o->pre + n, sizeof o->pre - n, "%.6f", MS(fr->gpu_ns));
+        if (an_frame_has_gpu(o->m, fi)) {
+            k = snprintf(o->pre + n, sizeof o->pre - n, "%.6f",
+                         MS(an_frame_gpu_ns(o->m, fi)));
             n += k > 0 && (size_t)k < sizeof o->pre - n ? (size_t)k : 0;
         }
         o->pre_n = n;

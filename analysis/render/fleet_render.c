@@ -253,11 +253,12 @@ int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s)
     int64_t t0 = m->nframes ? m->frames[0].begin_ns : m->first_ns;
     for (size_t i = 0; i < m->nframes && !x->failed; i++) {
         const an_frame *fr = &m->frames[i];
-        putf(x, "%s,%llu,%.6f,%.6f,", s->id, (unsigned long long)fr->index,
+        putf(x, "%s,%llu,%.6f,%.6f,", s->id,
+             (unsigned long long)an_frame_index(m, i),
              an_elapsed_ns(t0, fr->begin_ns) / 1e9,
              (double)an_frame_ns(fr) / 1e6);
-        if (fr->has_gpu)
-            putf(x, "%.6f", (double)fr->gpu_ns / 1e6);
+        if (an_frame_has_gpu(m, i))
+            putf(x, "%.6f", (double)an_frame_gpu_ns(m, i) / 1e6);
         end_row(x, T_FRAMES);
     }
     for (size_t k = 0; k < m->nscopes && !x->failed; k++) {
@@ -266,7 +267,7 @@ int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s)
             if (sc->pf_frame[j] >= m->nframes)
                 continue;
             putf(x, "%s,%llu,%s,", s->id,
-                 (unsigned long long)m->frames[sc->pf_frame[j]].index,
+                 (unsigned long long)an_frame_index(m, sc->pf_frame[j]),
                  kind_word(sc->kind));
             put_field(x, sc->name);
             putf(x, ",%.6f", (double)sc->pf_self[j] / 1e6);

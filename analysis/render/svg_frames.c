@@ -110,7 +110,7 @@ static void axes(const plot *p, const an_capture *m, const an_frame_chart *c)
     fputs("</g>\n<g id=\"xaxis\">\n", f);
     /* x: frame numbers (the capture's own, which --skip-seconds keeps) */
     size_t n = m->nframes;
-    uint64_t first = m->frames[0].index;
+    uint64_t first = an_frame_index(m, 0);
     double xs = an__svg_tick_step((double)n, 10);
     if (xs < 1)
         xs = 1;
@@ -189,7 +189,7 @@ static void stutters(const plot *p, const an_capture *m, const an_frame_chart *c
         fprintf(f, "<path class=\"stutter\" d=\"M%.1f,%d l-5,-9 h10 Z\">"
                    "<title>stutter: frame %llu, %.3f ms, %.1fx the median of "
                    "the frames around it (%.3f ms)",
-                x, PT - 3, (unsigned long long)m->frames[st->frame].index,
+                x, PT - 3, (unsigned long long)an_frame_index(m, st->frame),
                 st->ms, st->local_ms > 0 ? st->ms / st->local_ms : 0.0,
                 st->local_ms);
         if (cnt > 1)

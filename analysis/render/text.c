@@ -760,10 +760,11 @@ static void tf_frame_end(void *ctx, size_t i)
     text_frames *t = ctx;
     FILE *out = t->out;
     const an_frame *fr = &t->m->frames[i];
-    fprintf(out, "  %7llu %9.3f %9.3f ", (unsigned long long)fr->index,
+    fprintf(out, "  %7llu %9.3f %9.3f ",
+            (unsigned long long)an_frame_index(t->m, i),
             an_elapsed_ns(t->t0, fr->begin_ns) / 1e9, MS(an_frame_ns(fr)));
-    if (fr->has_gpu)
-        fprintf(out, "%9.3f", MS(fr->gpu_ns));
+    if (an_frame_has_gpu(t->m, i))
+        fprintf(out, "%9.3f", MS(an_frame_gpu_ns(t->m, i)));
     else
         fprintf(out, "%9s", "-");
     for (size_t j = 0; j < t->f->ncols; j++) {
