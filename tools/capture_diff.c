@@ -388,9 +388,12 @@ static int any_has_scope(an_capture *const *m, size_t n, const char *scope)
 static int run(const args *a)
 {
     /* exact per-frame values while they fit read_capture's budget, log
-     * histograms past it (an_diff.approx); every file loaded at once */
+     * histograms past it (an_diff.approx); every file loaded at once; no
+     * call tree but for the picture (the rows are by name, or by path:
+     * then the tree is built whatever no_tree says) */
     an_options lo = {.skip_seconds = a->skip_seconds, .by_path = a->by_path,
-                     .series_budget = AN_DIFF_SERIES_BUDGET};
+                     .series_budget = AN_DIFF_SERIES_BUDGET,
+                     .no_tree = !a->svg};
     size_t nall = a->nbase + a->nnew;
     an_capture **m = calloc(nall, sizeof *m);
     an_diff_sums **sums = calloc(nall, sizeof *sums);
