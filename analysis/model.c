@@ -1418,6 +1418,59 @@ static int apply(loader *L, const cap_event *evs, size_t n)
     return rc;
 }
 
+/* A scan's batch (values_only, one thread): each scope straight to its
+ * row's value in its frame, as scope_value takes it from on_scope (the
+ * same rows in the same order, the same values), without the record, the
+ * recursion check and the calls between; the ring's usual case inline
+ * (win_note does the rest: a new row, a late piece, frames leaving). */
+static int apply_values(loader *L, const cap_event *evs, size_t n)
+{
+    an_capture *m = L->m;
+    const int have_cutoff = L->have_cutoff;
+    const int64_t cutoff_ns = L->cutoff_ns;
+    for (size_t i = 0; i < n; i++) {
+        const cap_event *ev = &evs[i];
+        if (ev->kind != CAP_EV_SCOPE) {
+            if (apply(L, ev, 1) != 0)
+                return -1;
+            continue;
+        }
+        const cap_ev_scope *e = &ev->u.scope;
+        if (have_cutoff && e->begin_ns < cutoff_ns)
+            continue;
+        long si = cpu_row(L, e->name);
+        if (si < 0)
+            return -1;
+        path_cache *c = L->last_cache;
+        if (!c || L->last_tid != e->tid) {
+            if (!(c = cache_for(&L->threads, &L->threads_cap, e->tid)))
+                return -1;
+            L->last_cache = c;
+            L->last_tid = e->tid;
+        }
+        long f = frame_at(m, e->begin_ns, &c->frame_hint);
+        if (f < 0)
+            continue; /* in no frame: pf_note takes nothing */
+        int64_t self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
+        uint32_t who = e->tid & 0x7fffffffu;
+        uint64_t fr = (uint64_t)f;
+        if ((size_t)si < L->acc_cap && L->acc[si].who == who &&
+            (size_t)si < L->ring_rows && fr >= L->wbase &&
+            fr - L->wbase < L->win) {
+            size_t at = (size_t)(fr & (L->win - 1)) * L->ring_cap + (size_t)si;
+            sat_add(&L->ring[at], self);
+            if (L->seen)
+                L->seen[at] = 1;
+            if (fr > L->whi)
+                L->whi = fr;
+            continue;
+        }
+        if (pf_note(L, si, f, self, who) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ---- decoding ahead on a second thread ----------------------------------
  * The reader thread reads batches of events into a buffer of its own and
  * hands each scope over as a compact record (a `hand`: its times, self
@@ -1834,7 +1887,7 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
-        if (apply(L, evs, n) != 0)
+        if ((L->values_only ? apply_values(L, evs, n) : apply(L, evs, n)) != 0)
             return CAP_E_NOMEM;
     }
     progress(L, "", 1);
