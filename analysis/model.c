@@ -1271,6 +1271,27 @@ typedef struct hand {
     uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's */
 } hand;
 
+/* pf_note's usual case on a summarised load, inline: a row already in
+ * the ring, on the thread it last ran on, in a frame the ring holds (the
+ * sum into its slot, as win_note adds it). 0: not that case (the caller
+ * calls pf_note). */
+static inline int win_fast(loader *L, long si, long f, int64_t self,
+                           uint32_t who)
+{
+    uint64_t fr = (uint64_t)f;
+    if (!L->windowed || f < 0 || (size_t)si >= L->ring_rows ||
+        (size_t)si >= L->acc_cap || L->acc[si].who != who || fr < L->wbase ||
+        fr - L->wbase >= L->win)
+        return 0;
+    size_t at = (size_t)(fr & (L->win - 1)) * L->ring_cap + (size_t)si;
+    sat_add(&L->ring[at], self);
+    if (L->seen)
+        L->seen[at] = 1;
+    if (fr > L->whi)
+        L->whi = fr;
+    return 1;
+}
+
 /* A scan's scope (values_only): its row's value in its frame, and nothing
  * else (rows by name are made in the order of the load's). */
 __attribute__((noinline)) static int scope_value(loader *L, const hand *h)
@@ -1336,7 +1357,9 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
             else if (L->fhi - (uint64_t)f > L->lag)
                 L->lag = L->fhi - (uint64_t)f;
         }
-    } else if (pf_note(L, si, f, self, h->tid & 0x7fffffffu) != 0) {
+    } else if (!(!L->reread && win_fast(L, si, f, self,
+                                        h->tid & 0x7fffffffu)) &&
+               pf_note(L, si, f, self, h->tid & 0x7fffffffu) != 0) {
         return -1;
     }
     if (m->cpu_events == 0 || h->begin_ns < m->first_ns)
@@ -1647,19 +1670,7 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
             continue; /* in no frame: pf_note takes nothing */
         int64_t self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
         uint32_t who = e->tid & 0x7fffffffu;
-        uint64_t fr = (uint64_t)f;
-        if ((size_t)si < L->acc_cap && L->acc[si].who == who &&
-            (size_t)si < L->ring_rows && fr >= L->wbase &&
-            fr - L->wbase < L->win) {
-            size_t at = (size_t)(fr & (L->win - 1)) * L->ring_cap + (size_t)si;
-            sat_add(&L->ring[at], self);
-            if (L->seen)
-                L->seen[at] = 1;
-            if (fr > L->whi)
-                L->whi = fr;
-            continue;
-        }
-        if (pf_note(L, si, f, self, who) != 0)
+        if (!win_fast(L, si, f, self, who) && pf_note(L, si, f, self, who) != 0)
             return -1;
     }
     return 0;
