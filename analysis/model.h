@@ -332,7 +332,9 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * within a frame, in row order: fn(ctx, row, frame, self_ns) once for
  * each (row, frame) with the exact sum of its pieces, including 0 where
  * the row ran for no time (the exact series' entries, as --frames lists
- * them). Exact model: from the series in memory. Summarised (approx): the
+ * them). Exact model: from the series in memory. A series_reread load
+ * that kept its values packed (an_capture.pack): from the pack, no file
+ * read. Summarised (approx) otherwise: the
  * file is read again through a ring of frames longer than the load's
  * max_lag, so that every piece of a frame has come before the frame is
  * handed on (memory: that many frames x rows x 9 bytes); where that ring
