@@ -1294,20 +1294,29 @@ static inline int win_fast(loader *L, long si, long f, int64_t self,
 
 /* A scan's scope (values_only): its row's value in its frame, and nothing
  * else (rows by name are made in the order of the load's). */
-__attribute__((noinline)) static int scope_value(loader *L, const hand *h)
+__attribute__((always_inline)) static inline int
+value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
+         int64_t self)
 {
-    long si = cpu_row(L, h->name);
+    long si = cpu_row(L, name);
     if (si < 0)
         return -1;
     path_cache *c = L->last_cache;
-    if (!c || L->last_tid != h->tid) {
-        if (!(c = cache_for(&L->threads, &L->threads_cap, h->tid)))
+    if (!c || L->last_tid != tid) {
+        if (!(c = cache_for(&L->threads, &L->threads_cap, tid)))
             return -1;
         L->last_cache = c;
-        L->last_tid = h->tid;
+        L->last_tid = tid;
     }
-    long f = frame_at(L->m, h->begin_ns, &c->frame_hint);
-    return pf_note(L, si, f, h->self, h->tid & 0x7fffffffu);
+    long f = frame_at(L->m, begin_ns, &c->frame_hint);
+    uint32_t who = tid & 0x7fffffffu;
+    return win_fast(L, si, f, self, who) ? 0 : pf_note(L, si, f, self, who);
+}
+
+/* value_of for a record handed over by the reader thread. */
+__attribute__((noinline)) static int scope_value(loader *L, const hand *h)
+{
+    return value_of(L, h->name, h->tid, h->begin_ns, h->self);
 }
 
 /* A CPU scope into the model: its node, row, sums and per-frame value.
@@ -1642,7 +1651,6 @@ static int apply(loader *L, const cap_event *evs, size_t n)
  * (win_note does the rest: a new row, a late piece, frames leaving). */
 static int apply_values(loader *L, const cap_event *evs, size_t n)
 {
-    an_capture *m = L->m;
     const int have_cutoff = L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
     for (size_t i = 0; i < n; i++) {
@@ -1655,22 +1663,8 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
         const cap_ev_scope *e = &ev->u.scope;
         if (have_cutoff && e->begin_ns < cutoff_ns)
             continue;
-        long si = cpu_row(L, e->name);
-        if (si < 0)
-            return -1;
-        path_cache *c = L->last_cache;
-        if (!c || L->last_tid != e->tid) {
-            if (!(c = cache_for(&L->threads, &L->threads_cap, e->tid)))
-                return -1;
-            L->last_cache = c;
-            L->last_tid = e->tid;
-        }
-        long f = frame_at(m, e->begin_ns, &c->frame_hint);
-        if (f < 0)
-            continue; /* in no frame: pf_note takes nothing */
-        int64_t self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns);
-        uint32_t who = e->tid & 0x7fffffffu;
-        if (!win_fast(L, si, f, self, who) && pf_note(L, si, f, self, who) != 0)
+        if (value_of(L, e->name, e->tid, e->begin_ns,
+                     cap_self_ns(e->begin_ns, e->end_ns, e->children_ns)) != 0)
             return -1;
     }
     return 0;
