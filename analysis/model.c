@@ -77,6 +77,8 @@ typedef struct loader {
     int tree;               /* build the call tree (not no_tree) */
     int reread;             /* series_reread: max_lag measured for
                                an_series_walk (other loads skip it) */
+    int packing;            /* series_reread past the budget: values go
+                               to m->pack while it holds them (pack_put) */
     int dropping;           /* series_reread past the budget: values are
                                not kept at all */
     /* over_time_hint: each name id's wait flag as the rows' values are
@@ -451,6 +453,147 @@ static int pf_add(an_scope *s, long frame, int64_t self)
     return 1;
 }
 
+/* ---- --frames' values packed (series_reread past the budget) ----------
+ * Each row's (frame, self time) values as varints in chunks of PACK_CHUNK
+ * bytes, taken from slabs of PACK_SLAB chunks: the frame as the step from
+ * the row's previous value's frame (>= 1: a row's frames must come in
+ * ascending order, each whole, as one thread's scopes give them), the
+ * value zigzagged. About 3 bytes a value where the exact series take 12,
+ * so that a capture of 10 M scopes needs no second read; the load gives
+ * the pack up (and --frames reads the file again) past pack_budget or at
+ * a frame out of order. */
+enum { PACK_CHUNK = 512, PACK_SLAB = 512 }; /* 256 KiB slabs */
+#define PACK_HEAD 8 /* a chunk's next chunk (u32, 0: none) and bytes used */
+
+typedef struct pack_row {
+    uint32_t head, tail; /* chunk numbers + 1; 0: none */
+    uint64_t next;       /* the frame after the last one put */
+} pack_row;
+
+struct an_pack {
+    uint8_t **slab;
+    size_t nslab, slab_cap;
+    uint32_t nchunks;
+    pack_row *row;
+    size_t nrow;
+    uint64_t values;
+    size_t budget; /* bytes of slabs at most */
+};
+
+static uint8_t *pack_chunk(const struct an_pack *p, uint32_t c)
+{
+    c--;
+    return p->slab[c / PACK_SLAB] + (size_t)(c % PACK_SLAB) * PACK_CHUNK;
+}
+
+static void pack_free(struct an_pack *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nslab; i++)
+        free(p->slab[i]);
+    free(p->slab);
+    free(p->row);
+    free(p);
+}
+
+/* A new chunk, after `prev` (0: the row's first); 0 past the budget or
+ * out of memory. */
+static uint32_t pack_new_chunk(struct an_pack *p, uint32_t prev)
+{
+    if (p->nchunks % PACK_SLAB == 0) {
+        if ((p->nslab + 1) * (size_t)PACK_SLAB * PACK_CHUNK > p->budget ||
+            an_grow((void **)&p->slab, &p->slab_cap, p->nslab + 1,
+                    sizeof *p->slab) != 0 ||
+            !(p->slab[p->nslab] = malloc((size_t)PACK_SLAB * PACK_CHUNK)))
+            return 0;
+        p->nslab++;
+    }
+    uint32_t c = ++p->nchunks;
+    uint8_t *b = pack_chunk(p, c);
+    memset(b, 0, PACK_HEAD);
+    if (prev)
+        memcpy(pack_chunk(p, prev), &c, sizeof c);
+    return c;
+}
+
+static inline uint8_t *put_varint(uint8_t *d, uint64_t v)
+{
+    while (v >= 0x80) {
+        *d++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *d++ = (uint8_t)v;
+    return d;
+}
+
+static inline const uint8_t *get_varint(const uint8_t *s, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int sh = 0;; sh += 7) {
+        uint8_t b = *s++;
+        x |= (uint64_t)(b & 0x7f) << sh;
+        if (b < 0x80 || sh >= 63)
+            break;
+    }
+    *v = x;
+    return s;
+}
+
+/* Row `row`'s value v in frame position `frame`: 0, or -1 when the pack
+ * cannot take it (past its budget, out of memory, or a frame not after
+ * the row's last one): the caller then gives the pack up. */
+static int pack_put(struct an_pack *p, size_t row, uint64_t frame, int64_t v)
+{
+    if (row >= p->nrow) {
+        size_t n = p->nrow ? p->nrow : 64;
+        while (n <= row)
+            n *= 2;
+        pack_row *q = realloc(p->row, n * sizeof *q);
+        if (!q)
+            return -1;
+        memset(q + p->nrow, 0, (n - p->nrow) * sizeof *q);
+        p->row = q;
+        p->nrow = n;
+    }
+    pack_row *pr = &p->row[row];
+    if (frame < pr->next)
+        return -1;
+    uint16_t used;
+    uint8_t *b = pr->tail ? pack_chunk(p, pr->tail) : NULL;
+    if (b)
+        memcpy(&used, b + 4, sizeof used);
+    if (!b || used + 20 > PACK_CHUNK) { /* two varints: 20 bytes at most */
+        uint32_t c = pack_new_chunk(p, pr->tail);
+        if (!c)
+            return -1;
+        if (!pr->head)
+            pr->head = c;
+        pr->tail = c;
+        b = pack_chunk(p, c);
+        used = PACK_HEAD;
+    }
+    uint8_t *d = put_varint(b + used, frame - pr->next + 1);
+    uint64_t u = (uint64_t)v;
+    d = put_varint(d, v < 0 ? ~(u << 1) : u << 1);
+    used = (uint16_t)(d - b);
+    memcpy(b + 4, &used, sizeof used);
+    pr->next = frame + 1;
+    p->values++;
+    return 0;
+}
+
+/* The pack let go: --frames reads the file again (an_series_walk). */
+static void pack_give_up(loader *L)
+{
+    pack_free(L->m->pack);
+    L->m->pack = NULL;
+    L->packing = 0;
+    L->dropping = 1;
+    for (size_t i = 0; i < L->acc_cap; i++)
+        L->acc[i].frame = NONE;
+}
+
 /* Scope row si ran `self` ns in frame position `frame` (< 0: in none):
  * held in the row's accumulator while the row stays in one frame, added to
  * its series (pf_add) when it moves on, and by pf_flush at the end. The
@@ -494,6 +637,13 @@ static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
         sat_add(&a->sum, self);
         return 0;
     }
+    if (a->frame != NONE && L->packing) {
+        if (pack_put(L->m->pack, (size_t)si, a->frame, a->sum) != 0)
+            pack_give_up(L);
+        else
+            a->frame = (uint32_t)frame, a->sum = self;
+        return 0;
+    }
     if (a->frame != NONE) {
         int k = pf_add(&L->m->scopes[si], (long)a->frame, a->sum);
         if (k < 0)
@@ -515,6 +665,12 @@ static int pf_flush(loader *L)
 {
     if (L->windowed)
         return win_flush_all(L);
+    for (size_t i = 0; L->packing && i < L->acc_cap; i++) {
+        pf_acc *a = &L->acc[i];
+        if (a->frame != NONE && pack_put(L->m->pack, i, a->frame, a->sum) != 0)
+            pack_give_up(L);
+        a->frame = NONE;
+    }
     for (size_t i = 0; i < L->acc_cap && i < L->m->nscopes; i++) {
         pf_acc *a = &L->acc[i];
         if (a->frame != NONE &&
@@ -864,22 +1020,52 @@ static void series_free(an_scope *s)
     s->pf_sorted = 1;
 }
 
+/* The pack's budget: what the 64 MiB read_capture keeps within leaves
+ * beside the model's frames (AN_PACK_MAX_BYTES less 64 bytes a frame). */
+static size_t pack_budget(const loader *L)
+{
+    size_t most = L->o->pack_bytes ? L->o->pack_bytes : AN_PACK_MAX_BYTES;
+    size_t frames = L->m->nframes * (size_t)64;
+    return frames < most ? most - frames : 0;
+}
+
+/* The exact series (each row's frames in order, or no pack) moved into a
+ * new pack: 0, or -1 when they do not fit it (none is kept then). */
+static int pack_start(loader *L)
+{
+    an_capture *m = L->m;
+    struct an_pack *p = calloc(1, sizeof *p);
+    if (!p)
+        return -1;
+    p->budget = pack_budget(L);
+    m->pack = p;
+    for (size_t i = 0; i < m->nscopes; i++) {
+        const an_scope *s = &m->scopes[i];
+        if (!s->pf_sorted)
+            return -1;
+        for (size_t k = 0; k < s->pf_n; k++)
+            if (pack_put(p, i, s->pf_frame[k], s->pf_self[k]) != 0)
+                return -1;
+    }
+    return 0;
+}
+
 /* The exact series outgrew the budget: summarise what they hold (frames
  * more than a ring behind the furthest one seen) or move it to the ring,
  * free them, and go on with the ring. */
 static int spill(loader *L)
 {
     an_capture *m = L->m;
-    if (L->o->series_reread) { /* nothing kept: read again when asked */
-        for (size_t i = 0; i < m->nscopes; i++)
-            series_free(&m->scopes[i]);
-        for (size_t i = 0; i < L->acc_cap; i++)
-            L->acc[i].frame = NONE;
+    if (L->o->series_reread) { /* packed, else read again when asked */
         L->win = win_frames(m->nscopes);
         m->win = L->win; /* for an_series_scan */
-        L->dropping = 1;
         m->approx = 1;
         m->reread = 1;
+        L->packing = pack_start(L) == 0;
+        for (size_t i = 0; i < m->nscopes; i++)
+            series_free(&m->scopes[i]);
+        if (!L->packing)
+            pack_give_up(L);
         return 0;
     }
     for (size_t i = 0; i < L->acc_cap && i < m->nscopes; i++) {
@@ -1119,22 +1305,52 @@ typedef struct hand {
     uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's */
 } hand;
 
+/* pf_note's usual case on a summarised load, inline: a row already in
+ * the ring, on the thread it last ran on, in a frame the ring holds (the
+ * sum into its slot, as win_note adds it). 0: not that case (the caller
+ * calls pf_note). */
+static inline int win_fast(loader *L, long si, long f, int64_t self,
+                           uint32_t who)
+{
+    uint64_t fr = (uint64_t)f;
+    if (!L->windowed || f < 0 || (size_t)si >= L->ring_rows ||
+        (size_t)si >= L->acc_cap || L->acc[si].who != who || fr < L->wbase ||
+        fr - L->wbase >= L->win)
+        return 0;
+    size_t at = (size_t)(fr & (L->win - 1)) * L->ring_cap + (size_t)si;
+    sat_add(&L->ring[at], self);
+    if (L->seen)
+        L->seen[at] = 1;
+    if (fr > L->whi)
+        L->whi = fr;
+    return 1;
+}
+
 /* A scan's scope (values_only): its row's value in its frame, and nothing
  * else (rows by name are made in the order of the load's). */
-__attribute__((noinline)) static int scope_value(loader *L, const hand *h)
+__attribute__((always_inline)) static inline int
+value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
+         int64_t self)
 {
-    long si = cpu_row(L, h->name);
+    long si = cpu_row(L, name);
     if (si < 0)
         return -1;
     path_cache *c = L->last_cache;
-    if (!c || L->last_tid != h->tid) {
-        if (!(c = cache_for(&L->threads, &L->threads_cap, h->tid)))
+    if (!c || L->last_tid != tid) {
+        if (!(c = cache_for(&L->threads, &L->threads_cap, tid)))
             return -1;
         L->last_cache = c;
-        L->last_tid = h->tid;
+        L->last_tid = tid;
     }
-    long f = frame_at(L->m, h->begin_ns, &c->frame_hint);
-    return pf_note(L, si, f, h->self, h->tid & 0x7fffffffu);
+    long f = frame_at(L->m, begin_ns, &c->frame_hint);
+    uint32_t who = tid & 0x7fffffffu;
+    return win_fast(L, si, f, self, who) ? 0 : pf_note(L, si, f, self, who);
+}
+
+/* value_of for a record handed over by the reader thread. */
+__attribute__((noinline)) static int scope_value(loader *L, const hand *h)
+{
+    return value_of(L, h->name, h->tid, h->begin_ns, h->self);
 }
 
 /* A CPU scope into the model: its node, row, sums and per-frame value.
@@ -1177,8 +1393,18 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
                                    ? 2
                                    : 1],
                 self);
-    if (pf_note(L, si, f, self, h->tid & 0x7fffffffu) != 0)
+    if (L->dropping) { /* pf_note's --frames lag, its values let go */
+        if (f >= 0) {
+            if ((uint64_t)f > L->fhi)
+                L->fhi = (uint64_t)f;
+            else if (L->fhi - (uint64_t)f > L->lag)
+                L->lag = L->fhi - (uint64_t)f;
+        }
+    } else if (!(!L->reread && win_fast(L, si, f, self,
+                                        h->tid & 0x7fffffffu)) &&
+               pf_note(L, si, f, self, h->tid & 0x7fffffffu) != 0) {
         return -1;
+    }
     if (m->cpu_events == 0 || h->begin_ns < m->first_ns)
         m->first_ns = h->begin_ns;
     if (h->end_ns > m->last_ns)
@@ -1501,6 +1727,32 @@ static int apply(loader *L, const cap_event *evs, size_t n)
     return rc;
 }
 
+/* A scan's batch (values_only, one thread): each scope straight to its
+ * row's value in its frame, as scope_value takes it from on_scope (the
+ * same rows in the same order, the same values), without the record, the
+ * recursion check and the calls between; the ring's usual case inline
+ * (win_note does the rest: a new row, a late piece, frames leaving). */
+static int apply_values(loader *L, const cap_event *evs, size_t n)
+{
+    const int have_cutoff = L->have_cutoff;
+    const int64_t cutoff_ns = L->cutoff_ns;
+    for (size_t i = 0; i < n; i++) {
+        const cap_event *ev = &evs[i];
+        if (ev->kind != CAP_EV_SCOPE) {
+            if (apply(L, ev, 1) != 0)
+                return -1;
+            continue;
+        }
+        const cap_ev_scope *e = &ev->u.scope;
+        if (have_cutoff && e->begin_ns < cutoff_ns)
+            continue;
+        if (value_of(L, e->name, e->tid, e->begin_ns,
+                     cap_self_ns(e->begin_ns, e->end_ns, e->children_ns)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ---- decoding ahead on a second thread ----------------------------------
  * The reader thread reads batches of events into a buffer of its own and
  * hands each scope over as a compact record (a `hand`: its times, self
@@ -1658,8 +1910,23 @@ static int fill(ahead *A, slot *s)
     /* read once: the model thread writes the loader's other fields */
     const int have_cutoff = L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
+    const int values_only = L->values_only;
     for (size_t i = 0; i < got; i++) {
         const cap_event *ev = &A->ev[i];
+        if (ev->kind == CAP_EV_SCOPE && values_only) {
+            /* a scan's scope: scope_value takes its name, thread, begin
+               and self time, no stack, depth or recursion */
+            const cap_ev_scope *e = &ev->u.scope;
+            if (have_cutoff && e->begin_ns < cutoff_ns)
+                continue;
+            s->rec[n++] = (hand){
+                .begin_ns = e->begin_ns,
+                .end_ns = e->end_ns,
+                .self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns),
+                .name = e->name,
+                .tid = e->tid};
+            continue;
+        }
         if (ev->kind == CAP_EV_SCOPE) {
             const cap_ev_scope *e = &ev->u.scope;
             if (have_cutoff && e->begin_ns < cutoff_ns)
@@ -1737,6 +2004,8 @@ static int apply_slot(loader *L, const slot *s)
         int rc;
         if (h->tid == HAND_OTHER)
             rc = apply(L, &s->other[h->stack], 1);
+        else if (L->values_only) /* no stack carried (fill) */
+            rc = scope_value(L, h);
         else
             rc = scope_core(L, h, s->arena + h->stack);
         if (rc != 0)
@@ -1917,7 +2186,7 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
-        if (apply(L, evs, n) != 0)
+        if ((L->values_only ? apply_values(L, evs, n) : apply(L, evs, n)) != 0)
             return CAP_E_NOMEM;
     }
     progress(L, "", 1);
@@ -2338,10 +2607,78 @@ static cap_result walk_exact(const an_capture *m, an_series_fn fn, void *ctx)
     return CAP_OK;
 }
 
+/* 1 when walk_packed's check of every row in every frame costs less
+ * than reading the file again (not with many rows and few values). */
+static int pack_walkable(const an_capture *m)
+{
+    const struct an_pack *p = m->pack;
+    return p && (double)p->nrow * (double)m->nframes <=
+                    64.0 * (double)p->values + 1e6;
+}
+
+/* The pack's values (a series_reread load's) in frame order, rows in
+ * order within a frame. */
+static cap_result walk_packed(const an_capture *m, an_series_fn fn, void *ctx)
+{
+    const struct an_pack *p = m->pack;
+    size_t ns = p->nrow < m->nscopes ? p->nrow : m->nscopes;
+    struct cur {
+        uint64_t frame; /* UINT64_MAX: none left */
+        int64_t v;
+        uint32_t chunk;
+        uint32_t pos;
+    } *cur = calloc(ns ? ns : 1, sizeof *cur);
+    if (!cur)
+        return CAP_E_NOMEM;
+    for (size_t r = 0; r < ns; r++) {
+        cur[r].frame = UINT64_MAX;
+        cur[r].chunk = p->row[r].head;
+        cur[r].pos = PACK_HEAD;
+    }
+    /* each row's next value into cur[r] (frame UINT64_MAX at its end) */
+#define PACK_NEXT(c, prev_next)                                              \
+    do {                                                                     \
+        const uint8_t *b_ = (c)->chunk ? pack_chunk(p, (c)->chunk) : NULL;   \
+        uint16_t used_ = 0;                                                  \
+        if (b_)                                                              \
+            memcpy(&used_, b_ + 4, sizeof used_);                            \
+        if (b_ && (c)->pos >= used_) {                                       \
+            uint32_t nx_;                                                    \
+            memcpy(&nx_, b_, sizeof nx_);                                    \
+            (c)->chunk = nx_;                                                \
+            (c)->pos = PACK_HEAD;                                            \
+            b_ = nx_ ? pack_chunk(p, nx_) : NULL;                            \
+        }                                                                    \
+        if (!b_) {                                                           \
+            (c)->frame = UINT64_MAX;                                         \
+            break;                                                           \
+        }                                                                    \
+        uint64_t df_, z_;                                                    \
+        const uint8_t *q_ = get_varint(b_ + (c)->pos, &df_);                 \
+        q_ = get_varint(q_, &z_);                                            \
+        (c)->pos = (uint32_t)(q_ - b_);                                      \
+        (c)->frame = (prev_next) + df_ - 1;                                  \
+        (c)->v = (int64_t)((z_ >> 1) ^ (0 - (z_ & 1)));                      \
+    } while (0)
+    for (size_t r = 0; r < ns; r++)
+        PACK_NEXT(&cur[r], 0);
+    for (size_t fi = 0; fi < m->nframes; fi++)
+        for (size_t r = 0; r < ns; r++)
+            if (cur[r].frame == fi) {
+                fn(ctx, r, fi, cur[r].v);
+                PACK_NEXT(&cur[r], fi + 1);
+            }
+#undef PACK_NEXT
+    free(cur);
+    return CAP_OK;
+}
+
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
 {
     if (!m->approx)
         return walk_exact(m, fn, ctx);
+    if (pack_walkable(m))
+        return walk_packed(m, fn, ctx);
     an_options o = m->load_opt;
     o.progress = NULL;
     o.series_budget = 0;
@@ -2428,6 +2765,7 @@ void an_free(an_capture *m)
     free(m->tracks);
     free(m->scope_ht);
     free(m->node_ht);
+    pack_free(m->pack);
     free(m);
 }
 

@@ -141,12 +141,15 @@ typedef struct an_options {
                             that reads no tree: --frames); ignored with
                             by_path */
     int series_reread;   /* with a budget: past it, keep no summaries
-                            either (an_capture.reread): every per-frame
+                            either (an_capture.reread): the values are
+                            kept packed while they fit (an_capture.pack,
+                            AN_PACK_MAX_BYTES), else every per-frame
                             value is read again from the file when asked
                             for (an_series_walk). For --frames, whose
                             values are exact whatever the budget; the
                             ranking, --split and --over-time need the
                             summaries and must not set it */
+    size_t pack_bytes;   /* 0: AN_PACK_MAX_BYTES (tests set less) */
     /* with a budget, once the series are summarised: called with each
        row's final self time in a frame (!= 0) as it goes into the row's
        histogram, on the loading thread, with the model being loaded (its
@@ -272,6 +275,10 @@ typedef struct an_capture {
         int64_t mtime_ns;
     } file;
 
+    struct an_pack *pack;       /* series_reread past the budget: every
+                                   value, packed (an_series_walk reads no
+                                   file then); NULL when the load gave it
+                                   up */
     /* private: hash tables */
     uint32_t *scope_ht, *node_ht;
     size_t scope_ht_cap, node_ht_cap;
@@ -354,7 +361,9 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * within a frame, in row order: fn(ctx, row, frame, self_ns) once for
  * each (row, frame) with the exact sum of its pieces, including 0 where
  * the row ran for no time (the exact series' entries, as --frames lists
- * them). Exact model: from the series in memory. Summarised (approx): the
+ * them). Exact model: from the series in memory. A series_reread load
+ * that kept its values packed (an_capture.pack): from the pack, no file
+ * read. Summarised (approx) otherwise: the
  * file is read again through a ring of frames longer than the load's
  * max_lag, so that every piece of a frame has come before the frame is
  * handed on (memory: that many frames x rows x 9 bytes); where that ring
@@ -362,6 +371,10 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * was not a series_reread load), the file is loaded again with the exact
  * series (memory as with budget 0). Errors: as an_series_scan. */
 #define AN_WALK_MAX_BYTES ((size_t)32 << 20)
+/* A series_reread load keeps the values past its budget packed (about 3
+ * bytes each) in at most this much less 64 bytes a frame, while each
+ * row's frames come in order; an_series_walk then reads no file. */
+#define AN_PACK_MAX_BYTES ((size_t)32 << 20)
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx);
 
 /* Value of metadata key, or NULL. Borrowed from m. */

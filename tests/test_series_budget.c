@@ -20,7 +20,8 @@
 #include "report.h"
 #include "stats.h"
 
-static int failures, files_checked, files_approx;
+static int failures, files_checked, files_approx, files_packed, files_unpacked,
+    files_pack_given_up;
 
 #define CHECK(c, ...)                                                        \
     do {                                                                     \
@@ -215,12 +216,14 @@ static void same_walk(const char *path, const char *what, const an_capture *e,
 static void reread_walks(const char *path, const an_capture *e,
                          const an_options *base)
 {
-    for (int th = 1; th <= 2; th++) {
+    for (int k = 0; k < 4; k++) {
+        int th = 1 + k % 2, nopack = k >= 2;
         an_options o = *base;
         o.threads = th;
         o.series_budget = 1;
         o.series_reread = 1;
         o.no_tree = 1;
+        o.pack_bytes = nopack ? 1 : 0; /* no pack: the file read again */
         o.split_hint = o.over_time_hint = 0;
         an_capture *r;
         char d[400];
@@ -250,7 +253,15 @@ static void reread_walks(const char *path, const an_capture *e,
                   memcmp(r->outside_ns, e->outside_ns,
                          sizeof r->outside_ns) == 0,
               "%s: no_tree threads or totals differ", path);
-        same_walk(path, th == 1 ? "reread" : "reread, two threads", e, r);
+        /* past the budget the values are packed, unless they cannot be
+           (a row's frames out of order: threads far apart in the file) */
+        CHECK(!nopack || !r->pack, "%s: packed past pack_bytes", path);
+        files_packed += r->approx && r->pack != NULL;
+        files_unpacked += r->approx && !r->pack;
+        files_pack_given_up += !nopack && r->approx && !r->pack;
+        static const char *what[4] = {"packed", "packed, two threads",
+                                      "reread", "reread, two threads"};
+        same_walk(path, what[k], e, r);
         an_free(r);
     }
 }
@@ -610,7 +621,8 @@ static void late_worker(void)
     }
     CHECK(cap_writer_close(w) == CAP_OK, "close");
     an_options oe = {.threads = 1},
-               oa = {.threads = 1, .series_budget = 1, .series_reread = 1};
+               oa = {.threads = 1, .series_budget = 1, .series_reread = 1,
+                     .pack_bytes = 1}; /* no pack: the ring, past its bound */
     an_capture *e, *a;
     char d[400];
     if (an_load(&e, path, &oe, d, sizeof d) == CAP_OK) {
@@ -646,5 +658,11 @@ int main(int argc, char **argv)
     printf("%d captures, %d summarised, %d failures\n", files_checked,
            files_approx, failures);
     CHECK(files_approx >= 10, "too few summarised captures: %d", files_approx);
+    printf("--frames' loads: %d packed, %d not (read again; %d of them "
+           "where a row's frames came out of order)\n",
+           files_packed, files_unpacked, files_pack_given_up);
+    CHECK(files_packed >= 10 && files_unpacked >= 10 && files_pack_given_up,
+          "too few packed (%d) or unpacked (%d, %d given up) loads",
+          files_packed, files_unpacked, files_pack_given_up);
     return failures ? 1 : 0;
 }
