@@ -151,7 +151,6 @@ struct cap_reader {
     uint8_t *se_rsym; /* per residual table: the symbol of each slot */
     uint32_t se_x[3];              /* rANS states: tokens, residuals
                                       (two, taking turns) */
-    uint32_t se_odd;               /* the next residual's state: 1 + it */
     const uint8_t *se_p[3], *se_end[3]; /* ... and the raw bits */
     uint64_t se_bb;                /* raw bits read ahead, lowest first */
     unsigned se_bn;                /* ... how many */
@@ -1147,7 +1146,6 @@ static cap_result sec_scopes_e_start(cap_reader *r, capf_cur *b)
         }
         q += len[st];
     }
-    r->se_odd = 0;
     r->se_pend = 0;
     r->se_p[2] = q;
     r->se_end[2] = b->end;
@@ -1697,9 +1695,9 @@ static inline uint64_t se_bits_wide(se_bits *b, unsigned n, int *bad)
 /* The streams of a SCOPES_E section while it is decoded. */
 typedef struct se_state {
     se_rans ts;      /* tokens */
-    se_rans rs;      /* residuals: the stream ... */
-    uint32_t rx[2];  /* ... and its two states */
-    uint32_t odd;
+    se_rans rs;      /* residuals: the stream and the next residual's
+                        state (rs.x), then the other state: */
+    uint32_t rx1;
     se_bits bs;
     uint32_t lc;     /* the list of the previous event */
 } se_state;
@@ -1786,7 +1784,7 @@ se_event(cap_reader *r, se_state *z, uint32_t depth, int first, uint32_t *vo,
     }
     const struct rd_se_name *e = &r->se_nm[dn];
     unsigned rt = e->tab[kind], sh = e->k[kind];
-    uint32_t x = z->rx[z->odd];
+    uint32_t x = z->rs.x;
     slot = x & (CAPF_SE_PROB - 1);
     unsigned s = r->se_rsym[(size_t)rt * CAPF_SE_PROB + slot];
     z->rs.x = r->se_rf[rt][s] * (x >> CAPF_SE_PROB_BITS) + slot -
@@ -1795,8 +1793,9 @@ se_event(cap_reader *r, se_state *z, uint32_t depth, int first, uint32_t *vo,
         se_renorm(&z->rs, &bad);
     else
         se_renorm_fast(&z->rs);
-    z->rx[z->odd] = z->rs.x;
-    z->odd ^= 1;
+    x = z->rs.x; /* the states take turns */
+    z->rs.x = z->rx1;
+    z->rx1 = x;
     uint64_t rv;
     if (s < CAPF_SE_RES_ESC && sh <= 32) {
         uint64_t q = (uint64_t)capf_unzigzag(s);
@@ -1828,11 +1827,13 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
     size_t k = 0;
     int first = r->sr_first;
     se_state z = {{r->se_x[0], r->se_p[0], r->se_end[0]},
-                  {0, r->se_p[1], r->se_end[1]},
-                  {r->se_x[1], r->se_x[2]},
-                  r->se_odd,
+                  {r->se_x[1], r->se_p[1], r->se_end[1]},
+                  r->se_x[2],
                   {r->se_bb, r->se_bn, r->se_p[2], r->se_end[2]},
                   r->se_cur};
+    /* events that need no bounds check: each takes at most a word of
+     * either rANS stream and 40 bytes of bits */
+    uint64_t fast = 0;
     const struct rd_se_name *names = r->se_nm;
     cap_result res = CAP_DONE;
     while (left > 0 || r->se_pend) {
@@ -1841,11 +1842,19 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
             r->se_pend = 0; /* its tick is in tick already */
         } else {
             uint64_t d;
-            cap_result er =
-                z.ts.end - z.ts.p >= 2 && z.rs.end - z.rs.p >= 2 &&
-                        z.bs.end - z.bs.p >= 8
-                    ? se_event(r, &z, depth, first, &v, &d, 0)
-                    : se_event(r, &z, depth, first, &v, &d, 1);
+            if (fast == 0) {
+                uint64_t a = (uint64_t)(z.ts.end - z.ts.p) / 2,
+                         b = (uint64_t)(z.rs.end - z.rs.p) / 2,
+                         c = z.bs.end - z.bs.p >= 48
+                                 ? (uint64_t)(z.bs.end - z.bs.p - 8) / 40
+                                 : 0; /* an event fills at most 5 times,
+                                         7 bytes each */
+                fast = a < b ? a : b;
+                fast = fast < c ? fast : c;
+            }
+            cap_result er = fast ? (fast--, se_event(r, &z, depth, first, &v,
+                                                     &d, 0))
+                                 : se_event(r, &z, depth, first, &v, &d, 1);
             if (er != CAP_OK) {
                 res = er;
                 break;
@@ -1915,9 +1924,8 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
     *got = k;
     r->se_x[0] = z.ts.x;
     r->se_p[0] = z.ts.p;
-    r->se_x[1] = z.rx[0];
-    r->se_x[2] = z.rx[1];
-    r->se_odd = z.odd;
+    r->se_x[1] = z.rs.x;
+    r->se_x[2] = z.rx1;
     r->se_p[1] = z.rs.p;
     r->se_bb = z.bs.bb;
     r->se_bn = z.bs.bn;
