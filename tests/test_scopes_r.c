@@ -478,6 +478,23 @@ static const uint8_t writer_streams[] = {
     0, 0, 0, 0, 0, 1, 0           /* hi */
 };
 
+/* body, a section of kind in a file of major, holds the scopes of
+ * hand_want; the next block's scope follows. */
+static void expect_hand(const char *path, const capf_buf *b, unsigned major,
+                        uint8_t kind)
+{
+    craft(path, major, kind, b);
+    outcome o = read_outcome(path);
+    assert_int_equal(o.corrupt, 0);
+    assert_int_equal(o.n, 5);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(o.sc[i].name, 1);
+        assert_int_equal(o.sc[i].begin_ns, hand_want[i][0]);
+        assert_int_equal(o.sc[i].end_ns, hand_want[i][1]);
+    }
+    assert_int_equal(o.sc[4].tid, 1); /* the block after it */
+}
+
 static void hand_built_section_decodes_as_the_spec_says(void **state)
 {
     (void)state;
@@ -495,16 +512,7 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
             s.streams_len = sizeof writer_streams;
         }
         sr_body(&b, &s);
-        craft(path, 2, CAPF_SEC_SCOPES_R, &b);
-        outcome o = read_outcome(path);
-        assert_int_equal(o.corrupt, 0);
-        assert_int_equal(o.n, 5);
-        for (int i = 0; i < 4; i++) {
-            assert_int_equal(o.sc[i].name, 1);
-            assert_int_equal(o.sc[i].begin_ns, hand_want[i][0]);
-            assert_int_equal(o.sc[i].end_ns, hand_want[i][1]);
-        }
-        assert_int_equal(o.sc[4].tid, 1); /* the block after it */
+        expect_hand(path, &b, 2, CAPF_SEC_SCOPES_R);
     }
     /* the same section in a 1.x file is an unknown kind: skipped */
     craft(path, 1, CAPF_SEC_SCOPES_R, &b);
@@ -542,22 +550,42 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
     capf_buf_free(&b);
 }
 
-/* Each "malformed when" rule: the section is reported as damage once,
- * after the scopes that precede the fault, and the next block is read. */
-static void expect_malformed(const sr_parts *s, size_t scopes_before,
-                             const char *what)
+/* Each "malformed when" rule: the section (body, of kind in a file of
+ * major) is reported as damage once, after the scopes that precede the
+ * fault (scopes_before; -1: fewer than the four the sections built by
+ * hand hold), and the next block is read. */
+static void expect_damage(capf_buf *b, unsigned major, uint8_t kind,
+                          int scopes_before, const char *what)
 {
     char path[300];
     snprintf(path, sizeof path, "%s/bad.cap", tmpdir);
-    capf_buf b = {0};
-    sr_body(&b, s);
-    craft(path, 2, CAPF_SEC_SCOPES_R, &b);
-    capf_buf_free(&b);
+    craft(path, major, kind, b);
+    capf_buf_free(b);
     outcome o = read_outcome(path);
-    if (o.corrupt != 1 || o.corrupt_at != scopes_before ||
-        o.n != scopes_before + 1 || o.sc[o.n - 1].tid != 1)
+    int at_ok = scopes_before >= 0 ? o.corrupt_at == (size_t)scopes_before
+                                   : o.corrupt_at < 4;
+    if (o.corrupt != 1 || !at_ok || o.n != o.corrupt_at + 1 ||
+        o.sc[o.n - 1].tid != 1)
         fail_msg("%s: %d reports after %zu scopes, %zu scopes in all", what,
                  o.corrupt, o.corrupt_at, o.n);
+}
+
+static void expect_malformed(const sr_parts *s, int scopes_before,
+                             const char *what)
+{
+    capf_buf b = {0};
+    sr_body(&b, s);
+    expect_damage(&b, 2, CAPF_SEC_SCOPES_R, scopes_before, what);
+}
+
+/* 1025 prefix entries of name 1 (free it) */
+static uint64_t *deep_prefix(void)
+{
+    uint64_t *deep = calloc(3 * 1025, sizeof *deep);
+    assert_non_null(deep);
+    for (int i = 0; i < 1025; i++)
+        deep[3 * i] = 1;
+    return deep;
 }
 
 static void every_malformed_rule_is_reported(void **state)
@@ -672,10 +700,7 @@ static void every_malformed_rule_is_reported(void **state)
         s.depth = 1;
         s.prefix = pre;
         expect_malformed(&s, 0, "prefix name 0");
-        uint64_t *deep = calloc(3 * 1025, sizeof *deep);
-        assert_non_null(deep);
-        for (int i = 0; i < 1025; i++)
-            deep[3 * i] = 1;
+        uint64_t *deep = deep_prefix();
         s = hand();
         s.depth = 1025;
         s.prefix = deep;
@@ -924,16 +949,8 @@ static void se_hand_built_section_decodes_as_the_spec_says(void **state)
     capf_buf b = {0};
     se_parts p = se_hand();
     se_body(&b, &p);
-    craft(path, 3, CAPF_SEC_SCOPES_E, &b);
-    outcome o = read_outcome(path);
-    assert_int_equal(o.corrupt, 0);
-    assert_int_equal(o.n, 5);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(o.sc[i].name, 1);
-        assert_int_equal(o.sc[i].begin_ns, hand_want[i][0]);
-        assert_int_equal(o.sc[i].end_ns, hand_want[i][1]);
-    }
-    assert_int_equal(o.sc[4].tid, 1); /* the block after it */
+    expect_hand(path, &b, 3, CAPF_SEC_SCOPES_E);
+    outcome o;
     /* the same section in a 2.0 (or 1.x) file is an unknown kind */
     for (unsigned major = 1; major <= 2; major++) {
         craft(path, major, CAPF_SEC_SCOPES_E, &b);
@@ -945,24 +962,12 @@ static void se_hand_built_section_decodes_as_the_spec_says(void **state)
     capf_buf_free(&b);
 }
 
-/* Reported as damage once, after scopes_before scopes (-1: before the
- * section's four, at least one), and the next block read. */
 static void se_expect_malformed(const se_parts *p, int scopes_before,
                                 const char *what)
 {
-    char path[300];
-    snprintf(path, sizeof path, "%s/se-bad.cap", tmpdir);
     capf_buf b = {0};
     se_body(&b, p);
-    craft(path, 3, CAPF_SEC_SCOPES_E, &b);
-    capf_buf_free(&b);
-    outcome o = read_outcome(path);
-    int at_ok = scopes_before >= 0 ? o.corrupt_at == (size_t)scopes_before
-                                   : o.corrupt_at < 4;
-    if (o.corrupt != 1 || !at_ok || o.n != o.corrupt_at + 1 ||
-        o.sc[o.n - 1].tid != 1)
-        fail_msg("%s: %d reports after %zu scopes, %zu scopes in all", what,
-                 o.corrupt, o.corrupt_at, o.n);
+    expect_damage(&b, 3, CAPF_SEC_SCOPES_E, scopes_before, what);
 }
 
 static void se_every_malformed_rule_is_reported(void **state)
@@ -1088,10 +1093,7 @@ static void se_every_malformed_rule_is_reported(void **state)
         p.steps = s0;
         p.n_steps = 2;
         se_expect_malformed(&p, 0, "end on an empty stack");
-        uint64_t *deep = calloc(3 * 1025, sizeof *deep);
-        assert_non_null(deep);
-        for (int i = 0; i < 1025; i++)
-            deep[3 * i] = 1;
+        uint64_t *deep = deep_prefix();
         p = se_hand();
         p.depth = 1024;
         p.prefix = deep;

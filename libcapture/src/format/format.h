@@ -111,16 +111,43 @@ static inline unsigned capf_sr_class(uint64_t pred)
                                          state takes 16 bits at a time */
 #define CAPF_SE_LIST 4                /* values a token list holds */
 #define CAPF_SE_TOK_SYMS 5            /* ranks 0..3, 4: escape */
-#define CAPF_SE_TOK_TABLES 30         /* 2 kinds x 5 lengths x 3 last */
+#define CAPF_SE_TOK_TABLES 30         /* 2 kinds x 5 lengths x 3 last:
+                                         kind x 15 + capf_se_list.tb */
 #define CAPF_SE_RES_SYMS 64           /* zigzag(q) 0..62, 63: escape */
 #define CAPF_SE_RES_ESC 63
 #define CAPF_SE_RES_TABLES_MAX 16
 #define CAPF_SE_RAW_MAX 16            /* bits one raw read takes, at most */
 
-static inline unsigned capf_se_tok_table(unsigned after_end, unsigned len,
-                                         unsigned last)
+/* A token list (format-spec "SCOPES_E", token lists): up to four values
+ * with their counts, most counted first; tb = len x 3 + the last rank
+ * given (at most 2), which with the list's kind picks the token table. */
+typedef struct capf_se_list {
+    uint32_t v[CAPF_SE_LIST], n[CAPF_SE_LIST];
+    uint16_t len, tb;
+} capf_se_list;
+
+/* The list after rank s gave its value (s < CAPF_SE_LIST), or after the
+ * escape s == CAPF_SE_LIST brought v (in place of the last when full). */
+static inline void capf_se_list_use(capf_se_list *l, unsigned s, uint32_t v)
 {
-    return (after_end * 5u + len) * 3u + (last < 2u ? last : 2u);
+    unsigned pos = s;
+    if (s == CAPF_SE_LIST) {
+        if (l->len == CAPF_SE_LIST)
+            l->len--;
+        pos = l->len++;
+        l->v[pos] = v;
+        l->n[pos] = 0;
+    }
+    l->n[pos]++;
+    while (pos > 0 && l->n[pos - 1] < l->n[pos]) {
+        uint32_t tv = l->v[pos], tn = l->n[pos];
+        l->v[pos] = l->v[pos - 1];
+        l->n[pos] = l->n[pos - 1];
+        l->v[pos - 1] = tv;
+        l->n[pos - 1] = tn;
+        pos--;
+    }
+    l->tb = (uint16_t)(l->len * 3u + (s < 2 ? s : 2));
 }
 
 /* A varint's bit length: 0 for 0. */

@@ -138,10 +138,7 @@ struct cap_reader {
     } *se_nm;
     size_t se_nm_cap;
     uint32_t se_nn, se_width, se_nrt, se_cur;
-    struct rd_se_list {
-        uint32_t v[CAPF_SE_LIST], n[CAPF_SE_LIST];
-        uint16_t len, tb; /* tb: len x 3 + the last rank (at most 2) */
-    } *se_lists;
+    capf_se_list *se_lists;
     int se_pend;      /* an end decoded, waiting for room in the arena */
     size_t se_lists_cap;
     uint16_t se_tf[CAPF_SE_TOK_TABLES][CAPF_SE_TOK_SYMS];
@@ -1116,7 +1113,7 @@ static cap_result sec_scopes_e_start(cap_reader *r, capf_cur *b)
     }
     size_t nl = 2 * ((size_t)nn + 1);
     if (nl > r->se_lists_cap) {
-        struct rd_se_list *l = realloc(r->se_lists, nl * sizeof *l);
+        capf_se_list *l = realloc(r->se_lists, nl * sizeof *l);
         if (!l)
             return CAP_E_NOMEM;
         r->se_lists = l;
@@ -1406,6 +1403,58 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
 #define RD_ARENA (1u << 15) /* uint32 entries of ancestor stacks a batch
                               may copy, at most */
 
+/* The scope that begins at tick, pushed (depth below CAP_MAX_DEPTH). */
+static inline __attribute__((always_inline)) void
+scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
+           int unit, double per, uint64_t origin)
+{
+    int64_t dn = (int64_t)(tick - origin);
+    r->stk_name[depth] = name;
+    r->stk_begin[depth] = tick;
+    r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
+    r->stk_children[depth] = 0;
+}
+
+/* The innermost of depth + 1 open scopes, ended at tick, into *sc with
+ * its ancestors' names in stack; its duration added to its parent's
+ * children. */
+static inline __attribute__((always_inline)) void
+scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t dpt, uint64_t tick,
+          const uint32_t *stack, int unit, double per, uint64_t origin)
+{
+    uint64_t begin = r->stk_begin[dpt];
+    uint64_t children = r->stk_children[dpt];
+    int64_t dn = (int64_t)(tick - origin);
+    sc->tid = r->tid;
+    sc->name = r->stk_name[dpt];
+    sc->depth = dpt;
+    sc->begin_ns = r->stk_begin_ns[dpt];
+    sc->end_ns = unit ? dn : round_ns((double)dn * per);
+    sc->children_ns = unit || children == 0
+                          ? (int64_t)children
+                          : round_ns((double)children * per);
+    sc->stack = stack;
+    if (dpt)
+        r->stk_children[dpt - 1] += tick - begin;
+}
+
+/* The end of a run that filled k scopes and stopped with res: an error
+ * after some scopes waits in r->pending; a section's end is found again
+ * by the next call. */
+static inline cap_result run_done(cap_reader *r, size_t k, cap_result res,
+                                  size_t *got)
+{
+    r->st.scopes += k;
+    if (k && res != CAP_OK && res != CAP_DONE) {
+        r->pending = res;
+        res = CAP_OK;
+    }
+    if (k && res == CAP_DONE)
+        res = CAP_OK;
+    *got = k;
+    return res;
+}
+
 /* ST_SCOPES: decode begin/end events until `max` scopes have closed
  * (CAP_OK, ev[0..max) filled) or the section ends (CAP_DONE, *got filled);
  * an error after some scopes were filled is kept in r->pending and the
@@ -1532,11 +1581,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         left--;
         tick += d;
         if (tok != 0) {
-            int64_t dn = (int64_t)(tick - origin);
-            r->stk_name[depth] = (uint32_t)tok;
-            r->stk_begin[depth] = tick;
-            r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
-            r->stk_children[depth] = 0;
+            scope_push(r, depth, (uint32_t)tok, tick, unit, per, origin);
             if (sr) {
                 r->stk_epred[depth] = nm->sr_pred[1];
                 r->stk_ecls[depth] = nm->sr_cls[1];
@@ -1556,36 +1601,15 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
             stack = cur;
         }
         depth = dpt;
-        uint64_t begin = r->stk_begin[dpt];
-        uint64_t children = r->stk_children[dpt];
-        int64_t dn = (int64_t)(tick - origin);
-        cap_ev_scope *sc = &ev[k].u.scope;
         ev[k].kind = CAP_EV_SCOPE;
-        sc->tid = r->tid;
-        sc->name = r->stk_name[dpt];
-        sc->depth = dpt;
-        sc->begin_ns = r->stk_begin_ns[dpt];
-        sc->end_ns = unit ? dn : round_ns((double)dn * per);
-        sc->children_ns = unit || children == 0
-                              ? (int64_t)children
-                              : round_ns((double)children * per);
-        sc->stack = stack;
-        if (dpt)
-            r->stk_children[dpt - 1] += tick - begin;
+        scope_pop(r, &ev[k].u.scope, dpt, tick, stack, unit, per, origin);
         k++;
         if (k == max) {
             res = CAP_OK;
             break;
         }
     }
-    r->st.scopes += k;
-    if (k && res != CAP_OK && res != CAP_DONE) {
-        r->pending = res;
-        res = CAP_OK;
-    }
-    if (k && res == CAP_DONE)
-        res = CAP_OK; /* the section's end is found again next time */
-    *got = k;
+    res = run_done(r, k, res, got);
     r->body = tok_c;
     r->deltas = dt_c;
     r->sr_first = first;
@@ -1711,7 +1735,7 @@ se_event(cap_reader *r, se_state *z, uint32_t depth, int first, uint32_t *vo,
          uint64_t *dout, const int chk)
 {
     int bad = 0;
-    struct rd_se_list *l = &r->se_lists[z->lc];
+    capf_se_list *l = &r->se_lists[z->lc];
     unsigned t = (z->lc & 1) * 15u + l->tb;
     if (chk)
         se_bits_fill(&z->bs);
@@ -1732,7 +1756,6 @@ se_event(cap_reader *r, se_state *z, uint32_t depth, int first, uint32_t *vo,
                                          before slot: zero-width ones
                                          share the next one's start */
         z->ts.x = tf[s] * (z->ts.x >> CAPF_SE_PROB_BITS) + slot - tc[s];
-        unsigned pos = s;
         if (s < CAPF_SE_LIST) {
             if (s >= l->len)
                 return CAP_E_CORRUPT;
@@ -1744,22 +1767,8 @@ se_event(cap_reader *r, se_state *z, uint32_t depth, int first, uint32_t *vo,
                 dup |= l->v[i] == v;
             if (dup)
                 return CAP_E_CORRUPT;
-            if (l->len == CAPF_SE_LIST)
-                l->len--;
-            pos = l->len++;
-            l->v[pos] = v;
-            l->n[pos] = 0;
         }
-        l->n[pos]++;
-        while (pos > 0 && l->n[pos - 1] < l->n[pos]) {
-            uint32_t tv = l->v[pos], tn = l->n[pos];
-            l->v[pos] = l->v[pos - 1];
-            l->n[pos] = l->n[pos - 1];
-            l->v[pos - 1] = tv;
-            l->n[pos - 1] = tn;
-            pos--;
-        }
-        l->tb = (uint16_t)(l->len * 3u + (s < 2 ? s : 2));
+        capf_se_list_use(l, s, v);
     }
     if (chk)
         se_renorm(&z->ts, &bad);
@@ -1863,13 +1872,8 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
             left--;
             tick += d;
             if (v) {
-                int64_t dn_ns = (int64_t)(tick - origin);
-                r->stk_name[depth] = names[v].id;
+                scope_push(r, depth, names[v].id, tick, unit, per, origin);
                 r->stk_dense[depth] = v;
-                r->stk_begin[depth] = tick;
-                r->stk_begin_ns[depth] =
-                    unit ? dn_ns : round_ns((double)dn_ns * per);
-                r->stk_children[depth] = 0;
                 depth++;
                 cur = NULL;
                 continue;
@@ -1892,36 +1896,15 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
             stack = cur;
         }
         depth = dpt;
-        uint64_t begin = r->stk_begin[dpt];
-        uint64_t children = r->stk_children[dpt];
-        int64_t dn_ns = (int64_t)(tick - origin);
-        cap_ev_scope *sc = &ev[k].u.scope;
         ev[k].kind = CAP_EV_SCOPE;
-        sc->tid = r->tid;
-        sc->name = r->stk_name[dpt];
-        sc->depth = dpt;
-        sc->begin_ns = r->stk_begin_ns[dpt];
-        sc->end_ns = unit ? dn_ns : round_ns((double)dn_ns * per);
-        sc->children_ns = unit || children == 0
-                              ? (int64_t)children
-                              : round_ns((double)children * per);
-        sc->stack = stack;
-        if (dpt)
-            r->stk_children[dpt - 1] += tick - begin;
+        scope_pop(r, &ev[k].u.scope, dpt, tick, stack, unit, per, origin);
         k++;
         if (k == max) {
             res = CAP_OK;
             break;
         }
     }
-    r->st.scopes += k;
-    if (k && res != CAP_OK && res != CAP_DONE) {
-        r->pending = res;
-        res = CAP_OK;
-    }
-    if (k && res == CAP_DONE)
-        res = CAP_OK;
-    *got = k;
+    res = run_done(r, k, res, got);
     r->se_x[0] = z.ts.x;
     r->se_p[0] = z.ts.p;
     r->se_x[1] = z.rs.x;

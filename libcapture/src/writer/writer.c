@@ -104,10 +104,7 @@ struct cap_writer {
     size_t se_names_cap;
     uint32_t *se_ops;
     size_t se_ops_n, se_ops_cap;
-    struct se_list {
-        uint32_t v[CAPF_SE_LIST], n[CAPF_SE_LIST];
-        uint8_t len, last;
-    } *se_lists;
+    capf_se_list *se_lists;
     size_t se_lists_cap;
     capf_buf se_out[3]; /* tokens, residuals (rANS), raw bits */
     ZSTD_CCtx *zc;
@@ -1334,10 +1331,10 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Walk th's events: for each but the first, fn(w, name entry, kind, d, e)
- * with kind 1 for an end (whose name is the top of the stack, prefix
- * included). -1 when the buffers disagree (never, for the writer's own). */
-#define SR_WALK(w, th, BODY)                                                   \
+/* A walk over th's events with the open stack's names in w->sr_stack:
+ * BODY sees e (event number), tok, d, id (its name: the top's for an
+ * end) and kind (1: end). -1 on a stack the writer cannot have made. */
+#define SE_WALK(w, th, ...)                                                    \
     do {                                                                       \
         capf_cur o_ = {(th)->open.data, (th)->open.data + (th)->open.len, 0};  \
         uint32_t depth_ = (uint32_t)capf_cur_varint(&o_);                      \
@@ -1350,31 +1347,34 @@ static int cmp_u64(const void *a, const void *b)
                         (th)->tokens.data + (th)->tokens.len, 0};              \
         capf_cur dl_ = {(th)->deltas.data,                                     \
                         (th)->deltas.data + (th)->deltas.len, 0};              \
-        for (uint64_t e_ = 0; e_ < (th)->n_events; e_++) {                     \
-            uint32_t tok_ = (uint32_t)capf_cur_varint(&tk_);                   \
+        for (uint64_t e = 0; e < (th)->n_events; e++) {                        \
+            uint32_t tok = (uint32_t)capf_cur_varint(&tk_);                    \
             uint64_t d = capf_cur_varint(&dl_);                                \
-            uint32_t id_;                                                      \
-            int kind = tok_ == 0;                                              \
-            if (tok_) {                                                        \
+            uint32_t id;                                                       \
+            int kind = tok == 0;                                               \
+            if (tok) {                                                         \
                 if (depth_ >= CAP_MAX_DEPTH)                                   \
                     return -1;                                                 \
-                id_ = (w)->sr_stack[depth_++] = tok_;                          \
+                id = (w)->sr_stack[depth_++] = tok;                            \
             } else {                                                           \
                 if (depth_ == 0)                                               \
                     return -1;                                                 \
-                id_ = (w)->sr_stack[--depth_];                                 \
+                id = (w)->sr_stack[--depth_];                                  \
             }                                                                  \
-            if (e_ == 0)                                                       \
-                continue; /* at base: no delta stored */                       \
-            if (id_ >= (w)->names_cap)                                         \
-                return -1; /* every id recorded has its entry */               \
-            wr_name *nm = &(w)->names[id_];                                    \
-            uint64_t key = (uint64_t)id_ << 1 | (uint64_t)kind;                \
-            BODY                                                               \
+            if (id >= (w)->names_cap)                                          \
+                return -1;                                                     \
+            wr_name *nm = &(w)->names[id];                                     \
+            __VA_ARGS__                                                        \
         }                                                                      \
         if (tk_.bad || dl_.bad || o_.bad)                                      \
             return -1;                                                         \
     } while (0)
+
+/* SE_WALK for each event but the first, with key = id << 1 | kind (the
+ * context of SCOPES_R's predictions). */
+#define SR_WALK(w, th, BODY)                                                   \
+    SE_WALK(w, th, if (e == 0) continue; /* at base: no delta stored */       \
+            uint64_t key = (uint64_t)id << 1 | (uint64_t)kind; BODY)
 
 /* The rest of th's SCOPES_R body after tokens_len (format-spec "SCOPES_R
  * (0x0D)"): the prediction table, the class table, the tokens, then every
@@ -1468,44 +1468,6 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
  * event order; the tables are the steps' counts scaled to 4096, and the
  * steps are rANS-coded last to first. */
 
-/* A walk over th's events with the open stack's names in w->sr_stack:
- * BODY sees e (event number), tok, d, id (its name: the top's for an
- * end) and kind (1: end). -1 on a stack the writer cannot have made. */
-#define SE_WALK(w, th, ...)                                                    \
-    do {                                                                       \
-        capf_cur o_ = {(th)->open.data, (th)->open.data + (th)->open.len, 0};  \
-        uint32_t depth_ = (uint32_t)capf_cur_varint(&o_);                      \
-        for (uint32_t i_ = 0; i_ < depth_ && i_ < CAP_MAX_DEPTH; i_++) {       \
-            (w)->sr_stack[i_] = (uint32_t)capf_cur_varint(&o_);                \
-            (void)capf_cur_varint(&o_);                                        \
-            (void)capf_cur_varint(&o_);                                        \
-        }                                                                      \
-        capf_cur tk_ = {(th)->tokens.data,                                     \
-                        (th)->tokens.data + (th)->tokens.len, 0};              \
-        capf_cur dl_ = {(th)->deltas.data,                                     \
-                        (th)->deltas.data + (th)->deltas.len, 0};              \
-        for (uint64_t e = 0; e < (th)->n_events; e++) {                        \
-            uint32_t tok = (uint32_t)capf_cur_varint(&tk_);                    \
-            uint64_t d = capf_cur_varint(&dl_);                                \
-            uint32_t id;                                                       \
-            int kind = tok == 0;                                               \
-            if (tok) {                                                         \
-                if (depth_ >= CAP_MAX_DEPTH)                                   \
-                    return -1;                                                 \
-                id = (w)->sr_stack[depth_++] = tok;                            \
-            } else {                                                           \
-                if (depth_ == 0)                                               \
-                    return -1;                                                 \
-                id = (w)->sr_stack[--depth_];                                  \
-            }                                                                  \
-            if (id >= (w)->names_cap)                                          \
-                return -1;                                                     \
-            wr_name *nm = &(w)->names[id];                                     \
-            __VA_ARGS__                                                        \
-        }                                                                      \
-        if (tk_.bad || dl_.bad || o_.bad)                                      \
-            return -1;                                                         \
-    } while (0)
 
 static int se_op(cap_writer *w, uint32_t op)
 {
@@ -1676,7 +1638,7 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
     /* pass 3: the coding steps */
     size_t nlists = 2 * (nn + 1);
     if (nlists > w->se_lists_cap) {
-        struct se_list *l = realloc(w->se_lists, nlists * sizeof *l);
+        capf_se_list *l = realloc(w->se_lists, nlists * sizeof *l);
         if (!l)
             return -1;
         w->se_lists = l;
@@ -1703,36 +1665,17 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
     size_t cur = 1; /* the list after an end of nothing: the start */
     SE_WALK(w, th, {
         uint32_t v = tok ? nm->se_dense : 0;
-        struct se_list *l = &w->se_lists[cur];
+        capf_se_list *l = &w->se_lists[cur];
         unsigned s = CAPF_SE_LIST;
         for (unsigned i = 0; i < l->len; i++)
             if (l->v[i] == v) {
                 s = i;
                 break;
             }
-        if (se_op(w, capf_se_tok_table((unsigned)(cur & 1), l->len, l->last)
-                             << 8 | s) != 0)
+        if (se_op(w, ((uint32_t)(cur & 1) * 15u + l->tb) << 8 | s) != 0 ||
+            (s == CAPF_SE_LIST && se_raw(w, width, v) != 0))
             return -1;
-        unsigned pos = s;
-        if (s == CAPF_SE_LIST) {
-            if (se_raw(w, width, v) != 0)
-                return -1;
-            if (l->len == CAPF_SE_LIST)
-                l->len--;
-            pos = l->len++;
-            l->v[pos] = v;
-            l->n[pos] = 0;
-        }
-        l->n[pos]++;
-        while (pos > 0 && l->n[pos - 1] < l->n[pos]) {
-            uint32_t tv = l->v[pos], tn = l->n[pos];
-            l->v[pos] = l->v[pos - 1];
-            l->n[pos] = l->n[pos - 1];
-            l->v[pos - 1] = tv;
-            l->n[pos - 1] = tn;
-            pos--;
-        }
-        l->last = (uint8_t)(s < 2 ? s : 2);
+        capf_se_list_use(l, s, v);
         uint32_t dn;
         if (tok) {
             dn = dstack[dd++] = v;
