@@ -42,6 +42,10 @@
  *
  * Usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] [--scopes N | --sizes
  *                   M,M] [--dir DIR] [--reps R] [--realistic]
+ *                   [--format-major 1|3]
+ *   --format-major: write the captures as format 1.x or 3.0 (SCOPES_E)
+ *   instead of the writer's default (2.0), into files named ...-f1.cap or
+ *   ...-f3.cap, to compare the reader's speed on each encoding.
  *   READ_CAPTURE: path of the read_capture tool (meson passes it).
  */
 #include <errno.h>
@@ -94,6 +98,8 @@ static void check(cap_result r, const char *what)
         BENCH_DIE("%s: %s", what, cap_result_message(r));
 }
 
+static unsigned format_major; /* --format-major: the captures' version */
+
 static void generate(const char *path, uint64_t scopes)
 {
     fprintf(stderr, "bench_read: generating %s (%llu scopes, once)\n", path,
@@ -106,7 +112,7 @@ static void generate(const char *path, uint64_t scopes)
     cap_meta_kv meta[] = {{"program", "bench_read generator"},
                           {"bench_generator", GEN_VERSION},
                           {"bench_scopes", count}};
-    cap_writer_options o = {0};
+    cap_writer_options o = {.format_major = format_major};
     o.meta = meta;
     o.meta_count = 3;
     o.clock_source = "tsc";
@@ -180,7 +186,7 @@ static void generate_realistic(const char *path, uint64_t scopes)
                           {"bench_scopes", count}};
     static gen g;
     gen_init(&g, 1000000);
-    cap_writer_options o = {0};
+    cap_writer_options o = {.format_major = format_major};
     o.meta = meta;
     o.meta_count = 3;
     o.clock_source = "tsc";
@@ -386,6 +392,8 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             dir = argv[++i];
+        } else if (strcmp(argv[i], "--format-major") == 0 && i + 1 < argc) {
+            format_major = (unsigned)atoi(argv[++i]);
         } else if (strcmp(argv[i], "--realistic") == 0) {
             realistic = 1;
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
@@ -397,7 +405,7 @@ int main(int argc, char **argv)
         } else {
             BENCH_DIE("usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] "
                       "[--scopes N | --sizes M,M,...] [--dir DIR] [--reps R] "
-                      "[--realistic]");
+                      "[--realistic] [--format-major 1|3]");
         }
     }
     if (!nsizes) {
@@ -420,9 +428,10 @@ int main(int argc, char **argv)
         if (!n)
             BENCH_DIE("bad size");
         char path[512], tag[32];
-        snprintf(path, sizeof path, "%s/%s-%lluM-v2.cap", dir,
+        snprintf(path, sizeof path, "%s/%s-%lluM-v2%s.cap", dir,
                  realistic ? "real" : "read",
-                 (unsigned long long)(n / 1000000));
+                 (unsigned long long)(n / 1000000),
+                 format_major == 3 ? "-f3" : format_major == 1 ? "-f1" : "");
         if (!usable(path, n))
             realistic ? generate_realistic(path, n) : generate(path, n);
         /* figures of the largest size carry no suffix (as before) */

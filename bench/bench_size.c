@@ -18,7 +18,9 @@
  * 2.0, whose SCOPES_R sections predict each tick delta from its name
  * (bytes_per_scope_realistic, at the producer's zstd level 1, and _zstd3),
  * and as format 1.x (_format1), whose plain SCOPES sections were the
- * only encoding before 2.0, so both are printed in one run.
+ * only encoding before 2.0, and as format 3.0 (_format3), whose SCOPES_E
+ * sections range-code the same residuals and the scope names (the
+ * writer's option format_major = 3), so all are printed in one run.
  *
  * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
  *   --zstd-level L: the capture's zstd level (default: the producer's)
@@ -242,8 +244,10 @@ int main(int argc, char **argv)
     /* the realistic generator (bench_gen.h), through cap_writer at the
      * producer's default zstd level (1), then at the writer's (3), then
      * as format 1.x (SCOPES without predictions) at the producer's level:
-     * the figures of the format before 2.0, beside the new ones */
-    for (int pass = 0; pass < 3; pass++) {
+     * the figures of the format before 2.0, beside the new ones; then as
+     * format 3.0 (SCOPES_E, range-coded: the writer's option, not its
+     * default) at the producer's level */
+    for (int pass = 0; pass < 4; pass++) {
         int lvl = pass == 1 ? 3 : (level ? level : 1);
         const char *rpath = "bench-size-realistic.cap";
         static gen g;
@@ -255,7 +259,7 @@ int main(int argc, char **argv)
         wo.tick_period_ns = GEN_PERIOD_NS;
         wo.origin_tick = 1000000;
         wo.zstd_level = lvl;
-        wo.format_major = pass == 2 ? 1 : 0;
+        wo.format_major = pass == 2 ? 1 : pass == 3 ? 3 : 0;
         cap_writer *w;
         if (cap_writer_open_path(&w, rpath, &wo) != CAP_OK ||
             gen_declare(&g, w) != CAP_OK)
@@ -294,9 +298,14 @@ int main(int argc, char **argv)
             bench_put("bytes_per_scope_realistic_zstd3", rb);
             bench_put("json_zstd_ratio_realistic_zstd3",
                       (double)json_zst / (double)file_bytes);
-        } else {
+        } else if (pass == 2) {
             bench_put("bytes_per_scope_realistic_format1", rb);
             bench_put("json_zstd_ratio_realistic_format1",
+                      (double)json_zst / (double)file_bytes);
+        } else {
+            bench_put("bytes_per_scope_realistic_format3", rb);
+            bench_put("realistic_ratio_to_floor_format3", rb / fl);
+            bench_put("json_zstd_ratio_realistic_format3",
                       (double)json_zst / (double)file_bytes);
         }
         if (!keep)

@@ -9,7 +9,7 @@
 # skipped, and the script says so. Run by `meson test cli_bad_input`.
 #
 # Bad inputs: an empty file, random bytes, a capture of a newer major
-# version (a valid capture whose header says 3.0, checksum fixed), a
+# version (a valid capture whose header says 4.0, checksum fixed), a
 # directory, a missing file. Each tool reads each of them where it takes a
 # capture (capture_diff on either side, capture_convert as .cap, and as
 # Chrome JSON with --from json). Then, best effort, a capture that another
@@ -51,7 +51,7 @@ missing_json=$tmp/missing.json
 newer=$tmp/newer-major.cap
 {
     head -c 8 "$good"
-    printf '\003\000'
+    printf '\004\000'
     dd if="$good" bs=1 skip=10 count=2 2>/dev/null
 } >"$tmp/head12"
 {

@@ -94,7 +94,8 @@ static cap_writer *open_w(const char *dir, const char *file, const char *prog)
     return open_w_minor(dir, file, prog, 0);
 }
 
-/* Every fixture but scope-residuals.cap is a 1.x file (major 1). */
+/* Every fixture but scope-residuals.cap (2.0) and scope-residuals-3.0.cap
+ * is a 1.x file (major 1). */
 static cap_writer *open_w_version(const char *dir, const char *file,
                                  const char *prog, unsigned major,
                                  unsigned minor)
@@ -533,20 +534,25 @@ static void waits_and_strays(const char *dir)
     CHECK(cap_writer_close(w));
 }
 
-/* The same events as format 1.1 (scope-residuals-1.1.cap) and 2.0
- * (scope-residuals.cap), whose SCOPES_R sections predict each tick delta:
+/* The same events as format 1.1 (scope-residuals-1.1.cap), 2.0
+ * (scope-residuals.cap), whose SCOPES_R sections predict each tick delta,
+ * and 3.0 (scope-residuals-3.0.cap), whose SCOPES_E sections range-code
+ * the same predictions' residuals and the tokens as ranks:
  * names whose durations repeat with jitter, 4 KiB blocks so that scopes
  * stay open across many blocks (open-stack prefixes), a frame nesting 40
  * deep, a timestamp that goes backwards, gaps of seconds, one-tick and
  * zero-tick scopes, a scope still open at the end, and a thread whose
  * deltas repeat exactly (the writer keeps its sections plain SCOPES,
- * which 2.0 files may hold beside SCOPES_R). Both must read
- * alike (tests/test_format.c, tests/cli/read_capture.cases). */
+ * which 2.0 and 3.0 files may hold beside SCOPES_R and SCOPES_E). All
+ * must read alike (tests/test_format.c, tests/cli/read_capture.cases). */
 static void scope_residuals(const char *dir, unsigned major)
 {
     rng_state = 2024;
     cap_writer *w = open_w_version(
-        dir, major == 1 ? "scope-residuals-1.1.cap" : "scope-residuals.cap",
+        dir,
+        major == 1   ? "scope-residuals-1.1.cap"
+        : major == 2 ? "scope-residuals.cap"
+                     : "scope-residuals-3.0.cap",
         "residuals", major, 1);
     define_names(w, N_VRAM);
     CHECK(cap_writer_thread(w, 0, "main"));
@@ -618,5 +624,6 @@ int main(int argc, char **argv)
     game_loop(argv[1], 0);
     scope_residuals(argv[1], 1);
     scope_residuals(argv[1], 2);
+    scope_residuals(argv[1], 3);
     return 0;
 }

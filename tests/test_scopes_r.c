@@ -1,9 +1,11 @@
 /*
  * test_scopes_r - format 2.0's SCOPES_R section (format-spec "SCOPES_R
- * (0x0D)"): random events written as 2.0 read back exactly as the same
- * events written as 1.1; a section built by hand from the spec decodes to
- * the ticks the spec's arithmetic gives; every "malformed when" rule is
- * reported as damage, after the scopes before it.
+ * (0x0D)") and 3.0's SCOPES_E ("SCOPES_E (0x0E)"): random events written
+ * as 2.0 and as 3.0 read back exactly as the same events written as 1.1;
+ * sections built by hand from the spec (for SCOPES_E with an encoder
+ * written from its text) decode to the ticks the spec's arithmetic gives;
+ * every "malformed when" rule is reported as damage, after the scopes
+ * before it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -253,27 +255,42 @@ static void write_random(const char *path, unsigned major, uint64_t seed,
 static void random_events_read_back_as_in_1_1(void **state)
 {
     (void)state;
-    char p1[300], p2[300];
+    char p1[300], p2[300], p3[300];
     snprintf(p1, sizeof p1, "%s/r1.cap", tmpdir);
     snprintf(p2, sizeof p2, "%s/r2.cap", tmpdir);
+    snprintf(p3, sizeof p3, "%s/r3.cap", tmpdir);
     for (uint64_t seed = 1; seed <= 3; seed++) {
         for (int steady = 0; steady <= 1; steady++) {
             write_random(p1, 1, seed * 7919, steady);
             write_random(p2, 2, seed * 7919, steady);
-            unsigned k1[256], k2[256];
+            write_random(p3, 3, seed * 7919, steady);
+            unsigned k1[256], k2[256], k3[256];
             count_kinds(p1, k1);
             count_kinds(p2, k2);
+            count_kinds(p3, k3);
             assert_int_equal(k1[CAPF_SEC_SCOPES_R], 0);
+            assert_int_equal(k1[CAPF_SEC_SCOPES_E], 0);
+            assert_int_equal(k2[CAPF_SEC_SCOPES_E], 0);
+            assert_int_equal(k3[CAPF_SEC_SCOPES_R], 0);
             if (steady) { /* deltas that repeat stay plain */
                 assert_int_equal(k2[CAPF_SEC_SCOPES_R], 0);
                 assert_true(k2[CAPF_SEC_SCOPES] > 0);
+                assert_int_equal(k3[CAPF_SEC_SCOPES_E], 0);
             } else {
                 assert_true(k2[CAPF_SEC_SCOPES_R] > 10);
+                assert_int_equal(k3[CAPF_SEC_SCOPES_E],
+                                 k2[CAPF_SEC_SCOPES_R]);
             }
             recs a = read_recs(p1, 0), b = read_recs(p2, 0),
-                 c = read_recs(p2, 64);
+                 c = read_recs(p2, 64), d = read_recs(p3, 0),
+                 e = read_recs(p3, 64);
             assert_int_equal(a.major, 1);
             assert_int_equal(b.major, 2);
+            assert_int_equal(d.major, 3);
+            same_recs(&a, &d);
+            same_recs(&d, &e);
+            free(d.v);
+            free(e.v);
             assert_true(a.st.scopes > 20000);
             if (!steady) {
                 assert_true(a.st.clock_backwards > 0);
@@ -461,6 +478,23 @@ static const uint8_t writer_streams[] = {
     0, 0, 0, 0, 0, 1, 0           /* hi */
 };
 
+/* body, a section of kind in a file of major, holds the scopes of
+ * hand_want; the next block's scope follows. */
+static void expect_hand(const char *path, const capf_buf *b, unsigned major,
+                        uint8_t kind)
+{
+    craft(path, major, kind, b);
+    outcome o = read_outcome(path);
+    assert_int_equal(o.corrupt, 0);
+    assert_int_equal(o.n, 5);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(o.sc[i].name, 1);
+        assert_int_equal(o.sc[i].begin_ns, hand_want[i][0]);
+        assert_int_equal(o.sc[i].end_ns, hand_want[i][1]);
+    }
+    assert_int_equal(o.sc[4].tid, 1); /* the block after it */
+}
+
 static void hand_built_section_decodes_as_the_spec_says(void **state)
 {
     (void)state;
@@ -478,16 +512,7 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
             s.streams_len = sizeof writer_streams;
         }
         sr_body(&b, &s);
-        craft(path, 2, CAPF_SEC_SCOPES_R, &b);
-        outcome o = read_outcome(path);
-        assert_int_equal(o.corrupt, 0);
-        assert_int_equal(o.n, 5);
-        for (int i = 0; i < 4; i++) {
-            assert_int_equal(o.sc[i].name, 1);
-            assert_int_equal(o.sc[i].begin_ns, hand_want[i][0]);
-            assert_int_equal(o.sc[i].end_ns, hand_want[i][1]);
-        }
-        assert_int_equal(o.sc[4].tid, 1); /* the block after it */
+        expect_hand(path, &b, 2, CAPF_SEC_SCOPES_R);
     }
     /* the same section in a 1.x file is an unknown kind: skipped */
     craft(path, 1, CAPF_SEC_SCOPES_R, &b);
@@ -497,7 +522,8 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
     assert_int_equal(o.sc[0].tid, 1);
     /* the writer writes the second variant's very bytes for these events */
     cap_writer_options wo = {.clock_source = "monotonic",
-                             .tick_period_ns = 1.0};
+                             .tick_period_ns = 1.0,
+                             .format_major = 2};
     cap_writer *w;
     assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
     assert_int_equal(cap_writer_name(w, 1, "a", NULL, 0), CAP_OK);
@@ -524,22 +550,42 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
     capf_buf_free(&b);
 }
 
-/* Each "malformed when" rule: the section is reported as damage once,
- * after the scopes that precede the fault, and the next block is read. */
-static void expect_malformed(const sr_parts *s, size_t scopes_before,
-                             const char *what)
+/* Each "malformed when" rule: the section (body, of kind in a file of
+ * major) is reported as damage once, after the scopes that precede the
+ * fault (scopes_before; -1: fewer than the four the sections built by
+ * hand hold), and the next block is read. */
+static void expect_damage(capf_buf *b, unsigned major, uint8_t kind,
+                          int scopes_before, const char *what)
 {
     char path[300];
     snprintf(path, sizeof path, "%s/bad.cap", tmpdir);
-    capf_buf b = {0};
-    sr_body(&b, s);
-    craft(path, 2, CAPF_SEC_SCOPES_R, &b);
-    capf_buf_free(&b);
+    craft(path, major, kind, b);
+    capf_buf_free(b);
     outcome o = read_outcome(path);
-    if (o.corrupt != 1 || o.corrupt_at != scopes_before ||
-        o.n != scopes_before + 1 || o.sc[o.n - 1].tid != 1)
+    int at_ok = scopes_before >= 0 ? o.corrupt_at == (size_t)scopes_before
+                                   : o.corrupt_at < 4;
+    if (o.corrupt != 1 || !at_ok || o.n != o.corrupt_at + 1 ||
+        o.sc[o.n - 1].tid != 1)
         fail_msg("%s: %d reports after %zu scopes, %zu scopes in all", what,
                  o.corrupt, o.corrupt_at, o.n);
+}
+
+static void expect_malformed(const sr_parts *s, int scopes_before,
+                             const char *what)
+{
+    capf_buf b = {0};
+    sr_body(&b, s);
+    expect_damage(&b, 2, CAPF_SEC_SCOPES_R, scopes_before, what);
+}
+
+/* 1025 prefix entries of name 1 (free it) */
+static uint64_t *deep_prefix(void)
+{
+    uint64_t *deep = calloc(3 * 1025, sizeof *deep);
+    assert_non_null(deep);
+    for (int i = 0; i < 1025; i++)
+        deep[3 * i] = 1;
+    return deep;
 }
 
 static void every_malformed_rule_is_reported(void **state)
@@ -654,10 +700,7 @@ static void every_malformed_rule_is_reported(void **state)
         s.depth = 1;
         s.prefix = pre;
         expect_malformed(&s, 0, "prefix name 0");
-        uint64_t *deep = calloc(3 * 1025, sizeof *deep);
-        assert_non_null(deep);
-        for (int i = 0; i < 1025; i++)
-            deep[3 * i] = 1;
+        uint64_t *deep = deep_prefix();
         s = hand();
         s.depth = 1025;
         s.prefix = deep;
@@ -711,6 +754,358 @@ static void prefix_names_give_the_ends_their_contexts(void **state)
     assert_int_equal(o.sc[2].children_ns, 7 + 100);
 }
 
+/* ---- SCOPES_E (3.0) built by hand ---------------------------------------
+ * A small encoder written from the spec's text ("SCOPES_E (0x0E)"): the
+ * steps of a section in event order (a token symbol, a residual symbol,
+ * raw bits), each rANS stream encoded last to first. */
+
+typedef struct se_step {
+    int kind;       /* 0: token symbol, 1: residual symbol, 2: raw bits */
+    unsigned table; /* 0, 1: the table */
+    unsigned sym;   /* 0, 1: the symbol */
+    unsigned n;     /* 2: how many bits */
+    uint64_t v;     /* 2: their value */
+} se_step;
+
+typedef struct se_parts {
+    uint64_t base, depth;
+    const uint64_t *prefix;   /* depth x (name, back, children) */
+    uint64_t n_events;
+    uint64_t n_names;
+    const uint64_t *names;    /* n_names x (dname, pred_b, kt_b, pred_e, kt_e) */
+    uint64_t n_names_says;    /* written as n_names when not 0 */
+    uint64_t n_rtab;
+    uint32_t rtab[2][64];
+    uint32_t ttab[30][5];
+    const se_step *steps;
+    size_t n_steps;
+    int64_t tok_len_adj, res_len_adj; /* added to the lengths written */
+    size_t bits_cut;          /* bytes left out at the end of the bits */
+    size_t res_cut;           /* ... of the residual stream */
+} se_parts;
+
+static uint32_t se_cum(const uint32_t *f, unsigned s)
+{
+    uint32_t c = 0;
+    for (unsigned i = 0; i < s; i++)
+        c += f[i];
+    return c;
+}
+
+/* One rANS stream (1 or 2 states) from its symbols' (f, c), last to first */
+static void se_rans(capf_buf *out, const uint32_t (*fc)[2], size_t n,
+                    int states)
+{
+    uint8_t *tmp = malloc(2 * n + 16);
+    assert_non_null(tmp);
+    size_t len = 0; /* bytes written backwards from tmp's end */
+    size_t cap = 2 * n + 16;
+    uint32_t x[2] = {65536, 65536};
+    for (size_t i = n; i-- > 0;) {
+        uint32_t *s = &x[states == 2 ? i % 2 : 0];
+        uint32_t f = fc[i][0], c = fc[i][1];
+        if ((uint64_t)*s >= ((uint64_t)1 << 20) * f) {
+            len += 2;
+            tmp[cap - len] = (uint8_t)*s;
+            tmp[cap - len + 1] = (uint8_t)(*s >> 8);
+            *s >>= 16;
+        }
+        *s = (*s / f) * 4096 + *s % f + c;
+    }
+    for (int st = states - 1; st >= 0; st--) {
+        len += 4;
+        for (int b = 0; b < 4; b++)
+            tmp[cap - len + b] = (uint8_t)(x[st] >> (8 * b));
+    }
+    capf_buf_bytes(out, tmp + cap - len, len);
+    free(tmp);
+}
+
+static void se_body(capf_buf *b, const se_parts *p)
+{
+    b->len = 0;
+    capf_buf_varint(b, 0); /* tid */
+    capf_buf_varint(b, p->base);
+    capf_buf_varint(b, p->depth);
+    for (uint64_t i = 0; i < 3 * p->depth; i++)
+        capf_buf_varint(b, p->prefix[i]);
+    capf_buf_varint(b, p->n_events);
+    capf_buf_varint(b, p->n_names_says ? p->n_names_says : p->n_names);
+    for (uint64_t i = 0; i < 5 * p->n_names; i++)
+        capf_buf_varint(b, p->names[i]);
+    capf_buf_varint(b, p->n_rtab);
+    for (uint64_t t = 0; t < p->n_rtab && t < 2; t++)
+        for (int s = 0; s < 64; s++)
+            capf_buf_varint(b, p->rtab[t][s]);
+    for (int t = 0; t < 30; t++)
+        for (int s = 0; s < 5; s++)
+            capf_buf_varint(b, p->ttab[t][s]);
+    uint32_t(*tk)[2] = calloc(p->n_steps + 1, sizeof *tk);
+    uint32_t(*rs)[2] = calloc(p->n_steps + 1, sizeof *rs);
+    assert_true(tk && rs);
+    size_t nt = 0, nr = 0;
+    capf_buf bits = {0}, tok = {0}, res = {0};
+    uint64_t acc = 0;
+    unsigned an = 0;
+    for (size_t i = 0; i < p->n_steps; i++) {
+        const se_step *s = &p->steps[i];
+        if (s->kind == 0) {
+            tk[nt][0] = p->ttab[s->table][s->sym];
+            tk[nt++][1] = se_cum(p->ttab[s->table], s->sym);
+        } else if (s->kind == 1) {
+            rs[nr][0] = p->rtab[s->table][s->sym];
+            rs[nr++][1] = se_cum(p->rtab[s->table], s->sym);
+        } else {
+            for (unsigned k = 0; k < s->n; k++) {
+                acc |= ((s->v >> k) & 1) << an;
+                if (++an == 8) {
+                    capf_buf_u8(&bits, (uint8_t)acc);
+                    acc = 0;
+                    an = 0;
+                }
+            }
+        }
+    }
+    if (an)
+        capf_buf_u8(&bits, (uint8_t)acc);
+    se_rans(&tok, (const uint32_t(*)[2])tk, nt, 1);
+    se_rans(&res, (const uint32_t(*)[2])rs, nr, 2);
+    capf_buf_varint(b, (uint64_t)((int64_t)tok.len + p->tok_len_adj));
+    capf_buf_varint(b, (uint64_t)((int64_t)(res.len - p->res_cut) +
+                                  p->res_len_adj));
+    capf_buf_bytes(b, tok.data, tok.len);
+    capf_buf_bytes(b, res.data, res.len - p->res_cut);
+    capf_buf_bytes(b, bits.data, bits.len - p->bits_cut);
+    capf_buf_free(&bits);
+    capf_buf_free(&tok);
+    capf_buf_free(&res);
+    free(tk);
+    free(rs);
+}
+
+/* The token table the spec gives a list: a 1 for an E list */
+static unsigned se_t(unsigned a, unsigned len, unsigned last)
+{
+    return (a * 5 + len) * 3 + last;
+}
+
+#define TOK(t, s) {0, (t), (s), 0, 0}
+#define RES(s) {1, 0, (s), 0, 0}
+#define BITS(n, v) {2, 0, 0, (n), (v)}
+
+/* Name 1 (place 1) four times, as in SCOPES_R's hand-built section: its
+ * begins predicted 10 with k 0, its ends 100 with k 2, one residual table
+ * (all 64 symbols 64/4096), token tables each of their own frequencies.
+ *   ev 0 begin: list E[0] empty, table 15: escape, 1 bit: 1
+ *   ev 1 end +100: B[1] empty, table 0: escape, 1 bit 0; r 0: q 0,
+ *        symbol 0, 2 low bits 0
+ *   ev 2 begin +10: E[1] empty, table 15: escape, 1 bit 1; r 0: symbol 0
+ *   ev 3 end +110: B[1] (len 1, last 2), table 5: rank 0; r 10: q 2,
+ *        symbol 4, low 2
+ *   ev 4 begin +10: E[1] (len 1, last 2), table 20: rank 0; symbol 0
+ *   ev 5 end +90: B[1] (len 1, last 0), table 3: rank 0; r -10: q -3,
+ *        symbol 5, low 2
+ *   ev 6 begin +300: E[1] (len 1, last 0), table 18: rank 0; r 290:
+ *        zigzag 580 >= 63: escape, 7 bits 10, 10 bits 580
+ *   ev 7 end +101: B[1], table 3: rank 0; r 1: symbol 0, low 1
+ * so the scopes of hand_want. */
+static const uint64_t se_hand_names[] = {1, 10, 0, 100, 2 * 16};
+static const se_step se_hand_steps[] = {
+    TOK(15, 4), BITS(1, 1),
+    TOK(0, 4), BITS(1, 0), RES(0), BITS(2, 0),
+    TOK(15, 4), BITS(1, 1), RES(0),
+    TOK(5, 0), RES(4), BITS(2, 2),
+    TOK(20, 0), RES(0),
+    TOK(3, 0), RES(5), BITS(2, 2),
+    TOK(18, 0), RES(63), BITS(7, 10), BITS(10, 580),
+    TOK(3, 0), RES(0), BITS(2, 1)};
+
+static se_parts se_hand(void)
+{
+    se_parts p = {.base = 1000, .n_events = 8, .n_names = 1,
+                  .names = se_hand_names, .n_rtab = 1,
+                  .steps = se_hand_steps,
+                  .n_steps = sizeof se_hand_steps / sizeof *se_hand_steps};
+    for (int s = 0; s < 64; s++)
+        p.rtab[0][s] = p.rtab[1][s] = 64;
+    for (unsigned t = 0; t < 30; t++) {
+        p.ttab[t][0] = 600 + 10 * t;
+        p.ttab[t][1] = p.ttab[t][2] = p.ttab[t][3] = 700;
+        p.ttab[t][4] = 4096 - 2700 - 10 * t;
+    }
+    assert_int_equal(se_t(1, 0, 0), 15);
+    assert_int_equal(se_t(0, 1, 2), 5);
+    assert_int_equal(se_t(1, 1, 2), 20);
+    assert_int_equal(se_t(0, 1, 0), 3);
+    assert_int_equal(se_t(1, 1, 0), 18);
+    return p;
+}
+
+static void se_hand_built_section_decodes_as_the_spec_says(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/se-hand.cap", tmpdir);
+    capf_buf b = {0};
+    se_parts p = se_hand();
+    se_body(&b, &p);
+    expect_hand(path, &b, 3, CAPF_SEC_SCOPES_E);
+    outcome o;
+    /* the same section in a 2.0 (or 1.x) file is an unknown kind */
+    for (unsigned major = 1; major <= 2; major++) {
+        craft(path, major, CAPF_SEC_SCOPES_E, &b);
+        o = read_outcome(path);
+        assert_int_equal(o.corrupt, 0);
+        assert_int_equal(o.n, 1);
+        assert_int_equal(o.sc[0].tid, 1);
+    }
+    capf_buf_free(&b);
+}
+
+static void se_expect_malformed(const se_parts *p, int scopes_before,
+                                const char *what)
+{
+    capf_buf b = {0};
+    se_body(&b, p);
+    expect_damage(&b, 3, CAPF_SEC_SCOPES_E, scopes_before, what);
+}
+
+static void se_every_malformed_rule_is_reported(void **state)
+{
+    (void)state;
+    se_parts p;
+    se_step steps[sizeof se_hand_steps / sizeof *se_hand_steps];
+    memcpy(steps, se_hand_steps, sizeof steps);
+
+    /* the name list */
+    p = se_hand();
+    p.n_names_says = 1000; /* more than a fifth of the body */
+    se_expect_malformed(&p, 0, "n_names");
+    const uint64_t two0[] = {1, 10, 0, 100, 32, 0, 0, 0, 0, 0};
+    p = se_hand();
+    p.n_names = 2;
+    p.names = two0;
+    se_expect_malformed(&p, 0, "dname 0 after the first");
+    const uint64_t id0[] = {0, 10, 0, 100, 32};
+    p = se_hand();
+    p.names = id0;
+    se_expect_malformed(&p, 0, "id 0");
+    const uint64_t idbig[] = {(uint64_t)CAP_MAX_NAME_ID + 1, 10, 0, 100, 32};
+    p = se_hand();
+    p.names = idbig;
+    se_expect_malformed(&p, 0, "id above the largest");
+    const uint64_t kt[] = {1, 10, 1024, 100, 32};
+    p = se_hand();
+    p.names = kt;
+    se_expect_malformed(&p, 0, "kt 1024");
+    const uint64_t tab1[] = {1, 10, 1, 100, 32};
+    p = se_hand();
+    p.names = tab1; /* table 1 of 1 */
+    se_expect_malformed(&p, 0, "table index n_rtab");
+
+    /* the tables */
+    p = se_hand();
+    p.n_rtab = 0;
+    se_expect_malformed(&p, 0, "n_rtab 0");
+    p = se_hand();
+    p.n_rtab = 17;
+    se_expect_malformed(&p, 0, "n_rtab 17");
+    p = se_hand();
+    p.rtab[0][9] = 65; /* 4097 in all */
+    se_expect_malformed(&p, 0, "a residual table's sum");
+    p = se_hand();
+    p.ttab[29][1] = 699;
+    se_expect_malformed(&p, 0, "a token table's sum");
+
+    /* the prefix and the stream lengths */
+    const uint64_t pre2[3] = {2, 5, 0};
+    p = se_hand();
+    p.depth = 1;
+    p.prefix = pre2;
+    se_expect_malformed(&p, 0, "prefix name not in the list");
+    p = se_hand();
+    p.tok_len_adj = 100;
+    se_expect_malformed(&p, 0, "tok_len past the body");
+    p = se_hand();
+    p.res_len_adj = 100;
+    se_expect_malformed(&p, 0, "res_len past the body");
+    p = se_hand();
+    p.steps = NULL;
+    p.n_steps = 0;
+    p.tok_len_adj = -4; /* no state */
+    se_expect_malformed(&p, 0, "tok_len below 4");
+    p = se_hand();
+    p.steps = NULL;
+    p.n_steps = 0;
+    p.res_len_adj = -4; /* one state of two */
+    se_expect_malformed(&p, 0, "res_len below 8");
+
+    /* streams running out: the bits in ev 6 (after 3 scopes: bits 16..25
+     * of 28, in a stream cut to 3 bytes); the residual stream's last
+     * word (taken by the decoder before the section's last scope) */
+    p = se_hand();
+    p.bits_cut = 1;
+    se_expect_malformed(&p, 3, "the bits run out");
+    p = se_hand();
+    p.res_cut = 2; /* every word written is read: the last one is missed */
+    se_expect_malformed(&p, -1, "the residual stream runs out");
+
+    /* tokens: a rank the list does not hold (ev 3: B[1] holds one) */
+    p = se_hand();
+    memcpy(steps, se_hand_steps, sizeof steps);
+    steps[9] = (se_step)TOK(5, 1);
+    p.steps = steps;
+    se_expect_malformed(&p, 1, "rank 1 of a list of one");
+    /* an escape naming a value the list holds (ev 3: 0, an end) */
+    memcpy(steps, se_hand_steps, sizeof steps);
+    se_step dup[sizeof steps / sizeof *steps + 1];
+    memcpy(dup, steps, 10 * sizeof *steps);
+    dup[9] = (se_step)TOK(5, 4);
+    dup[10] = (se_step)BITS(1, 0);
+    memcpy(dup + 11, steps + 10, (p.n_steps - 10) * sizeof *steps);
+    p = se_hand();
+    p.steps = dup;
+    p.n_steps++;
+    se_expect_malformed(&p, 1, "an escape the list holds");
+    /* an escaped value above n_names: with two names the escapes take 2
+     * bits; ev 0 escapes 3 */
+    {
+        const uint64_t two[] = {1, 10, 0, 100, 32, 1, 0, 0, 0, 0};
+        const se_step s3[] = {TOK(15, 4), BITS(2, 3)};
+        p = se_hand();
+        p.n_names = 2;
+        p.names = two;
+        p.steps = s3;
+        p.n_steps = 2;
+        se_expect_malformed(&p, 0, "escape above n_names");
+    }
+    /* an escaped residual of more than 64 bits (ev 6) */
+    memcpy(steps, se_hand_steps, sizeof steps);
+    steps[19] = (se_step)BITS(7, 65);
+    p = se_hand();
+    p.steps = steps;
+    se_expect_malformed(&p, 3, "residual escape of 65 bits");
+
+    /* the stack: an end with none open (ev 0); a begin past 1024 */
+    {
+        const se_step s0[] = {TOK(15, 4), BITS(1, 0)};
+        p = se_hand();
+        p.steps = s0;
+        p.n_steps = 2;
+        se_expect_malformed(&p, 0, "end on an empty stack");
+        uint64_t *deep = deep_prefix();
+        p = se_hand();
+        p.depth = 1024;
+        p.prefix = deep;
+        se_expect_malformed(&p, 0, "a begin past 1024 open");
+        p = se_hand();
+        p.depth = 1025;
+        p.prefix = deep;
+        se_expect_malformed(&p, 0, "depth 1025");
+        free(deep);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -718,6 +1113,8 @@ int main(void)
         cmocka_unit_test(hand_built_section_decodes_as_the_spec_says),
         cmocka_unit_test(every_malformed_rule_is_reported),
         cmocka_unit_test(prefix_names_give_the_ends_their_contexts),
+        cmocka_unit_test(se_hand_built_section_decodes_as_the_spec_says),
+        cmocka_unit_test(se_every_malformed_rule_is_reported),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -32,6 +32,8 @@
 /* 2.0 replaces SCOPES (0x06) by SCOPES_R (0x0D); readers read 1.x and 2.0,
  * a writer writes 2.0 unless asked for 1.x (cap_writer_options) */
 #define CAPF_VERSION_MAJOR_SCOPES_R 2
+/* 3.0 adds SCOPES_E (0x0E): tokens and residuals entropy-coded (rANS) */
+#define CAPF_VERSION_MAJOR_SCOPES_E 3
 #define CAPF_HEADER_LEN 16
 
 #define CAPF_CHUNK_SYNC "CHNK"
@@ -64,6 +66,7 @@ enum capf_section {
     CAPF_SEC_INDEX = 0x0B,     /* footer: block index */
     CAPF_SEC_NAME_FLAGS = 0x0C, /* 1.1: v n, n x (v id, v flags) */
     CAPF_SEC_SCOPES_R = 0x0D,  /* 2.0: SCOPES with predicted tick deltas */
+    CAPF_SEC_SCOPES_E = 0x0E,  /* 3.0: SCOPES_R, range-coded (rANS) */
     CAPF_SEC_META_KV = 0x10,   /* v n, n x (str key, str value) */
     CAPF_SEC_ORIGIN = 0x11     /* str clock_source, f64 period_ns,
                                   v origin_tick, v origin_mono_ns,
@@ -92,6 +95,65 @@ enum capf_stat_kind {
 static inline unsigned capf_sr_class(uint64_t pred)
 {
     return pred ? 64u - (unsigned)__builtin_clzll(pred) : 0u;
+}
+
+/* ---- SCOPES_E (format-spec "SCOPES_E (0x0E)"): a section's tokens and
+ * residuals range-coded (rANS: 32-bit states taking 16 bits at a time,
+ * frequencies in 1/4096), tokens in one stream, residual symbols in
+ * another with two states taking turns, raw bits in a third. A token is
+ * the rank of its value in a short list kept per previous event (its kind
+ * and name), ordered by count; a residual r = d - pred is split into
+ * q = r >> k, coded with a shared table chosen per context, and k raw low
+ * bits. 3.0 is 2.0 plus SCOPES_E; the writer writes it when asked. */
+#define CAPF_SE_PROB_BITS 12
+#define CAPF_SE_PROB (1u << CAPF_SE_PROB_BITS)
+#define CAPF_SE_L (1u << 16)          /* the state's lower bound; the
+                                         state takes 16 bits at a time */
+#define CAPF_SE_LIST 4                /* values a token list holds */
+#define CAPF_SE_TOK_SYMS 5            /* ranks 0..3, 4: escape */
+#define CAPF_SE_TOK_TABLES 30         /* 2 kinds x 5 lengths x 3 last:
+                                         kind x 15 + capf_se_list.tb */
+#define CAPF_SE_RES_SYMS 64           /* zigzag(q) 0..62, 63: escape */
+#define CAPF_SE_RES_ESC 63
+#define CAPF_SE_RES_TABLES_MAX 16
+#define CAPF_SE_RAW_MAX 16            /* bits one raw read takes, at most */
+
+/* A token list (format-spec "SCOPES_E", token lists): up to four values
+ * with their counts, most counted first; tb = len x 3 + the last rank
+ * given (at most 2), which with the list's kind picks the token table. */
+typedef struct capf_se_list {
+    uint32_t v[CAPF_SE_LIST], n[CAPF_SE_LIST];
+    uint16_t len, tb;
+} capf_se_list;
+
+/* The list after rank s gave its value (s < CAPF_SE_LIST), or after the
+ * escape s == CAPF_SE_LIST brought v (in place of the last when full). */
+static inline void capf_se_list_use(capf_se_list *l, unsigned s, uint32_t v)
+{
+    unsigned pos = s;
+    if (s == CAPF_SE_LIST) {
+        if (l->len == CAPF_SE_LIST)
+            l->len--;
+        pos = l->len++;
+        l->v[pos] = v;
+        l->n[pos] = 0;
+    }
+    l->n[pos]++;
+    while (pos > 0 && l->n[pos - 1] < l->n[pos]) {
+        uint32_t tv = l->v[pos], tn = l->n[pos];
+        l->v[pos] = l->v[pos - 1];
+        l->n[pos] = l->n[pos - 1];
+        l->v[pos - 1] = tv;
+        l->n[pos - 1] = tn;
+        pos--;
+    }
+    l->tb = (uint16_t)(l->len * 3u + (s < 2 ? s : 2));
+}
+
+/* A varint's bit length: 0 for 0. */
+static inline unsigned capf_bitlen(uint64_t v)
+{
+    return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
 }
 
 /* A CLOCK sample refines the tick period only once this far from origin. */

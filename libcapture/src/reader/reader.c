@@ -129,6 +129,29 @@ struct cap_reader {
     struct rd_class {  /* SCOPES_R: each class's two streams */
         const uint8_t *lo, *lo_end, *hi, *hi_end;
     } sr_cls[CAPF_SR_CLASSES];
+    /* SCOPES_E (3.0): the section's names (from 1), token lists, tables
+     * and the rANS stream's state */
+    struct rd_se_name {
+        uint32_t id;
+        uint8_t k[2], tab[2]; /* begin, end */
+        uint64_t pred[2];
+    } *se_nm;
+    size_t se_nm_cap;
+    uint32_t se_nn, se_width, se_nrt, se_cur;
+    capf_se_list *se_lists;
+    int se_pend;      /* an end decoded, waiting for room in the arena */
+    size_t se_lists_cap;
+    uint16_t se_tf[CAPF_SE_TOK_TABLES][CAPF_SE_TOK_SYMS];
+    uint16_t se_tc[CAPF_SE_TOK_TABLES][CAPF_SE_TOK_SYMS];
+    uint16_t se_rf[CAPF_SE_RES_TABLES_MAX][CAPF_SE_RES_SYMS];
+    uint16_t se_rc[CAPF_SE_RES_TABLES_MAX][CAPF_SE_RES_SYMS];
+    uint8_t *se_rsym; /* per residual table: the symbol of each slot */
+    uint32_t se_x[3];              /* rANS states: tokens, residuals
+                                      (two, taking turns) */
+    const uint8_t *se_p[3], *se_end[3]; /* ... and the raw bits */
+    uint64_t se_bb;                /* raw bits read ahead, lowest first */
+    unsigned se_bn;                /* ... how many */
+    uint32_t stk_dense[CAP_MAX_DEPTH];
     uint64_t stk_begin[CAP_MAX_DEPTH];
     int64_t stk_begin_ns[CAP_MAX_DEPTH]; /* stk_begin converted, once */
     uint64_t stk_children[CAP_MAX_DEPTH];
@@ -613,11 +636,12 @@ static cap_result open_rest(cap_reader *r)
         goto fail;
     }
     if (r->major != CAPF_VERSION_MAJOR &&
-        r->major != CAPF_VERSION_MAJOR_SCOPES_R) {
+        r->major != CAPF_VERSION_MAJOR_SCOPES_R &&
+        r->major != CAPF_VERSION_MAJOR_SCOPES_E) {
         set_detail(r, "format version %u.%u; this reader reads major "
-                      "versions %u and %u only (upgrade libcapture)",
+                      "versions %u, %u and %u only (upgrade libcapture)",
                    r->major, r->minor, CAPF_VERSION_MAJOR,
-                   CAPF_VERSION_MAJOR_SCOPES_R);
+                   CAPF_VERSION_MAJOR_SCOPES_R, CAPF_VERSION_MAJOR_SCOPES_E);
         res = CAP_E_VERSION;
         goto fail;
     }
@@ -688,6 +712,9 @@ void cap_reader_close(cap_reader *r)
     free(r->order);
     free(r->arena);
     free(r->sr_set);
+    free(r->se_nm);
+    free(r->se_lists);
+    free(r->se_rsym);
     free(r->idx_off);
     free(r->idx_frames);
     free(r);
@@ -993,6 +1020,138 @@ static cap_result sec_gpu_cal(cap_reader *r, capf_cur *b)
     return CAP_OK;
 }
 
+/* A SCOPES_E table of n frequencies (format-spec "SCOPES_E (0x0E)"):
+ * each at most 4096, adding up to 4096. -1 when not. */
+static int se_table(capf_cur *b, unsigned n, uint16_t *f, uint16_t *c)
+{
+    uint32_t sum = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t v = capf_cur_varint_max(b, CAPF_SE_PROB);
+        c[i] = (uint16_t)sum;
+        f[i] = (uint16_t)v;
+        sum += (uint32_t)v;
+    }
+    return b->bad || sum != CAPF_SE_PROB ? -1 : 0;
+}
+
+static int cmp_se_id(const void *k, const void *e)
+{
+    uint32_t a = *(const uint32_t *)k;
+    uint32_t b = ((const struct rd_se_name *)e)->id;
+    return a < b ? -1 : a > b;
+}
+
+/* The rest of a SCOPES_E section's start, after n_events: the names, the
+ * tables, the stream's first four bytes. */
+static cap_result sec_scopes_e_start(cap_reader *r, capf_cur *b)
+{
+    uint64_t nn = capf_cur_varint_max(b, (uint64_t)(b->end - b->p) / 5);
+    if (b->bad)
+        return CAP_E_CORRUPT;
+    if (nn + 1 > r->se_nm_cap) {
+        struct rd_se_name *p = realloc(r->se_nm, (nn + 1) * sizeof *p);
+        if (!p)
+            return CAP_E_NOMEM;
+        r->se_nm = p;
+        r->se_nm_cap = nn + 1;
+    }
+    uint64_t id = 0;
+    for (uint64_t i = 1; i <= nn; i++) {
+        uint64_t dk = capf_cur_varint(b);
+        if (b->bad || (i > 1 && dk == 0) || dk > CAP_MAX_NAME_ID - id)
+            return CAP_E_CORRUPT;
+        id += dk;
+        if (id == 0)
+            return CAP_E_CORRUPT;
+        struct rd_se_name *e = &r->se_nm[i];
+        e->id = (uint32_t)id;
+        for (int k = 0; k < 2; k++) {
+            e->pred[k] = capf_cur_varint(b);
+            uint64_t kt = capf_cur_varint_max(b, 63 * 16 + 15);
+            e->k[k] = (uint8_t)(kt >> 4);
+            e->tab[k] = (uint8_t)(kt & 15);
+        }
+        if (b->bad)
+            return CAP_E_CORRUPT;
+        rd_name *nm = name_slot(r, (uint32_t)id);
+        if (!nm)
+            return CAP_E_NOMEM;
+        nm->used = 1;
+    }
+    r->se_nn = (uint32_t)nn;
+    r->se_width = capf_bitlen(nn);
+    uint64_t nrt = capf_cur_varint_max(b, CAPF_SE_RES_TABLES_MAX);
+    if (b->bad || nrt == 0)
+        return CAP_E_CORRUPT;
+    r->se_nrt = (uint32_t)nrt;
+    for (uint64_t i = 1; i <= nn; i++)
+        if (r->se_nm[i].tab[0] >= nrt || r->se_nm[i].tab[1] >= nrt)
+            return CAP_E_CORRUPT;
+    if (!r->se_rsym &&
+        !(r->se_rsym = malloc(CAPF_SE_RES_TABLES_MAX * CAPF_SE_PROB)))
+        return CAP_E_NOMEM;
+    for (uint32_t t = 0; t < nrt; t++) {
+        if (se_table(b, CAPF_SE_RES_SYMS, r->se_rf[t], r->se_rc[t]) != 0)
+            return CAP_E_CORRUPT;
+        uint8_t *m = r->se_rsym + (size_t)t * CAPF_SE_PROB;
+        for (unsigned s = 0; s < CAPF_SE_RES_SYMS; s++)
+            memset(m + r->se_rc[t][s], (int)s, r->se_rf[t][s]);
+    }
+    for (unsigned t = 0; t < CAPF_SE_TOK_TABLES; t++)
+        if (se_table(b, CAPF_SE_TOK_SYMS, r->se_tf[t], r->se_tc[t]) != 0)
+            return CAP_E_CORRUPT;
+    /* the open stack's names in the list */
+    for (uint32_t i = 0; i < r->depth; i++) {
+        struct rd_se_name *e =
+            nn ? bsearch(&r->stk_name[i], r->se_nm + 1, nn, sizeof *e,
+                         cmp_se_id)
+               : NULL;
+        if (!e)
+            return CAP_E_CORRUPT;
+        r->stk_dense[i] = (uint32_t)(e - r->se_nm);
+        r->stk_epred[i] = e->pred[1];
+    }
+    size_t nl = 2 * ((size_t)nn + 1);
+    if (nl > r->se_lists_cap) {
+        capf_se_list *l = realloc(r->se_lists, nl * sizeof *l);
+        if (!l)
+            return CAP_E_NOMEM;
+        r->se_lists = l;
+        r->se_lists_cap = nl;
+    }
+    memset(r->se_lists, 0, nl * sizeof *r->se_lists);
+    r->se_cur = 1;
+    /* the token and residual streams, then the raw bits to the end */
+    uint64_t len[2];
+    len[0] = capf_cur_varint(b);
+    len[1] = capf_cur_varint(b);
+    if (b->bad || len[0] > (uint64_t)(b->end - b->p) ||
+        len[1] > (uint64_t)(b->end - b->p) - len[0])
+        return CAP_E_CORRUPT;
+    const uint8_t *q = b->p;
+    r->se_x[0] = r->se_x[1] = r->se_x[2] = 0;
+    for (int st = 0; st < 2; st++) {
+        r->se_p[st] = q;
+        r->se_end[st] = q + len[st];
+        if (r->left > 0) { /* the states: 4 bytes each, lowest first */
+            if (len[st] < 4u + 4u * (unsigned)st)
+                return CAP_E_CORRUPT;
+            r->se_x[st] = capf_get_u32(q);
+            if (st)
+                r->se_x[2] = capf_get_u32(q + 4);
+            r->se_p[st] = q + 4 + 4 * st;
+        }
+        q += len[st];
+    }
+    r->se_pend = 0;
+    r->se_p[2] = q;
+    r->se_end[2] = b->end;
+    r->se_bb = 0;
+    r->se_bn = 0;
+    r->sr_first = 1;
+    return CAP_OK;
+}
+
 /* The start of a SCOPES (sr 0) or SCOPES_R (sr 1) section: the prefix
  * onto the stack, the cursors set. */
 static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
@@ -1018,6 +1177,14 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
         r->stk_children[i] = ch;
     }
     uint64_t n = capf_cur_varint(b);
+    if (sr == 2) {
+        r->tid = (uint32_t)tid;
+        r->depth = (uint32_t)depth;
+        r->tick = base;
+        r->left = n;
+        r->sr = sr;
+        return sec_scopes_e_start(r, b);
+    }
     uint64_t tlen = capf_cur_varint(b);
     if (b->bad || tlen > (uint64_t)(b->end - b->p) || n > tlen)
         return CAP_E_CORRUPT;
@@ -1162,7 +1329,8 @@ static cap_result next_section(cap_reader *r)
     if (r->in_footer)
         return CAP_OK;
     if ((kind == CAPF_SEC_FRAMES && (r->filter & (1u << CAP_EV_FRAME))) ||
-        ((kind == CAPF_SEC_SCOPES || kind == CAPF_SEC_SCOPES_R) &&
+        ((kind == CAPF_SEC_SCOPES || kind == CAPF_SEC_SCOPES_R ||
+          kind == CAPF_SEC_SCOPES_E) &&
          (r->filter & (1u << CAP_EV_SCOPE))) ||
         (kind == CAPF_SEC_COUNTERS && (r->filter & (1u << CAP_EV_COUNTER))) ||
         (kind == CAPF_SEC_GPU_FRAME && (r->filter & (1u << CAP_EV_GPU_SPAN))))
@@ -1175,12 +1343,17 @@ static cap_result next_section(cap_reader *r)
         r->prev_index = r->prev_begin = 0;
         r->state = ST_FRAMES;
         return CAP_OK;
+    case CAPF_SEC_SCOPES_E:
+        if (r->major < CAPF_VERSION_MAJOR_SCOPES_E)
+            return CAP_OK; /* unknown in 1.x and 2.0: skipped */
+        /* fall through */
     case CAPF_SEC_SCOPES_R:
         if (r->major < CAPF_VERSION_MAJOR_SCOPES_R)
             return CAP_OK; /* unknown in 1.x: skipped */
         /* fall through */
     case CAPF_SEC_SCOPES: {
-        cap_result res = sec_scopes_start(r, b, kind == CAPF_SEC_SCOPES_R);
+        cap_result res = sec_scopes_start(
+            r, b, kind == CAPF_SEC_SCOPES_E ? 2 : kind == CAPF_SEC_SCOPES_R);
         if (res == CAP_OK)
             r->state = ST_SCOPES;
         return res;
@@ -1229,6 +1402,58 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
 
 #define RD_ARENA (1u << 15) /* uint32 entries of ancestor stacks a batch
                               may copy, at most */
+
+/* The scope that begins at tick, pushed (depth below CAP_MAX_DEPTH). */
+static inline __attribute__((always_inline)) void
+scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
+           int unit, double per, uint64_t origin)
+{
+    int64_t dn = (int64_t)(tick - origin);
+    r->stk_name[depth] = name;
+    r->stk_begin[depth] = tick;
+    r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
+    r->stk_children[depth] = 0;
+}
+
+/* The innermost of depth + 1 open scopes, ended at tick, into *sc with
+ * its ancestors' names in stack; its duration added to its parent's
+ * children. */
+static inline __attribute__((always_inline)) void
+scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t dpt, uint64_t tick,
+          const uint32_t *stack, int unit, double per, uint64_t origin)
+{
+    uint64_t begin = r->stk_begin[dpt];
+    uint64_t children = r->stk_children[dpt];
+    int64_t dn = (int64_t)(tick - origin);
+    sc->tid = r->tid;
+    sc->name = r->stk_name[dpt];
+    sc->depth = dpt;
+    sc->begin_ns = r->stk_begin_ns[dpt];
+    sc->end_ns = unit ? dn : round_ns((double)dn * per);
+    sc->children_ns = unit || children == 0
+                          ? (int64_t)children
+                          : round_ns((double)children * per);
+    sc->stack = stack;
+    if (dpt)
+        r->stk_children[dpt - 1] += tick - begin;
+}
+
+/* The end of a run that filled k scopes and stopped with res: an error
+ * after some scopes waits in r->pending; a section's end is found again
+ * by the next call. */
+static inline cap_result run_done(cap_reader *r, size_t k, cap_result res,
+                                  size_t *got)
+{
+    r->st.scopes += k;
+    if (k && res != CAP_OK && res != CAP_DONE) {
+        r->pending = res;
+        res = CAP_OK;
+    }
+    if (k && res == CAP_DONE)
+        res = CAP_OK;
+    *got = k;
+    return res;
+}
 
 /* ST_SCOPES: decode begin/end events until `max` scopes have closed
  * (CAP_OK, ev[0..max) filled) or the section ends (CAP_DONE, *got filled);
@@ -1356,11 +1581,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         left--;
         tick += d;
         if (tok != 0) {
-            int64_t dn = (int64_t)(tick - origin);
-            r->stk_name[depth] = (uint32_t)tok;
-            r->stk_begin[depth] = tick;
-            r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
-            r->stk_children[depth] = 0;
+            scope_push(r, depth, (uint32_t)tok, tick, unit, per, origin);
             if (sr) {
                 r->stk_epred[depth] = nm->sr_pred[1];
                 r->stk_ecls[depth] = nm->sr_cls[1];
@@ -1380,38 +1601,319 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
             stack = cur;
         }
         depth = dpt;
-        uint64_t begin = r->stk_begin[dpt];
-        uint64_t children = r->stk_children[dpt];
-        int64_t dn = (int64_t)(tick - origin);
-        cap_ev_scope *sc = &ev[k].u.scope;
         ev[k].kind = CAP_EV_SCOPE;
-        sc->tid = r->tid;
-        sc->name = r->stk_name[dpt];
-        sc->depth = dpt;
-        sc->begin_ns = r->stk_begin_ns[dpt];
-        sc->end_ns = unit ? dn : round_ns((double)dn * per);
-        sc->children_ns = unit || children == 0
-                              ? (int64_t)children
-                              : round_ns((double)children * per);
-        sc->stack = stack;
-        if (dpt)
-            r->stk_children[dpt - 1] += tick - begin;
+        scope_pop(r, &ev[k].u.scope, dpt, tick, stack, unit, per, origin);
         k++;
         if (k == max) {
             res = CAP_OK;
             break;
         }
     }
-    r->st.scopes += k;
-    if (k && res != CAP_OK && res != CAP_DONE) {
-        r->pending = res;
-        res = CAP_OK;
-    }
-    if (k && res == CAP_DONE)
-        res = CAP_OK; /* the section's end is found again next time */
-    *got = k;
+    res = run_done(r, k, res, got);
     r->body = tok_c;
     r->deltas = dt_c;
+    r->sr_first = first;
+    r->left = left;
+    r->tick = tick;
+    r->depth = depth;
+    return res;
+}
+
+/* SCOPES_E: the streams' steps (format-spec "SCOPES_E (0x0E)"). A stream
+ * that runs out sets *bad (the values read are then meaningless). */
+typedef struct se_rans {
+    uint32_t x;
+    const uint8_t *p, *end;
+} se_rans;
+
+/* The state back to at least 2^16: at most one word (16 bits, lowest
+ * byte first) after a symbol; without a branch while a word is left. */
+static inline __attribute__((always_inline)) void se_renorm(se_rans *s,
+                                                            int *bad)
+{
+    if (s->end - s->p >= 2) {
+        uint32_t m = s->x < CAPF_SE_L;
+        uint32_t y = s->x << 16 | (uint32_t)s->p[0] | (uint32_t)s->p[1] << 8;
+        s->x = m ? y : s->x;
+        s->p += 2 * m;
+    } else if (s->x < CAPF_SE_L) {
+        *bad = 1;
+    }
+}
+
+/* se_renorm with a word known to be left */
+static inline __attribute__((always_inline)) void se_renorm_fast(se_rans *s)
+{
+    uint32_t m = s->x < CAPF_SE_L;
+    uint32_t y = s->x << 16 | (uint32_t)s->p[0] | (uint32_t)s->p[1] << 8;
+    s->x = m ? y : s->x;
+    s->p += 2 * m;
+}
+
+typedef struct se_bits {
+    uint64_t bb;
+    unsigned bn;
+    const uint8_t *p, *end;
+} se_bits;
+
+/* 56 bits or more read ahead, with 8 bytes known to be left. */
+static inline __attribute__((always_inline)) void
+se_bits_fill_fast(se_bits *b)
+{
+    uint64_t w;
+    memcpy(&w, b->p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    b->bb |= w << b->bn;
+    b->p += (63 - b->bn) >> 3;
+    b->bn |= 56;
+}
+
+/* At least 56 bits read ahead, or all that are left. */
+static inline __attribute__((always_inline)) void se_bits_fill(se_bits *b)
+{
+    if (b->end - b->p >= 8) {
+        uint64_t w;
+        memcpy(&w, b->p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        b->bb |= w << b->bn;
+        b->p += (63 - b->bn) >> 3;
+        b->bn |= 56;
+    } else {
+        while (b->bn <= 56 && b->p < b->end) {
+            b->bb |= (uint64_t)*b->p++ << b->bn;
+            b->bn += 8;
+        }
+    }
+}
+
+/* The next n bits (n <= 32), lowest first. */
+static inline __attribute__((always_inline)) uint64_t
+se_bits_get(se_bits *b, unsigned n, int *bad)
+{
+    if (b->bn < n) {
+        se_bits_fill(b);
+        if (b->bn < n) {
+            *bad = 1;
+            return 0;
+        }
+    }
+    uint64_t v = b->bb & ((1ull << n) - 1);
+    b->bb >>= n;
+    b->bn -= n;
+    return v;
+}
+
+/* n bits (n <= 64), lowest first */
+static inline uint64_t se_bits_wide(se_bits *b, unsigned n, int *bad)
+{
+    if (n <= 32)
+        return se_bits_get(b, n, bad);
+    uint64_t lo = se_bits_get(b, 32, bad);
+    return lo | se_bits_get(b, n - 32, bad) << 32;
+}
+
+/* The streams of a SCOPES_E section while it is decoded. */
+typedef struct se_state {
+    se_rans ts;      /* tokens */
+    se_rans rs;      /* residuals: the stream and the next residual's
+                        state (rs.x), then the other state: */
+    uint32_t rx1;
+    se_bits bs;
+    uint32_t lc;     /* the list of the previous event */
+} se_state;
+
+/* One event of a SCOPES_E section: its token value v (0: an end, else a
+ * name's place in the section's list) and delta d. chk 0: the caller saw
+ * enough bytes left in every stream for any event but an escape, which
+ * checks its own. Returns CAP_OK or CAP_E_CORRUPT. */
+static inline __attribute__((always_inline)) cap_result
+se_event(cap_reader *r, se_state *z, uint32_t depth, int first, uint32_t *vo,
+         uint64_t *dout, const int chk)
+{
+    int bad = 0;
+    capf_se_list *l = &r->se_lists[z->lc];
+    unsigned t = (z->lc & 1) * 15u + l->tb;
+    if (chk)
+        se_bits_fill(&z->bs);
+    else /* at least 8 bytes left: 56 bits, enough for a token's escape
+            (24) and a residual's low bits (32) */
+        se_bits_fill_fast(&z->bs);
+    uint32_t slot = z->ts.x & (CAPF_SE_PROB - 1);
+    const uint16_t *tf = r->se_tf[t], *tc = r->se_tc[t];
+    uint32_t v;
+    if (slot < tf[0] && l->len) { /* the usual: the list's first value */
+        z->ts.x = tf[0] * (z->ts.x >> CAPF_SE_PROB_BITS) + slot;
+        v = l->v[0];
+        l->n[0]++;
+        l->tb = (uint16_t)(l->len * 3u);
+    } else {
+        unsigned s = (slot >= tc[1]) + (slot >= tc[2]) + (slot >= tc[3]) +
+                     (slot >= tc[4]); /* the last symbol starting at or
+                                         before slot: zero-width ones
+                                         share the next one's start */
+        z->ts.x = tf[s] * (z->ts.x >> CAPF_SE_PROB_BITS) + slot - tc[s];
+        if (s < CAPF_SE_LIST) {
+            if (s >= l->len)
+                return CAP_E_CORRUPT;
+            v = l->v[s];
+        } else {
+            v = (uint32_t)se_bits_get(&z->bs, r->se_width, &bad);
+            int dup = v > r->se_nn || bad;
+            for (unsigned i = 0; i < l->len; i++)
+                dup |= l->v[i] == v;
+            if (dup)
+                return CAP_E_CORRUPT;
+        }
+        capf_se_list_use(l, s, v);
+    }
+    if (chk)
+        se_renorm(&z->ts, &bad);
+    else
+        se_renorm_fast(&z->ts);
+    uint32_t dn;
+    int kind = v == 0;
+    if (v) {
+        if (depth >= CAP_MAX_DEPTH)
+            return CAP_E_CORRUPT;
+        dn = v;
+    } else {
+        if (depth == 0)
+            return CAP_E_CORRUPT;
+        dn = r->stk_dense[depth - 1];
+    }
+    z->lc = 2 * dn + (uint32_t)kind;
+    *vo = v;
+    if (first) { /* the first event is at base */
+        *dout = 0;
+        return bad ? CAP_E_CORRUPT : CAP_OK;
+    }
+    const struct rd_se_name *e = &r->se_nm[dn];
+    unsigned rt = e->tab[kind], sh = e->k[kind];
+    uint32_t x = z->rs.x;
+    slot = x & (CAPF_SE_PROB - 1);
+    unsigned s = r->se_rsym[(size_t)rt * CAPF_SE_PROB + slot];
+    z->rs.x = r->se_rf[rt][s] * (x >> CAPF_SE_PROB_BITS) + slot -
+              r->se_rc[rt][s];
+    if (chk)
+        se_renorm(&z->rs, &bad);
+    else
+        se_renorm_fast(&z->rs);
+    x = z->rs.x; /* the states take turns */
+    z->rs.x = z->rx1;
+    z->rx1 = x;
+    uint64_t rv;
+    if (s < CAPF_SE_RES_ESC && sh <= 32) {
+        uint64_t q = (uint64_t)capf_unzigzag(s);
+        rv = q << sh | se_bits_get(&z->bs, sh, &bad);
+    } else if (s < CAPF_SE_RES_ESC) {
+        uint64_t q = (uint64_t)capf_unzigzag(s);
+        rv = q << sh | se_bits_wide(&z->bs, sh, &bad);
+    } else {
+        unsigned bl = (unsigned)se_bits_get(&z->bs, 7, &bad);
+        if (bl > 64)
+            return CAP_E_CORRUPT;
+        rv = (uint64_t)capf_unzigzag(se_bits_wide(&z->bs, bl, &bad));
+    }
+    *dout = e->pred[kind] + rv;
+    return bad ? CAP_E_CORRUPT : CAP_OK;
+}
+
+/* ST_SCOPES for a SCOPES_E section: as scopes_run_as. An end that finds
+ * the arena full is kept decoded (r->se_pend) for the next call. */
+static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
+                               size_t *got, size_t *apos)
+{
+    uint64_t left = r->left, tick = r->tick;
+    uint32_t depth = r->depth;
+    const double per = r->period;
+    const int unit = per == 1.0;
+    const uint64_t origin = r->origin_tick;
+    const uint32_t *cur = NULL;
+    size_t k = 0;
+    int first = r->sr_first;
+    se_state z = {{r->se_x[0], r->se_p[0], r->se_end[0]},
+                  {r->se_x[1], r->se_p[1], r->se_end[1]},
+                  r->se_x[2],
+                  {r->se_bb, r->se_bn, r->se_p[2], r->se_end[2]},
+                  r->se_cur};
+    /* events that need no bounds check: each takes at most a word of
+     * either rANS stream and 40 bytes of bits */
+    uint64_t fast = 0;
+    const struct rd_se_name *names = r->se_nm;
+    cap_result res = CAP_DONE;
+    while (left > 0 || r->se_pend) {
+        uint32_t v = 0;
+        if (r->se_pend) {
+            r->se_pend = 0; /* its tick is in tick already */
+        } else {
+            uint64_t d;
+            if (fast == 0) {
+                uint64_t a = (uint64_t)(z.ts.end - z.ts.p) / 2,
+                         b = (uint64_t)(z.rs.end - z.rs.p) / 2,
+                         c = z.bs.end - z.bs.p >= 48
+                                 ? (uint64_t)(z.bs.end - z.bs.p - 8) / 40
+                                 : 0; /* an event fills at most 5 times,
+                                         7 bytes each */
+                fast = a < b ? a : b;
+                fast = fast < c ? fast : c;
+            }
+            cap_result er = fast ? (fast--, se_event(r, &z, depth, first, &v,
+                                                     &d, 0))
+                                 : se_event(r, &z, depth, first, &v, &d, 1);
+            if (er != CAP_OK) {
+                res = er;
+                break;
+            }
+            first = 0;
+            left--;
+            tick += d;
+            if (v) {
+                scope_push(r, depth, names[v].id, tick, unit, per, origin);
+                r->stk_dense[depth] = v;
+                depth++;
+                cur = NULL;
+                continue;
+            }
+        }
+        uint32_t dpt = depth - 1;
+        const uint32_t *stack = r->stk_name;
+        if (max > 1) {
+            if (!cur) {
+                if (*apos + dpt > r->arena_cap) {
+                    r->arena_full = 1; /* full: this end waits */
+                    r->se_pend = 1;
+                    res = CAP_OK;
+                    break;
+                }
+                memcpy(r->arena + *apos, r->stk_name, dpt * sizeof *stack);
+                cur = r->arena + *apos;
+                *apos += dpt;
+            }
+            stack = cur;
+        }
+        depth = dpt;
+        ev[k].kind = CAP_EV_SCOPE;
+        scope_pop(r, &ev[k].u.scope, dpt, tick, stack, unit, per, origin);
+        k++;
+        if (k == max) {
+            res = CAP_OK;
+            break;
+        }
+    }
+    res = run_done(r, k, res, got);
+    r->se_x[0] = z.ts.x;
+    r->se_p[0] = z.ts.p;
+    r->se_x[1] = z.rs.x;
+    r->se_x[2] = z.rx1;
+    r->se_p[1] = z.rs.p;
+    r->se_bb = z.bs.bb;
+    r->se_bn = z.bs.bn;
+    r->se_p[2] = z.bs.p;
+    r->se_cur = z.lc;
     r->sr_first = first;
     r->left = left;
     r->tick = tick;
@@ -1423,6 +1925,8 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
 static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
                              size_t *got, size_t *apos)
 {
+    if (r->sr == 2)
+        return scopes_run_e(r, ev, max, got, apos);
     return r->sr ? scopes_run_as(r, ev, max, got, apos, 1)
                  : scopes_run_as(r, ev, max, got, apos, 0);
 }

@@ -42,6 +42,10 @@ typedef struct wr_name {
     uint64_t sr_m[2];    /* SCOPES_R: begin, end: sum, then mean ... */
     uint64_t sr_n[2];    /* ... of this many deltas ... */
     uint64_t sr_gen[2];  /* ... in the section of this number */
+    uint64_t se_gen;     /* SCOPES_E: listed in the section of this number */
+    uint64_t se_dev[2];  /* ... the sum of |delta - mean| (begin, end) */
+    uint32_t se_dense;   /* ... its index in the section's list, from 1 */
+    uint8_t se_k[2], se_tab[2]; /* ... its shift and residual table */
 } wr_name;
 
 typedef struct wr_thread {
@@ -94,6 +98,15 @@ struct cap_writer {
     uint32_t *sr_stack; /* names open while a section is encoded */
     uint64_t *sr_keys;  /* its contexts: name << 1 | end */
     size_t sr_keys_cap;
+    /* SCOPES_E: the section's names, its coding steps, its token lists
+     * and the rANS bytes (written backwards) */
+    uint32_t *se_names;
+    size_t se_names_cap;
+    uint32_t *se_ops;
+    size_t se_ops_n, se_ops_cap;
+    capf_se_list *se_lists;
+    size_t se_lists_cap;
+    capf_buf se_out[3]; /* tokens, residuals (rANS), raw bits */
     ZSTD_CCtx *zc;
 
     wr_name *names;
@@ -458,10 +471,11 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
         return CAP_E_NOMEM;
     }
     uint8_t hdr[CAPF_HEADER_LEN];
-    w->major = o && o->format_major == CAPF_VERSION_MAJOR
-                   ? CAPF_VERSION_MAJOR
+    w->major = o && (o->format_major == CAPF_VERSION_MAJOR ||
+                     o->format_major == CAPF_VERSION_MAJOR_SCOPES_E)
+                   ? o->format_major
                    : CAPF_VERSION_MAJOR_SCOPES_R;
-    w->v11 = w->major == CAPF_VERSION_MAJOR_SCOPES_R || (o && o->format_minor);
+    w->v11 = w->major != CAPF_VERSION_MAJOR || (o && o->format_minor);
     w->minor = w->major == CAPF_VERSION_MAJOR && w->v11
                    ? CAPF_VERSION_MINOR_NAME_FLAGS
                    : CAPF_VERSION_MINOR;
@@ -1317,10 +1331,10 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Walk th's events: for each but the first, fn(w, name entry, kind, d, e)
- * with kind 1 for an end (whose name is the top of the stack, prefix
- * included). -1 when the buffers disagree (never, for the writer's own). */
-#define SR_WALK(w, th, BODY)                                                   \
+/* A walk over th's events with the open stack's names in w->sr_stack:
+ * BODY sees e (event number), tok, d, id (its name: the top's for an
+ * end) and kind (1: end). -1 on a stack the writer cannot have made. */
+#define SE_WALK(w, th, ...)                                                    \
     do {                                                                       \
         capf_cur o_ = {(th)->open.data, (th)->open.data + (th)->open.len, 0};  \
         uint32_t depth_ = (uint32_t)capf_cur_varint(&o_);                      \
@@ -1333,31 +1347,34 @@ static int cmp_u64(const void *a, const void *b)
                         (th)->tokens.data + (th)->tokens.len, 0};              \
         capf_cur dl_ = {(th)->deltas.data,                                     \
                         (th)->deltas.data + (th)->deltas.len, 0};              \
-        for (uint64_t e_ = 0; e_ < (th)->n_events; e_++) {                     \
-            uint32_t tok_ = (uint32_t)capf_cur_varint(&tk_);                   \
+        for (uint64_t e = 0; e < (th)->n_events; e++) {                        \
+            uint32_t tok = (uint32_t)capf_cur_varint(&tk_);                    \
             uint64_t d = capf_cur_varint(&dl_);                                \
-            uint32_t id_;                                                      \
-            int kind = tok_ == 0;                                              \
-            if (tok_) {                                                        \
+            uint32_t id;                                                       \
+            int kind = tok == 0;                                               \
+            if (tok) {                                                         \
                 if (depth_ >= CAP_MAX_DEPTH)                                   \
                     return -1;                                                 \
-                id_ = (w)->sr_stack[depth_++] = tok_;                          \
+                id = (w)->sr_stack[depth_++] = tok;                            \
             } else {                                                           \
                 if (depth_ == 0)                                               \
                     return -1;                                                 \
-                id_ = (w)->sr_stack[--depth_];                                 \
+                id = (w)->sr_stack[--depth_];                                  \
             }                                                                  \
-            if (e_ == 0)                                                       \
-                continue; /* at base: no delta stored */                       \
-            if (id_ >= (w)->names_cap)                                         \
-                return -1; /* every id recorded has its entry */               \
-            wr_name *nm = &(w)->names[id_];                                    \
-            uint64_t key = (uint64_t)id_ << 1 | (uint64_t)kind;                \
-            BODY                                                               \
+            if (id >= (w)->names_cap)                                          \
+                return -1;                                                     \
+            wr_name *nm = &(w)->names[id];                                     \
+            __VA_ARGS__                                                        \
         }                                                                      \
         if (tk_.bad || dl_.bad || o_.bad)                                      \
             return -1;                                                         \
     } while (0)
+
+/* SE_WALK for each event but the first, with key = id << 1 | kind (the
+ * context of SCOPES_R's predictions). */
+#define SR_WALK(w, th, BODY)                                                   \
+    SE_WALK(w, th, if (e == 0) continue; /* at base: no delta stored */       \
+            uint64_t key = (uint64_t)id << 1 | (uint64_t)kind; BODY)
 
 /* The rest of th's SCOPES_R body after tokens_len (format-spec "SCOPES_R
  * (0x0D)"): the prediction table, the class table, the tokens, then every
@@ -1444,6 +1461,338 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
     return 0;
 }
 
+/* ---- SCOPES_E (format-spec "SCOPES_E (0x0E)") ----------------------------
+ * Three passes over th's events: the names and each context's mean, each
+ * context's mean absolute deviation (its shift k and residual table),
+ * then the coding steps (a token rank, raw bits, a residual symbol) in
+ * event order; the tables are the steps' counts scaled to 4096, and the
+ * steps are rANS-coded last to first. */
+
+
+static int se_op(cap_writer *w, uint32_t op)
+{
+    if (w->se_ops_n == w->se_ops_cap) {
+        size_t c = w->se_ops_cap ? 2 * w->se_ops_cap : 4096;
+        uint32_t *p = realloc(w->se_ops, c * sizeof *p);
+        if (!p)
+            return -1;
+        w->se_ops = p;
+        w->se_ops_cap = c;
+    }
+    w->se_ops[w->se_ops_n++] = op;
+    return 0;
+}
+
+/* n raw bits of v, lowest first, at most 16 a step */
+static int se_raw(cap_writer *w, unsigned n, uint64_t v)
+{
+    while (n > 0) {
+        unsigned b = n < CAPF_SE_RAW_MAX ? n : CAPF_SE_RAW_MAX;
+        if (se_op(w, 0x80000000u | (uint32_t)b << 16 |
+                         (uint32_t)(v & ((1u << b) - 1))) != 0)
+            return -1;
+        v >>= b;
+        n -= b;
+    }
+    return 0;
+}
+
+static int se_add_name(cap_writer *w, uint32_t id, size_t *nn, uint64_t gen)
+{
+    wr_name *nm = name_slot(w, id);
+    if (!nm)
+        return -1;
+    if (nm->se_gen == gen)
+        return 0;
+    if (*nn == w->se_names_cap) {
+        size_t c = w->se_names_cap ? 2 * w->se_names_cap : 256;
+        uint32_t *p = realloc(w->se_names, c * sizeof *p);
+        if (!p)
+            return -1;
+        w->se_names = p;
+        w->se_names_cap = c;
+    }
+    w->se_names[(*nn)++] = id;
+    nm->se_gen = gen;
+    nm->sr_m[0] = nm->sr_m[1] = nm->sr_n[0] = nm->sr_n[1] = 0;
+    nm->se_dev[0] = nm->se_dev[1] = 0;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* counts -> frequencies adding up to CAPF_SE_PROB, each symbol counted
+ * at least 1; a table nothing used gives symbol 0 (or 4 for tokens) all */
+static void se_norm(const uint32_t *cnt, unsigned n, uint32_t *f,
+                    unsigned unused_sym)
+{
+    uint64_t tot = 0;
+    unsigned big = 0;
+    for (unsigned i = 0; i < n; i++) {
+        tot += cnt[i];
+        if (cnt[i] > cnt[big])
+            big = i;
+    }
+    if (!tot) {
+        for (unsigned i = 0; i < n; i++)
+            f[i] = i == unused_sym ? CAPF_SE_PROB : 0;
+        return;
+    }
+    int64_t sum = 0;
+    for (unsigned i = 0; i < n; i++) {
+        f[i] = cnt[i] ? (uint32_t)(((uint64_t)cnt[i] * CAPF_SE_PROB +
+                                    tot / 2) / tot)
+                      : 0;
+        if (cnt[i] && f[i] == 0)
+            f[i] = 1;
+        sum += f[i];
+    }
+    f[big] = (uint32_t)((int64_t)f[big] + (int64_t)CAPF_SE_PROB - sum);
+}
+
+#define SE_TABLES (CAPF_SE_TOK_TABLES + SE_RES_TABLES)
+#define SE_RES_TABLES 8
+
+static int se_out_byte(capf_buf *o, uint8_t b)
+{
+    capf_buf_u8(o, b);
+    return o->failed ? -1 : 0;
+}
+
+/* The rest of th's SCOPES_E body after n_events. -1 when out of memory. */
+static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
+{
+    if (!w->sr_stack &&
+        !(w->sr_stack = malloc(CAP_MAX_DEPTH * sizeof *w->sr_stack)))
+        return -1;
+    uint64_t gen = ++w->sr_gen;
+    size_t nn = 0;
+    /* the prefix's names, then pass 1: the events' names and sums */
+    {
+        capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
+        uint32_t depth = (uint32_t)capf_cur_varint(&o);
+        for (uint32_t i = 0; i < depth && !o.bad; i++) {
+            uint32_t id = (uint32_t)capf_cur_varint(&o);
+            (void)capf_cur_varint(&o);
+            (void)capf_cur_varint(&o);
+            if (se_add_name(w, id, &nn, gen) != 0)
+                return -1;
+        }
+    }
+    SE_WALK(w, th, {
+        if (tok && se_add_name(w, tok, &nn, gen) != 0)
+            return -1;
+        nm = &w->names[id]; /* se_add_name may have moved the table */
+        if (e > 0 && d <= SR_MEAN_MAX && nm->sr_n[kind] < SR_MEAN_COUNT) {
+            nm->sr_m[kind] += d;
+            nm->sr_n[kind]++;
+        }
+    });
+    if (nn > 1)
+        qsort(w->se_names, nn, sizeof *w->se_names, cmp_u32);
+    for (size_t i = 0; i < nn; i++) {
+        wr_name *nm = &w->names[w->se_names[i]];
+        nm->se_dense = (uint32_t)(i + 1);
+        for (int k = 0; k < 2; k++)
+            nm->sr_m[k] = nm->sr_n[k] ? nm->sr_m[k] / nm->sr_n[k] : 0;
+    }
+    /* pass 2: the spread of each context's deltas around its mean */
+    SE_WALK(w, th, {
+        (void)tok;
+        if (e > 0 && d <= SR_MEAN_MAX) {
+            uint64_t m = nm->sr_m[kind];
+            nm->se_dev[kind] += d > m ? d - m : m - d;
+        }
+    });
+    /* each context's shift and table: q = r >> k has a spread of 2..4
+     * (tables 0..3 by the spread's place between powers of two), or
+     * k = 0 and the spread below 4 (tables 4..7) */
+    capf_buf_varint(t, nn);
+    uint32_t prev = 0;
+    for (size_t i = 0; i < nn; i++) {
+        wr_name *nm = &w->names[w->se_names[i]];
+        capf_buf_varint(t, w->se_names[i] - prev);
+        prev = w->se_names[i];
+        for (int k = 0; k < 2; k++) {
+            double sd = nm->sr_n[k]
+                            ? 1.2533 * (double)nm->se_dev[k] / (double)nm->sr_n[k]
+                            : 0;
+            if (sd < 4) {
+                nm->se_k[k] = 0;
+                nm->se_tab[k] = (uint8_t)(4 + (unsigned)sd);
+            } else {
+                double l = log2(sd);
+                double fl = floor(l);
+                nm->se_k[k] = (uint8_t)(fl - 1);
+                unsigned q = (unsigned)((l - fl) * 4);
+                nm->se_tab[k] = (uint8_t)(q > 3 ? 3 : q);
+            }
+            capf_buf_varint(t, nm->sr_m[k]);
+            capf_buf_varint(t, (uint64_t)nm->se_k[k] * 16 + nm->se_tab[k]);
+        }
+    }
+    /* pass 3: the coding steps */
+    size_t nlists = 2 * (nn + 1);
+    if (nlists > w->se_lists_cap) {
+        capf_se_list *l = realloc(w->se_lists, nlists * sizeof *l);
+        if (!l)
+            return -1;
+        w->se_lists = l;
+        w->se_lists_cap = nlists;
+    }
+    memset(w->se_lists, 0, nlists * sizeof *w->se_lists);
+    w->se_ops_n = 0;
+    unsigned width = capf_bitlen(nn);
+    uint32_t dstack[CAP_MAX_DEPTH];
+    {
+        capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
+        uint32_t depth = (uint32_t)capf_cur_varint(&o);
+        for (uint32_t i = 0; i < depth && i < CAP_MAX_DEPTH; i++) {
+            dstack[i] = w->names[(uint32_t)capf_cur_varint(&o)].se_dense;
+            (void)capf_cur_varint(&o);
+            (void)capf_cur_varint(&o);
+        }
+    }
+    uint32_t dd = 0; /* depth, as dstack sees it */
+    {
+        capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
+        dd = (uint32_t)capf_cur_varint(&o);
+    }
+    size_t cur = 1; /* the list after an end of nothing: the start */
+    SE_WALK(w, th, {
+        uint32_t v = tok ? nm->se_dense : 0;
+        capf_se_list *l = &w->se_lists[cur];
+        unsigned s = CAPF_SE_LIST;
+        for (unsigned i = 0; i < l->len; i++)
+            if (l->v[i] == v) {
+                s = i;
+                break;
+            }
+        if (se_op(w, ((uint32_t)(cur & 1) * 15u + l->tb) << 8 | s) != 0 ||
+            (s == CAPF_SE_LIST && se_raw(w, width, v) != 0))
+            return -1;
+        capf_se_list_use(l, s, v);
+        uint32_t dn;
+        if (tok) {
+            dn = dstack[dd++] = v;
+            cur = 2 * (size_t)dn;
+        } else {
+            dn = dstack[--dd];
+            cur = 2 * (size_t)dn + 1;
+        }
+        if (e > 0) {
+            uint64_t r = d - nm->sr_m[kind];
+            unsigned k = nm->se_k[kind];
+            uint32_t tab = CAPF_SE_TOK_TABLES + nm->se_tab[kind];
+            uint64_t zq = capf_zigzag((int64_t)r >> k);
+            if (zq < CAPF_SE_RES_ESC) {
+                if (se_op(w, tab << 8 | (uint32_t)zq) != 0 ||
+                    se_raw(w, k, r) != 0)
+                    return -1;
+            } else {
+                uint64_t z = capf_zigzag((int64_t)r);
+                unsigned bl = capf_bitlen(z);
+                if (se_op(w, tab << 8 | CAPF_SE_RES_ESC) != 0 ||
+                    se_raw(w, 7, bl) != 0 || se_raw(w, bl, z) != 0)
+                    return -1;
+            }
+        }
+    });
+    /* the tables */
+    static const unsigned nsym[2] = {CAPF_SE_TOK_SYMS, CAPF_SE_RES_SYMS};
+    uint32_t cnt[SE_TABLES][CAPF_SE_RES_SYMS];
+    uint32_t fr[SE_TABLES][CAPF_SE_RES_SYMS], cum[SE_TABLES][CAPF_SE_RES_SYMS];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < w->se_ops_n; i++) {
+        uint32_t op = w->se_ops[i];
+        if (!(op >> 31))
+            cnt[op >> 8][op & 0xff]++;
+    }
+    capf_buf_varint(t, SE_RES_TABLES);
+    for (unsigned j = 0; j < SE_TABLES; j++) {
+        /* residual tables first in the body, token tables after */
+        unsigned tb = j < SE_RES_TABLES ? CAPF_SE_TOK_TABLES + j
+                                        : j - SE_RES_TABLES;
+        unsigned n = nsym[tb >= CAPF_SE_TOK_TABLES];
+        se_norm(cnt[tb], n, fr[tb],
+                tb >= CAPF_SE_TOK_TABLES ? 0 : CAPF_SE_LIST);
+        uint32_t c = 0;
+        for (unsigned i = 0; i < n; i++) {
+            cum[tb][i] = c;
+            c += fr[tb][i];
+            capf_buf_varint(t, fr[tb][i]);
+        }
+    }
+    /* the raw bits, first to last, lowest first */
+    capf_buf *ob = &w->se_out[2];
+    ob->len = 0;
+    uint64_t acc = 0;
+    unsigned an = 0;
+    for (size_t i = 0; i < w->se_ops_n; i++) {
+        uint32_t op = w->se_ops[i];
+        if (!(op >> 31))
+            continue;
+        acc |= (uint64_t)(op & 0xffff) << an;
+        an += (op >> 16) & 0x1f;
+        for (; an >= 8; an -= 8, acc >>= 8)
+            if (se_out_byte(ob, (uint8_t)acc) != 0)
+                return -1;
+    }
+    if (an > 0 && se_out_byte(ob, (uint8_t)acc) != 0)
+        return -1;
+    /* the symbols, last to first: tokens in one rANS stream, residuals
+     * in another, whose two states take turns (residual j: state j % 2) */
+    uint32_t xs[3] = {CAPF_SE_L, CAPF_SE_L, CAPF_SE_L};
+    size_t nres = 0;
+    for (size_t i = 0; i < w->se_ops_n; i++)
+        nres += !(w->se_ops[i] >> 31) &&
+                (w->se_ops[i] >> 8) >= CAPF_SE_TOK_TABLES;
+    w->se_out[0].len = w->se_out[1].len = 0;
+    for (size_t i = w->se_ops_n; i-- > 0;) {
+        uint32_t op = w->se_ops[i];
+        if (op >> 31)
+            continue;
+        int res = (op >> 8) >= CAPF_SE_TOK_TABLES;
+        capf_buf *o = &w->se_out[res];
+        int st = res ? 1 + (int)(--nres & 1) : 0;
+        uint32_t x = xs[st];
+        uint32_t f = fr[op >> 8][op & 0xff], c = cum[op >> 8][op & 0xff];
+        if (x >= ((uint64_t)(CAPF_SE_L >> CAPF_SE_PROB_BITS) << 16) * f) {
+            /* a word out: high byte first, so that it reads back low
+             * byte first once the buffer is reversed */
+            if (se_out_byte(o, (uint8_t)(x >> 8)) != 0 ||
+                se_out_byte(o, (uint8_t)x) != 0)
+                return -1;
+            x >>= 16;
+        }
+        xs[st] = ((x / f) << CAPF_SE_PROB_BITS) + (x % f) + c;
+    }
+    for (int res = 0; res < 2; res++) {
+        capf_buf *o = &w->se_out[res];
+        /* the final states, the decoder's first one last */
+        for (int st = res ? 2 : 0; st >= res; st--)
+            for (int i = 3; i >= 0; i--)
+                if (se_out_byte(o, (uint8_t)(xs[st] >> (8 * i))) != 0)
+                    return -1;
+        /* reversed: the states (lowest byte first), then the words in
+         * the order the decoder takes them */
+        for (size_t i = 0, j = o->len; i + 1 < j; i++, j--) {
+            uint8_t b = o->data[i];
+            o->data[i] = o->data[j - 1];
+            o->data[j - 1] = b;
+        }
+    }
+    capf_buf_varint(t, w->se_out[0].len);
+    capf_buf_varint(t, w->se_out[1].len);
+    for (int st = 0; st < 3; st++)
+        capf_buf_bytes(t, w->se_out[st].data, w->se_out[st].len);
+    return 0;
+}
+
 cap_result cap_writer_flush(cap_writer *w)
 {
     cap_result r = check(w);
@@ -1476,17 +1825,22 @@ cap_result cap_writer_flush(cap_writer *w)
         capf_buf_varint(t, th->base);
         capf_buf_bytes(t, th->open.data, th->open.len);
         capf_buf_varint(t, th->n_events);
-        capf_buf_varint(t, th->tokens.len);
         int plain = w->major == CAPF_VERSION_MAJOR || scopes_repeat(w, th);
+        int kind = plain ? CAPF_SEC_SCOPES
+                   : w->major == CAPF_VERSION_MAJOR_SCOPES_R ? CAPF_SEC_SCOPES_R
+                                                             : CAPF_SEC_SCOPES_E;
+        if (kind != CAPF_SEC_SCOPES_E)
+            capf_buf_varint(t, th->tokens.len);
         if (plain) {
             capf_buf_bytes(t, th->tokens.data, th->tokens.len);
             capf_buf_bytes(t, th->deltas.data, th->deltas.len);
-        } else if (put_scopes_r(w, t, th) != 0) {
+        } else if ((kind == CAPF_SEC_SCOPES_R ? put_scopes_r(w, t, th)
+                                              : put_scopes_e(w, t, th)) != 0) {
             t->failed = 1;
         }
         if (th->open.failed || th->tokens.failed || th->deltas.failed)
             t->failed = 1;
-        capf_buf_section(p, plain ? CAPF_SEC_SCOPES : CAPF_SEC_SCOPES_R, t);
+        capf_buf_section(p, (uint8_t)kind, t);
         th->events_mark = 0;
     }
     if (w->counters_n) {
@@ -1650,6 +2004,11 @@ static void writer_free(cap_writer *w)
     }
     free(w->sr_stack);
     free(w->sr_keys);
+    free(w->se_names);
+    free(w->se_ops);
+    free(w->se_lists);
+    for (int i = 0; i < 3; i++)
+        capf_buf_free(&w->se_out[i]);
     free(w->index);
     free(w);
 }
