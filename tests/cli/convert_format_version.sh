@@ -62,4 +62,32 @@ done <<'CASES'
 fixtures/demo.cap            demo-ranking
 fixtures/scope-residuals.cap scope-residuals
 CASES
+
+# An importer writes the version asked for too: a Chrome trace (with its
+# GPU thread) imported as 1.1 and 3.0 reads as the default import does.
+j=fixtures/convert/chrome-gpu-thread.json
+imp="--frame-scope frame --gpu-thread gpu"
+# shellcheck disable=SC2086
+"$convert" $imp "$j" "$tmp/json-default.cap" 2>"$tmp/err"
+check "$j default: exit status" "0" "$?"
+for opts in "" "--tree"; do
+  "$read" $opts "$tmp/json-default.cap" >"$tmp/json-default$opts.out" 2>&1
+done
+check "$j default: header" "capture   $tmp/json-default.cap (format 2.0)" \
+  "$(head -1 "$tmp/json-default.out")"
+for v in 1.1 3.0; do
+  out="$tmp/json-$v.cap" before=$fail
+  # shellcheck disable=SC2086
+  "$convert" $imp --format-version "$v" "$j" "$out" 2>"$tmp/err-$v"
+  check "$j $v: exit status" "0" "$?"
+  check "$j $v: stderr" "$(cat "$tmp/err")" "$(cat "$tmp/err-$v")"
+  for opts in "" "--tree"; do
+    got=$("$read" $opts "$out" 2>&1)
+    check "$j $v $opts: header" "capture   $out (format $v)" \
+      "$(printf "%s\n" "$got" | head -1)"
+    check "$j $v $opts: report" "$(sed 1d "$tmp/json-default$opts.out")" \
+      "$(printf "%s\n" "$got" | sed 1d)"
+  done
+  [ $fail = "$before" ] && echo "ok   $j --format-version $v"
+done
 exit $fail
