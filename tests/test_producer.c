@@ -1,7 +1,8 @@
 /*
  * test_producer - the live producer: macros and explicit pairs from several
  * threads, frames, counters and GPU frames come back from the file with
- * exact counts, names and nesting; the fixed window; misuse.
+ * exact counts, names and nesting; the fixed window; misuse; the format
+ * version asked for (cap_capture_options.format_major).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -285,6 +286,121 @@ static void a_full_disk_stops_recording_and_is_reported(void **state)
     cap_set_log(NULL, NULL);
 }
 
+/* ---- cap_capture_options.format_major --------------------------------- */
+
+/* Record the same single-threaded program (its structure fixed, its times
+ * not) in format `major`; *out gets what the file holds apart from times:
+ * each scope's name, flags, depth and ancestors in the reader's order, and
+ * each counter's name and value; *vmaj / *vmin the file's version. */
+static void record_in_format(unsigned major, char **out, unsigned *vmaj,
+                             unsigned *vmin)
+{
+    make_path();
+    cap_capture_options o = {.buffer_events = 256, .flush_interval_ms = 5,
+                             .format_major = major};
+    assert_int_equal(cap_open(path, &o), CAP_OK);
+    CAP_THREAD("main");
+    uint32_t wait = cap_name_register_flags("wait", NULL, 0, CAP_NAME_WAIT);
+    uint32_t asset = cap_name_register("asset/rock.mesh", NULL, 0);
+    for (int f = 0; f < 200; f++) {
+        CAP_FRAME_MARK();
+        CAP_SCOPE("frame");
+        {
+            CAP_SCOPE("update");
+            for (int j = 0; j < f % 7; j++) {
+                CAP_SCOPE("job");
+                {
+                    CAP_SCOPE("inner");
+                    spin(10 * (f % 13));
+                }
+            }
+        }
+        cap_scope_begin(f % 3 ? wait : asset);
+        spin(f % 5 ? 20 : 2000);
+        cap_scope_end();
+        CAP_COUNTER("frame_index", f * 0.5);
+    }
+    assert_int_equal(cap_close(), CAP_OK);
+
+    size_t cap = 1 << 16, n = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    cap_reader_version(r, vmaj, vmin);
+    cap_event ev;
+    cap_result res;
+    size_t scopes = 0;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        char line[256];
+        int k = 0;
+        if (ev.kind == CAP_EV_SCOPE) {
+            const cap_ev_scope *sc = &ev.u.scope;
+            assert_true(sc->end_ns >= sc->begin_ns);
+            assert_true(sc->children_ns <= sc->end_ns - sc->begin_ns);
+            k = snprintf(line, sizeof line, "%s/%u/%u:",
+                         cap_reader_name(r, sc->name),
+                         cap_reader_name_flags(r, sc->name), sc->depth);
+            for (uint32_t d = 0; d < sc->depth && k < 200; d++)
+                k += snprintf(line + k, sizeof line - (size_t)k, "<%s",
+                              cap_reader_name(r, sc->stack[d]));
+            k += snprintf(line + k, sizeof line - (size_t)k, "\n");
+            scopes++;
+        } else if (ev.kind == CAP_EV_COUNTER) {
+            k = snprintf(line, sizeof line, "%s=%g\n",
+                         cap_reader_name(r, ev.u.counter.name),
+                         ev.u.counter.value);
+        }
+        assert_true(k >= 0 && (size_t)k < sizeof line);
+        if (n + (size_t)k + 1 > cap) {
+            cap *= 2;
+            s = realloc(s, cap);
+            assert_non_null(s);
+        }
+        memcpy(s + n, line, (size_t)k);
+        n += (size_t)k;
+    }
+    s[n] = '\0';
+    assert_int_equal(res, CAP_DONE);
+    assert_true(cap_reader_get_stats(r)->has_footer);
+    assert_int_equal(cap_reader_get_stats(r)->dropped_scopes, 0);
+    /* frame, update and wait (or asset) each frame; f % 7 jobs, each
+     * with its inner */
+    assert_int_equal(scopes, 200 * 3 + 2 * (28 * (0 + 1 + 2 + 3 + 4 + 5 + 6) +
+                                            (0 + 1 + 2 + 3)));
+    cap_reader_close(r);
+    unlink(path);
+    *out = s;
+}
+
+static void format_major_writes_the_version_asked_with_the_same_scopes(
+    void **state)
+{
+    (void)state;
+    char *def, *s;
+    unsigned maj, min;
+    record_in_format(0, &def, &maj, &min);
+    assert_int_equal(maj, 2); /* the default: 2.0 */
+    assert_int_equal(min, 0);
+    assert_non_null(strstr(def, "wait/1/1:<frame\n")); /* the flag */
+    assert_non_null(strstr(def, "inner/0/3:<frame<update<job\n"));
+    assert_non_null(strstr(def, "frame_index=99.5\n"));
+    static const unsigned want[][3] = {{3, 3, 0}, {1, 1, 1}, {2, 2, 0}};
+    for (size_t i = 0; i < 3; i++) {
+        record_in_format(want[i][0], &s, &maj, &min);
+        assert_int_equal(maj, want[i][1]);
+        assert_int_equal(min, want[i][2]);
+        assert_string_equal(s, def);
+        free(s);
+    }
+    free(def);
+    make_path();
+    cap_capture_options bad = {.format_major = 4};
+    assert_int_equal(cap_open(path, &bad), CAP_E_MISUSE);
+    assert_int_equal(cap_status(), CAP_E_MISUSE); /* nothing open */
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +410,8 @@ int main(void)
         cmocka_unit_test(open_fd_writes_where_the_descriptor_points),
         cmocka_unit_test(recording_without_a_capture_is_harmless),
         cmocka_unit_test(a_full_disk_stops_recording_and_is_reported),
+        cmocka_unit_test(
+            format_major_writes_the_version_asked_with_the_same_scopes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

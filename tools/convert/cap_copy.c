@@ -62,6 +62,7 @@ typedef struct copy {
     size_t nwin;
     uint64_t sliced_out;     /* scopes left out by the slice */
     const char *out;
+    unsigned format_major;   /* of the output: cvt_options.format_major */
     cap_reader *r;
     cap_writer *w;
     uint8_t *named;          /* name ids already defined in the output */
@@ -523,6 +524,7 @@ int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
     c->d.out = o ? o->diag : NULL;
     c->d.file = in;
     c->out = out;
+    c->format_major = o ? o->format_major : 0;
     c->r = rd;
     c->lw = win;
     if (win)
@@ -538,6 +540,7 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     c->d.out = o ? o->diag : NULL;
     c->d.file = in;
     c->out = out;
+    c->format_major = o ? o->format_major : 0;
     const cvt_slice *sl = o ? o->slice : NULL;
     if (sl && sl->kind != CVT_SLICE_NONE) {
         int prc = plan_slice(c, in, sl);
@@ -597,6 +600,10 @@ static int copy_run(copy *c, const char *in, const char *out,
     unsigned vmajor, vminor;
     cap_reader_version(c->r, &vmajor, &vminor);
     wo.format_minor = vminor >= 1; /* keep name flags (waits) */
+    if (c->format_major) { /* --format-version */
+        wo.format_major = c->format_major;
+        wo.format_minor = c->format_major == 1; /* 1.1, not 1.0 */
+    }
     res = cap_writer_open_path(&c->w, out, &wo);
     free(meta);
     if (res != CAP_OK) {

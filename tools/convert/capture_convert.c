@@ -75,6 +75,12 @@ static void usage(FILE *f)
         "  --weight self-us|calls\n"
         "                       folded output: self time in microseconds or\n"
         "                       call counts (default: self-us)\n"
+        "  --format-version V   capture output: the version of the capture\n"
+        "                       format written, 1.1, 2.0 or 3.0 (default:\n"
+        "                       2.0). 3.0 is the most compact (about a fifth\n"
+        "                       smaller than 2.0 on varied timings: archives,\n"
+        "                       CI artifacts) and slower to read; 1.1 is for\n"
+        "                       readers older than format 2.0\n"
         "  -h, --help           show this help\n"
         "  --version            show the version\n"
         "\n"
@@ -83,6 +89,8 @@ static void usage(FILE *f)
         "total time), cap -> cap (recovers a capture cut short into a complete\n"
         "one, or cuts a slice of frames with every name it uses), and\n"
         "json or puffin -> json, folded or svg through a temporary capture.\n"
+        "cap -> cap with --format-version re-saves a capture in that version\n"
+        "(the same events; read_capture reports it the same).\n"
         "Warnings go to standard error, one line each.\n"
         "\n"
         "Exit status: 0 converted, 1 the output could not be written,\n"
@@ -189,10 +197,12 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
         }
         static const char *const with_value[] = {
             "--from", "--to", "--frame-scope", "--gpu-thread", "--weight",
-            "--frames", "--seconds", "--slowest", "--context"};
+            "--frames", "--seconds", "--slowest", "--context",
+            "--format-version"};
         const char *val = NULL;
         int which = -1;
-        for (int k = 0; k < 9; k++) {
+        for (int k = 0; k < (int)(sizeof with_value / sizeof *with_value);
+             k++) {
             size_t n = strlen(with_value[k]);
             if (strncmp(a, with_value[k], n) == 0 &&
                 (a[n] == '\0' || a[n] == '=')) {
@@ -286,6 +296,17 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
             c->context_given = 1;
             break;
         }
+        case 9:
+            c->opt.format_major = strcmp(val, "1.1") == 0   ? 1
+                                  : strcmp(val, "2.0") == 0 ? 2
+                                  : strcmp(val, "3.0") == 0 ? 3
+                                                            : 0;
+            if (!c->opt.format_major) {
+                fprintf(err, "capture_convert: --format-version '%s': "
+                             "expected 1.1, 2.0 or 3.0\n", val);
+                return 2;
+            }
+            break;
         }
     }
     if (npos != 2) {
@@ -355,6 +376,11 @@ static int cli_run(const cli *c, FILE *err)
                      "importers; ignored when reading a capture\n");
     if (c->to != F_FOLDED && strcmp(o.weight, "self-us") != 0)
         fprintf(err, "warning: --weight applies to folded output; ignored\n");
+    if (c->to != F_CAP && o.format_major) {
+        fprintf(err, "warning: --format-version applies to capture output; "
+                     "ignored\n");
+        o.format_major = 0; /* a temporary capture is written as usual */
+    }
     if (c->from == F_PUFFIN && o.n_gpu_threads)
         fprintf(err, "warning: --gpu-thread applies to Chrome traces; "
                      "ignored\n");

@@ -1279,6 +1279,8 @@ static cap_result open_common(int fd, const char *path,
         return CAP_E_MISUSE;
     if (o && o->meta_count && !o->meta)
         return CAP_E_MISUSE;
+    if (o && o->format_major > 3) /* 0 default, 1.1, 2.0, 3.0 */
+        return CAP_E_MISUSE;
     producer *p = calloc(1, sizeof *p);
     if (!p)
         return CAP_E_NOMEM;
@@ -1353,7 +1355,8 @@ static cap_result open_common(int fd, const char *path,
         .zstd_level = o && o->zstd_level ? o->zstd_level : 1,
         .block_bytes = o && o->flush_bytes ? o->flush_bytes : 0,
         .stall_timeout_ms = o ? o->stall_timeout_ms : 0,
-        .format_minor = 1, /* name flags, stray ends */
+        .format_minor = 1, /* name flags, stray ends (as 1.1) */
+        .format_major = o ? o->format_major : 0,
     };
     const char *listen = getenv("CAP_LISTEN");
     if (!listen || !*listen)
