@@ -20,6 +20,7 @@
 
 #include "capture/cap_limits.h"
 #include "format/format.h"
+#include "round_ns.h"
 
 /* read_chunk: a damaged chunk whose size is trustworthy (skip it whole). */
 #define RD_SKIPPABLE ((cap_result)98)
@@ -246,26 +247,6 @@ static rd_name *name_slot(cap_reader *r, uint32_t id)
 static inline int64_t add_ns(int64_t a, int64_t b)
 {
     return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
-/* llround(x) without the library call, for the conversions done per event:
- * the same result for every x (halves round away from zero). */
-static inline int64_t round_ns(double x)
-{
-    if (x >= 0.5 && x < 0x1p52) { /* the usual case, as below */
-        int64_t k = (int64_t)(x + 0.5);
-        return k - ((double)k - x > 0.5);
-    }
-    double a = x < 0 ? -x : x;
-    if (!(a < 0x1p52)) /* integral already (or NaN): rare */
-        return (int64_t)llround(x);
-    if (a < 0.5)
-        return 0;
-    int64_t k = (int64_t)(a + 0.5);
-    if ((double)k - a > 0.5) /* a + 0.5 was rounded up to the next integer;
-                                exact subtraction (Sterbenz) */
-        k--;
-    return x < 0 ? -k : k;
 }
 
 static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
@@ -1419,13 +1400,14 @@ scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
  * its ancestors' names in stack; its duration added to its parent's
  * children. */
 static inline __attribute__((always_inline)) void
-scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t dpt, uint64_t tick,
+scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t tid, uint32_t dpt,
+          uint64_t tick,
           const uint32_t *stack, int unit, double per, uint64_t origin)
 {
     uint64_t begin = r->stk_begin[dpt];
     uint64_t children = r->stk_children[dpt];
     int64_t dn = (int64_t)(tick - origin);
-    sc->tid = r->tid;
+    sc->tid = tid;
     sc->name = r->stk_name[dpt];
     sc->depth = dpt;
     sc->begin_ns = r->stk_begin_ns[dpt];
@@ -1476,6 +1458,12 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     const int unit = per == 1.0;
     const uint64_t origin = r->origin_tick;
     const uint32_t *cur = NULL; /* the latest arena copy */
+    /* the arena's place, the arena and the thread in locals: the stores
+     * into ev and the arena would otherwise load them again each time */
+    size_t ap = *apos;
+    uint32_t *const arena = r->arena;
+    const size_t acap = r->arena_cap;
+    const uint32_t tid = r->tid;
     size_t k = 0;
     int first = r->sr_first;
     cap_result res = CAP_DONE;
@@ -1532,7 +1520,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 res = CAP_E_CORRUPT;
                 break;
             }
-            if (max > 1 && !cur && *apos + depth - 1 > r->arena_cap) {
+            if (max > 1 && !cur && ap + depth - 1 > acap) {
                 r->arena_full = 1; /* full: this end waits */
                 tok_c.p = tok_p;
                 dt_c.p = dt_p;
@@ -1594,21 +1582,23 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         const uint32_t *stack = r->stk_name;
         if (max > 1) {
             if (!cur) {
-                memcpy(r->arena + *apos, r->stk_name, dpt * sizeof *stack);
-                cur = r->arena + *apos;
-                *apos += dpt;
+                memcpy(arena + ap, r->stk_name, dpt * sizeof *stack);
+                cur = arena + ap;
+                ap += dpt;
             }
             stack = cur;
         }
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
-        scope_pop(r, &ev[k].u.scope, dpt, tick, stack, unit, per, origin);
+        scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per,
+                  origin);
         k++;
         if (k == max) {
             res = CAP_OK;
             break;
         }
     }
+    *apos = ap;
     res = run_done(r, k, res, got);
     r->body = tok_c;
     r->deltas = dt_c;
@@ -1897,7 +1887,8 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
         }
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
-        scope_pop(r, &ev[k].u.scope, dpt, tick, stack, unit, per, origin);
+        scope_pop(r, &ev[k].u.scope, r->tid, dpt, tick, stack, unit, per,
+                  origin);
         k++;
         if (k == max) {
             res = CAP_OK;
