@@ -1,8 +1,9 @@
 /*
  * test_round_ns.c - the reader's round_ns (tick to ns, per event) against
  * llround: every half-integer edge near 0, 2^k and the limits, each with
- * its neighbours; tick counts times the periods the reader meets; and
- * random doubles of every exponent below 2^62.
+ * its neighbours; tick counts times the periods the reader meets, up to
+ * its limit for round_pos; and random doubles of every exponent below
+ * 2^62. round_pos, where its range holds, the same.
  */
 #include <math.h>
 #include <stdint.h>
@@ -22,6 +23,10 @@ static void check(double x)
     checked++;
     if (got != want && failed++ < 10)
         fprintf(stderr, "round_ns(%a) = %lld, llround %lld\n", x,
+                (long long)got, want);
+    if (x >= 0 && x < 0x1p52 && (got = round_pos(x)) != want &&
+        failed++ < 10)
+        fprintf(stderr, "round_pos(%a) = %lld, llround %lld\n", x,
                 (long long)got, want);
 }
 
@@ -72,6 +77,15 @@ int main(void)
             int64_t d = (int64_t)(next() >> (next() % 64));
             check((double)d * periods[i]);
             check((double)(uint64_t)d * periods[i]);
+        }
+        /* the reader's limit for round_pos (fast_lim): 2^51 / period */
+        uint64_t lim = (uint64_t)(0x1p51 / periods[i]);
+        for (uint64_t d = lim - 100000; d < lim; d++) {
+            double x = (double)d * periods[i];
+            if (!(x >= 0 && x < 0x1p52) && failed++ < 10)
+                fprintf(stderr, "%llu * %a = %a\n", (unsigned long long)d,
+                        periods[i], x);
+            check(x);
         }
     }
     for (int j = 0; j < 4000000; j++) { /* random bits: every exponent */

@@ -99,6 +99,8 @@ struct cap_reader {
     capf_cur body;    /* the section being decoded */
     sec_state state;
     double period;    /* ns per CPU tick for the current block */
+    double lim_per;   /* the period fast_lim was made for (0: none yet) */
+    uint64_t fast_lim; /* tick counts below it are in round_pos's range */
     int in_footer;
     int finished;     /* CAP_DONE from now on */
     unsigned filter; /* 1u << kind: sections to step over */
@@ -1381,18 +1383,37 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
     return NULL;
 }
 
+/* The tick counts dn for which (double)dn * period is in [0, 2^52), so
+ * round_pos converts them: below 2^51 / period (the products' rounding is
+ * far below the factor of 2 left); none (0) for a period that is not
+ * between 2^-11 and 2^60. Made again when the period changed. */
+static inline uint64_t fast_lim(cap_reader *r)
+{
+    if (r->lim_per != r->period) {
+        double per = r->period;
+        r->fast_lim = per >= 0x1p-11 && per <= 0x1p60
+                          ? (uint64_t)(0x1p51 / per)
+                          : 0;
+        r->lim_per = per;
+    }
+    return r->fast_lim;
+}
+
 #define RD_ARENA (1u << 15) /* uint32 entries of ancestor stacks a batch
                               may copy, at most */
 
 /* The scope that begins at tick, pushed (depth below CAP_MAX_DEPTH). */
 static inline __attribute__((always_inline)) void
 scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
-           int unit, double per, uint64_t origin)
+           int unit, double per, uint64_t lim, uint64_t origin)
 {
     int64_t dn = (int64_t)(tick - origin);
     r->stk_name[depth] = name;
     r->stk_begin[depth] = tick;
-    r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
+    r->stk_begin_ns[depth] =
+        unit                 ? dn
+        : (uint64_t)dn < lim ? round_pos((double)dn * per)
+                             : round_ns((double)dn * per);
     r->stk_children[depth] = 0;
 }
 
@@ -1401,8 +1422,8 @@ scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
  * children. */
 static inline __attribute__((always_inline)) void
 scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t tid, uint32_t dpt,
-          uint64_t tick,
-          const uint32_t *stack, int unit, double per, uint64_t origin)
+          uint64_t tick, const uint32_t *stack, int unit, double per,
+          uint64_t lim, uint64_t origin)
 {
     uint64_t begin = r->stk_begin[dpt];
     uint64_t children = r->stk_children[dpt];
@@ -1411,10 +1432,12 @@ scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t tid, uint32_t dpt,
     sc->name = r->stk_name[dpt];
     sc->depth = dpt;
     sc->begin_ns = r->stk_begin_ns[dpt];
-    sc->end_ns = unit ? dn : round_ns((double)dn * per);
-    sc->children_ns = unit || children == 0
-                          ? (int64_t)children
-                          : round_ns((double)children * per);
+    sc->end_ns = unit                 ? dn
+                 : (uint64_t)dn < lim ? round_pos((double)dn * per)
+                                      : round_ns((double)dn * per);
+    sc->children_ns = unit || children == 0 ? (int64_t)children
+                      : children < lim ? round_pos((double)children * per)
+                                       : round_ns((double)children * per);
     sc->stack = stack;
     if (dpt)
         r->stk_children[dpt - 1] += tick - begin;
@@ -1457,6 +1480,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     const double per = r->period;
     const int unit = per == 1.0;
     const uint64_t origin = r->origin_tick;
+    const uint64_t lim = fast_lim(r);
     const uint32_t *cur = NULL; /* the latest arena copy */
     /* the arena's place, the arena and the thread in locals: the stores
      * into ev and the arena would otherwise load them again each time */
@@ -1569,7 +1593,8 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         left--;
         tick += d;
         if (tok != 0) {
-            scope_push(r, depth, (uint32_t)tok, tick, unit, per, origin);
+            scope_push(r, depth, (uint32_t)tok, tick, unit, per, lim,
+                       origin);
             if (sr) {
                 r->stk_epred[depth] = nm->sr_pred[1];
                 r->stk_ecls[depth] = nm->sr_cls[1];
@@ -1590,7 +1615,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         }
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
-        scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per,
+        scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per, lim,
                   origin);
         k++;
         if (k == max) {
@@ -1822,6 +1847,7 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
     const double per = r->period;
     const int unit = per == 1.0;
     const uint64_t origin = r->origin_tick;
+    const uint64_t lim = fast_lim(r);
     const uint32_t *cur = NULL;
     size_t k = 0;
     int first = r->sr_first;
@@ -1862,7 +1888,8 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
             left--;
             tick += d;
             if (v) {
-                scope_push(r, depth, names[v].id, tick, unit, per, origin);
+                scope_push(r, depth, names[v].id, tick, unit, per, lim,
+                           origin);
                 r->stk_dense[depth] = v;
                 depth++;
                 cur = NULL;
@@ -1888,7 +1915,7 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
         scope_pop(r, &ev[k].u.scope, r->tid, dpt, tick, stack, unit, per,
-                  origin);
+                  lim, origin);
         k++;
         if (k == max) {
             res = CAP_OK;

@@ -10,16 +10,21 @@
 #include <stdint.h>
 
 /* llround(x) without the library call, for the conversions done per event:
- * the same result for every x (halves round away from zero). The usual
- * case, 0 <= x < 2^52: t = (int64_t)x is floor(x), and x - t is exact
- * (x itself when t is 0; otherwise t <= x < t + 1 <= 2t, Sterbenz), so
- * comparing it with 0.5 rounds as llround does. */
+ * the same result for every x (halves round away from zero); round_pos for
+ * x known to be in the usual case, 0 <= x < 2^52 (the reader knows it from
+ * the tick count: fast_lim in reader.c). There t = (int64_t)x is floor(x),
+ * and x - t is exact (x itself when t is 0; otherwise t <= x < t + 1 <= 2t,
+ * Sterbenz), so comparing it with 0.5 rounds as llround does. */
+static inline int64_t round_pos(double x) /* 0 <= x < 2^52 */
+{
+    int64_t t = (int64_t)x;
+    return t + (x - (double)t >= 0.5);
+}
+
 static inline int64_t round_ns(double x)
 {
-    if (x >= 0 && x < 0x1p52) { /* the usual case: x - t is exact */
-        int64_t t = (int64_t)x;
-        return t + (x - (double)t >= 0.5);
-    }
+    if (x >= 0 && x < 0x1p52) /* the usual case: x - t is exact */
+        return round_pos(x);
     double a = x < 0 ? -x : x;
     if (!(a < 0x1p52)) /* integral already (or NaN): rare */
         return (int64_t)llround(x);
