@@ -1488,6 +1488,10 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     uint32_t *const arena = r->arena;
     const size_t acap = r->arena_cap;
     const uint32_t tid = r->tid;
+    /* names below RD_PAGE (most captures' every name) from their page,
+     * which stays where it is while the loop may add others */
+    rd_name *const page0 = r->name_pages_n ? r->name_pages[0] : NULL;
+    const uint64_t p0lim = page0 ? RD_PAGE : 0;
     size_t k = 0;
     int first = r->sr_first;
     cap_result res = CAP_DONE;
@@ -1530,7 +1534,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 res = CAP_E_CORRUPT;
                 break;
             }
-            nm = name_peek(r, (uint32_t)tok);
+            nm = tok < p0lim ? &page0[tok] : name_peek(r, (uint32_t)tok);
             if (!nm || !nm->used) {
                 nm = name_slot(r, (uint32_t)tok);
                 if (!nm) {
