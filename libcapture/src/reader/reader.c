@@ -20,6 +20,7 @@
 
 #include "capture/cap_limits.h"
 #include "format/format.h"
+#include "round_ns.h"
 
 /* read_chunk: a damaged chunk whose size is trustworthy (skip it whole). */
 #define RD_SKIPPABLE ((cap_result)98)
@@ -98,6 +99,8 @@ struct cap_reader {
     capf_cur body;    /* the section being decoded */
     sec_state state;
     double period;    /* ns per CPU tick for the current block */
+    double lim_per;   /* the period fast_lim was made for (0: none yet) */
+    uint64_t fast_lim; /* tick counts below it are in round_pos's range */
     int in_footer;
     int finished;     /* CAP_DONE from now on */
     unsigned filter; /* 1u << kind: sections to step over */
@@ -246,26 +249,6 @@ static rd_name *name_slot(cap_reader *r, uint32_t id)
 static inline int64_t add_ns(int64_t a, int64_t b)
 {
     return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
-/* llround(x) without the library call, for the conversions done per event:
- * the same result for every x (halves round away from zero). */
-static inline int64_t round_ns(double x)
-{
-    if (x >= 0.5 && x < 0x1p52) { /* the usual case, as below */
-        int64_t k = (int64_t)(x + 0.5);
-        return k - ((double)k - x > 0.5);
-    }
-    double a = x < 0 ? -x : x;
-    if (!(a < 0x1p52)) /* integral already (or NaN): rare */
-        return (int64_t)llround(x);
-    if (a < 0.5)
-        return 0;
-    int64_t k = (int64_t)(a + 0.5);
-    if ((double)k - a > 0.5) /* a + 0.5 was rounded up to the next integer;
-                                exact subtraction (Sterbenz) */
-        k--;
-    return x < 0 ? -k : k;
 }
 
 static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
@@ -1400,18 +1383,37 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
     return NULL;
 }
 
+/* The tick counts dn for which (double)dn * period is in [0, 2^52), so
+ * round_pos converts them: below 2^51 / period (the products' rounding is
+ * far below the factor of 2 left); none (0) for a period that is not
+ * between 2^-11 and 2^60. Made again when the period changed. */
+static inline uint64_t fast_lim(cap_reader *r)
+{
+    if (r->lim_per != r->period) {
+        double per = r->period;
+        r->fast_lim = per >= 0x1p-11 && per <= 0x1p60
+                          ? (uint64_t)(0x1p51 / per)
+                          : 0;
+        r->lim_per = per;
+    }
+    return r->fast_lim;
+}
+
 #define RD_ARENA (1u << 15) /* uint32 entries of ancestor stacks a batch
                               may copy, at most */
 
 /* The scope that begins at tick, pushed (depth below CAP_MAX_DEPTH). */
 static inline __attribute__((always_inline)) void
 scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
-           int unit, double per, uint64_t origin)
+           int unit, double per, uint64_t lim, uint64_t origin)
 {
     int64_t dn = (int64_t)(tick - origin);
     r->stk_name[depth] = name;
     r->stk_begin[depth] = tick;
-    r->stk_begin_ns[depth] = unit ? dn : round_ns((double)dn * per);
+    r->stk_begin_ns[depth] =
+        unit                 ? dn
+        : (uint64_t)dn < lim ? round_pos((double)dn * per)
+                             : round_ns((double)dn * per);
     r->stk_children[depth] = 0;
 }
 
@@ -1419,20 +1421,23 @@ scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
  * its ancestors' names in stack; its duration added to its parent's
  * children. */
 static inline __attribute__((always_inline)) void
-scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t dpt, uint64_t tick,
-          const uint32_t *stack, int unit, double per, uint64_t origin)
+scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t tid, uint32_t dpt,
+          uint64_t tick, const uint32_t *stack, int unit, double per,
+          uint64_t lim, uint64_t origin)
 {
     uint64_t begin = r->stk_begin[dpt];
     uint64_t children = r->stk_children[dpt];
     int64_t dn = (int64_t)(tick - origin);
-    sc->tid = r->tid;
+    sc->tid = tid;
     sc->name = r->stk_name[dpt];
     sc->depth = dpt;
     sc->begin_ns = r->stk_begin_ns[dpt];
-    sc->end_ns = unit ? dn : round_ns((double)dn * per);
-    sc->children_ns = unit || children == 0
-                          ? (int64_t)children
-                          : round_ns((double)children * per);
+    sc->end_ns = unit                 ? dn
+                 : (uint64_t)dn < lim ? round_pos((double)dn * per)
+                                      : round_ns((double)dn * per);
+    sc->children_ns = unit || children == 0 ? (int64_t)children
+                      : children < lim ? round_pos((double)children * per)
+                                       : round_ns((double)children * per);
     sc->stack = stack;
     if (dpt)
         r->stk_children[dpt - 1] += tick - begin;
@@ -1475,7 +1480,18 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     const double per = r->period;
     const int unit = per == 1.0;
     const uint64_t origin = r->origin_tick;
+    const uint64_t lim = fast_lim(r);
     const uint32_t *cur = NULL; /* the latest arena copy */
+    /* the arena's place, the arena and the thread in locals: the stores
+     * into ev and the arena would otherwise load them again each time */
+    size_t ap = *apos;
+    uint32_t *const arena = r->arena;
+    const size_t acap = r->arena_cap;
+    const uint32_t tid = r->tid;
+    /* names below RD_PAGE (most captures' every name) from their page,
+     * which stays where it is while the loop may add others */
+    rd_name *const page0 = r->name_pages_n ? r->name_pages[0] : NULL;
+    const uint64_t p0lim = page0 ? RD_PAGE : 0;
     size_t k = 0;
     int first = r->sr_first;
     cap_result res = CAP_DONE;
@@ -1518,7 +1534,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 res = CAP_E_CORRUPT;
                 break;
             }
-            nm = name_peek(r, (uint32_t)tok);
+            nm = tok < p0lim ? &page0[tok] : name_peek(r, (uint32_t)tok);
             if (!nm || !nm->used) {
                 nm = name_slot(r, (uint32_t)tok);
                 if (!nm) {
@@ -1532,7 +1548,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 res = CAP_E_CORRUPT;
                 break;
             }
-            if (max > 1 && !cur && *apos + depth - 1 > r->arena_cap) {
+            if (max > 1 && !cur && ap + depth - 1 > acap) {
                 r->arena_full = 1; /* full: this end waits */
                 tok_c.p = tok_p;
                 dt_c.p = dt_p;
@@ -1581,7 +1597,8 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         left--;
         tick += d;
         if (tok != 0) {
-            scope_push(r, depth, (uint32_t)tok, tick, unit, per, origin);
+            scope_push(r, depth, (uint32_t)tok, tick, unit, per, lim,
+                       origin);
             if (sr) {
                 r->stk_epred[depth] = nm->sr_pred[1];
                 r->stk_ecls[depth] = nm->sr_cls[1];
@@ -1594,21 +1611,23 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         const uint32_t *stack = r->stk_name;
         if (max > 1) {
             if (!cur) {
-                memcpy(r->arena + *apos, r->stk_name, dpt * sizeof *stack);
-                cur = r->arena + *apos;
-                *apos += dpt;
+                memcpy(arena + ap, r->stk_name, dpt * sizeof *stack);
+                cur = arena + ap;
+                ap += dpt;
             }
             stack = cur;
         }
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
-        scope_pop(r, &ev[k].u.scope, dpt, tick, stack, unit, per, origin);
+        scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per, lim,
+                  origin);
         k++;
         if (k == max) {
             res = CAP_OK;
             break;
         }
     }
+    *apos = ap;
     res = run_done(r, k, res, got);
     r->body = tok_c;
     r->deltas = dt_c;
@@ -1832,6 +1851,7 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
     const double per = r->period;
     const int unit = per == 1.0;
     const uint64_t origin = r->origin_tick;
+    const uint64_t lim = fast_lim(r);
     const uint32_t *cur = NULL;
     size_t k = 0;
     int first = r->sr_first;
@@ -1872,7 +1892,8 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
             left--;
             tick += d;
             if (v) {
-                scope_push(r, depth, names[v].id, tick, unit, per, origin);
+                scope_push(r, depth, names[v].id, tick, unit, per, lim,
+                           origin);
                 r->stk_dense[depth] = v;
                 depth++;
                 cur = NULL;
@@ -1897,7 +1918,8 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
         }
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
-        scope_pop(r, &ev[k].u.scope, dpt, tick, stack, unit, per, origin);
+        scope_pop(r, &ev[k].u.scope, r->tid, dpt, tick, stack, unit, per,
+                  lim, origin);
         k++;
         if (k == max) {
             res = CAP_OK;
