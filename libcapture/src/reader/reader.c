@@ -1460,6 +1460,24 @@ static inline cap_result run_done(cap_reader *r, size_t k, cap_result res,
     return res;
 }
 
+/* An end's ancestors for scope_pop: the reader's own stack when the call
+ * reads one event (max == 1), else a copy in the batch's arena at *ap,
+ * made once for a run of ends (*cur; a begin clears it). The caller has
+ * checked that the arena holds dpt more. */
+static inline __attribute__((always_inline)) const uint32_t *
+end_stack(const cap_reader *r, size_t max, uint32_t dpt, uint32_t *arena,
+          size_t *ap, const uint32_t **cur)
+{
+    if (max <= 1)
+        return r->stk_name;
+    if (!*cur) {
+        memcpy(arena + *ap, r->stk_name, dpt * sizeof *arena);
+        *cur = arena + *ap;
+        *ap += dpt;
+    }
+    return *cur;
+}
+
 /* ST_SCOPES: decode begin/end events until `max` scopes have closed
  * (CAP_OK, ev[0..max) filled) or the section ends (CAP_DONE, *got filled);
  * an error after some scopes were filled is kept in r->pending and the
@@ -1608,15 +1626,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
             continue;
         }
         uint32_t dpt = depth - 1;
-        const uint32_t *stack = r->stk_name;
-        if (max > 1) {
-            if (!cur) {
-                memcpy(arena + ap, r->stk_name, dpt * sizeof *stack);
-                cur = arena + ap;
-                ap += dpt;
-            }
-            stack = cur;
-        }
+        const uint32_t *stack = end_stack(r, max, dpt, arena, &ap, &cur);
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
         scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per, lim,
@@ -1901,21 +1911,13 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
             }
         }
         uint32_t dpt = depth - 1;
-        const uint32_t *stack = r->stk_name;
-        if (max > 1) {
-            if (!cur) {
-                if (*apos + dpt > r->arena_cap) {
-                    r->arena_full = 1; /* full: this end waits */
-                    r->se_pend = 1;
-                    res = CAP_OK;
-                    break;
-                }
-                memcpy(r->arena + *apos, r->stk_name, dpt * sizeof *stack);
-                cur = r->arena + *apos;
-                *apos += dpt;
-            }
-            stack = cur;
+        if (max > 1 && !cur && *apos + dpt > r->arena_cap) {
+            r->arena_full = 1; /* full: this end waits */
+            r->se_pend = 1;
+            res = CAP_OK;
+            break;
         }
+        const uint32_t *stack = end_stack(r, max, dpt, r->arena, apos, &cur);
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
         scope_pop(r, &ev[k].u.scope, r->tid, dpt, tick, stack, unit, per,

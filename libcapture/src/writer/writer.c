@@ -1268,6 +1268,17 @@ static void block_reset(cap_writer *w)
     w->gpu.len = 0;
 }
 
+/* The start of a pass over a section's events: the stack of open names
+ * (w->sr_stack, made once) and a new generation for the names' per-pass
+ * marks. 0 when out of memory. */
+static uint64_t sr_pass(cap_writer *w)
+{
+    if (!w->sr_stack &&
+        !(w->sr_stack = malloc(CAP_MAX_DEPTH * sizeof *w->sr_stack)))
+        return 0;
+    return ++w->sr_gen;
+}
+
 /* Events sampled from the start of a section to choose its encoding. */
 #define SR_SAMPLE 4096u
 
@@ -1278,10 +1289,9 @@ static void block_reset(cap_writer *w)
  * than any residual, so they stay plain. */
 static int scopes_repeat(cap_writer *w, const wr_thread *th)
 {
-    if (!w->sr_stack &&
-        !(w->sr_stack = malloc(CAP_MAX_DEPTH * sizeof *w->sr_stack)))
+    uint64_t gen = sr_pass(w);
+    if (!gen)
         return 1;
-    uint64_t gen = ++w->sr_gen;
     capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
     uint32_t depth = (uint32_t)capf_cur_varint(&o);
     for (uint32_t i = 0; i < depth && i < CAP_MAX_DEPTH; i++) {
@@ -1385,10 +1395,9 @@ static int cmp_u64(const void *a, const void *b)
  * recording paths are unchanged. -1 when out of memory. */
 static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
 {
-    if (!w->sr_stack &&
-        !(w->sr_stack = malloc(CAP_MAX_DEPTH * sizeof *w->sr_stack)))
+    uint64_t gen = sr_pass(w);
+    if (!gen)
         return -1;
-    uint64_t gen = ++w->sr_gen;
     size_t nkeys = 0;
     /* pass 1: each context's sum and count, its key listed once */
     SR_WALK(w, th, {
@@ -1566,10 +1575,9 @@ static int se_out_byte(capf_buf *o, uint8_t b)
 /* The rest of th's SCOPES_E body after n_events. -1 when out of memory. */
 static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
 {
-    if (!w->sr_stack &&
-        !(w->sr_stack = malloc(CAP_MAX_DEPTH * sizeof *w->sr_stack)))
+    uint64_t gen = sr_pass(w);
+    if (!gen)
         return -1;
-    uint64_t gen = ++w->sr_gen;
     size_t nn = 0;
     /* the prefix's names, then pass 1: the events' names and sums */
     {
