@@ -1307,13 +1307,13 @@ typedef struct hand {
 
 /* pf_note's usual case on a summarised load, inline: a row already in
  * the ring, on the thread it last ran on, in a frame the ring holds (the
- * sum into its slot, as win_note adds it). 0: not that case (the caller
- * calls pf_note). */
+ * sum into its slot, as win_note adds it), on a load that measures no
+ * --frames lag (reread: pf_note measures it). 0: not that case. */
 static inline int win_fast(loader *L, long si, long f, int64_t self,
                            uint32_t who)
 {
     uint64_t fr = (uint64_t)f;
-    if (!L->windowed || f < 0 || (size_t)si >= L->ring_rows ||
+    if (!L->windowed || L->reread || f < 0 || (size_t)si >= L->ring_rows ||
         (size_t)si >= L->acc_cap || L->acc[si].who != who || fr < L->wbase ||
         fr - L->wbase >= L->win)
         return 0;
@@ -1324,6 +1324,14 @@ static inline int win_fast(loader *L, long si, long f, int64_t self,
     if (fr > L->whi)
         L->whi = fr;
     return 1;
+}
+
+/* A scope's self time into its row's value in frame f (pf_note), through
+ * win_fast when it can. */
+__attribute__((always_inline)) static inline int
+note_value(loader *L, long si, long f, int64_t self, uint32_t who)
+{
+    return win_fast(L, si, f, self, who) ? 0 : pf_note(L, si, f, self, who);
 }
 
 /* A scan's scope (values_only): its row's value in its frame, and nothing
@@ -1343,8 +1351,7 @@ value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
         L->last_tid = tid;
     }
     long f = frame_at(L->m, begin_ns, &c->frame_hint);
-    uint32_t who = tid & 0x7fffffffu;
-    return win_fast(L, si, f, self, who) ? 0 : pf_note(L, si, f, self, who);
+    return note_value(L, si, f, self, tid & 0x7fffffffu);
 }
 
 /* value_of for a record handed over by the reader thread. */
@@ -1400,9 +1407,7 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
             else if (L->fhi - (uint64_t)f > L->lag)
                 L->lag = L->fhi - (uint64_t)f;
         }
-    } else if (!(!L->reread && win_fast(L, si, f, self,
-                                        h->tid & 0x7fffffffu)) &&
-               pf_note(L, si, f, self, h->tid & 0x7fffffffu) != 0) {
+    } else if (note_value(L, si, f, self, h->tid & 0x7fffffffu) != 0) {
         return -1;
     }
     if (m->cpu_events == 0 || h->begin_ns < m->first_ns)
