@@ -1806,13 +1806,13 @@ se_res_rare(const rd_se_ctx *c, unsigned s, se_bits *bs, int *bad)
  * than 32 are read ahead (the usual residual's low bits, k <= 32, are then
  * there). The usual token (rank 0 of the list) and residual (a symbol
  * below the escape with k <= 32) take no other branch. */
-static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
-                               size_t *got, size_t *apos)
+static inline __attribute__((always_inline)) cap_result
+scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
+                size_t *apos, const int unit, const int fst)
 {
     uint64_t left = r->left, tick = r->tick;
     uint32_t depth = r->depth;
     const double per = r->period;
-    const int unit = per == 1.0;
     const uint64_t origin = r->origin_tick;
     const uint64_t lim = fast_lim(r);
     const uint32_t *cur = NULL;
@@ -1821,7 +1821,7 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
     const size_t acap = r->arena_cap;
     const uint32_t tid = r->tid;
     size_t k = 0;
-    int first = r->sr_first;
+    int first = fst && r->sr_first;
     uint32_t tx = r->se_x[0], rx0 = r->se_x[1], rx1 = r->se_x[2];
     const uint8_t *tp = r->se_p[0], *const tend = r->se_end[0];
     const uint8_t *rp = r->se_p[1], *const rend = r->se_end[1];
@@ -1883,7 +1883,7 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
             lc = 2 * dn + 1;
         }
         uint64_t d = 0;
-        if (__builtin_expect(first, 0)) {
+        if (fst && first) {
             first = 0; /* the first event is at base */
         } else {
             /* the residual: its symbol with the context's table, from the
@@ -1959,11 +1959,21 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
     r->se_bn = bs.bn;
     r->se_p[2] = bs.p;
     r->se_cur = lc;
-    r->sr_first = first;
+    if (fst)
+        r->sr_first = first;
     r->left = left;
     r->tick = tick;
     r->depth = depth;
     return res;
+}
+
+static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
+                               size_t *got, size_t *apos)
+{
+    if (r->sr_first) /* the section's first call */
+        return scopes_run_e_as(r, ev, max, got, apos, r->period == 1.0, 1);
+    return r->period == 1.0 ? scopes_run_e_as(r, ev, max, got, apos, 1, 0)
+                            : scopes_run_e_as(r, ev, max, got, apos, 0, 0);
 }
 
 /* scopes_run_as, made once for SCOPES and once for SCOPES_R. */
