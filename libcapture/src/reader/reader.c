@@ -71,12 +71,13 @@ typedef struct rd_se_rtab {
  * residuals: pred, k, kf (k, or 255 above 32: read apart) and the table.
  * One 64-byte line: the token of the next event uses this one's list. */
 typedef struct rd_se_ctx {
-    capf_se_list l;
+    _Alignas(64) capf_se_list l;
     uint16_t f0, f0z;
     uint8_t k, kf, lz;
     uint64_t pred;
     const rd_se_rtab *rt;
 } rd_se_ctx;
+_Static_assert(sizeof(rd_se_ctx) == 64, "a context takes one cache line");
 
 typedef enum sec_state {
     ST_NONE,
@@ -1123,11 +1124,12 @@ static cap_result sec_scopes_e_start(cap_reader *r, capf_cur *b)
         r->stk_epred[i] = e->pred[1];
     }
     size_t nl = 2 * ((size_t)nn + 1);
-    if (nl > r->se_ctx_cap) {
-        rd_se_ctx *l = realloc(r->se_ctx, nl * sizeof *l);
-        if (!l)
+    if (nl > r->se_ctx_cap) { /* on cache lines: each context on one */
+        free(r->se_ctx);
+        r->se_ctx_cap = 0;
+        r->se_ctx = aligned_alloc(_Alignof(rd_se_ctx), nl * sizeof(rd_se_ctx));
+        if (!r->se_ctx)
             return CAP_E_NOMEM;
-        r->se_ctx = l;
         r->se_ctx_cap = nl;
     }
     memset(r->se_ctx, 0, nl * sizeof *r->se_ctx); /* empty lists, f0 0 */
@@ -1826,7 +1828,9 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     const uint8_t *tp = r->se_p[0], *const tend = r->se_end[0];
     const uint8_t *rp = r->se_p[1], *const rend = r->se_end[1];
     se_bits bs = {r->se_bb, r->se_bn, r->se_p[2], r->se_end[2]};
-    uint32_t lc = r->se_cur;
+    /* the previous event's context, as a byte offset into ctx: one
+     * operation less from a token's value to the next list */
+    size_t lcb = (size_t)r->se_cur * sizeof(rd_se_ctx);
     rd_se_ctx *const ctx = r->se_ctx;
     const struct rd_se_name *const names = r->se_nm;
     cap_result res = CAP_DONE;
@@ -1840,7 +1844,7 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         if (bs.bn < 32)
             se_bits_fill(&bs);
         /* the token: rank 0 of the previous event's list, usually */
-        rd_se_ctx *l = &ctx[lc];
+        rd_se_ctx *l = (rd_se_ctx *)((char *)ctx + lcb);
         uint32_t slot = tx & (CAPF_SE_PROB - 1), f0 = l->f0;
         if (__builtin_expect(slot < f0, 1)) {
             tx = f0 * (tx >> CAPF_SE_PROB_BITS) + slot;
@@ -1852,7 +1856,8 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 l->l.tb = (uint16_t)(l->l.len * 3u);
             }
         } else {
-            tx = se_token_rare(r, l, lc & 1, tx, &bs, &v, &bad);
+            tx = se_token_rare(r, l, (lcb / sizeof *ctx) & 1, tx, &bs, &v,
+                               &bad);
             if (bad) {
                 res = CAP_E_CORRUPT;
                 break;
@@ -1873,14 +1878,14 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 break;
             }
             dn = v;
-            lc = 2 * dn;
+            lcb = (size_t)dn * (2 * sizeof *ctx);
         } else {
             if (depth == 0) {
                 res = CAP_E_CORRUPT;
                 break;
             }
             dn = r->stk_dense[depth - 1];
-            lc = 2 * dn + 1;
+            lcb = (size_t)dn * (2 * sizeof *ctx) + sizeof *ctx;
         }
         uint64_t d = 0;
         if (fst && first) {
@@ -1888,7 +1893,7 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         } else {
             /* the residual: its symbol with the context's table, from the
              * residual stream's state whose turn it is */
-            const rd_se_ctx *c = &ctx[lc];
+            const rd_se_ctx *c = (const rd_se_ctx *)((char *)ctx + lcb);
             const rd_se_rtab *rt = c->rt;
             uint32_t x = rx0;
             slot = x & (CAPF_SE_PROB - 1);
@@ -1958,7 +1963,7 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     r->se_bb = bs.bb;
     r->se_bn = bs.bn;
     r->se_p[2] = bs.p;
-    r->se_cur = lc;
+    r->se_cur = (uint32_t)(lcb / sizeof *ctx);
     if (fst)
         r->sr_first = first;
     r->left = left;
