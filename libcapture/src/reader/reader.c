@@ -1800,14 +1800,20 @@ se_res_rare(const rd_se_ctx *c, unsigned s, se_bits *bs, int *bad)
     return (uint64_t)capf_unzigzag(se_bits_wide(bs, bl, bad));
 }
 
-/* ST_SCOPES for a SCOPES_E section: as scopes_run_as. An end that finds
- * the arena full is kept decoded (r->se_pend) for the next call. The
- * streams' states, places and bounds live in locals; each stream's bounds
- * are checked only where it is read: a rANS state's word (one at most
- * per symbol, in the rarer branch that needs it), the raw bits when fewer
- * than 32 are read ahead (the usual residual's low bits, k <= 32, are then
- * there). The usual token (rank 0 of the list) and residual (a symbol
- * below the escape with k <= 32) take no other branch. */
+/* ST_SCOPES for a SCOPES_E section: as scopes_run_as, made once for the
+ * section's first call (fst: its first event, at base, has no residual)
+ * and, for the others, once for a period of 1 ns (unit) and once for
+ * others. An end that finds the arena full is kept decoded (r->se_pend)
+ * for the next call. The rANS states, the bits read ahead, the residual
+ * stream's place and the previous event's context live in locals; the
+ * token stream's and the bits' places stay in r, used only in the rarer
+ * branches (more locals than the registers hold put some of the loop's
+ * chains through memory). Each stream's bounds are checked only where it
+ * is read: a rANS state's word (one at most per symbol, in the branch that
+ * needs it), the raw bits when fewer than 32 are read ahead (the usual
+ * residual's low bits, k <= 32, are then there). The usual token (rank 0
+ * of the list) and residual (a symbol below the escape with k <= 32) take
+ * no other branch. */
 static inline __attribute__((always_inline)) cap_result
 scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 size_t *apos, const int unit, const int fst)
@@ -1825,13 +1831,12 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     size_t k = 0;
     int first = fst && r->sr_first;
     uint32_t tx = r->se_x[0], rx0 = r->se_x[1], rx1 = r->se_x[2];
-    const uint8_t *tp = r->se_p[0], *const tend = r->se_end[0];
+    /* the token stream's and the bits' places stay in r (read in the
+     * rarer branches): fewer values for the loop's registers */
     const uint8_t *rp = r->se_p[1], *const rend = r->se_end[1];
-    se_bits bs = {r->se_bb, r->se_bn, r->se_p[2], r->se_end[2]};
-    /* the previous event's context, as a byte offset into ctx: one
-     * operation less from a token's value to the next list */
-    size_t lcb = (size_t)r->se_cur * sizeof(rd_se_ctx);
+    se_bits bs = {r->se_bb, r->se_bn, NULL, NULL}; /* p, end: in r */
     rd_se_ctx *const ctx = r->se_ctx;
+    rd_se_ctx *lp = ctx + r->se_cur; /* the previous event's context */
     const struct rd_se_name *const names = r->se_nm;
     cap_result res = CAP_DONE;
     uint32_t v = 0;
@@ -1841,10 +1846,14 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     }
     while (left > 0) {
         int bad = 0;
-        if (bs.bn < 32)
+        if (bs.bn < 32) {
+            bs.p = r->se_p[2];
+            bs.end = r->se_end[2];
             se_bits_fill(&bs);
+            r->se_p[2] = bs.p;
+        }
         /* the token: rank 0 of the previous event's list, usually */
-        rd_se_ctx *l = (rd_se_ctx *)((char *)ctx + lcb);
+        rd_se_ctx *l = lp;
         uint32_t slot = tx & (CAPF_SE_PROB - 1), f0 = l->f0;
         if (__builtin_expect(slot < f0, 1)) {
             tx = f0 * (tx >> CAPF_SE_PROB_BITS) + slot;
@@ -1856,20 +1865,24 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 l->l.tb = (uint16_t)(l->l.len * 3u);
             }
         } else {
-            tx = se_token_rare(r, l, (lcb / sizeof *ctx) & 1, tx, &bs, &v,
+            bs.p = r->se_p[2];
+            bs.end = r->se_end[2];
+            tx = se_token_rare(r, l, (unsigned)(l - ctx) & 1, tx, &bs, &v,
                                &bad);
+            r->se_p[2] = bs.p;
             if (bad) {
                 res = CAP_E_CORRUPT;
                 break;
             }
         }
         if (__builtin_expect(tx < CAPF_SE_L, 0)) {
-            if (tend - tp < 2) {
+            const uint8_t *tp = r->se_p[0];
+            if (r->se_end[0] - tp < 2) {
                 res = CAP_E_CORRUPT;
                 break;
             }
             tx = tx << 16 | (uint32_t)tp[0] | (uint32_t)tp[1] << 8;
-            tp += 2;
+            r->se_p[0] = tp + 2;
         }
         uint32_t dn;
         if (v) {
@@ -1878,14 +1891,14 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 break;
             }
             dn = v;
-            lcb = (size_t)dn * (2 * sizeof *ctx);
+            lp = ctx + 2 * (size_t)dn;
         } else {
             if (depth == 0) {
                 res = CAP_E_CORRUPT;
                 break;
             }
             dn = r->stk_dense[depth - 1];
-            lcb = (size_t)dn * (2 * sizeof *ctx) + sizeof *ctx;
+            lp = ctx + 2 * (size_t)dn + 1;
         }
         uint64_t d = 0;
         if (fst && first) {
@@ -1893,7 +1906,7 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         } else {
             /* the residual: its symbol with the context's table, from the
              * residual stream's state whose turn it is */
-            const rd_se_ctx *c = (const rd_se_ctx *)((char *)ctx + lcb);
+            const rd_se_ctx *c = lp;
             const rd_se_rtab *rt = c->rt;
             uint32_t x = rx0;
             slot = x & (CAPF_SE_PROB - 1);
@@ -1917,7 +1930,10 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 bs.bb >>= sh;
                 bs.bn -= sh;
             } else {
+                bs.p = r->se_p[2];
+                bs.end = r->se_end[2];
                 rv = se_res_rare(c, s, &bs, &bad);
+                r->se_p[2] = bs.p;
                 if (bad) {
                     res = CAP_E_CORRUPT;
                     break;
@@ -1956,14 +1972,12 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     *apos = ap;
     res = run_done(r, k, res, got);
     r->se_x[0] = tx;
-    r->se_p[0] = tp;
     r->se_x[1] = rx0;
     r->se_x[2] = rx1;
     r->se_p[1] = rp;
     r->se_bb = bs.bb;
     r->se_bn = bs.bn;
-    r->se_p[2] = bs.p;
-    r->se_cur = (uint32_t)(lcb / sizeof *ctx);
+    r->se_cur = (uint32_t)(lp - ctx);
     if (fst)
         r->sr_first = first;
     r->left = left;
