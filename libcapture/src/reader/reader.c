@@ -66,14 +66,14 @@ typedef struct rd_se_rtab {
 /* SCOPES_E: one context, at 2 x place + kind (kind 1: an end; 1 alone:
  * the section's start): the token list of the event that follows it, with
  * the frequency of its rank 0 in the token table it picks now (f0; 0 while
- * the list is empty), the same once rank 0 was given last (f0z) and lz, 1
- * when the last rank given was not 0; then the coding of the context's own
- * residuals: pred, k, kf (k, or 255 above 32: read apart) and the table.
- * One 64-byte line: the token of the next event uses this one's list. */
+ * the list is empty) and in the one it picks once rank 0 was given last
+ * (f0z); then the coding of the context's own residuals: pred, k, kf (k,
+ * or 255 above 32: read apart) and the table. One 64-byte line: the token
+ * of the next event uses this one's list. */
 typedef struct rd_se_ctx {
     _Alignas(64) capf_se_list l;
     uint16_t f0, f0z;
-    uint8_t k, kf, lz;
+    uint8_t k, kf;
     uint64_t pred;
     const rd_se_rtab *rt;
 } rd_se_ctx;
@@ -1779,7 +1779,6 @@ se_token_rare(const cap_reader *r, rd_se_ctx *c, unsigned a, uint32_t x,
     capf_se_list_use(l, s, *v);
     c->f0 = r->se_tf[a * 15u + l->tb][0]; /* the list holds one at least */
     c->f0z = r->se_tf[a * 15u + l->len * 3u][0];
-    c->lz = s != 0;
     return x;
 }
 
@@ -1859,11 +1858,10 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
             tx = f0 * (tx >> CAPF_SE_PROB_BITS) + slot;
             v = l->l.v[0];
             l->l.n[0]++;
-            if (__builtin_expect(l->lz, 0)) {
-                l->lz = 0;
-                l->f0 = l->f0z;
-                l->l.tb = (uint16_t)(l->l.len * 3u);
-            }
+            /* rank 0 given last now: stored each time (a test of the
+             * last rank would go either way after another rank) */
+            l->f0 = l->f0z;
+            l->l.tb = (uint16_t)(l->l.len * 3u);
         } else {
             bs.p = r->se_p[2];
             bs.end = r->se_end[2];
