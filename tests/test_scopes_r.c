@@ -782,6 +782,7 @@ typedef struct se_parts {
     int64_t tok_len_adj, res_len_adj; /* added to the lengths written */
     size_t bits_cut;          /* bytes left out at the end of the bits */
     size_t res_cut;           /* ... of the residual stream */
+    size_t tok_cut;           /* ... of the token stream */
 } se_parts;
 
 static uint32_t se_cum(const uint32_t *f, unsigned s)
@@ -870,10 +871,11 @@ static void se_body(capf_buf *b, const se_parts *p)
         capf_buf_u8(&bits, (uint8_t)acc);
     se_rans(&tok, (const uint32_t(*)[2])tk, nt, 1);
     se_rans(&res, (const uint32_t(*)[2])rs, nr, 2);
-    capf_buf_varint(b, (uint64_t)((int64_t)tok.len + p->tok_len_adj));
+    capf_buf_varint(b, (uint64_t)((int64_t)(tok.len - p->tok_cut) +
+                                  p->tok_len_adj));
     capf_buf_varint(b, (uint64_t)((int64_t)(res.len - p->res_cut) +
                                   p->res_len_adj));
-    capf_buf_bytes(b, tok.data, tok.len);
+    capf_buf_bytes(b, tok.data, tok.len - p->tok_cut);
     capf_buf_bytes(b, res.data, res.len - p->res_cut);
     capf_buf_bytes(b, bits.data, bits.len - p->bits_cut);
     capf_buf_free(&bits);
@@ -1049,6 +1051,23 @@ static void se_every_malformed_rule_is_reported(void **state)
     p = se_hand();
     p.res_cut = 2; /* every word written is read: the last one is missed */
     se_expect_malformed(&p, -1, "the residual stream runs out");
+    p = se_hand();
+    p.tok_cut = 2; /* its last word, needed before the first scope ends */
+    se_expect_malformed(&p, 0, "the token stream runs out");
+    /* the bits running out under a residual that is not an escape: ev 6's
+     * residual 0 (no escape), so 11 bits in 2 bytes, cut to 1: ev 5's two
+     * low bits (7 and 8) run out after 2 scopes */
+    {
+        se_step noesc[sizeof se_hand_steps / sizeof *se_hand_steps];
+        memcpy(noesc, se_hand_steps, 18 * sizeof *noesc);
+        noesc[18] = (se_step)RES(0);
+        memcpy(noesc + 19, se_hand_steps + 21, 3 * sizeof *noesc);
+        p = se_hand();
+        p.steps = noesc;
+        p.n_steps = 22;
+        p.bits_cut = 1;
+        se_expect_malformed(&p, 2, "the bits run out under a usual residual");
+    }
 
     /* tokens: a rank the list does not hold (ev 3: B[1] holds one) */
     p = se_hand();

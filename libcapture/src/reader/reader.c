@@ -53,6 +53,32 @@ typedef struct rd_span {
     uint64_t self;
 } rd_span;
 
+/* SCOPES_E: a residual table as the decoder uses it: the symbol of each
+ * slot, and each symbol's frequency, start and zigzag-decoded value. */
+typedef struct rd_se_rtab {
+    uint8_t sym[CAPF_SE_PROB];
+    struct {
+        uint16_t f, c;
+        int32_t q;
+    } si[CAPF_SE_RES_SYMS];
+} rd_se_rtab;
+
+/* SCOPES_E: one context, at 2 x place + kind (kind 1: an end; 1 alone:
+ * the section's start): the token list of the event that follows it, with
+ * the frequency of its rank 0 in the token table it picks now (f0; 0 while
+ * the list is empty) and in the one it picks once rank 0 was given last
+ * (f0z); then the coding of the context's own residuals: pred, k, kf (k,
+ * or 255 above 32: read apart) and the table. One 64-byte line: the token
+ * of the next event uses this one's list. */
+typedef struct rd_se_ctx {
+    _Alignas(64) capf_se_list l;
+    uint16_t f0, f0z;
+    uint8_t k, kf;
+    uint64_t pred;
+    const rd_se_rtab *rt;
+} rd_se_ctx;
+_Static_assert(sizeof(rd_se_ctx) == 64, "a context takes one cache line");
+
 typedef enum sec_state {
     ST_NONE,
     ST_DECLS,
@@ -141,14 +167,12 @@ struct cap_reader {
     } *se_nm;
     size_t se_nm_cap;
     uint32_t se_nn, se_width, se_nrt, se_cur;
-    capf_se_list *se_lists;
+    rd_se_ctx *se_ctx; /* 2 x (n_names + 1) contexts */
     int se_pend;      /* an end decoded, waiting for room in the arena */
-    size_t se_lists_cap;
+    size_t se_ctx_cap;
     uint16_t se_tf[CAPF_SE_TOK_TABLES][CAPF_SE_TOK_SYMS];
     uint16_t se_tc[CAPF_SE_TOK_TABLES][CAPF_SE_TOK_SYMS];
-    uint16_t se_rf[CAPF_SE_RES_TABLES_MAX][CAPF_SE_RES_SYMS];
-    uint16_t se_rc[CAPF_SE_RES_TABLES_MAX][CAPF_SE_RES_SYMS];
-    uint8_t *se_rsym; /* per residual table: the symbol of each slot */
+    rd_se_rtab *se_rt; /* CAPF_SE_RES_TABLES_MAX residual tables */
     uint32_t se_x[3];              /* rANS states: tokens, residuals
                                       (two, taking turns) */
     const uint8_t *se_p[3], *se_end[3]; /* ... and the raw bits */
@@ -696,8 +720,8 @@ void cap_reader_close(cap_reader *r)
     free(r->arena);
     free(r->sr_set);
     free(r->se_nm);
-    free(r->se_lists);
-    free(r->se_rsym);
+    free(r->se_ctx);
+    free(r->se_rt);
     free(r->idx_off);
     free(r->idx_frames);
     free(r);
@@ -1070,15 +1094,20 @@ static cap_result sec_scopes_e_start(cap_reader *r, capf_cur *b)
     for (uint64_t i = 1; i <= nn; i++)
         if (r->se_nm[i].tab[0] >= nrt || r->se_nm[i].tab[1] >= nrt)
             return CAP_E_CORRUPT;
-    if (!r->se_rsym &&
-        !(r->se_rsym = malloc(CAPF_SE_RES_TABLES_MAX * CAPF_SE_PROB)))
+    if (!r->se_rt &&
+        !(r->se_rt = malloc(CAPF_SE_RES_TABLES_MAX * sizeof *r->se_rt)))
         return CAP_E_NOMEM;
     for (uint32_t t = 0; t < nrt; t++) {
-        if (se_table(b, CAPF_SE_RES_SYMS, r->se_rf[t], r->se_rc[t]) != 0)
+        uint16_t f[CAPF_SE_RES_SYMS], c[CAPF_SE_RES_SYMS];
+        if (se_table(b, CAPF_SE_RES_SYMS, f, c) != 0)
             return CAP_E_CORRUPT;
-        uint8_t *m = r->se_rsym + (size_t)t * CAPF_SE_PROB;
-        for (unsigned s = 0; s < CAPF_SE_RES_SYMS; s++)
-            memset(m + r->se_rc[t][s], (int)s, r->se_rf[t][s]);
+        rd_se_rtab *rt = &r->se_rt[t];
+        for (unsigned s = 0; s < CAPF_SE_RES_SYMS; s++) {
+            memset(rt->sym + c[s], (int)s, f[s]);
+            rt->si[s].f = f[s];
+            rt->si[s].c = c[s];
+            rt->si[s].q = (int32_t)capf_unzigzag(s);
+        }
     }
     for (unsigned t = 0; t < CAPF_SE_TOK_TABLES; t++)
         if (se_table(b, CAPF_SE_TOK_SYMS, r->se_tf[t], r->se_tc[t]) != 0)
@@ -1095,14 +1124,24 @@ static cap_result sec_scopes_e_start(cap_reader *r, capf_cur *b)
         r->stk_epred[i] = e->pred[1];
     }
     size_t nl = 2 * ((size_t)nn + 1);
-    if (nl > r->se_lists_cap) {
-        capf_se_list *l = realloc(r->se_lists, nl * sizeof *l);
-        if (!l)
+    if (nl > r->se_ctx_cap) { /* on cache lines: each context on one */
+        free(r->se_ctx);
+        r->se_ctx_cap = 0;
+        r->se_ctx = aligned_alloc(_Alignof(rd_se_ctx), nl * sizeof(rd_se_ctx));
+        if (!r->se_ctx)
             return CAP_E_NOMEM;
-        r->se_lists = l;
-        r->se_lists_cap = nl;
+        r->se_ctx_cap = nl;
     }
-    memset(r->se_lists, 0, nl * sizeof *r->se_lists);
+    memset(r->se_ctx, 0, nl * sizeof *r->se_ctx); /* empty lists, f0 0 */
+    for (size_t i = 1; i <= nn; i++)
+        for (int k = 0; k < 2; k++) {
+            rd_se_ctx *c = &r->se_ctx[2 * i + (size_t)k];
+            const struct rd_se_name *e = &r->se_nm[i];
+            c->pred = e->pred[k];
+            c->k = e->k[k];
+            c->kf = e->k[k] <= 32 ? e->k[k] : 255;
+            c->rt = &r->se_rt[e->tab[k]];
+        }
     r->se_cur = 1;
     /* the token and residual streams, then the raw bits to the end */
     uint64_t len[2];
@@ -1648,56 +1687,13 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
     return res;
 }
 
-/* SCOPES_E: the streams' steps (format-spec "SCOPES_E (0x0E)"). A stream
- * that runs out sets *bad (the values read are then meaningless). */
-typedef struct se_rans {
-    uint32_t x;
-    const uint8_t *p, *end;
-} se_rans;
-
-/* The state back to at least 2^16: at most one word (16 bits, lowest
- * byte first) after a symbol; without a branch while a word is left. */
-static inline __attribute__((always_inline)) void se_renorm(se_rans *s,
-                                                            int *bad)
-{
-    if (s->end - s->p >= 2) {
-        uint32_t m = s->x < CAPF_SE_L;
-        uint32_t y = s->x << 16 | (uint32_t)s->p[0] | (uint32_t)s->p[1] << 8;
-        s->x = m ? y : s->x;
-        s->p += 2 * m;
-    } else if (s->x < CAPF_SE_L) {
-        *bad = 1;
-    }
-}
-
-/* se_renorm with a word known to be left */
-static inline __attribute__((always_inline)) void se_renorm_fast(se_rans *s)
-{
-    uint32_t m = s->x < CAPF_SE_L;
-    uint32_t y = s->x << 16 | (uint32_t)s->p[0] | (uint32_t)s->p[1] << 8;
-    s->x = m ? y : s->x;
-    s->p += 2 * m;
-}
-
+/* SCOPES_E: the raw bit stream (format-spec "SCOPES_E (0x0E)"), read
+ * ahead into bb, lowest bit first. */
 typedef struct se_bits {
     uint64_t bb;
-    unsigned bn;
+    unsigned bn; /* bits in bb */
     const uint8_t *p, *end;
 } se_bits;
-
-/* 56 bits or more read ahead, with 8 bytes known to be left. */
-static inline __attribute__((always_inline)) void
-se_bits_fill_fast(se_bits *b)
-{
-    uint64_t w;
-    memcpy(&w, b->p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    w = __builtin_bswap64(w);
-#endif
-    b->bb |= w << b->bn;
-    b->p += (63 - b->bn) >> 3;
-    b->bn |= 56;
-}
 
 /* At least 56 bits read ahead, or all that are left. */
 static inline __attribute__((always_inline)) void se_bits_fill(se_bits *b)
@@ -1719,7 +1715,8 @@ static inline __attribute__((always_inline)) void se_bits_fill(se_bits *b)
     }
 }
 
-/* The next n bits (n <= 32), lowest first. */
+/* The next n bits (n <= 32), lowest first; *bad set when the stream has
+ * fewer left. */
 static inline __attribute__((always_inline)) uint64_t
 se_bits_get(se_bits *b, unsigned n, int *bad)
 {
@@ -1737,7 +1734,8 @@ se_bits_get(se_bits *b, unsigned n, int *bad)
 }
 
 /* n bits (n <= 64), lowest first */
-static inline uint64_t se_bits_wide(se_bits *b, unsigned n, int *bad)
+static inline __attribute__((always_inline)) uint64_t
+se_bits_wide(se_bits *b, unsigned n, int *bad)
 {
     if (n <= 32)
         return se_bits_get(b, n, bad);
@@ -1745,204 +1743,254 @@ static inline uint64_t se_bits_wide(se_bits *b, unsigned n, int *bad)
     return lo | se_bits_get(b, n - 32, bad) << 32;
 }
 
-/* The streams of a SCOPES_E section while it is decoded. */
-typedef struct se_state {
-    se_rans ts;      /* tokens */
-    se_rans rs;      /* residuals: the stream and the next residual's
-                        state (rs.x), then the other state: */
-    uint32_t rx1;
-    se_bits bs;
-    uint32_t lc;     /* the list of the previous event */
-} se_state;
-
-/* One event of a SCOPES_E section: its token value v (0: an end, else a
- * name's place in the section's list) and delta d. chk 0: the caller saw
- * enough bytes left in every stream for any event but an escape, which
- * checks its own. Returns CAP_OK or CAP_E_CORRUPT. */
-static inline __attribute__((always_inline)) cap_result
-se_event(cap_reader *r, se_state *z, uint32_t depth, int first, uint32_t *vo,
-         uint64_t *dout, const int chk)
+/* A token that is not the usual (rank 0 of a list that has one): slot
+ * (x mod 4096) decoded with list c's token table (kind a), the rank's value
+ * into *v, the list and its f0 and f0z updated; the new state returned.
+ * *bad set when the token is malformed or the bits run out. */
+static inline __attribute__((always_inline)) uint32_t
+se_token_rare(const cap_reader *r, rd_se_ctx *c, unsigned a, uint32_t x,
+              se_bits *bs, uint32_t *v, int *bad)
 {
-    int bad = 0;
-    capf_se_list *l = &r->se_lists[z->lc];
-    unsigned t = (z->lc & 1) * 15u + l->tb;
-    if (chk)
-        se_bits_fill(&z->bs);
-    else /* at least 8 bytes left: 56 bits, enough for a token's escape
-            (24) and a residual's low bits (32) */
-        se_bits_fill_fast(&z->bs);
-    uint32_t slot = z->ts.x & (CAPF_SE_PROB - 1);
-    const uint16_t *tf = r->se_tf[t], *tc = r->se_tc[t];
-    uint32_t v;
-    if (slot < tf[0] && l->len) { /* the usual: the list's first value */
-        z->ts.x = tf[0] * (z->ts.x >> CAPF_SE_PROB_BITS) + slot;
-        v = l->v[0];
-        l->n[0]++;
-        l->tb = (uint16_t)(l->len * 3u);
-    } else {
-        unsigned s = (slot >= tc[1]) + (slot >= tc[2]) + (slot >= tc[3]) +
-                     (slot >= tc[4]); /* the last symbol starting at or
-                                         before slot: zero-width ones
-                                         share the next one's start */
-        z->ts.x = tf[s] * (z->ts.x >> CAPF_SE_PROB_BITS) + slot - tc[s];
-        if (s < CAPF_SE_LIST) {
-            if (s >= l->len)
-                return CAP_E_CORRUPT;
-            v = l->v[s];
-        } else {
-            v = (uint32_t)se_bits_get(&z->bs, r->se_width, &bad);
-            int dup = v > r->se_nn || bad;
-            for (unsigned i = 0; i < l->len; i++)
-                dup |= l->v[i] == v;
-            if (dup)
-                return CAP_E_CORRUPT;
+    capf_se_list *l = &c->l;
+    uint32_t slot = x & (CAPF_SE_PROB - 1);
+    const uint16_t *tf = r->se_tf[a * 15u + l->tb],
+                   *tc = r->se_tc[a * 15u + l->tb];
+    unsigned s = (slot >= tc[1]) + (slot >= tc[2]) + (slot >= tc[3]) +
+                 (slot >= tc[4]); /* the last symbol starting at or before
+                                     slot: zero-width ones share the next
+                                     one's start */
+    x = tf[s] * (x >> CAPF_SE_PROB_BITS) + slot - tc[s];
+    if (s < CAPF_SE_LIST) {
+        if (s >= l->len) {
+            *bad = 1;
+            return x;
         }
-        capf_se_list_use(l, s, v);
-    }
-    if (chk)
-        se_renorm(&z->ts, &bad);
-    else
-        se_renorm_fast(&z->ts);
-    uint32_t dn;
-    int kind = v == 0;
-    if (v) {
-        if (depth >= CAP_MAX_DEPTH)
-            return CAP_E_CORRUPT;
-        dn = v;
+        *v = l->v[s];
     } else {
-        if (depth == 0)
-            return CAP_E_CORRUPT;
-        dn = r->stk_dense[depth - 1];
+        *v = (uint32_t)se_bits_get(bs, r->se_width, bad);
+        int dup = *v > r->se_nn;
+        for (unsigned i = 0; i < l->len; i++)
+            dup |= l->v[i] == *v;
+        if (dup || *bad) {
+            *bad = 1;
+            return x;
+        }
     }
-    z->lc = 2 * dn + (uint32_t)kind;
-    *vo = v;
-    if (first) { /* the first event is at base */
-        *dout = 0;
-        return bad ? CAP_E_CORRUPT : CAP_OK;
-    }
-    const struct rd_se_name *e = &r->se_nm[dn];
-    unsigned rt = e->tab[kind], sh = e->k[kind];
-    uint32_t x = z->rs.x;
-    slot = x & (CAPF_SE_PROB - 1);
-    unsigned s = r->se_rsym[(size_t)rt * CAPF_SE_PROB + slot];
-    z->rs.x = r->se_rf[rt][s] * (x >> CAPF_SE_PROB_BITS) + slot -
-              r->se_rc[rt][s];
-    if (chk)
-        se_renorm(&z->rs, &bad);
-    else
-        se_renorm_fast(&z->rs);
-    x = z->rs.x; /* the states take turns */
-    z->rs.x = z->rx1;
-    z->rx1 = x;
-    uint64_t rv;
-    if (s < CAPF_SE_RES_ESC && sh <= 32) {
-        uint64_t q = (uint64_t)capf_unzigzag(s);
-        rv = q << sh | se_bits_get(&z->bs, sh, &bad);
-    } else if (s < CAPF_SE_RES_ESC) {
-        uint64_t q = (uint64_t)capf_unzigzag(s);
-        rv = q << sh | se_bits_wide(&z->bs, sh, &bad);
-    } else {
-        unsigned bl = (unsigned)se_bits_get(&z->bs, 7, &bad);
-        if (bl > 64)
-            return CAP_E_CORRUPT;
-        rv = (uint64_t)capf_unzigzag(se_bits_wide(&z->bs, bl, &bad));
-    }
-    *dout = e->pred[kind] + rv;
-    return bad ? CAP_E_CORRUPT : CAP_OK;
+    capf_se_list_use(l, s, *v);
+    c->f0 = r->se_tf[a * 15u + l->tb][0]; /* the list holds one at least */
+    c->f0z = r->se_tf[a * 15u + l->len * 3u][0];
+    return x;
 }
 
-/* ST_SCOPES for a SCOPES_E section: as scopes_run_as. An end that finds
- * the arena full is kept decoded (r->se_pend) for the next call. */
-static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
-                               size_t *got, size_t *apos)
+/* A residual's value past the usual (a symbol below the escape, k at most
+ * 32, the bits read ahead): symbol s of context c. *bad set when the bits
+ * run out or an escape's length is above 64. */
+static inline __attribute__((always_inline)) uint64_t
+se_res_rare(const rd_se_ctx *c, unsigned s, se_bits *bs, int *bad)
+{
+    if (s < CAPF_SE_RES_ESC)
+        return (uint64_t)capf_unzigzag(s) << c->k |
+               se_bits_wide(bs, c->k, bad);
+    unsigned bl = (unsigned)se_bits_get(bs, 7, bad);
+    if (bl > 64) {
+        *bad = 1;
+        return 0;
+    }
+    return (uint64_t)capf_unzigzag(se_bits_wide(bs, bl, bad));
+}
+
+/* ST_SCOPES for a SCOPES_E section: as scopes_run_as, made once for the
+ * section's first call (fst: its first event, at base, has no residual)
+ * and, for the others, once for a period of 1 ns (unit) and once for
+ * others. An end that finds the arena full is kept decoded (r->se_pend)
+ * for the next call. The rANS states, the bits read ahead, the residual
+ * stream's place and the previous event's context live in locals; the
+ * token stream's and the bits' places stay in r, used only in the rarer
+ * branches (more locals than the registers hold put some of the loop's
+ * chains through memory). Each stream's bounds are checked only where it
+ * is read: a rANS state's word (one at most per symbol, in the branch that
+ * needs it), the raw bits when fewer than 32 are read ahead (the usual
+ * residual's low bits, k <= 32, are then there). The usual token (rank 0
+ * of the list) and residual (a symbol below the escape with k <= 32) take
+ * no other branch. */
+static inline __attribute__((always_inline)) cap_result
+scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
+                size_t *apos, const int unit, const int fst)
 {
     uint64_t left = r->left, tick = r->tick;
     uint32_t depth = r->depth;
     const double per = r->period;
-    const int unit = per == 1.0;
     const uint64_t origin = r->origin_tick;
     const uint64_t lim = fast_lim(r);
     const uint32_t *cur = NULL;
+    size_t ap = *apos;
+    uint32_t *const arena = r->arena;
+    const size_t acap = r->arena_cap;
+    const uint32_t tid = r->tid;
     size_t k = 0;
-    int first = r->sr_first;
-    se_state z = {{r->se_x[0], r->se_p[0], r->se_end[0]},
-                  {r->se_x[1], r->se_p[1], r->se_end[1]},
-                  r->se_x[2],
-                  {r->se_bb, r->se_bn, r->se_p[2], r->se_end[2]},
-                  r->se_cur};
-    /* events that need no bounds check: each takes at most a word of
-     * either rANS stream and 40 bytes of bits */
-    uint64_t fast = 0;
-    const struct rd_se_name *names = r->se_nm;
+    int first = fst && r->sr_first;
+    uint32_t tx = r->se_x[0], rx0 = r->se_x[1], rx1 = r->se_x[2];
+    /* the token stream's and the bits' places stay in r (read in the
+     * rarer branches): fewer values for the loop's registers */
+    const uint8_t *rp = r->se_p[1], *const rend = r->se_end[1];
+    se_bits bs = {r->se_bb, r->se_bn, NULL, NULL}; /* p, end: in r */
+    rd_se_ctx *const ctx = r->se_ctx;
+    rd_se_ctx *lp = ctx + r->se_cur; /* the previous event's context */
+    const struct rd_se_name *const names = r->se_nm;
     cap_result res = CAP_DONE;
-    while (left > 0 || r->se_pend) {
-        uint32_t v = 0;
-        if (r->se_pend) {
-            r->se_pend = 0; /* its tick is in tick already */
+    uint32_t v = 0;
+    if (r->se_pend) {
+        r->se_pend = 0; /* an end, its tick in tick already */
+        goto end;
+    }
+    while (left > 0) {
+        int bad = 0;
+        if (bs.bn < 32) {
+            bs.p = r->se_p[2];
+            bs.end = r->se_end[2];
+            se_bits_fill(&bs);
+            r->se_p[2] = bs.p;
+        }
+        /* the token: rank 0 of the previous event's list, usually */
+        rd_se_ctx *l = lp;
+        uint32_t slot = tx & (CAPF_SE_PROB - 1), f0 = l->f0;
+        if (__builtin_expect(slot < f0, 1)) {
+            tx = f0 * (tx >> CAPF_SE_PROB_BITS) + slot;
+            v = l->l.v[0];
+            l->l.n[0]++;
+            /* rank 0 given last now: stored each time (a test of the
+             * last rank would go either way after another rank) */
+            l->f0 = l->f0z;
+            l->l.tb = (uint16_t)(l->l.len * 3u);
         } else {
-            uint64_t d;
-            if (fast == 0) {
-                uint64_t a = (uint64_t)(z.ts.end - z.ts.p) / 2,
-                         b = (uint64_t)(z.rs.end - z.rs.p) / 2,
-                         c = z.bs.end - z.bs.p >= 48
-                                 ? (uint64_t)(z.bs.end - z.bs.p - 8) / 40
-                                 : 0; /* an event fills at most 5 times,
-                                         7 bytes each */
-                fast = a < b ? a : b;
-                fast = fast < c ? fast : c;
-            }
-            cap_result er = fast ? (fast--, se_event(r, &z, depth, first, &v,
-                                                     &d, 0))
-                                 : se_event(r, &z, depth, first, &v, &d, 1);
-            if (er != CAP_OK) {
-                res = er;
+            bs.p = r->se_p[2];
+            bs.end = r->se_end[2];
+            tx = se_token_rare(r, l, (unsigned)(l - ctx) & 1, tx, &bs, &v,
+                               &bad);
+            r->se_p[2] = bs.p;
+            if (bad) {
+                res = CAP_E_CORRUPT;
                 break;
             }
-            first = 0;
-            left--;
-            tick += d;
-            if (v) {
-                scope_push(r, depth, names[v].id, tick, unit, per, lim,
-                           origin);
-                r->stk_dense[depth] = v;
-                depth++;
-                cur = NULL;
-                continue;
-            }
         }
+        if (__builtin_expect(tx < CAPF_SE_L, 0)) {
+            const uint8_t *tp = r->se_p[0];
+            if (r->se_end[0] - tp < 2) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            tx = tx << 16 | (uint32_t)tp[0] | (uint32_t)tp[1] << 8;
+            r->se_p[0] = tp + 2;
+        }
+        uint32_t dn;
+        if (v) {
+            if (depth >= CAP_MAX_DEPTH) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            dn = v;
+            lp = ctx + 2 * (size_t)dn;
+        } else {
+            if (depth == 0) {
+                res = CAP_E_CORRUPT;
+                break;
+            }
+            dn = r->stk_dense[depth - 1];
+            lp = ctx + 2 * (size_t)dn + 1;
+        }
+        uint64_t d = 0;
+        if (fst && first) {
+            first = 0; /* the first event is at base */
+        } else {
+            /* the residual: its symbol with the context's table, from the
+             * residual stream's state whose turn it is */
+            const rd_se_ctx *c = lp;
+            const rd_se_rtab *rt = c->rt;
+            uint32_t x = rx0;
+            slot = x & (CAPF_SE_PROB - 1);
+            unsigned s = rt->sym[slot];
+            x = rt->si[s].f * (x >> CAPF_SE_PROB_BITS) + slot - rt->si[s].c;
+            if (x < CAPF_SE_L) {
+                if (rend - rp < 2) {
+                    res = CAP_E_CORRUPT;
+                    break;
+                }
+                x = x << 16 | (uint32_t)rp[0] | (uint32_t)rp[1] << 8;
+                rp += 2;
+            }
+            rx0 = rx1; /* the states take turns */
+            rx1 = x;
+            uint64_t rv;
+            if (__builtin_expect(s < CAPF_SE_RES_ESC && c->kf <= bs.bn, 1)) {
+                unsigned sh = c->k;
+                rv = (uint64_t)(int64_t)rt->si[s].q << sh |
+                     (bs.bb & ((1ull << sh) - 1));
+                bs.bb >>= sh;
+                bs.bn -= sh;
+            } else {
+                bs.p = r->se_p[2];
+                bs.end = r->se_end[2];
+                rv = se_res_rare(c, s, &bs, &bad);
+                r->se_p[2] = bs.p;
+                if (bad) {
+                    res = CAP_E_CORRUPT;
+                    break;
+                }
+            }
+            d = c->pred + rv;
+        }
+        left--;
+        tick += d;
+        if (v) {
+            scope_push(r, depth, names[v].id, tick, unit, per, lim, origin);
+            r->stk_dense[depth] = v;
+            depth++;
+            cur = NULL;
+            continue;
+        }
+    end:;
         uint32_t dpt = depth - 1;
-        if (max > 1 && !cur && *apos + dpt > r->arena_cap) {
+        if (max > 1 && !cur && ap + dpt > acap) {
             r->arena_full = 1; /* full: this end waits */
             r->se_pend = 1;
             res = CAP_OK;
             break;
         }
-        const uint32_t *stack = end_stack(r, max, dpt, r->arena, apos, &cur);
+        const uint32_t *stack = end_stack(r, max, dpt, arena, &ap, &cur);
         depth = dpt;
         ev[k].kind = CAP_EV_SCOPE;
-        scope_pop(r, &ev[k].u.scope, r->tid, dpt, tick, stack, unit, per,
-                  lim, origin);
+        scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per, lim,
+                  origin);
         k++;
         if (k == max) {
             res = CAP_OK;
             break;
         }
     }
+    *apos = ap;
     res = run_done(r, k, res, got);
-    r->se_x[0] = z.ts.x;
-    r->se_p[0] = z.ts.p;
-    r->se_x[1] = z.rs.x;
-    r->se_x[2] = z.rx1;
-    r->se_p[1] = z.rs.p;
-    r->se_bb = z.bs.bb;
-    r->se_bn = z.bs.bn;
-    r->se_p[2] = z.bs.p;
-    r->se_cur = z.lc;
-    r->sr_first = first;
+    r->se_x[0] = tx;
+    r->se_x[1] = rx0;
+    r->se_x[2] = rx1;
+    r->se_p[1] = rp;
+    r->se_bb = bs.bb;
+    r->se_bn = bs.bn;
+    r->se_cur = (uint32_t)(lp - ctx);
+    if (fst)
+        r->sr_first = first;
     r->left = left;
     r->tick = tick;
     r->depth = depth;
     return res;
+}
+
+static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
+                               size_t *got, size_t *apos)
+{
+    if (r->sr_first) /* the section's first call */
+        return scopes_run_e_as(r, ev, max, got, apos, r->period == 1.0, 1);
+    return r->period == 1.0 ? scopes_run_e_as(r, ev, max, got, apos, 1, 0)
+                            : scopes_run_e_as(r, ev, max, got, apos, 0, 0);
 }
 
 /* scopes_run_as, made once for SCOPES and once for SCOPES_R. */
