@@ -3,9 +3,26 @@
  *
  * Re-writes a capture through the reader and the writer: a capture cut
  * short (no footer) or with damaged chunks comes out complete, with a
- * footer, holding everything the reader could recover. Times are rewritten
- * as nanoseconds since the origin (tick period 1 ns, origin tick 0); the
- * metadata, clock source and wall-clock origin are kept.
+ * footer, holding everything the reader could recover. The copy is
+ * faithful (docs/CONVERT.md): every report of it is the input's.
+ *
+ * Clock: the copy keeps the input's (source, initial period, origin tick,
+ * CLOCK_MONOTONIC and wall-clock origin) and reads the input in ticks
+ * (cap_reader_set_ticks), so CPU times are written as the very ticks the
+ * input holds. A block's period comes from its clock sample, so each
+ * event is written into an output block with the sample of the input
+ * block it was read from (cap_reader_block_clock): when the sample an
+ * event needs is not the one of the block being written, that block is
+ * flushed and the next one gets it. A scope's times are converted with
+ * the period of the block where it ends, so only its end needs the right
+ * block. GPU spans keep their nanoseconds: a track of period 1 ns,
+ * calibrated at the origin (GPU tick 0 = the origin's CPU tick).
+ *
+ * Counts: what the input counted rather than recorded (dropped scopes,
+ * scopes closed at end, timestamps that went backwards, stray ends, GPU
+ * frames untimed and spans invalid) is counted in the copy again
+ * (cap_writer_dropped, cap_writer_scope_counts, cap_writer_gpu_dropped),
+ * for its first declared thread and track: the reader gives totals.
  *
  * Order: the reader yields scopes children first; each thread's scopes are
  * held until their root closes, then written as begin/end pairs. Scopes
@@ -14,12 +31,10 @@
  * batch per run of spans of the same track and CPU frame; each span's
  * parent is the latest earlier span one level up with the parent's name.
  *
- * Per thread, times are written in order: the reader converts each block's
- * ticks with that block's clock estimate, so two events on either side of
- * a block boundary can come out a few hundred ns out of order although
- * their ticks were in order. Such a time is written as the thread's latest
- * (that is not a clock that went backwards, and is not counted as one);
- * the largest adjustment is reported when it exceeds a microsecond.
+ * Per thread, ticks are written in order: a tick before the thread's
+ * latest (which a well-formed input never holds) is written as the
+ * latest, not counted as a clock that went backwards; the largest
+ * adjustment is reported when it exceeds a microsecond.
  *
  * Slices (cvt_options.slice): a first pass reads only the frames and picks
  * those to keep; consecutive kept frames make one time window. The copy
@@ -46,7 +61,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU };
+enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU, W_LOST };
+
+/* A clock sample the input's blocks were converted with (have 0: the
+ * initial period). */
+typedef struct clk {
+    int have;
+    uint64_t tick, mono;
+    double per; /* ns per tick it gives */
+} clk;
 
 typedef struct window {
     int64_t begin, end; /* [begin, end) ns */
@@ -68,6 +91,8 @@ typedef struct copy {
     uint8_t *named;          /* name ids already defined in the output */
     size_t named_cap;
     int64_t *open_end;       /* scratch: ends of open scopes */
+    uint32_t *open_si;       /* ... and their clock samples */
+    size_t open_si_cap;
     size_t open_cap;
     uint64_t clamped;
     uint64_t *last_tick;     /* per thread: latest time written */
@@ -81,6 +106,14 @@ typedef struct copy {
     uint64_t gframe;
     uint8_t cal_written[CAP_MAX_TRACKS];
     int fatal;               /* CVT_EXIT_* once something failed */
+    /* the input's clock: origin, and the samples met so far */
+    double per0;
+    uint64_t otick, omono;
+    clk *clks;
+    size_t nclk, clk_cap;
+    uint32_t rsi;            /* the sample of the input block being read */
+    uint32_t wsi;            /* the sample of the output block being written */
+    int wrote_clk;           /* the writer was given a sample */
     /* a live window (cvt_copy_reader), resolved once the metadata is read */
     const cvt_window *lw;
     int64_t lw_lo, lw_hi;    /* keep what begins in [lo, hi) */
@@ -113,6 +146,7 @@ static int wfail(copy *c, cap_result r, const char *what)
     return c->fatal;
 }
 
+/* A GPU time in ns as a tick of the copy's GPU tracks (1 ns, from 0). */
 static uint64_t tick(copy *c, int64_t ns)
 {
     if (ns < 0) {
@@ -120,6 +154,68 @@ static uint64_t tick(copy *c, int64_t ns)
         return 0;
     }
     return (uint64_t)ns;
+}
+
+/* A CPU time as read (ticks since the origin) as the input's tick. */
+static uint64_t raw(const copy *c, int64_t t)
+{
+    return c->otick + (uint64_t)t;
+}
+
+/* A CPU time as read, in ns as the reader reports it, with sample si. */
+static int64_t to_ns(const copy *c, int64_t t, uint32_t si)
+{
+    double per = c->nclk ? c->clks[si].per : c->per0;
+    if (per == 1.0)
+        return t;
+    double v = (double)t * per;
+    return v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : llround(v);
+}
+
+/* Note the input's current block sample; sets c->rsi. */
+static int read_clock(copy *c)
+{
+    clk k = {0, 0, 0, c->per0};
+    k.have = cap_reader_block_clock(c->r, &k.tick, &k.mono);
+    if (k.have)
+        k.per = (double)(k.mono - c->omono) / (double)(k.tick - c->otick);
+    if (c->nclk) {
+        const clk *l = &c->clks[c->rsi];
+        if (l->have == k.have && l->tick == k.tick && l->mono == k.mono)
+            return 0;
+        const clk *z = &c->clks[c->nclk - 1];
+        if (z->have == k.have && z->tick == k.tick && z->mono == k.mono) {
+            c->rsi = (uint32_t)(c->nclk - 1);
+            return 0;
+        }
+    }
+    if (c->nclk >= UINT32_MAX ||
+        cvt_grow((void **)&c->clks, &c->clk_cap, c->nclk + 1, sizeof k))
+        return -1;
+    c->clks[c->nclk] = k;
+    c->rsi = (uint32_t)c->nclk++;
+    return 0;
+}
+
+/* Make the block being written one converted with sample si: flush the
+ * block under way and give the writer si's sample (or, for the initial
+ * period after a sample, one that does not count: at the origin's tick). */
+static cap_result need_clock(copy *c, uint32_t si)
+{
+    if (si == c->wsi)
+        return CAP_OK;
+    cap_result r = cap_writer_flush(c->w);
+    if (r != CAP_OK)
+        return r;
+    const clk *k = &c->clks[si];
+    if (k->have) {
+        r = cap_writer_clock_sample(c->w, k->tick, k->mono);
+        c->wrote_clk = 1;
+    } else if (c->wrote_clk) {
+        r = cap_writer_clock_sample(c->w, c->otick, c->omono);
+    }
+    c->wsi = si;
+    return r;
 }
 
 /* Define name id `id` in the output the first time it is used. */
@@ -344,7 +440,9 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
         memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
     }
     if (cvt_grow((void **)&c->open_end, &c->open_cap, n + 1,
-                 sizeof *c->open_end))
+                 sizeof *c->open_end) ||
+        cvt_grow((void **)&c->open_si, &c->open_si_cap, n + 1,
+                 sizeof *c->open_si))
         return wfail(c, CAP_E_NOMEM, "scopes");
     size_t nopen = 0;
     uint32_t *odepth = NULL;
@@ -359,16 +457,21 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
         if (c->sliced || c->lw) {
             if (s[i].depth <= top) { /* a root, or an orphan at its level */
                 top = s[i].depth;
-                keep = c->lw ? live_in(c, s[i].begin) : in_window(c, s[i].begin);
+                int64_t b = to_ns(c, s[i].begin, s[i].aux);
+                keep = c->lw ? live_in(c, b) : in_window(c, b);
             }
             if (!keep) {
                 c->sliced_out++;
                 continue;
             }
         }
-        while (nopen && odepth[nopen - 1] >= s[i].depth && r == CAP_OK)
-            r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
-                                     tick(c, c->open_end[--nopen])));
+        while (nopen && odepth[nopen - 1] >= s[i].depth && r == CAP_OK) {
+            nopen--;
+            r = need_clock(c, c->open_si[nopen]);
+            if (r == CAP_OK)
+                r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
+                                         raw(c, c->open_end[nopen])));
+        }
         if (r != CAP_OK)
             break;
         if (use_name(c, s[i].name)) {
@@ -376,13 +479,18 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
             return c->fatal;
         }
         r = cap_writer_scope_begin(c->w, tid, s[i].name,
-                                   in_order(c, tid, tick(c, s[i].begin)));
+                                   in_order(c, tid, raw(c, s[i].begin)));
         c->open_end[nopen] = s[i].end;
+        c->open_si[nopen] = s[i].aux;
         odepth[nopen++] = s[i].depth;
     }
-    while (nopen && r == CAP_OK)
-        r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
-                                 tick(c, c->open_end[--nopen])));
+    while (nopen && r == CAP_OK) {
+        nopen--;
+        r = need_clock(c, c->open_si[nopen]);
+        if (r == CAP_OK)
+            r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
+                                     raw(c, c->open_end[nopen])));
+    }
     free(odepth);
     return r == CAP_OK ? 0 : wfail(c, r, "scopes");
 }
@@ -412,7 +520,8 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
     if (g->measured && g->calibrated && !c->cal_written[g->track]) {
         if (flush_gpu(c))
             return c->fatal;
-        cap_result r = cap_writer_gpu_calibration(c->w, g->track, 0, 0, 0);
+        cap_result r = cap_writer_gpu_calibration(c->w, g->track, 0, c->otick,
+                                                  0);
         if (r != CAP_OK)
             return wfail(c, r, "GPU calibration");
         c->cal_written[g->track] = 1;
@@ -563,6 +672,54 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     return copy_run(c, in, out, sl, NULL);
 }
 
+/* The lowest thread (track) id the input declared and the copy did, or
+ * -1 when none. */
+static int64_t first_thread(const copy *c)
+{
+    for (uint32_t i = 0; i < CAP_MAX_THREADS; i++)
+        if (cap_reader_thread_name(c->r, i))
+            return i;
+    return -1;
+}
+
+static int64_t first_track(const copy *c)
+{
+    for (uint32_t i = 0; i < CAP_MAX_TRACKS; i++)
+        if (cap_reader_track_name(c->r, i))
+            return i;
+    return -1;
+}
+
+/* What the input counted, counted again in the copy; a count with no
+ * thread or track to hold it is said lost, in one line. */
+static cap_result copy_counts(copy *c)
+{
+    const cap_reader_stats *st = cap_reader_get_stats(c->r);
+    cap_result r = CAP_OK;
+    int64_t tid = first_thread(c), track = first_track(c);
+    uint64_t lost = 0;
+    if (tid >= 0) {
+        r = cap_writer_dropped(c->w, (uint32_t)tid, st->dropped_scopes);
+        if (r == CAP_OK)
+            r = cap_writer_scope_counts(c->w, (uint32_t)tid, st->closed_at_end,
+                                        st->clock_backwards, st->stray_ends);
+    } else {
+        lost += st->dropped_scopes + st->closed_at_end + st->clock_backwards +
+                st->stray_ends;
+    }
+    if (r == CAP_OK && track >= 0 && (st->gpu_untimed_frames || st->gpu_invalid))
+        r = cap_writer_gpu_dropped(c->w, (uint32_t)track,
+                                   st->gpu_untimed_frames, st->gpu_invalid);
+    else if (track < 0)
+        lost += st->gpu_untimed_frames + st->gpu_invalid;
+    if (lost)
+        cvt_warn(&c->d, W_LOST, "%llu counted loss(es) of the input (dropped "
+                 "scopes, GPU frames untimed, ...) have no thread or track "
+                 "in the copy to be counted on and are not in it",
+                 (unsigned long long)lost);
+    return r;
+}
+
 /* The copy itself, from c->r (open) into out; frees c and the reader. */
 static int copy_run(copy *c, const char *in, const char *out,
                     const cvt_slice *sl, cvt_copy_result *result)
@@ -595,7 +752,10 @@ static int copy_run(copy *c, const char *in, const char *out,
     wo.meta = meta;
     wo.meta_count = kmeta;
     wo.clock_source = cap_reader_clock_source(c->r);
-    wo.tick_period_ns = 1.0;
+    cap_reader_clock(c->r, &c->per0, &c->otick, &c->omono);
+    wo.tick_period_ns = c->per0;
+    wo.origin_tick = c->otick;
+    wo.origin_mono_ns = c->omono;
     wo.origin_unix_ns = cap_reader_origin_unix_ns(c->r);
     unsigned vmajor, vminor;
     cap_reader_version(c->r, &vmajor, &vminor);
@@ -619,11 +779,19 @@ static int copy_run(copy *c, const char *in, const char *out,
     cvt_preorder pre;
     cvt_preorder_init(&pre, emit_scopes, c);
     int damaged = 0;
-    for (;;) {
+    if (cap_reader_set_ticks(c->r, 1) != CAP_OK || read_clock(c) != 0) {
+        cvt_error(&c->d, "cannot read the capture's ticks");
+        c->fatal = CVT_EXIT_INPUT;
+    }
+    while (!c->fatal) {
         cap_event ev;
         res = cap_reader_next(c->r, &ev);
         if (res == CAP_DONE)
             break;
+        if (res == CAP_OK && read_clock(c) != 0) {
+            wfail(c, CAP_E_NOMEM, "clock");
+            break;
+        }
         if (res == CAP_E_TRUNCATED && c->lw) {
             if (result) /* a live stream cut: the tool says why */
                 result->truncated = 1;
@@ -653,19 +821,24 @@ static int copy_run(copy *c, const char *in, const char *out,
             r = cap_writer_gpu_track(c->w, ev.u.gpu_track.track,
                                      ev.u.gpu_track.name, 1.0);
             break;
-        case CAP_EV_FRAME:
-            if (c->sliced && !kept(c, ev.u.frame.index))
+        case CAP_EV_FRAME: {
+            cap_ev_frame f = ev.u.frame; /* in ns, for the live window */
+            f.begin_ns = to_ns(c, f.begin_ns, c->rsi);
+            f.end_ns = to_ns(c, f.end_ns, c->rsi);
+            if (c->sliced && !kept(c, f.index))
                 break;
-            if (c->lw && !live_frame(c, &ev.u.frame))
+            if (c->lw && !live_frame(c, &f))
                 break;
-            r = cap_writer_frame(c->w, ev.u.frame.index,
-                                 tick(c, ev.u.frame.begin_ns),
-                                 tick(c, ev.u.frame.end_ns));
+            r = need_clock(c, c->rsi);
+            if (r == CAP_OK)
+                r = cap_writer_frame(c->w, f.index, raw(c, ev.u.frame.begin_ns),
+                                     raw(c, ev.u.frame.end_ns));
             break;
+        }
         case CAP_EV_SCOPE: {
             const cap_ev_scope *s = &ev.u.scope;
             int e = cvt_preorder_add(&pre, s->tid, s->begin_ns, s->end_ns,
-                                     s->name, s->depth);
+                                     s->name, s->depth, c->rsi);
             if (e == -1)
                 wfail(c, CAP_E_NOMEM, "scopes");
             break;
@@ -683,16 +856,19 @@ static int copy_run(copy *c, const char *in, const char *out,
             if (!c->sliced || kept(c, ev.u.gpu_span.cpu_frame))
                 add_gpu(c, &ev.u.gpu_span);
             break;
-        case CAP_EV_COUNTER:
-            if (c->sliced && !in_window(c, ev.u.counter.time_ns))
+        case CAP_EV_COUNTER: {
+            int64_t t = to_ns(c, ev.u.counter.time_ns, c->rsi);
+            if (c->sliced && !in_window(c, t))
                 break;
-            if (!live_in(c, ev.u.counter.time_ns))
+            if (!live_in(c, t))
                 break;
-            if (use_name(c, ev.u.counter.name) == 0)
+            if (use_name(c, ev.u.counter.name) == 0 &&
+                (r = need_clock(c, c->rsi)) == CAP_OK)
                 r = cap_writer_counter(c->w, ev.u.counter.name,
-                                       tick(c, ev.u.counter.time_ns),
+                                       raw(c, ev.u.counter.time_ns),
                                        ev.u.counter.value);
             break;
+        }
         }
         if (r != CAP_OK)
             wfail(c, r, "events");
@@ -707,6 +883,7 @@ static int copy_run(copy *c, const char *in, const char *out,
          all_names && !c->fatal && id <= cap_reader_max_name_id(c->r); id++)
         if (cap_reader_name(c->r, id))
             use_name(c, id);
+    cap_result r = CAP_OK;
     if (!c->fatal) {
         uint64_t orphans = 0;
         cvt_preorder_finish(&pre, &orphans);
@@ -716,14 +893,7 @@ static int copy_run(copy *c, const char *in, const char *out,
                      "without it", (unsigned long long)orphans);
     }
     if (!c->fatal) {
-        const cap_reader_stats *st = cap_reader_get_stats(c->r);
-        cap_result r = CAP_OK;
-        if (st->dropped_scopes && cap_reader_thread_name(c->r, 0))
-            r = cap_writer_dropped(c->w, 0, st->dropped_scopes);
-        if (r == CAP_OK && (st->gpu_untimed_frames || st->gpu_invalid) &&
-            cap_reader_track_name(c->r, 0))
-            r = cap_writer_gpu_dropped(c->w, 0, st->gpu_untimed_frames,
-                                       st->gpu_invalid);
+        r = copy_counts(c);
         if (r != CAP_OK)
             wfail(c, r, "statistics");
     }
@@ -757,7 +927,9 @@ static int copy_run(copy *c, const char *in, const char *out,
             cvt_error(&c->d, "cannot write: %s", cap_result_message(res));
             rc = CVT_EXIT_OUTPUT;
         } else if (damaged) {
-            cvt_warn(&c->d, W_DAMAGE, "recovered into %s, which is complete",
+            cvt_warn(&c->d, W_DAMAGE, "recovered into %s, which is complete: "
+                     "what the damage lost is not in it either, and reading "
+                     "it does not warn about the damage (keep the input)",
                      out);
         }
     } else {
@@ -771,6 +943,8 @@ static int copy_run(copy *c, const char *in, const char *out,
     free(c->named);
     free(c->last_tick);
     free(c->open_end);
+    free(c->open_si);
+    free(c->clks);
     free(c->spans);
     free(c->span_depth);
     free(c);

@@ -205,6 +205,25 @@ CAP_API cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
 CAP_API cap_result cap_writer_dropped(cap_writer *w, uint32_t tid,
                                       uint64_t scopes);
 
+/* Count, for thread `tid`, what the writer otherwise counts itself as it
+ * meets it: `closed_at_end` scopes still open at close and ended there
+ * (cap_writer_close, cap_writer_end_open_scopes), `clock_backwards`
+ * timestamps that went backwards and were written as no time passing
+ * (cap_writer_scope_begin/_end), `stray_ends` scope ends met with no
+ * scope open (cap_writer_scope_end). For a program that re-writes a
+ * capture (capture_convert): the input's file holds these counts, not
+ * the events that made them, and the copy must say what the input says.
+ * Recorded, like cap_writer_dropped, in the next block's statistics
+ * (STATS kinds 4, 5 and 6); readers sum them over the file. Zero counts
+ * are allowed and write nothing.
+ * Errors: CAP_E_MISUSE (undeclared thread; stray_ends not 0 in a format
+ * 1.0 file, which cannot hold it), CAP_E_NOMEM, CAP_E_STOPPED (or the
+ * error that stopped the writer). */
+CAP_API cap_result cap_writer_scope_counts(cap_writer *w, uint32_t tid,
+                                           uint64_t closed_at_end,
+                                           uint64_t clock_backwards,
+                                           uint64_t stray_ends);
+
 /* Count GPU frames of `track` that went untimed (their ring slot was still
  * in flight) and GPU spans dropped before reaching the writer. */
 CAP_API cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,

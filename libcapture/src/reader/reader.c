@@ -98,7 +98,12 @@ struct cap_reader {
     capf_cur sec;     /* remaining sections of the current payload */
     capf_cur body;    /* the section being decoded */
     sec_state state;
-    double period;    /* ns per CPU tick for the current block */
+    double period;    /* ns per CPU tick for the current block (1.0
+                         under cap_reader_set_ticks) */
+    double real_period; /* ns per CPU tick for the current block, always */
+    int ticks;        /* cap_reader_set_ticks: CPU times in ticks */
+    int clk_have;     /* the current block's period came from a CLOCK */
+    uint64_t clk_tick, clk_mono; /* ... sample: this one */
     double lim_per;   /* the period fast_lim was made for (0: none yet) */
     uint64_t fast_lim; /* tick counts below it are in round_pos's range */
     int in_footer;
@@ -251,12 +256,26 @@ static inline int64_t add_ns(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
-static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
+static inline int64_t to_ns_per(const cap_reader *r, uint64_t tick,
+                                double per)
 {
     int64_t d = (int64_t)(tick - r->origin_tick);
-    if (r->period == 1.0)
+    if (per == 1.0)
         return d;
-    return round_ns((double)d * r->period);
+    return round_ns((double)d * per);
+}
+
+static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
+{
+    return to_ns_per(r, tick, r->period);
+}
+
+/* The current block's period starts as the META chunk's. */
+static void block_clock_reset(cap_reader *r)
+{
+    r->real_period = r->meta_period;
+    r->period = r->ticks ? 1.0 : r->meta_period;
+    r->clk_have = 0;
 }
 
 /* ---- open -------------------------------------------------------------- */
@@ -652,7 +671,7 @@ static cap_result open_rest(cap_reader *r)
             set_detail(r, "metadata chunk is malformed");
         goto fail;
     }
-    r->period = r->meta_period;
+    block_clock_reset(r);
     r->st.chunks = 1;
     return CAP_OK;
 fail:
@@ -1281,9 +1300,14 @@ static cap_result next_section(cap_reader *r)
         if (b->bad)
             return CAP_E_CORRUPT;
         if (r->origin_mono && m >= r->origin_mono + CAPF_CLOCK_MIN_SPAN_NS &&
-            t > r->origin_tick)
-            r->period = (double)(m - r->origin_mono) /
-                        (double)(t - r->origin_tick);
+            t > r->origin_tick) {
+            r->real_period = (double)(m - r->origin_mono) /
+                             (double)(t - r->origin_tick);
+            r->period = r->ticks ? 1.0 : r->real_period;
+            r->clk_have = 1;
+            r->clk_tick = t;
+            r->clk_mono = m;
+        }
         return CAP_OK;
     }
     case CAPF_SEC_NAMES:
@@ -2063,7 +2087,7 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
                 g->self_ns = (int64_t)llround((double)s->self * k->period);
                 if (k->calibrated) {
                     g->calibrated = 1;
-                    int64_t c0 = to_ns(r, k->cal_cpu);
+                    int64_t c0 = to_ns_per(r, k->cal_cpu, r->real_period);
                     int64_t off = (int64_t)(s->begin - k->cal_gpu);
                     g->begin_ns =
                         add_ns(c0, (int64_t)llround((double)off * k->period));
@@ -2213,7 +2237,7 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             }
             return CAP_DONE;
         }
-        r->period = r->meta_period;
+        block_clock_reset(r);
         capf_chunk_header h;
         size_t raw_len;
         uint64_t coff;
@@ -2488,6 +2512,37 @@ int64_t cap_reader_origin_unix_ns(const cap_reader *r)
 const char *cap_reader_clock_source(const cap_reader *r)
 {
     return r && r->clock_source ? r->clock_source : "";
+}
+
+cap_result cap_reader_set_ticks(cap_reader *r, int on)
+{
+    if (!r || r->sec.end || r->finished)
+        return CAP_E_MISUSE;
+    r->ticks = on != 0;
+    block_clock_reset(r);
+    return CAP_OK;
+}
+
+void cap_reader_clock(const cap_reader *r, double *period_ns,
+                      uint64_t *origin_tick, uint64_t *origin_mono_ns)
+{
+    if (period_ns)
+        *period_ns = r ? r->meta_period : 0;
+    if (origin_tick)
+        *origin_tick = r ? r->origin_tick : 0;
+    if (origin_mono_ns)
+        *origin_mono_ns = r ? r->origin_mono : 0;
+}
+
+int cap_reader_block_clock(const cap_reader *r, uint64_t *tick,
+                           uint64_t *mono_ns)
+{
+    int have = r && r->clk_have;
+    if (tick)
+        *tick = have ? r->clk_tick : 0;
+    if (mono_ns)
+        *mono_ns = have ? r->clk_mono : 0;
+    return have;
 }
 
 void cap_reader_set_filter(cap_reader *r, unsigned mask)

@@ -1105,6 +1105,25 @@ cap_result cap_writer_dropped(cap_writer *w, uint32_t tid, uint64_t scopes)
     return CAP_OK;
 }
 
+cap_result cap_writer_scope_counts(cap_writer *w, uint32_t tid,
+                                   uint64_t closed_at_end,
+                                   uint64_t clock_backwards,
+                                   uint64_t stray_ends)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t || (stray_ends && !w->v11))
+        return CAP_E_MISUSE;
+    t->closed_at_end += closed_at_end;
+    t->backwards += clock_backwards;
+    t->stray += stray_ends;
+    if (ref_thread_decl(w, tid, t) != 0)
+        return fail(w, CAP_E_NOMEM);
+    return CAP_OK;
+}
+
 cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
                                   uint64_t untimed_frames,
                                   uint64_t invalid_spans)

@@ -1,0 +1,195 @@
+/*
+ * test_copy_api.c - the reader and writer calls a faithful copy of a
+ * capture needs: the reader's ticks (cap_reader_set_ticks), its clock
+ * (cap_reader_clock, cap_reader_block_clock) and the writer's counts
+ * (cap_writer_scope_counts). Exact values throughout.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "capture/cap_reader.h"
+#include "capture/cap_writer.h"
+
+#define TMP_DIR_NAME "copy_api"
+#include "tmp_dir.h"
+
+static void tmp_path(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", tmpdir, name);
+}
+
+/* A capture of 0.25 ns ticks from tick 1000 (CLOCK_MONOTONIC 5000 there):
+ * block 1 without a clock sample, block 2 with one that counts (0.5 ns a
+ * tick), block 3 with one that does not (too soon after the origin). */
+static void write_clocked(const char *path)
+{
+    cap_writer_options wo = {0};
+    wo.clock_source = "tsc";
+    wo.tick_period_ns = 0.25;
+    wo.origin_tick = 1000;
+    wo.origin_mono_ns = 5000;
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "a", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 2, "n", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 0, 1003, 1010), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 1003), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 1009), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    /* 400,000,000 ticks after the origin, 200 ms later: 0.5 ns a tick */
+    assert_int_equal(cap_writer_clock_sample(w, 400001000, 200005000),
+                     CAP_OK);
+    assert_int_equal(cap_writer_counter(w, 2, 1007, 1.5), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 1011), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 1017), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    assert_int_equal(cap_writer_clock_sample(w, 2000, 6000), CAP_OK);
+    /* block 3: converted with the initial period again */
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 1020), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 1021), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+}
+
+static void ticks_read_back_exactly_with_each_blocks_clock(void **state)
+{
+    (void)state;
+    char path[300];
+    tmp_path(path, sizeof path, "clocked.cap");
+    write_clocked(path);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    double per;
+    uint64_t otick, omono, t, m;
+    cap_reader_clock(r, &per, &otick, &omono);
+    assert_true(per == 0.25);
+    assert_int_equal(otick, 1000);
+    assert_int_equal(omono, 5000);
+    assert_int_equal(cap_reader_block_clock(r, &t, &m), 0);
+    assert_int_equal(cap_reader_set_ticks(r, 1), CAP_OK);
+    char got[1024] = "";
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        char line[128] = "";
+        int have = cap_reader_block_clock(r, &t, &m);
+        if (ev.kind == CAP_EV_FRAME)
+            snprintf(line, sizeof line, "frame %lld %lld",
+                     (long long)ev.u.frame.begin_ns,
+                     (long long)ev.u.frame.end_ns);
+        else if (ev.kind == CAP_EV_SCOPE)
+            snprintf(line, sizeof line, "scope %lld %lld %lld",
+                     (long long)ev.u.scope.begin_ns,
+                     (long long)ev.u.scope.end_ns,
+                     (long long)ev.u.scope.children_ns);
+        else if (ev.kind == CAP_EV_COUNTER)
+            snprintf(line, sizeof line, "counter %lld",
+                     (long long)ev.u.counter.time_ns);
+        else
+            continue;
+        size_t k = strlen(got);
+        snprintf(got + k, sizeof got - k, "%s clock %d %llu %llu\n", line,
+                 have, (unsigned long long)t, (unsigned long long)m);
+    }
+    assert_int_equal(res, CAP_DONE);
+    /* ticks minus the origin's; the sample of block 2 only (block 3's
+     * lies 1 us after the origin: it does not count) */
+    assert_string_equal(got, "frame 3 10 clock 0 0 0\n"
+                             "scope 3 9 0 clock 0 0 0\n"
+                             "scope 11 17 0 clock 1 400001000 200005000\n"
+                             "counter 7 clock 1 400001000 200005000\n"
+                             "scope 20 21 0 clock 0 0 0\n");
+    /* too late now */
+    assert_int_equal(cap_reader_set_ticks(r, 0), CAP_E_MISUSE);
+    cap_reader_close(r);
+    assert_int_equal(cap_reader_set_ticks(NULL, 1), CAP_E_MISUSE);
+    assert_int_equal(cap_reader_block_clock(NULL, &t, &m), 0);
+    cap_reader_clock(NULL, &per, &otick, &omono);
+    assert_true(per == 0);
+    assert_int_equal(otick + omono, 0);
+
+    /* without ticks, the same events in ns: 0.25 ns a tick, then 0.5 */
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    got[0] = '\0';
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind != CAP_EV_SCOPE)
+            continue;
+        size_t k = strlen(got);
+        snprintf(got + k, sizeof got - k, "%lld %lld\n",
+                 (long long)ev.u.scope.begin_ns, (long long)ev.u.scope.end_ns);
+    }
+    assert_int_equal(res, CAP_DONE);
+    /* 3 x 0.25 = 0.75 -> 1; 9 x 0.25 = 2.25 -> 2; 11 x 0.5 = 5.5 -> 6 */
+    assert_string_equal(got, "1 2\n6 9\n5 5\n");
+    cap_reader_close(r);
+}
+
+static void scope_counts_are_read_back_as_the_writer_counts_them(void **state)
+{
+    (void)state;
+    char path[300];
+    tmp_path(path, sizeof path, "counts.cap");
+    cap_writer_options wo = {0};
+    wo.format_major = 1;
+    wo.format_minor = 1;
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 3, "io"), CAP_OK);
+    assert_int_equal(cap_writer_scope_counts(w, 0, 2, 12, 3), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    assert_int_equal(cap_writer_scope_counts(w, 3, 1, 0, 0), CAP_OK);
+    assert_int_equal(cap_writer_scope_counts(w, 0, 0, 0, 0), CAP_OK);
+    /* the writer's own counting adds to them */
+    assert_int_equal(cap_writer_scope_end(w, 3, 5), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_scope_counts(w, 7, 1, 0, 0), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_scope_counts(NULL, 0, 1, 0, 0),
+                     CAP_E_MISUSE);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK)
+        ;
+    assert_int_equal(res, CAP_DONE);
+    const cap_reader_stats *st = cap_reader_get_stats(r);
+    assert_int_equal(st->closed_at_end, 3);
+    assert_int_equal(st->clock_backwards, 12);
+    assert_int_equal(st->stray_ends, 4);
+    assert_int_equal(st->dropped_scopes, 0);
+    cap_reader_close(r);
+
+    /* format 1.0 cannot hold stray ends; the other two it can */
+    tmp_path(path, sizeof path, "counts-1.0.cap");
+    wo.format_minor = 0;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_scope_counts(w, 0, 0, 0, 1), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_scope_counts(w, 0, 1, 1, 0), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK)
+        ;
+    assert_int_equal(res, CAP_DONE);
+    st = cap_reader_get_stats(r);
+    assert_int_equal(st->closed_at_end, 1);
+    assert_int_equal(st->clock_backwards, 1);
+    assert_int_equal(st->stray_ends, 0);
+    cap_reader_close(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ticks_read_back_exactly_with_each_blocks_clock),
+        cmocka_unit_test(scope_counts_are_read_back_as_the_writer_counts_them),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
