@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end over loopback (docs/LIVE.md): game_sim records into its file
 # and serves the same capture (CAP_LISTEN=127.0.0.1:0); capture_remote
-# connects late and records a 1-second window; read_capture reads another
+# connects late and records a 1-second window in format 3.0 (--format-version);
+# read_capture reads another
 # window straight from the socket. Every frame of each window (index,
 # frame time, GPU time) is in the program's file, the window's frames are
 # consecutive, every scope name of the file is in the remote capture, and
@@ -27,13 +28,18 @@ for _ in $(seq 100); do
 done
 [ -n "$port" ] || fail "game_sim did not serve its capture: $(cat "$tmp/sim.err")"
 sleep 0.5   # connect late
-timeout 30 "$remote" -q --seconds 1 "127.0.0.1:$port" "$tmp/remote.cap" \
-    || fail "capture_remote exit status $?"
+timeout 30 "$remote" -q --seconds 1 --format-version 3.0 "127.0.0.1:$port" \
+    "$tmp/remote.cap" || fail "capture_remote exit status $?"
 timeout 30 "$rc_tool" --frames --csv --seconds 1 "127.0.0.1:$port" \
     >"$tmp/live.csv" 2>"$tmp/live.err" || fail "read_capture HOST:PORT: $(cat "$tmp/live.err")"
 wait "$pid" || fail "game_sim exit status $?"
 pid=
 
+# --format-version: the window is written in the version asked for
+head=$("$rc_tool" "$tmp/remote.cap" 2>/dev/null | head -1)
+[ "$head" = "capture   $tmp/remote.cap (format 3.0)" ] ||
+    fail "remote --format-version 3.0: $head"
+echo "ok   remote: written as format 3.0"
 frames() { cut -d, -f1,3,4 | grep -v '^frame' | sort -u; }
 "$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | frames >"$tmp/f"
 for w in remote live; do
