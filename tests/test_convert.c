@@ -1473,9 +1473,10 @@ static void copying_a_truncated_capture_makes_it_complete(void **state)
     assert_int_equal(count_lines(diag), 3);
     assert_contains(diag, "cut.cap: file ends at offset ");
     assert_contains(diag, "without a footer; copying what can be read\n");
-    assert_contains(diag, "cut.cap: 1 scope(s) whose enclosing scope never "
-                          "closed (the capture was cut inside it) are kept "
-                          "without it\n");
+    assert_contains(diag, "cut.cap: 1 scope(s) never end in the input "
+                          "(their ends were lost: the capture was cut or "
+                          "damaged inside them); the copy leaves them open "
+                          "as well, and no reader reports them\n");
     assert_contains(diag, "fixed.cap, which is complete: what the damage lost is not in it either, and reading it does not warn about the damage (keep the input)\n");
     free(diag);
     cap_reader *r = NULL;
@@ -1489,14 +1490,15 @@ static void copying_a_truncated_capture_makes_it_complete(void **state)
     assert_false(cap_reader_get_stats(r)->truncated);
     assert_string_equal(cap_reader_meta_get(r, "program"), "sample");
     cap_reader_close(r);
-    /* physics closed inside io, which never closed: kept, as a root */
+    /* physics closed inside io, which never closed: kept at its depth,
+     * as the input has it; io is not reported, as in the input */
     char *d = dump(out);
     assert_int_equal(strncmp(d, "thread 0 main\nthread 1 loader\n"
                                 "gputrack 0 1 queue\n", 49), 0);
     assert_int_equal(strncmp(d + 49, sample_dump + 30, strlen(sample_dump) - 30),
                      0);
     assert_string_equal(d + 49 + strlen(sample_dump) - 30,
-        "scope 1 0 40.100 40.200 physics\n"
+        "scope 1 1 40.100 40.200 physics\n"
         "frame 0 1.000 11.000\n"
         "frame 1 21.000 31.000\n"
         "counter 11.000 100.5 rss\n"

@@ -1,8 +1,10 @@
 /*
  * test_copy_api.c - the reader and writer calls a faithful copy of a
  * capture needs: the reader's ticks (cap_reader_set_ticks), its clock
- * (cap_reader_clock, cap_reader_block_clock) and the writer's counts
- * (cap_writer_scope_counts). Exact values throughout.
+ * (cap_reader_clock, cap_reader_block_clock) and a scope's ancestors
+ * (cap_reader_scope_ancestors); the writer's counts
+ * (cap_writer_scope_counts) and scopes left open
+ * (cap_writer_scope_forget). Exact values throughout.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,11 +187,139 @@ static void scope_counts_are_read_back_as_the_writer_counts_them(void **state)
     cap_reader_close(r);
 }
 
+/* Scopes read with their ancestors' begins, in ns and in ticks. */
+static void a_scopes_ancestors_begins_are_given_with_it(void **state)
+{
+    (void)state;
+    char path[300];
+    tmp_path(path, sizeof path, "nest.cap");
+    cap_writer_options wo = {0};
+    wo.tick_period_ns = 2.0;
+    wo.origin_tick = 100;
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    for (uint32_t i = 1; i <= 3; i++)
+        assert_int_equal(cap_writer_name(w, i, i == 1 ? "frame" : i == 2 ? "a"
+                                                                 : "b",
+                                         NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 110), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 112), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 3, 115), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 116), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK); /* a, frame: prefix */
+    assert_int_equal(cap_writer_scope_end(w, 0, 118), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 120), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 0, 110, 120), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    for (int ticks = 0; ticks < 2; ticks++) {
+        cap_reader *r;
+        assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+        assert_int_equal(cap_reader_set_ticks(r, ticks), CAP_OK);
+        char got[256] = "";
+        cap_event ev;
+        cap_result res;
+        while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+            int64_t b[4] = {-1, -1, -1, -1};
+            size_t n = cap_reader_scope_ancestors(r, b, 4);
+            size_t k = strlen(got);
+            snprintf(got + k, sizeof got - k, "%d %zu %lld %lld\n",
+                     (int)ev.kind, n, (long long)b[0], (long long)b[1]);
+        }
+        assert_int_equal(res, CAP_DONE);
+        if (ticks) /* ticks after the origin (100) */
+            assert_string_equal(got, "1 0 -1 -1\n" /* the thread */
+                                     "4 2 10 12\n" /* b in frame, a */
+                                     "3 0 -1 -1\n" /* block 2: frame 0 */
+                                     "4 1 10 -1\n" /* a in frame */
+                                     "4 0 -1 -1\n"); /* frame */
+        else /* 2 ns a tick */
+            assert_string_equal(got, "1 0 -1 -1\n"
+                                     "4 2 20 24\n"
+                                     "3 0 -1 -1\n"
+                                     "4 1 20 -1\n"
+                                     "4 0 -1 -1\n");
+        cap_reader_close(r);
+    }
+    /* the depth only, with no room; after a batch of several: 0 */
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    cap_event ev[8];
+    size_t n;
+    assert_int_equal(cap_reader_next(r, &ev[0]), CAP_OK); /* thread */
+    assert_int_equal(cap_reader_next(r, &ev[0]), CAP_OK); /* b */
+    assert_int_equal(cap_reader_scope_ancestors(r, NULL, 0), 2);
+    assert_int_equal(cap_reader_next_batch(r, ev, 8, &n), CAP_OK);
+    assert_int_equal(n, 1); /* block 2's frame comes alone */
+    assert_int_equal(cap_reader_scope_ancestors(r, NULL, 0), 0);
+    assert_int_equal(cap_reader_next_batch(r, ev, 8, &n), CAP_OK);
+    assert_int_equal(n, 2); /* a and frame: a run of scopes */
+    assert_int_equal(ev[0].u.scope.depth, 1);
+    assert_int_equal(cap_reader_scope_ancestors(r, NULL, 0), 0);
+    cap_reader_close(r);
+    assert_int_equal(cap_reader_scope_ancestors(NULL, NULL, 0), 0);
+}
+
+/* Scopes left open on purpose: never reported, never counted, and the
+ * thread's later scopes nest under those still open only. */
+static void forgotten_scopes_are_never_ended(void **state)
+{
+    (void)state;
+    char path[300];
+    tmp_path(path, sizeof path, "forget.cap");
+    cap_writer_options wo = {0};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    for (uint32_t i = 1; i <= 4; i++)
+        assert_int_equal(cap_writer_name(w, i, i == 1 ? "a" : i == 2 ? "b"
+                                                      : i == 3 ? "c" : "d",
+                                         NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 1, "idle"), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 10), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 20), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 3, 30), CAP_OK);
+    assert_int_equal(cap_writer_scope_forget(w, 0, 2), CAP_OK); /* b, c */
+    assert_int_equal(cap_writer_scope_begin(w, 0, 4, 40), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 50), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 60), CAP_OK); /* a */
+    assert_int_equal(cap_writer_scope_begin(w, 1, 2, 70), CAP_OK);
+    assert_int_equal(cap_writer_scope_forget(w, 1, 9), CAP_OK); /* all */
+    assert_int_equal(cap_writer_scope_forget(w, 1, 0), CAP_OK);
+    assert_int_equal(cap_writer_scope_forget(w, 5, 1), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_scope_forget(NULL, 0, 1), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    char got[256] = "";
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind != CAP_EV_SCOPE)
+            continue;
+        size_t k = strlen(got);
+        snprintf(got + k, sizeof got - k, "%u %u %u %lld %lld %lld\n",
+                 ev.u.scope.tid, ev.u.scope.name, ev.u.scope.depth,
+                 (long long)ev.u.scope.begin_ns, (long long)ev.u.scope.end_ns,
+                 (long long)ev.u.scope.children_ns);
+    }
+    assert_int_equal(res, CAP_DONE);
+    assert_string_equal(got, "0 4 1 40 50 0\n"
+                             "0 1 0 10 60 10\n");
+    const cap_reader_stats *st = cap_reader_get_stats(r);
+    assert_int_equal(st->closed_at_end, 0);
+    assert_int_equal(st->stray_ends, 0);
+    assert_int_equal(st->corrupt_chunks, 0);
+    cap_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ticks_read_back_exactly_with_each_blocks_clock),
         cmocka_unit_test(scope_counts_are_read_back_as_the_writer_counts_them),
+        cmocka_unit_test(a_scopes_ancestors_begins_are_given_with_it),
+        cmocka_unit_test(forgotten_scopes_are_never_ended),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -8,8 +8,7 @@
 # on the capture line. What capture_convert itself says on stderr is
 # compared too: nothing for an intact capture; for a damaged one, the
 # damage it copied around and that the copy does not say it (see
-# docs/CONVERT.md). The few reports known to differ in line order only
-# are listed below and compared sorted.
+# docs/CONVERT.md). Line for line, in order.
 #   convert_faithful.sh CAPTURE_CONVERT READ_CAPTURE
 # Run from the repository root.
 set -u
@@ -54,22 +53,6 @@ expect_report() { # fixture report-file
   esac
 }
 
-# Known to differ in order only (docs/CONVERT.md, "Order"): where a
-# thread's root scope spans the input's blocks, the copy writes that tree
-# when its root closes, so reports that list in order of arrival (--tree's
-# threads, --frames --csv's rows within a frame) may list the same lines
-# in another order. Compared sorted, line for line.
-order_only() { # fixture opts
-  case "$(basename "$1") $2" in
-  "scope-residuals.cap --tree" | "scope-residuals-1.1.cap --tree" | \
-  "scope-residuals-3.0.cap --tree" | "scope-residuals.cap --frames --csv" | \
-  "scope-residuals-1.1.cap --frames --csv" | \
-  "scope-residuals-3.0.cap --frames --csv" | "game-sim-slow.cap --frames --csv")
-    return 0 ;;
-  esac
-  return 1
-}
-
 for f in fixtures/*.cap fixtures/gpu/*.cap; do
   b=$(basename "$f" .cap)
   for opts in "" "--tree" "--split" "--over-time" "--frames --csv" "--csv"; do
@@ -92,10 +75,6 @@ for f in fixtures/*.cap fixtures/gpu/*.cap; do
     for opts in "" "--tree" "--split" "--over-time" "--frames --csv" "--csv"; do
       expect_report "$f" "$tmp/$b-orig${opts// /}" >"$tmp/want"
       report "$out" "$opts" >"$tmp/got"
-      if order_only "$f" "$opts"; then
-        sort "$tmp/want" >"$tmp/want.s" && mv "$tmp/want.s" "$tmp/want"
-        sort "$tmp/got" >"$tmp/got.s" && mv "$tmp/got.s" "$tmp/got"
-      fi
       if ! diff "$tmp/want" "$tmp/got" >"$tmp/diff"; then
         echo "FAIL $f $v read_capture $opts differs (< original, > copy):"
         head -12 "$tmp/diff"; ok=0

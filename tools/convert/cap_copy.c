@@ -9,27 +9,31 @@
  * Clock: the copy keeps the input's (source, initial period, origin tick,
  * CLOCK_MONOTONIC and wall-clock origin) and reads the input in ticks
  * (cap_reader_set_ticks), so CPU times are written as the very ticks the
- * input holds. A block's period comes from its clock sample, so each
- * event is written into an output block with the sample of the input
- * block it was read from (cap_reader_block_clock): when the sample an
- * event needs is not the one of the block being written, that block is
- * flushed and the next one gets it. A scope's times are converted with
- * the period of the block where it ends, so only its end needs the right
- * block. GPU spans keep their nanoseconds: a track of period 1 ns,
- * calibrated at the origin (GPU tick 0 = the origin's CPU tick).
+ * input holds. A block's period comes from its clock sample: the copy
+ * starts a block where the input does, with that block's sample
+ * (cap_reader_block_clock), so every time is converted as the input's.
+ * GPU spans keep their nanoseconds: a track of period 1 ns, calibrated at
+ * the origin (GPU tick 0 = the origin's CPU tick).
+ *
+ * Order: the copy writes each event as it is read, so each block of the
+ * copy holds what the input's did, in the same order, and every report
+ * lists what the input's lists in the same order. The reader yields a
+ * scope at its end (children first) together with its ancestors' begins
+ * (cap_reader_scope_ancestors): the ancestors not begun yet in the copy
+ * are begun then, the scope is begun unless it already was (as an
+ * ancestor of an earlier one), and it ends. Scopes the input never ends
+ * (a capture cut inside them, or their end in a damaged chunk) are left
+ * open in the copy (cap_writer_scope_forget), so no reader reports them,
+ * as none reports them in the input; a warning counts them. GPU spans are
+ * rebuilt into batches: one batch per run of spans of the same track and
+ * CPU frame; each span's parent is the latest earlier span one level up
+ * with the parent's name.
  *
  * Counts: what the input counted rather than recorded (dropped scopes,
  * scopes closed at end, timestamps that went backwards, stray ends, GPU
  * frames untimed and spans invalid) is counted in the copy again
  * (cap_writer_dropped, cap_writer_scope_counts, cap_writer_gpu_dropped),
  * for its first declared thread and track: the reader gives totals.
- *
- * Order: the reader yields scopes children first; each thread's scopes are
- * held until their root closes, then written as begin/end pairs. Scopes
- * whose root never closed (the file was cut inside it) are written at the
- * end without it, with a warning. GPU spans are rebuilt into batches: one
- * batch per run of spans of the same track and CPU frame; each span's
- * parent is the latest earlier span one level up with the parent's name.
  *
  * Per thread, ticks are written in order: a tick before the thread's
  * latest (which a well-formed input never holds) is written as the
@@ -71,6 +75,14 @@ typedef struct clk {
     double per; /* ns per tick it gives */
 } clk;
 
+/* A thread's scopes begun in the copy and not ended yet, outermost first:
+ * name ids and begins as read (ticks since the origin). */
+typedef struct wthread {
+    uint32_t *name;
+    int64_t *begin;
+    size_t n, cap, bcap;
+} wthread;
+
 typedef struct window {
     int64_t begin, end; /* [begin, end) ns */
 } window;
@@ -90,10 +102,12 @@ typedef struct copy {
     cap_writer *w;
     uint8_t *named;          /* name ids already defined in the output */
     size_t named_cap;
-    int64_t *open_end;       /* scratch: ends of open scopes */
-    uint32_t *open_si;       /* ... and their clock samples */
-    size_t open_si_cap;
-    size_t open_cap;
+    wthread *th;             /* per thread: the scopes begun, not ended */
+    size_t nth;
+    int64_t *anc;            /* scratch: a scope's ancestors' begins */
+    size_t anc_cap;
+    uint64_t forgot;         /* scopes left open: their ends are lost */
+    uint64_t in_off;         /* the input's offset at the last event */
     uint64_t clamped;
     uint64_t *last_tick;     /* per thread: latest time written */
     size_t last_cap;
@@ -429,9 +443,34 @@ static uint64_t in_order(copy *c, uint32_t tid, uint64_t t)
     return *last = t;
 }
 
-static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
+/* Leave the innermost n written scopes of thread tid open for good (their
+ * ends were lost, or the input ends inside them). */
+static int forget(copy *c, uint32_t tid, uint32_t n)
 {
-    copy *c = user;
+    cap_result r = cap_writer_scope_forget(c->w, tid, n);
+    c->th[tid].n -= n;
+    c->forgot += n;
+    return r == CAP_OK ? 0 : wfail(c, r, "scopes");
+}
+
+/* Scope s, just read (at its end): begin the ancestors not begun yet (the
+ * reader gives their begins), begin s itself unless it already is, end
+ * it. So each thread's events are written in the input's order and each
+ * end into the block mirroring the one it was read from. */
+static int copy_scope(copy *c, const cap_ev_scope *s)
+{
+    uint32_t d = s->depth, tid = s->tid;
+    if (d && cvt_grow((void **)&c->anc, &c->anc_cap, d, sizeof *c->anc))
+        return wfail(c, CAP_E_NOMEM, "scopes");
+    if (cap_reader_scope_ancestors(c->r, c->anc, d) != d)
+        return wfail(c, CAP_E_MISUSE, "scopes");
+    if (c->sliced || c->lw) { /* by the root's begin: whole trees */
+        int64_t b = to_ns(c, d ? c->anc[0] : s->begin_ns, c->rsi);
+        if (!(c->lw ? live_in(c, b) : in_window(c, b))) {
+            c->sliced_out++;
+            return 0;
+        }
+    }
     if (tid >= c->last_cap) {
         size_t old = c->last_cap;
         if (cvt_grow((void **)&c->last_tick, &c->last_cap, (size_t)tid + 1,
@@ -439,59 +478,48 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
             return wfail(c, CAP_E_NOMEM, "scopes");
         memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
     }
-    if (cvt_grow((void **)&c->open_end, &c->open_cap, n + 1,
-                 sizeof *c->open_end) ||
-        cvt_grow((void **)&c->open_si, &c->open_si_cap, n + 1,
-                 sizeof *c->open_si))
+    if (tid >= c->nth) {
+        size_t old = c->nth;
+        if (cvt_grow((void **)&c->th, &c->nth, (size_t)tid + 1, sizeof *c->th))
+            return wfail(c, CAP_E_NOMEM, "scopes");
+        memset(c->th + old, 0, (c->nth - old) * sizeof *c->th);
+    }
+    wthread *t = &c->th[tid];
+    if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
+        cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
+                 sizeof *t->begin))
         return wfail(c, CAP_E_NOMEM, "scopes");
-    size_t nopen = 0;
-    uint32_t *odepth = NULL;
+    uint32_t j = 0;
+    while (j < t->n && j < d && t->name[j] == s->stack[j] &&
+           t->begin[j] == c->anc[j])
+        j++;
+    int begun = j == d && t->n > d && t->name[d] == s->name &&
+                t->begin[d] == s->begin_ns;
+    uint32_t keep = begun ? d + 1 : j;
+    if (t->n > keep && forget(c, tid, t->n - keep))
+        return c->fatal;
     cap_result r = CAP_OK;
-    /* pop by depth: a scope ends before the next one at its depth or above */
-    odepth = malloc((n + 1) * sizeof *odepth);
-    if (!odepth)
-        return wfail(c, CAP_E_NOMEM, "scopes");
-    int keep = 1;
-    uint32_t top = n ? s[0].depth : 0;
-    for (size_t i = 0; i < n && r == CAP_OK; i++) {
-        if (c->sliced || c->lw) {
-            if (s[i].depth <= top) { /* a root, or an orphan at its level */
-                top = s[i].depth;
-                int64_t b = to_ns(c, s[i].begin, s[i].aux);
-                keep = c->lw ? live_in(c, b) : in_window(c, b);
-            }
-            if (!keep) {
-                c->sliced_out++;
-                continue;
-            }
-        }
-        while (nopen && odepth[nopen - 1] >= s[i].depth && r == CAP_OK) {
-            nopen--;
-            r = need_clock(c, c->open_si[nopen]);
-            if (r == CAP_OK)
-                r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
-                                         raw(c, c->open_end[nopen])));
-        }
-        if (r != CAP_OK)
-            break;
-        if (use_name(c, s[i].name)) {
-            free(odepth);
+    for (uint32_t i = j; i < d && r == CAP_OK; i++) {
+        if (use_name(c, s->stack[i]))
             return c->fatal;
-        }
-        r = cap_writer_scope_begin(c->w, tid, s[i].name,
-                                   in_order(c, tid, raw(c, s[i].begin)));
-        c->open_end[nopen] = s[i].end;
-        c->open_si[nopen] = s[i].aux;
-        odepth[nopen++] = s[i].depth;
+        r = cap_writer_scope_begin(c->w, tid, s->stack[i],
+                                   in_order(c, tid, raw(c, c->anc[i])));
+        t->name[i] = s->stack[i];
+        t->begin[i] = c->anc[i];
+        t->n = i + 1;
     }
-    while (nopen && r == CAP_OK) {
-        nopen--;
-        r = need_clock(c, c->open_si[nopen]);
-        if (r == CAP_OK)
-            r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
-                                     raw(c, c->open_end[nopen])));
+    if (r == CAP_OK && !begun) {
+        if (use_name(c, s->name))
+            return c->fatal;
+        r = cap_writer_scope_begin(c->w, tid, s->name,
+                                   in_order(c, tid, raw(c, s->begin_ns)));
     }
-    free(odepth);
+    if (r == CAP_OK)
+        r = need_clock(c, c->rsi);
+    if (r == CAP_OK)
+        r = cap_writer_scope_end(c->w, tid,
+                                 in_order(c, tid, raw(c, s->end_ns)));
+    t->n = d;
     return r == CAP_OK ? 0 : wfail(c, r, "scopes");
 }
 
@@ -776,8 +804,6 @@ static int copy_run(copy *c, const char *in, const char *out,
         free(c);
         return CVT_EXIT_OUTPUT;
     }
-    cvt_preorder pre;
-    cvt_preorder_init(&pre, emit_scopes, c);
     int damaged = 0;
     if (cap_reader_set_ticks(c->r, 1) != CAP_OK || read_clock(c) != 0) {
         cvt_error(&c->d, "cannot read the capture's ticks");
@@ -791,6 +817,15 @@ static int copy_run(copy *c, const char *in, const char *out,
         if (res == CAP_OK && read_clock(c) != 0) {
             wfail(c, CAP_E_NOMEM, "clock");
             break;
+        }
+        if (res == CAP_OK && cap_reader_offset(c->r) != c->in_off) {
+            /* the input's next block: so is the copy's */
+            c->in_off = cap_reader_offset(c->r);
+            cap_result fr = CAP_OK;
+            if (flush_gpu(c) || (fr = cap_writer_flush(c->w)) != CAP_OK) {
+                wfail(c, fr, "events");
+                break;
+            }
         }
         if (res == CAP_E_TRUNCATED && c->lw) {
             if (result) /* a live stream cut: the tool says why */
@@ -837,10 +872,7 @@ static int copy_run(copy *c, const char *in, const char *out,
         }
         case CAP_EV_SCOPE: {
             const cap_ev_scope *s = &ev.u.scope;
-            int e = cvt_preorder_add(&pre, s->tid, s->begin_ns, s->end_ns,
-                                     s->name, s->depth, c->rsi);
-            if (e == -1)
-                wfail(c, CAP_E_NOMEM, "scopes");
+            copy_scope(c, s);
             break;
         }
         case CAP_EV_GPU_SPAN:
@@ -885,12 +917,14 @@ static int copy_run(copy *c, const char *in, const char *out,
             use_name(c, id);
     cap_result r = CAP_OK;
     if (!c->fatal) {
-        uint64_t orphans = 0;
-        cvt_preorder_finish(&pre, &orphans);
-        if (orphans && !c->lw) /* a live window is cut inside them */
-            cvt_warn(&c->d, W_ORPHAN, "%llu scope(s) whose enclosing scope "
-                     "never closed (the capture was cut inside it) are kept "
-                     "without it", (unsigned long long)orphans);
+        for (size_t i = 0; i < c->nth && !c->fatal; i++)
+            if (c->th[i].n)
+                forget(c, (uint32_t)i, (uint32_t)c->th[i].n);
+        if (c->forgot && !c->lw) /* a live window is cut inside them */
+            cvt_warn(&c->d, W_ORPHAN, "%llu scope(s) never end in the input "
+                     "(their ends were lost: the capture was cut or damaged "
+                     "inside them); the copy leaves them open as well, and "
+                     "no reader reports them", (unsigned long long)c->forgot);
     }
     if (!c->fatal) {
         r = copy_counts(c);
@@ -936,14 +970,17 @@ static int copy_run(copy *c, const char *in, const char *out,
         cap_writer_abandon(c->w);
     }
     cvt_warn_summary(&c->d);
-    cvt_preorder_free(&pre);
     cap_reader_close(c->r);
     free(c->keep);
     free(c->win);
     free(c->named);
     free(c->last_tick);
-    free(c->open_end);
-    free(c->open_si);
+    for (size_t i = 0; i < c->nth; i++) {
+        free(c->th[i].name);
+        free(c->th[i].begin);
+    }
+    free(c->th);
+    free(c->anc);
     free(c->clks);
     free(c->spans);
     free(c->span_depth);

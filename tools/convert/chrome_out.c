@@ -180,7 +180,7 @@ int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
         case CAP_EV_SCOPE: {
             const cap_ev_scope *s = &ev.u.scope;
             if (cvt_preorder_add(&pre, s->tid, s->begin_ns, s->end_ns, s->name,
-                                 s->depth, 0) != 0) {
+                                 s->depth) != 0) {
                 cvt_error(&c.d, "out of memory");
                 rc = CVT_EXIT_INPUT;
             }

@@ -391,7 +391,7 @@ static int flush_thread(cvt_preorder *p, uint32_t tid)
 }
 
 int cvt_preorder_add(cvt_preorder *p, uint32_t tid, int64_t begin, int64_t end,
-                     uint32_t name, uint32_t depth, uint32_t aux)
+                     uint32_t name, uint32_t depth)
 {
     if (tid >= p->nth) {
         size_t cap = p->nth;
@@ -403,7 +403,7 @@ int cvt_preorder_add(cvt_preorder *p, uint32_t tid, int64_t begin, int64_t end,
     struct cvt_pre_thread *t = &p->th[tid];
     if (cvt_grow((void **)&t->s, &t->cap, t->n + 1, sizeof *t->s))
         return -1;
-    t->s[t->n++] = (cvt_scope){begin, end, name, depth, aux, p->ord++};
+    t->s[t->n++] = (cvt_scope){begin, end, name, depth, p->ord++};
     return depth == 0 ? flush_thread(p, tid) : 0;
 }
 

@@ -97,8 +97,6 @@ typedef struct cvt_scope {
     int64_t begin, end;
     uint32_t name;
     uint32_t depth;
-    uint32_t aux; /* the caller's, carried along (capture copy: the
-                     clock sample its times were read with) */
     uint64_t ord; /* arrival order */
 } cvt_scope;
 
@@ -120,7 +118,7 @@ void cvt_preorder_init(cvt_preorder *p,
 /* Add one scope; may call emit. Returns emit's non-zero result, or -1 when
  * out of memory, else 0. */
 int cvt_preorder_add(cvt_preorder *p, uint32_t tid, int64_t begin, int64_t end,
-                     uint32_t name, uint32_t depth, uint32_t aux);
+                     uint32_t name, uint32_t depth);
 /* Emit what is still held (scopes whose root never closed: a truncated
  * capture), thread by thread. *orphans counts them. */
 int cvt_preorder_finish(cvt_preorder *p, uint64_t *orphans);

@@ -300,6 +300,20 @@ CAP_API int cap_reader_block_clock(const cap_reader *r, uint64_t *tick,
  * Errors: CAP_E_MISUSE (r NULL, or events were already read). */
 CAP_API cap_result cap_reader_set_ticks(cap_reader *r, int on);
 
+/* The begin times of the scopes open around the scope the last call of
+ * cap_reader_next yielded: its ancestors, outermost first (the names are
+ * its event's `stack`). Fills begin[0 .. min(depth, max)) and returns the
+ * scope's depth; begin may be NULL (max 0) to ask for the depth only. The
+ * times are in the units of the event: ns, or ticks under
+ * cap_reader_set_ticks, converted as the scope's own begin is. Returns 0
+ * for a root scope, after an event of another kind, after a
+ * cap_reader_next_batch that yielded more than one event, and with r NULL.
+ * A scope is yielded at its end, after its children; this tells a program
+ * that re-writes a capture in the order it was recorded (capture_convert)
+ * where the scopes around it began, before they end. */
+CAP_API size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
+                                          size_t max);
+
 /* Skip events of the kinds in `mask` (bits 1u << CAP_EV_FRAME, ...) without
  * decoding them: their sections are stepped over by length. Declarations,
  * names and statistics are still read. For a fast first pass (frames only)

@@ -224,6 +224,19 @@ CAP_API cap_result cap_writer_scope_counts(cap_writer *w, uint32_t tid,
                                            uint64_t clock_backwards,
                                            uint64_t stray_ends);
 
+/* Leave the innermost `n` scopes open on thread `tid` (every one when n
+ * is at least as many) without an end: they are never ended, not by
+ * cap_writer_close either, and not counted, so readers never report them,
+ * as they never report scopes open where a file cut short ends. If the
+ * thread has events in the block under way, that block is written first
+ * (cap_writer_flush), so the thread's later events nest under the scopes
+ * still open only. For a program that re-writes a capture cut short or
+ * damaged (capture_convert), where scopes began and their ends are lost.
+ * Errors: CAP_E_MISUSE (undeclared thread), those of cap_writer_flush,
+ * CAP_E_STOPPED. */
+CAP_API cap_result cap_writer_scope_forget(cap_writer *w, uint32_t tid,
+                                           uint32_t n);
+
 /* Count GPU frames of `track` that went untimed (their ring slot was still
  * in flight) and GPU spans dropped before reaching the writer. */
 CAP_API cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,

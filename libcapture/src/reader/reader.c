@@ -104,6 +104,8 @@ struct cap_reader {
     int ticks;        /* cap_reader_set_ticks: CPU times in ticks */
     int clk_have;     /* the current block's period came from a CLOCK */
     uint64_t clk_tick, clk_mono; /* ... sample: this one */
+    uint32_t anc_n;   /* cap_reader_scope_ancestors: the depth of the
+                         scope cap_reader_next yielded last (0: none) */
     double lim_per;   /* the period fast_lim was made for (0: none yet) */
     uint64_t fast_lim; /* tick counts below it are in round_pos's range */
     int in_footer;
@@ -2189,9 +2191,13 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
         }
         if (r->finished)
             return CAP_DONE;
+        r->anc_n = 0;
         cap_result res = section_event(r, ev);
-        if (res == CAP_OK)
+        if (res == CAP_OK) {
+            if (ev->kind == CAP_EV_SCOPE)
+                r->anc_n = ev->u.scope.depth;
             return CAP_OK;
+        }
         if (res != CAP_DONE) {
             set_detail(r, "malformed events in the block before offset %llu",
                        (unsigned long long)r->off);
@@ -2314,6 +2320,7 @@ cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
         cap_result res = scopes_run(r, ev, max, &k, &apos);
         if (k) {
             *n = k;
+            r->anc_n = 0;
             return CAP_OK;
         }
         if (res != CAP_DONE)
@@ -2333,6 +2340,8 @@ cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
         apos = dpt;
         scopes_run(r, ev + 1, max - 1, &k, &apos);
         *n += k;
+        if (k)
+            r->anc_n = 0;
     }
     return CAP_OK;
 }
@@ -2543,6 +2552,16 @@ int cap_reader_block_clock(const cap_reader *r, uint64_t *tick,
     if (mono_ns)
         *mono_ns = have ? r->clk_mono : 0;
     return have;
+}
+
+size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
+                                  size_t max)
+{
+    if (!r)
+        return 0;
+    for (size_t i = 0; begin && i < r->anc_n && i < max; i++)
+        begin[i] = r->stk_begin_ns[i];
+    return r->anc_n;
 }
 
 void cap_reader_set_filter(cap_reader *r, unsigned mask)

@@ -1124,6 +1124,29 @@ cap_result cap_writer_scope_counts(cap_writer *w, uint32_t tid,
     return CAP_OK;
 }
 
+cap_result cap_writer_scope_forget(cap_writer *w, uint32_t tid, uint32_t n)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t)
+        return CAP_E_MISUSE;
+    if (n > t->depth)
+        n = t->depth;
+    if (n == 0)
+        return CAP_OK;
+    /* the block under way ends with them open: the thread's next events
+     * start a new one, whose open-stack prefix no longer holds them */
+    if (t->events_mark == w->seq) {
+        r = cap_writer_flush(w);
+        if (r != CAP_OK)
+            return r;
+    }
+    t->depth -= n;
+    return CAP_OK;
+}
+
 cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
                                   uint64_t untimed_frames,
                                   uint64_t invalid_spans)
