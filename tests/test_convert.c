@@ -1462,6 +1462,92 @@ static void copying_keeps_each_blocks_clock(void **state)
     free(out);
 }
 
+/* Every GPU span of a capture as the reader reports it, one line each,
+ * then the count of invalid spans. */
+static char *gpu_lines(const char *path)
+{
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind != CAP_EV_GPU_SPAN)
+            continue;
+        const cap_ev_gpu_span *g = &ev.u.gpu_span;
+        fprintf(f, "%u %llu %u %u m%d c%d %lld %lld %lld %lld\n", g->track,
+                (unsigned long long)g->cpu_frame, g->name, g->depth,
+                g->measured, g->calibrated, (long long)g->begin_ns,
+                (long long)g->end_ns, (long long)g->duration_ns,
+                (long long)g->self_ns);
+    }
+    assert_int_equal(res, CAP_DONE);
+    fprintf(f, "invalid %llu\n",
+            (unsigned long long)cap_reader_get_stats(r)->gpu_invalid);
+    fclose(f);
+    cap_reader_close(r);
+    return out;
+}
+
+/* GPU spans of a track of 0.3 ns ticks, first uncalibrated, then under
+ * two calibrations: the copy keeps the track's period, its ticks and its
+ * calibrations, so every span reads back the same, self times included
+ * (in ns at 1 ns a tick, a child of 1 tick, 0.3 ns, would come out empty
+ * and be dropped as invalid). */
+static void copying_keeps_gpu_ticks_and_calibrations(void **state)
+{
+    env *e = *state;
+    char *cap = tmp_path(e, "gpu.cap"), *out = tmp_path(e, "gpu-copy.cap");
+    cap_writer_options wo = {0};
+    wo.tick_period_ns = 0.5;
+    wo.origin_tick = 1000;
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, cap, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "pass", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 2, "draw", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_gpu_track(w, 0, "queue", 0.3), CAP_OK);
+    cap_gpu_span a[] = {{1, -1, 100, 103, 1}, {2, 0, 101, 102, 1},
+                        {2, 0, 102, 102, 0}};
+    assert_int_equal(cap_writer_frame(w, 0, 1000, 1100), CAP_OK);
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 0, a, 3), CAP_OK);
+    assert_int_equal(cap_writer_gpu_calibration(w, 0, 90, 1001, 7), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 1, 1100, 1200), CAP_OK);
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 1, a, 2), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    assert_int_equal(cap_writer_gpu_calibration(w, 0, 95, 1003, 7), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 2, 1200, 1300), CAP_OK);
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 2, a, 3), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    char *diag;
+    assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    assert_string_equal(diag, "");
+    free(diag);
+    char *want = gpu_lines(cap), *got = gpu_lines(out);
+    /* uncalibrated: 100 x 0.3 = 30 ns; 3 ticks 0.9 -> 1 ns, 1 tick 0.3 ->
+     * 0 ns, self 2 ticks 0.6 -> 1 ns. Calibrated (90 = CPU tick 1001, 0.5
+     * ns a tick: 0.5 -> 1 ns): 1 + 10 x 0.3 = 4 ns; then (95 = 1003:
+     * 1.5 -> 2 ns): 2 + (5 x 0.3 = 1.5 -> 2) = 4 ns */
+    assert_string_equal(want, "0 0 1 0 m1 c0 30 31 1 1\n"
+                              "0 0 2 1 m1 c0 30 30 0 0\n"
+                              "0 0 2 1 m0 c0 0 0 0 0\n"
+                              "0 1 1 0 m1 c1 4 5 1 1\n"
+                              "0 1 2 1 m1 c1 4 4 0 0\n"
+                              "0 2 1 0 m1 c1 4 5 1 1\n"
+                              "0 2 2 1 m1 c1 4 4 0 0\n"
+                              "0 2 2 1 m0 c1 0 0 0 0\n"
+                              "invalid 0\n");
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+    free(cap);
+    free(out);
+}
+
 static void copying_a_truncated_capture_makes_it_complete(void **state)
 {
     env *e = *state;
@@ -1773,6 +1859,7 @@ int main(void)
         cmocka_unit_test(unknown_gpu_thread_is_an_input_error),
         cmocka_unit_test(steps_glob_and_several_gpu_streams),
         cmocka_unit_test(copying_keeps_each_blocks_clock),
+        cmocka_unit_test(copying_keeps_gpu_ticks_and_calibrations),
         cmocka_unit_test(slices_keep_their_frames_scopes_and_names),
         cmocka_unit_test(invalid_json_far_into_the_file_names_the_file_offset),
         cmocka_unit_test(gzip_cut_short_is_named),

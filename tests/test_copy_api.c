@@ -1,8 +1,10 @@
 /*
  * test_copy_api.c - the reader and writer calls a faithful copy of a
  * capture needs: the reader's ticks (cap_reader_set_ticks), its clock
- * (cap_reader_clock, cap_reader_block_clock) and a scope's ancestors
- * (cap_reader_scope_ancestors); the writer's counts
+ * (cap_reader_clock, cap_reader_block_clock), a scope's ancestors
+ * (cap_reader_scope_ancestors), a GPU span's ticks and its track's
+ * calibration (cap_reader_gpu_span_ticks, cap_reader_track_calibration);
+ * the writer's counts
  * (cap_writer_scope_counts) and scopes left open
  * (cap_writer_scope_forget). Exact values throughout.
  */
@@ -313,6 +315,52 @@ static void forgotten_scopes_are_never_ended(void **state)
     cap_reader_close(r);
 }
 
+/* A GPU span's own ticks and its track's calibration, as read. */
+static void gpu_ticks_and_calibrations_are_given_as_written(void **state)
+{
+    (void)state;
+    char path[300];
+    tmp_path(path, sizeof path, "gpu.cap");
+    cap_writer_options wo = {0};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "pass", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_gpu_track(w, 3, "queue", 0.3), CAP_OK);
+    cap_gpu_span a[] = {{1, -1, 100, 103, 1}, {1, 0, 0, 0, 0}};
+    assert_int_equal(cap_writer_gpu_frame(w, 3, 0, a, 2), CAP_OK);
+    assert_int_equal(cap_writer_gpu_calibration(w, 3, 90, 1001, 7), CAP_OK);
+    a[0].begin_tick = 200;
+    a[0].end_tick = 250;
+    assert_int_equal(cap_writer_gpu_frame(w, 3, 1, a, 1), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    uint64_t b = 9, e = 9, g = 9, c = 9;
+    assert_int_equal(cap_reader_track_calibration(r, 3, &g, &c), 0);
+    assert_int_equal(g + c, 0);
+    char got[256] = "";
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        int m = cap_reader_gpu_span_ticks(r, &b, &e);
+        int k = cap_reader_track_calibration(r, 3, &g, &c);
+        size_t n = strlen(got);
+        snprintf(got + n, sizeof got - n, "%d %d %llu %llu %d %llu %llu\n",
+                 (int)ev.kind, m, (unsigned long long)b, (unsigned long long)e,
+                 k, (unsigned long long)g, (unsigned long long)c);
+    }
+    assert_int_equal(res, CAP_DONE);
+    assert_string_equal(got, "2 0 0 0 0 0 0\n"         /* the track */
+                             "5 1 100 103 0 0 0\n"     /* measured */
+                             "5 0 0 0 0 0 0\n"         /* not measured */
+                             "5 1 200 250 1 90 1001\n"); /* calibrated */
+    assert_int_equal(cap_reader_track_calibration(r, CAP_MAX_TRACKS, &g, &c),
+                     0);
+    cap_reader_close(r);
+    assert_int_equal(cap_reader_gpu_span_ticks(NULL, &b, &e), 0);
+    assert_int_equal(cap_reader_track_calibration(NULL, 0, NULL, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +368,7 @@ int main(void)
         cmocka_unit_test(scope_counts_are_read_back_as_the_writer_counts_them),
         cmocka_unit_test(a_scopes_ancestors_begins_are_given_with_it),
         cmocka_unit_test(forgotten_scopes_are_never_ended),
+        cmocka_unit_test(gpu_ticks_and_calibrations_are_given_as_written),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -12,8 +12,10 @@
  * input holds. A block's period comes from its clock sample: the copy
  * starts a block where the input does, with that block's sample
  * (cap_reader_block_clock), so every time is converted as the input's.
- * GPU spans keep their nanoseconds: a track of period 1 ns, calibrated at
- * the origin (GPU tick 0 = the origin's CPU tick).
+ * GPU spans keep their ticks, their track its period and calibrations
+ * (cap_reader_gpu_span_ticks, cap_reader_track_calibration): a new
+ * calibration is written before the first span that the input read with
+ * it.
  *
  * Order: the copy writes each event as it is read, so each block of the
  * copy holds what the input's did, in the same order, and every report
@@ -108,7 +110,6 @@ typedef struct copy {
     size_t anc_cap;
     uint64_t forgot;         /* scopes left open: their ends are lost */
     uint64_t in_off;         /* the input's offset at the last event */
-    uint64_t clamped;
     uint64_t *last_tick;     /* per thread: latest time written */
     size_t last_cap;
     uint64_t max_adjust;     /* largest per-thread order adjustment (ns) */
@@ -118,7 +119,8 @@ typedef struct copy {
     size_t nspans, spans_cap;
     uint32_t gtrack;
     uint64_t gframe;
-    uint8_t cal_written[CAP_MAX_TRACKS];
+    uint8_t cal_written[CAP_MAX_TRACKS]; /* the calibration written */
+    uint64_t cal_gpu[CAP_MAX_TRACKS], cal_cpu[CAP_MAX_TRACKS];
     int fatal;               /* CVT_EXIT_* once something failed */
     /* the input's clock: origin, and the samples met so far */
     double per0;
@@ -160,15 +162,6 @@ static int wfail(copy *c, cap_result r, const char *what)
     return c->fatal;
 }
 
-/* A GPU time in ns as a tick of the copy's GPU tracks (1 ns, from 0). */
-static uint64_t tick(copy *c, int64_t ns)
-{
-    if (ns < 0) {
-        c->clamped++;
-        return 0;
-    }
-    return (uint64_t)ns;
-}
 
 /* A CPU time as read (ticks since the origin) as the input's tick. */
 static uint64_t raw(const copy *c, int64_t t)
@@ -545,15 +538,21 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
     }
     c->gtrack = g->track;
     c->gframe = g->cpu_frame;
-    if (g->measured && g->calibrated && !c->cal_written[g->track]) {
+    uint64_t cg, cc;
+    if (cap_reader_track_calibration(c->r, g->track, &cg, &cc) &&
+        (!c->cal_written[g->track] || c->cal_gpu[g->track] != cg ||
+         c->cal_cpu[g->track] != cc)) {
         if (flush_gpu(c))
             return c->fatal;
-        cap_result r = cap_writer_gpu_calibration(c->w, g->track, 0, c->otick,
-                                                  0);
+        cap_result r = cap_writer_gpu_calibration(c->w, g->track, cg, cc, 0);
         if (r != CAP_OK)
             return wfail(c, r, "GPU calibration");
         c->cal_written[g->track] = 1;
+        c->cal_gpu[g->track] = cg;
+        c->cal_cpu[g->track] = cc;
     }
+    uint64_t gb = 0, ge = 0; /* the span's GPU ticks */
+    cap_reader_gpu_span_ticks(c->r, &gb, &ge);
     if (use_name(c, g->name))
         return c->fatal;
     if (cvt_grow((void **)&c->spans, &c->spans_cap, c->nspans + 1,
@@ -576,8 +575,7 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
                 fallback = (int32_t)i;
             const cap_gpu_span *p = &c->spans[i];
             if (!g->measured || !p->measured ||
-                (p->begin_tick <= tick(c, g->begin_ns) &&
-                 tick(c, g->end_ns) <= p->end_tick)) {
+                (p->begin_tick <= gb && ge <= p->end_tick)) {
                 parent = (int32_t)i;
                 break;
             }
@@ -585,10 +583,7 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
         if (parent < 0)
             parent = fallback;
     }
-    c->spans[c->nspans] = (cap_gpu_span){
-        g->name, parent, g->measured ? tick(c, g->begin_ns) : 0,
-        g->measured ? tick(c, g->begin_ns) + (uint64_t)g->duration_ns : 0,
-        g->measured};
+    c->spans[c->nspans] = (cap_gpu_span){g->name, parent, gb, ge, g->measured};
     c->span_depth[c->nspans] = parent >= 0 ? g->depth : 0;
     c->nspans++;
     return 0;
@@ -854,7 +849,8 @@ static int copy_run(copy *c, const char *in, const char *out,
             break;
         case CAP_EV_GPU_TRACK:
             r = cap_writer_gpu_track(c->w, ev.u.gpu_track.track,
-                                     ev.u.gpu_track.name, 1.0);
+                                     ev.u.gpu_track.name,
+                                     ev.u.gpu_track.period_ns);
             break;
         case CAP_EV_FRAME: {
             cap_ev_frame f = ev.u.frame; /* in ns, for the live window */
@@ -940,9 +936,6 @@ static int copy_run(copy *c, const char *in, const char *out,
                  "%.3f us (the input's clock estimate changed between "
                  "blocks) were written in order",
                  (double)c->max_adjust / 1e3);
-    if (c->clamped)
-        cvt_warn(&c->d, W_CLAMP, "%llu time(s) before the capture's origin "
-                 "written as the origin", (unsigned long long)c->clamped);
     int rc = c->fatal;
     if (result) {
         const cap_reader_stats *st = cap_reader_get_stats(c->r);

@@ -314,6 +314,26 @@ CAP_API cap_result cap_reader_set_ticks(cap_reader *r, int on);
 CAP_API size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
                                           size_t max);
 
+/* The GPU ticks (of its track's clock, cap_ev_gpu_track.period_ns each)
+ * of the GPU span the last call of cap_reader_next yielded: returns 1 and
+ * fills *begin_tick and *end_tick (either may be NULL) for a measured
+ * span; returns 0 (and sets them to 0) for a span not measured, after an
+ * event of another kind, and with r NULL. With the track's calibration
+ * (cap_reader_track_calibration) they give the span's times exactly as
+ * the reader converts them. */
+CAP_API int cap_reader_gpu_span_ticks(const cap_reader *r,
+                                      uint64_t *begin_tick,
+                                      uint64_t *end_tick);
+
+/* The calibration of GPU track `track` in force for the spans read so far
+ * (the latest GPU_CAL section: a GPU tick and the CPU tick read with it):
+ * returns 1 and fills *gpu_tick and *cpu_tick (either may be NULL), or
+ * returns 0 (and sets them to 0) when the track was not calibrated yet,
+ * for a track id past CAP_MAX_TRACKS, and with r NULL. */
+CAP_API int cap_reader_track_calibration(const cap_reader *r, uint32_t track,
+                                         uint64_t *gpu_tick,
+                                         uint64_t *cpu_tick);
+
 /* Skip events of the kinds in `mask` (bits 1u << CAP_EV_FRAME, ...) without
  * decoding them: their sections are stepped over by length. Declarations,
  * names and statistics are still read. For a fast first pass (frames only)

@@ -106,6 +106,7 @@ struct cap_reader {
     uint64_t clk_tick, clk_mono; /* ... sample: this one */
     uint32_t anc_n;   /* cap_reader_scope_ancestors: the depth of the
                          scope cap_reader_next yielded last (0: none) */
+    int last_gpu;     /* cap_reader_next yielded a GPU span last */
     double lim_per;   /* the period fast_lim was made for (0: none yet) */
     uint64_t fast_lim; /* tick counts below it are in round_pos's range */
     int in_footer;
@@ -2192,10 +2193,12 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
         if (r->finished)
             return CAP_DONE;
         r->anc_n = 0;
+        r->last_gpu = 0;
         cap_result res = section_event(r, ev);
         if (res == CAP_OK) {
             if (ev->kind == CAP_EV_SCOPE)
                 r->anc_n = ev->u.scope.depth;
+            r->last_gpu = ev->kind == CAP_EV_GPU_SPAN;
             return CAP_OK;
         }
         if (res != CAP_DONE) {
@@ -2562,6 +2565,31 @@ size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
     for (size_t i = 0; begin && i < r->anc_n && i < max; i++)
         begin[i] = r->stk_begin_ns[i];
     return r->anc_n;
+}
+
+int cap_reader_gpu_span_ticks(const cap_reader *r, uint64_t *begin_tick,
+                              uint64_t *end_tick)
+{
+    const rd_span *s = r && r->last_gpu && r->span_pos
+                           ? &r->spans[r->span_pos - 1]
+                           : NULL;
+    int have = s && s->measured;
+    if (begin_tick)
+        *begin_tick = have ? s->begin : 0;
+    if (end_tick)
+        *end_tick = have ? s->begin + s->dur : 0;
+    return have;
+}
+
+int cap_reader_track_calibration(const cap_reader *r, uint32_t track,
+                                 uint64_t *gpu_tick, uint64_t *cpu_tick)
+{
+    int have = r && track < CAP_MAX_TRACKS && r->tracks[track].calibrated;
+    if (gpu_tick)
+        *gpu_tick = have ? r->tracks[track].cal_gpu : 0;
+    if (cpu_tick)
+        *cpu_tick = have ? r->tracks[track].cal_cpu : 0;
+    return have;
 }
 
 void cap_reader_set_filter(cap_reader *r, unsigned mask)
