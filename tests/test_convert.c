@@ -1410,6 +1410,7 @@ static void copying_keeps_each_blocks_clock(void **state)
     assert_int_equal(cap_writer_name(w, 1, "a", NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_name(w, 2, "b", NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_name(w, 3, "c", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 9, "unused", "u.c", 7), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
     /* block 1: 0.300001 ns per tick */
     assert_int_equal(cap_writer_clock_sample(w, 1000 + 1000000000,
@@ -1457,6 +1458,10 @@ static void copying_keeps_each_blocks_clock(void **state)
     assert_true(per == 0.3);
     assert_int_equal(otick, 1000);
     assert_int_equal(omono, 1);
+    /* a name defined and never used is kept too */
+    assert_string_equal(cap_reader_name(r, 9), "unused");
+    assert_string_equal(cap_reader_name_file(r, 9), "u.c");
+    assert_int_equal(cap_reader_name_line(r, 9), 7);
     cap_reader_close(r);
     free(cap);
     free(out);

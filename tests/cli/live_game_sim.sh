@@ -57,6 +57,22 @@ for w in remote live; do
     [ $((last - first + 1)) = "$n" ] || fail "$w: frames $first..$last are not all there ($n)"
     echo "ok   $w: frames $first..$last ($n) equal to the file's"
 done
+# every scope's self time in the window's frames is the file's, to the ns
+# (times keep the program's ticks and clock: docs/CONVERT.md); the first
+# and last frame of the window are left out (a tree that began before or
+# ends after the window is not in it whole)
+rows() { grep -v '^frame' | cut -d, -f1,3-7 | sort; }
+"$rc_tool" --frames --csv "$tmp/remote.cap" 2>/dev/null | rows >"$tmp/wr"
+"$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | rows >"$tmp/fr"
+first=$(cut -d, -f1 "$tmp/wr" | sort -n | head -1)
+last=$(cut -d, -f1 "$tmp/wr" | sort -n | tail -1)
+inner() { awk -F, -v a="$first" -v b="$last" '$1 > a && $1 < b'; }
+inner <"$tmp/wr" >"$tmp/wi"
+inner <"$tmp/fr" >"$tmp/fi"
+[ -s "$tmp/wi" ] || fail "remote: no scope rows inside the window"
+cmp -s "$tmp/wi" "$tmp/fi" ||
+    fail "remote: self times differ from the file's: $(diff "$tmp/fi" "$tmp/wi" | head -5)"
+echo "ok   remote: $(wc -l <"$tmp/wi") scope rows of frames $((first + 1))..$((last - 1)) equal to the file's"
 names() { cut -d, -f5,6 | grep -v '^track' | sort -u; }
 "$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | names >"$tmp/fn"
 "$rc_tool" --frames --csv "$tmp/remote.cap" 2>/dev/null | names >"$tmp/rn"

@@ -780,6 +780,8 @@ static int copy_run(copy *c, const char *in, const char *out,
     wo.origin_tick = c->otick;
     wo.origin_mono_ns = c->omono;
     wo.origin_unix_ns = cap_reader_origin_unix_ns(c->r);
+    /* blocks end where the input's do, not before: the largest allowed */
+    wo.block_bytes = (size_t)16 << 20;
     unsigned vmajor, vminor;
     cap_reader_version(c->r, &vmajor, &vminor);
     wo.format_minor = vminor >= 1; /* keep name flags (waits) */
@@ -905,8 +907,9 @@ static int copy_run(copy *c, const char *in, const char *out,
     }
     if (!c->fatal)
         flush_gpu(c);
-    /* a live window keeps the whole name table, as the stream had it */
-    int all_names = c->lw || (sl && sl->all_names);
+    /* a whole copy and a live window keep the whole name table, as the
+     * input had it: a name defined and never used too */
+    int all_names = c->lw || !c->sliced || (sl && sl->all_names);
     for (uint32_t id = 1;
          all_names && !c->fatal && id <= cap_reader_max_name_id(c->r); id++)
         if (cap_reader_name(c->r, id))
