@@ -1553,6 +1553,59 @@ static void copying_keeps_gpu_ticks_and_calibrations(void **state)
     free(out);
 }
 
+/* What this version cannot copy is said, one line each: a chunk of a type
+ * it does not know (convert-unknown-chunk.cap: waits-and-strays.cap with
+ * one inserted before its footer) is skipped; the rest is copied. A flag
+ * given to a name after its first use is copied too. */
+static void copying_says_what_it_cannot_copy(void **state)
+{
+    env *e = *state;
+    char *out = tmp_path(e, "unk-copy.cap");
+    const char *in = fixture(e, "convert-unknown-chunk.cap");
+    char *diag;
+    assert_int_equal(convert(cvt_cap_to_cap, in, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    char want[4700];
+    snprintf(want, sizeof want, "warning: %s: 1 chunk(s) of a type this "
+             "version of libcapture does not know were skipped; they are "
+             "not in the copy\n", in);
+    assert_string_equal(diag, want);
+    free(diag);
+    char *a = scope_lines(in), *b = scope_lines(out);
+    assert_string_equal(b, a);
+    free(a);
+    free(b);
+    free(out);
+
+    char *cap = tmp_path(e, "late-flag.cap");
+    out = tmp_path(e, "late-flag-copy.cap");
+    cap_writer_options wo = {.format_major = 1, .format_minor = 1};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, cap, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "wait_gpu", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 10), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 20), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    assert_int_equal(cap_writer_name_flags(w, 1, CAP_NAME_WAIT), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 30), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 40), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    assert_string_equal(diag, "");
+    free(diag);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, out, NULL, 0), CAP_OK);
+    cap_event ev;
+    while (cap_reader_next(r, &ev) == CAP_OK)
+        ;
+    assert_int_equal(cap_reader_name_flags(r, 1), CAP_NAME_WAIT);
+    cap_reader_close(r);
+    free(cap);
+    free(out);
+}
+
 static void copying_a_truncated_capture_makes_it_complete(void **state)
 {
     env *e = *state;
@@ -1865,6 +1918,7 @@ int main(void)
         cmocka_unit_test(steps_glob_and_several_gpu_streams),
         cmocka_unit_test(copying_keeps_each_blocks_clock),
         cmocka_unit_test(copying_keeps_gpu_ticks_and_calibrations),
+        cmocka_unit_test(copying_says_what_it_cannot_copy),
         cmocka_unit_test(slices_keep_their_frames_scopes_and_names),
         cmocka_unit_test(invalid_json_far_into_the_file_names_the_file_offset),
         cmocka_unit_test(gzip_cut_short_is_named),

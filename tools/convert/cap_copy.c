@@ -67,7 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU, W_LOST };
+enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU, W_LOST, W_FLAGS, W_CHUNKS };
 
 /* A clock sample the input's blocks were converted with (have 0: the
  * initial period). */
@@ -109,6 +109,7 @@ typedef struct copy {
     int64_t *anc;            /* scratch: a scope's ancestors' begins */
     size_t anc_cap;
     uint64_t forgot;         /* scopes left open: their ends are lost */
+    uint64_t unknown_flags;  /* names with flags this version cannot write */
     uint64_t in_off;         /* the input's offset at the last event */
     uint64_t *last_tick;     /* per thread: latest time written */
     size_t last_cap;
@@ -225,6 +226,23 @@ static cap_result need_clock(copy *c, uint32_t si)
     return r;
 }
 
+/* Give name id `id`, defined in the output, the flags the input has given
+ * it so far (they only accumulate). c->named[id] keeps 1 | flags << 1. */
+static int name_flags(copy *c, uint32_t id)
+{
+    uint32_t all = cap_reader_name_flags(c->r, id);
+    uint32_t flags = all & CAP_NAME_FLAGS_KNOWN;
+    if ((all & ~CAP_NAME_FLAGS_KNOWN) && !(c->named[id] & 0x80)) {
+        c->unknown_flags++; /* bits this version cannot write */
+        c->named[id] |= 0x80;
+    }
+    if (!(flags & ~((uint32_t)(c->named[id] & 0x7f) >> 1)))
+        return 0;
+    cap_result r = cap_writer_name_flags(c->w, id, flags);
+    c->named[id] |= (uint8_t)(flags << 1);
+    return r == CAP_OK ? 0 : wfail(c, r, "names");
+}
+
 /* Define name id `id` in the output the first time it is used. */
 static int use_name(copy *c, uint32_t id)
 {
@@ -242,10 +260,7 @@ static int use_name(copy *c, uint32_t id)
         return 0; /* unnamed in the input: stays unnamed */
     cap_result r = cap_writer_name(c->w, id, s, cap_reader_name_file(c->r, id),
                                    cap_reader_name_line(c->r, id));
-    uint32_t flags = cap_reader_name_flags(c->r, id) & CAP_NAME_FLAGS_KNOWN;
-    if (r == CAP_OK && flags)
-        r = cap_writer_name_flags(c->w, id, flags);
-    return r == CAP_OK ? 0 : wfail(c, r, "names");
+    return r == CAP_OK ? name_flags(c, id) : wfail(c, r, "names");
 }
 
 /* ---- slices ------------------------------------------------------------ */
@@ -914,6 +929,10 @@ static int copy_run(copy *c, const char *in, const char *out,
          all_names && !c->fatal && id <= cap_reader_max_name_id(c->r); id++)
         if (cap_reader_name(c->r, id))
             use_name(c, id);
+    /* flags the input gave a name after its first use */
+    for (uint32_t id = 1; !c->fatal && id < c->named_cap; id++)
+        if (c->named[id] && cap_reader_name(c->r, id))
+            name_flags(c, id);
     cap_result r = CAP_OK;
     if (!c->fatal) {
         for (size_t i = 0; i < c->nth && !c->fatal; i++)
@@ -930,6 +949,15 @@ static int copy_run(copy *c, const char *in, const char *out,
         if (r != CAP_OK)
             wfail(c, r, "statistics");
     }
+    if (c->unknown_flags)
+        cvt_warn(&c->d, W_FLAGS, "%llu name(s) carry flags this version of "
+                 "libcapture does not know; they are not in the copy",
+                 (unsigned long long)c->unknown_flags);
+    if (cap_reader_get_stats(c->r)->unknown_chunks)
+        cvt_warn(&c->d, W_CHUNKS, "%llu chunk(s) of a type this version of "
+                 "libcapture does not know were skipped; they are not in the "
+                 "copy", (unsigned long long)cap_reader_get_stats(c->r)
+                             ->unknown_chunks);
     if (c->sliced && c->d.out)
         fprintf(c->d.out, "%s: kept %zu frame(s) in %zu "
                 "window(s); %llu scope(s) outside them left out\n", out,
