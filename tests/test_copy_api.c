@@ -4,9 +4,9 @@
  * (cap_reader_clock, cap_reader_block_clock), a scope's ancestors
  * (cap_reader_scope_ancestors), a GPU span's ticks and its track's
  * calibration (cap_reader_gpu_span_ticks, cap_reader_track_calibration);
- * the writer's counts
- * (cap_writer_scope_counts) and scopes left open
- * (cap_writer_scope_forget). Exact values throughout.
+ * the writer's counts (cap_writer_scope_counts), scopes left open
+ * (cap_writer_scope_forget) and children time added
+ * (cap_writer_scope_children). Exact values throughout.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -222,25 +222,28 @@ static void a_scopes_ancestors_begins_are_given_with_it(void **state)
         cap_event ev;
         cap_result res;
         while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
-            int64_t b[4] = {-1, -1, -1, -1};
-            size_t n = cap_reader_scope_ancestors(r, b, 4);
+            int64_t b[4] = {-1, -1, -1, -1}, ch[4] = {-1, -1, -1, -1};
+            size_t n = cap_reader_scope_ancestors(r, b, ch, 4);
             size_t k = strlen(got);
-            snprintf(got + k, sizeof got - k, "%d %zu %lld %lld\n",
-                     (int)ev.kind, n, (long long)b[0], (long long)b[1]);
+            snprintf(got + k, sizeof got - k, "%d %zu %lld %lld %lld %lld\n",
+                     (int)ev.kind, n, (long long)b[0], (long long)b[1],
+                     (long long)ch[0], (long long)ch[1]);
         }
         assert_int_equal(res, CAP_DONE);
         if (ticks) /* ticks after the origin (100) */
-            assert_string_equal(got, "1 0 -1 -1\n" /* the thread */
-                                     "4 2 10 12\n" /* b in frame, a */
-                                     "3 0 -1 -1\n" /* block 2: frame 0 */
-                                     "4 1 10 -1\n" /* a in frame */
-                                     "4 0 -1 -1\n"); /* frame */
+            /* children so far, the scope itself included: b's 1 tick
+             * in a; a's 6 in frame */
+            assert_string_equal(got, "1 0 -1 -1 -1 -1\n" /* the thread */
+                                     "4 2 10 12 0 1\n" /* b in frame, a */
+                                     "3 0 -1 -1 -1 -1\n" /* frame 0 */
+                                     "4 1 10 -1 6 -1\n" /* a in frame */
+                                     "4 0 -1 -1 -1 -1\n"); /* frame */
         else /* 2 ns a tick */
-            assert_string_equal(got, "1 0 -1 -1\n"
-                                     "4 2 20 24\n"
-                                     "3 0 -1 -1\n"
-                                     "4 1 20 -1\n"
-                                     "4 0 -1 -1\n");
+            assert_string_equal(got, "1 0 -1 -1 -1 -1\n"
+                                     "4 2 20 24 0 2\n"
+                                     "3 0 -1 -1 -1 -1\n"
+                                     "4 1 20 -1 12 -1\n"
+                                     "4 0 -1 -1 -1 -1\n");
         cap_reader_close(r);
     }
     /* the depth only, with no room; after a batch of several: 0 */
@@ -250,16 +253,16 @@ static void a_scopes_ancestors_begins_are_given_with_it(void **state)
     size_t n;
     assert_int_equal(cap_reader_next(r, &ev[0]), CAP_OK); /* thread */
     assert_int_equal(cap_reader_next(r, &ev[0]), CAP_OK); /* b */
-    assert_int_equal(cap_reader_scope_ancestors(r, NULL, 0), 2);
+    assert_int_equal(cap_reader_scope_ancestors(r, NULL, NULL, 0), 2);
     assert_int_equal(cap_reader_next_batch(r, ev, 8, &n), CAP_OK);
     assert_int_equal(n, 1); /* block 2's frame comes alone */
-    assert_int_equal(cap_reader_scope_ancestors(r, NULL, 0), 0);
+    assert_int_equal(cap_reader_scope_ancestors(r, NULL, NULL, 0), 0);
     assert_int_equal(cap_reader_next_batch(r, ev, 8, &n), CAP_OK);
     assert_int_equal(n, 2); /* a and frame: a run of scopes */
     assert_int_equal(ev[0].u.scope.depth, 1);
-    assert_int_equal(cap_reader_scope_ancestors(r, NULL, 0), 0);
+    assert_int_equal(cap_reader_scope_ancestors(r, NULL, NULL, 0), 0);
     cap_reader_close(r);
-    assert_int_equal(cap_reader_scope_ancestors(NULL, NULL, 0), 0);
+    assert_int_equal(cap_reader_scope_ancestors(NULL, NULL, NULL, 0), 0);
 }
 
 /* Scopes left open on purpose: never reported, never counted, and the
@@ -361,6 +364,52 @@ static void gpu_ticks_and_calibrations_are_given_as_written(void **state)
     assert_int_equal(cap_reader_track_calibration(NULL, 0, NULL, NULL), 0);
 }
 
+/* Children time added to open scopes: their self times are that much
+ * lower; the block under way is written first when it must be. */
+static void children_added_to_open_scopes_count_as_children(void **state)
+{
+    (void)state;
+    char path[300];
+    tmp_path(path, sizeof path, "children.cap");
+    cap_writer_options wo = {0};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "a", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 2, "b", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 100), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 110), CAP_OK);
+    /* the thread has events in the block: it is written first */
+    assert_int_equal(cap_writer_scope_children(w, 0, 0, 30), CAP_OK);
+    assert_int_equal(cap_writer_scope_children(w, 0, 1, 5), CAP_OK);
+    assert_int_equal(cap_writer_scope_children(w, 0, 1, 0), CAP_OK);
+    assert_int_equal(cap_writer_scope_children(w, 0, 2, 5), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_scope_children(w, 1, 0, 5), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_scope_children(NULL, 0, 0, 5), CAP_E_MISUSE);
+    assert_int_equal(cap_writer_scope_end(w, 0, 150), CAP_OK); /* b: 40 */
+    assert_int_equal(cap_writer_scope_end(w, 0, 200), CAP_OK); /* a: 100 */
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    char got[128] = "";
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind != CAP_EV_SCOPE)
+            continue;
+        size_t k = strlen(got);
+        snprintf(got + k, sizeof got - k, "%u %lld %lld %lld\n",
+                 ev.u.scope.name, (long long)ev.u.scope.begin_ns,
+                 (long long)ev.u.scope.end_ns,
+                 (long long)ev.u.scope.children_ns);
+    }
+    assert_int_equal(res, CAP_DONE);
+    /* b: 5 added; a: 30 added and b's 40 */
+    assert_string_equal(got, "2 110 150 5\n1 100 200 70\n");
+    assert_int_equal(cap_reader_get_stats(r)->chunks, 4); /* meta, 2, foot */
+    cap_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +417,7 @@ int main(void)
         cmocka_unit_test(scope_counts_are_read_back_as_the_writer_counts_them),
         cmocka_unit_test(a_scopes_ancestors_begins_are_given_with_it),
         cmocka_unit_test(forgotten_scopes_are_never_ended),
+        cmocka_unit_test(children_added_to_open_scopes_count_as_children),
         cmocka_unit_test(gpu_ticks_and_calibrations_are_given_as_written),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -26,7 +26,10 @@
  * ancestor of an earlier one), and it ends. Scopes the input never ends
  * (a capture cut inside them, or their end in a damaged chunk) are left
  * open in the copy (cap_writer_scope_forget), so no reader reports them,
- * as none reports them in the input; a warning counts them. GPU spans are
+ * as none reports them in the input; a warning counts them. Children the
+ * input counts but whose events were lost (damage) are counted in the
+ * copy too (the reader gives the ancestors' children so far;
+ * cap_writer_scope_children), so self times stay the input's. GPU spans are
  * rebuilt into batches: one batch per run of spans of the same track and
  * CPU frame; each span's parent is the latest earlier span one level up
  * with the parent's name.
@@ -82,7 +85,8 @@ typedef struct clk {
 typedef struct wthread {
     uint32_t *name;
     int64_t *begin;
-    size_t n, cap, bcap;
+    int64_t *ch;     /* ticks of their direct children written so far */
+    size_t n, cap, bcap, ccap;
 } wthread;
 
 typedef struct window {
@@ -107,7 +111,8 @@ typedef struct copy {
     wthread *th;             /* per thread: the scopes begun, not ended */
     size_t nth;
     int64_t *anc;            /* scratch: a scope's ancestors' begins */
-    size_t anc_cap;
+    int64_t *anc_ch;         /* ... and their children so far */
+    size_t anc_cap, anc_ch_cap;
     uint64_t forgot;         /* scopes left open: their ends are lost */
     uint64_t unknown_flags;  /* names with flags this version cannot write */
     uint64_t in_off;         /* the input's offset at the last event */
@@ -468,9 +473,11 @@ static int forget(copy *c, uint32_t tid, uint32_t n)
 static int copy_scope(copy *c, const cap_ev_scope *s)
 {
     uint32_t d = s->depth, tid = s->tid;
-    if (d && cvt_grow((void **)&c->anc, &c->anc_cap, d, sizeof *c->anc))
+    if (d && (cvt_grow((void **)&c->anc, &c->anc_cap, d, sizeof *c->anc) ||
+              cvt_grow((void **)&c->anc_ch, &c->anc_ch_cap, d,
+                       sizeof *c->anc_ch)))
         return wfail(c, CAP_E_NOMEM, "scopes");
-    if (cap_reader_scope_ancestors(c->r, c->anc, d) != d)
+    if (cap_reader_scope_ancestors(c->r, c->anc, c->anc_ch, d) != d)
         return wfail(c, CAP_E_MISUSE, "scopes");
     if (c->sliced || c->lw) { /* by the root's begin: whole trees */
         int64_t b = to_ns(c, d ? c->anc[0] : s->begin_ns, c->rsi);
@@ -495,7 +502,8 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
     wthread *t = &c->th[tid];
     if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
         cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
-                 sizeof *t->begin))
+                 sizeof *t->begin) ||
+        cvt_grow((void **)&t->ch, &t->ccap, (size_t)d + 1, sizeof *t->ch))
         return wfail(c, CAP_E_NOMEM, "scopes");
     uint32_t j = 0;
     while (j < t->n && j < d && t->name[j] == s->stack[j] &&
@@ -514,6 +522,7 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
                                    in_order(c, tid, raw(c, c->anc[i])));
         t->name[i] = s->stack[i];
         t->begin[i] = c->anc[i];
+        t->ch[i] = 0;
         t->n = i + 1;
     }
     if (r == CAP_OK && !begun) {
@@ -521,12 +530,28 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
             return c->fatal;
         r = cap_writer_scope_begin(c->w, tid, s->name,
                                    in_order(c, tid, raw(c, s->begin_ns)));
+        t->ch[d] = 0;
+    }
+    /* children the input counts and the copy has not written (their
+     * events were in a damaged chunk): counted in the copy too */
+    int64_t dur = (int64_t)((uint64_t)s->end_ns - (uint64_t)s->begin_ns);
+    for (uint32_t i = 0; i <= d && r == CAP_OK; i++) {
+        int64_t want = i == d       ? s->children_ns
+                       : i == d - 1 ? c->anc_ch[i] - dur
+                                    : c->anc_ch[i];
+        if (want > t->ch[i]) {
+            r = cap_writer_scope_children(c->w, tid, i,
+                                          (uint64_t)(want - t->ch[i]));
+            t->ch[i] = want;
+        }
     }
     if (r == CAP_OK)
         r = need_clock(c, c->rsi);
     if (r == CAP_OK)
         r = cap_writer_scope_end(c->w, tid,
                                  in_order(c, tid, raw(c, s->end_ns)));
+    if (d)
+        t->ch[d - 1] += dur;
     t->n = d;
     return r == CAP_OK ? 0 : wfail(c, r, "scopes");
 }
@@ -1002,9 +1027,11 @@ static int copy_run(copy *c, const char *in, const char *out,
     for (size_t i = 0; i < c->nth; i++) {
         free(c->th[i].name);
         free(c->th[i].begin);
+        free(c->th[i].ch);
     }
     free(c->th);
     free(c->anc);
+    free(c->anc_ch);
     free(c->clks);
     free(c->spans);
     free(c->span_depth);

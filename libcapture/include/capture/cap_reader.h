@@ -300,19 +300,21 @@ CAP_API int cap_reader_block_clock(const cap_reader *r, uint64_t *tick,
  * Errors: CAP_E_MISUSE (r NULL, or events were already read). */
 CAP_API cap_result cap_reader_set_ticks(cap_reader *r, int on);
 
-/* The begin times of the scopes open around the scope the last call of
- * cap_reader_next yielded: its ancestors, outermost first (the names are
- * its event's `stack`). Fills begin[0 .. min(depth, max)) and returns the
- * scope's depth; begin may be NULL (max 0) to ask for the depth only. The
- * times are in the units of the event: ns, or ticks under
- * cap_reader_set_ticks, converted as the scope's own begin is. Returns 0
+/* The scopes open around the scope the last call of cap_reader_next
+ * yielded: its ancestors, outermost first (the names are its event's
+ * `stack`). Fills begin[0 .. min(depth, max)) with their begin times and
+ * children[0 .. min(depth, max)) with the time their direct children took
+ * so far (this scope included, as for cap_ev_scope.children_ns), and
+ * returns the scope's depth; either array may be NULL (max 0 to ask for
+ * the depth only). The times are in the units of the event: ns, or ticks
+ * under cap_reader_set_ticks, converted as the scope's own are. Returns 0
  * for a root scope, after an event of another kind, after a
  * cap_reader_next_batch that yielded more than one event, and with r NULL.
  * A scope is yielded at its end, after its children; this tells a program
  * that re-writes a capture in the order it was recorded (capture_convert)
  * where the scopes around it began, before they end. */
 CAP_API size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
-                                          size_t max);
+                                          int64_t *children, size_t max);
 
 /* The GPU ticks (of its track's clock, cap_ev_gpu_track.period_ns each)
  * of the GPU span the last call of cap_reader_next yielded: returns 1 and

@@ -237,6 +237,18 @@ CAP_API cap_result cap_writer_scope_counts(cap_writer *w, uint32_t tid,
 CAP_API cap_result cap_writer_scope_forget(cap_writer *w, uint32_t tid,
                                            uint32_t n);
 
+/* Add `ticks` to the children time of the scope open on thread `tid` at
+ * `depth` (0: the outermost open), as if direct children that took that
+ * long had been written: its self time is that much lower. For a program
+ * that re-writes a damaged capture (capture_convert), where the input
+ * still counts children whose events were lost. A scope's children time
+ * is written in a block's open-stack prefix, so if the thread has events
+ * in the block under way, that block is written first (cap_writer_flush).
+ * Errors: CAP_E_MISUSE (undeclared thread, no scope open at `depth`),
+ * those of cap_writer_flush, CAP_E_STOPPED. */
+CAP_API cap_result cap_writer_scope_children(cap_writer *w, uint32_t tid,
+                                             uint32_t depth, uint64_t ticks);
+
 /* Count GPU frames of `track` that went untimed (their ring slot was still
  * in flight) and GPU spans dropped before reaching the writer. */
 CAP_API cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,

@@ -2558,12 +2558,20 @@ int cap_reader_block_clock(const cap_reader *r, uint64_t *tick,
 }
 
 size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
-                                  size_t max)
+                                  int64_t *children, size_t max)
 {
     if (!r)
         return 0;
-    for (size_t i = 0; begin && i < r->anc_n && i < max; i++)
-        begin[i] = r->stk_begin_ns[i];
+    for (size_t i = 0; i < r->anc_n && i < max; i++) {
+        if (begin)
+            begin[i] = r->stk_begin_ns[i];
+        if (children) {
+            uint64_t ch = r->stk_children[i];
+            children[i] = r->period == 1.0 || ch == 0
+                              ? (int64_t)ch
+                              : round_ns((double)ch * r->period);
+        }
+    }
     return r->anc_n;
 }
 

@@ -1147,6 +1147,28 @@ cap_result cap_writer_scope_forget(cap_writer *w, uint32_t tid, uint32_t n)
     return CAP_OK;
 }
 
+cap_result cap_writer_scope_children(cap_writer *w, uint32_t tid,
+                                     uint32_t depth, uint64_t ticks)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t || depth >= t->depth)
+        return CAP_E_MISUSE;
+    if (ticks == 0)
+        return CAP_OK;
+    /* a scope's children time is written in a block's open-stack prefix:
+     * the thread's next events must start a block */
+    if (t->events_mark == w->seq) {
+        r = cap_writer_flush(w);
+        if (r != CAP_OK)
+            return r;
+    }
+    t->stack[depth].children += ticks;
+    return CAP_OK;
+}
+
 cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
                                   uint64_t untimed_frames,
                                   uint64_t invalid_spans)
