@@ -28,6 +28,28 @@ static void tmp_path(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", tmpdir, name);
 }
 
+/* Every scope of the capture at path, "tid name depth begin end
+ * children" a line, into got. */
+static void scopes_of(const char *path, char *got, size_t size)
+{
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    got[0] = '\0';
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind != CAP_EV_SCOPE)
+            continue;
+        size_t k = strlen(got);
+        snprintf(got + k, size - k, "%u %u %u %lld %lld %lld\n",
+                 ev.u.scope.tid, ev.u.scope.name, ev.u.scope.depth,
+                 (long long)ev.u.scope.begin_ns, (long long)ev.u.scope.end_ns,
+                 (long long)ev.u.scope.children_ns);
+    }
+    assert_int_equal(res, CAP_DONE);
+    cap_reader_close(r);
+}
+
 /* A capture of 0.25 ns ticks from tick 1000 (CLOCK_MONOTONIC 5000 there):
  * block 1 without a clock sample, block 2 with one that counts (0.5 ns a
  * tick), block 3 with one that does not (too soon after the origin). */
@@ -294,23 +316,15 @@ static void forgotten_scopes_are_never_ended(void **state)
     assert_int_equal(cap_writer_scope_forget(w, 5, 1), CAP_E_MISUSE);
     assert_int_equal(cap_writer_scope_forget(NULL, 0, 1), CAP_E_MISUSE);
     assert_int_equal(cap_writer_close(w), CAP_OK);
-    cap_reader *r;
-    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
-    char got[256] = "";
-    cap_event ev;
-    cap_result res;
-    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
-        if (ev.kind != CAP_EV_SCOPE)
-            continue;
-        size_t k = strlen(got);
-        snprintf(got + k, sizeof got - k, "%u %u %u %lld %lld %lld\n",
-                 ev.u.scope.tid, ev.u.scope.name, ev.u.scope.depth,
-                 (long long)ev.u.scope.begin_ns, (long long)ev.u.scope.end_ns,
-                 (long long)ev.u.scope.children_ns);
-    }
-    assert_int_equal(res, CAP_DONE);
+    char got[256];
+    scopes_of(path, got, sizeof got);
     assert_string_equal(got, "0 4 1 40 50 0\n"
                              "0 1 0 10 60 10\n");
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    cap_event ev;
+    while (cap_reader_next(r, &ev) == CAP_OK)
+        ;
     const cap_reader_stats *st = cap_reader_get_stats(r);
     assert_int_equal(st->closed_at_end, 0);
     assert_int_equal(st->stray_ends, 0);
@@ -389,23 +403,15 @@ static void children_added_to_open_scopes_count_as_children(void **state)
     assert_int_equal(cap_writer_scope_end(w, 0, 150), CAP_OK); /* b: 40 */
     assert_int_equal(cap_writer_scope_end(w, 0, 200), CAP_OK); /* a: 100 */
     assert_int_equal(cap_writer_close(w), CAP_OK);
+    char got[128];
+    scopes_of(path, got, sizeof got);
+    /* b: 5 added; a: 30 added and b's 40 */
+    assert_string_equal(got, "0 2 1 110 150 5\n0 1 0 100 200 70\n");
     cap_reader *r;
     assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
-    char got[128] = "";
     cap_event ev;
-    cap_result res;
-    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
-        if (ev.kind != CAP_EV_SCOPE)
-            continue;
-        size_t k = strlen(got);
-        snprintf(got + k, sizeof got - k, "%u %lld %lld %lld\n",
-                 ev.u.scope.name, (long long)ev.u.scope.begin_ns,
-                 (long long)ev.u.scope.end_ns,
-                 (long long)ev.u.scope.children_ns);
-    }
-    assert_int_equal(res, CAP_DONE);
-    /* b: 5 added; a: 30 added and b's 40 */
-    assert_string_equal(got, "2 110 150 5\n1 100 200 70\n");
+    while (cap_reader_next(r, &ev) == CAP_OK)
+        ;
     assert_int_equal(cap_reader_get_stats(r)->chunks, 4); /* meta, 2, foot */
     cap_reader_close(r);
 }

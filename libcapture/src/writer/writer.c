@@ -1124,6 +1124,14 @@ cap_result cap_writer_scope_counts(cap_writer *w, uint32_t tid,
     return CAP_OK;
 }
 
+/* Thread t's next events start a block, whose open-stack prefix is made
+ * from its stack then: the block under way is written first when t has
+ * events in it. */
+static cap_result thread_new_block(cap_writer *w, const wr_thread *t)
+{
+    return t->events_mark == w->seq ? cap_writer_flush(w) : CAP_OK;
+}
+
 cap_result cap_writer_scope_forget(cap_writer *w, uint32_t tid, uint32_t n)
 {
     cap_result r = check(w);
@@ -1136,15 +1144,12 @@ cap_result cap_writer_scope_forget(cap_writer *w, uint32_t tid, uint32_t n)
         n = t->depth;
     if (n == 0)
         return CAP_OK;
-    /* the block under way ends with them open: the thread's next events
-     * start a new one, whose open-stack prefix no longer holds them */
-    if (t->events_mark == w->seq) {
-        r = cap_writer_flush(w);
-        if (r != CAP_OK)
-            return r;
-    }
-    t->depth -= n;
-    return CAP_OK;
+    /* the block under way ends with them open; the next one's open-stack
+     * prefix no longer holds them */
+    r = thread_new_block(w, t);
+    if (r == CAP_OK)
+        t->depth -= n;
+    return r;
 }
 
 cap_result cap_writer_scope_children(cap_writer *w, uint32_t tid,
@@ -1158,15 +1163,11 @@ cap_result cap_writer_scope_children(cap_writer *w, uint32_t tid,
         return CAP_E_MISUSE;
     if (ticks == 0)
         return CAP_OK;
-    /* a scope's children time is written in a block's open-stack prefix:
-     * the thread's next events must start a block */
-    if (t->events_mark == w->seq) {
-        r = cap_writer_flush(w);
-        if (r != CAP_OK)
-            return r;
-    }
-    t->stack[depth].children += ticks;
-    return CAP_OK;
+    /* a scope's children time is written in a block's open-stack prefix */
+    r = thread_new_block(w, t);
+    if (r == CAP_OK)
+        t->stack[depth].children += ticks;
+    return r;
 }
 
 cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
