@@ -1357,45 +1357,95 @@ static void folded_calls_count_occurrences(void **state)
 
 /* ---- capture copy ------------------------------------------------------ */
 
-/* Two root scopes on either side of a block boundary whose clock estimate
- * changed: the reader converts the second one's repeated begin with the
- * new estimate, 2.95 us before the first one's end. The copy writes them in
- * order (no "timestamps went backwards" in the copy) and says by how much. */
-static void copying_keeps_a_threads_times_in_order_across_blocks(void **state)
+/* Every scope of a capture as the reader reports it, one line each. */
+static char *scope_lines(const char *path)
+{
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    size_t cap = 4096, n = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    out[0] = '\0';
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
+        if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED)
+            continue; /* a damaged input: what can be read */
+        assert_int_equal(res, CAP_OK);
+        if (ev.kind != CAP_EV_SCOPE)
+            continue;
+        char line[160];
+        int k = snprintf(line, sizeof line, "%u %u %u %lld %lld %lld\n",
+                         ev.u.scope.tid, ev.u.scope.name, ev.u.scope.depth,
+                         (long long)ev.u.scope.begin_ns,
+                         (long long)ev.u.scope.end_ns,
+                         (long long)ev.u.scope.children_ns);
+        if (n + (size_t)k + 1 > cap) {
+            cap *= 2;
+            out = realloc(out, cap);
+            assert_non_null(out);
+        }
+        memcpy(out + n, line, (size_t)k + 1);
+        n += (size_t)k;
+    }
+    assert_int_equal(res, CAP_DONE);
+    cap_reader_close(r);
+    return out;
+}
+
+/* A scope open across a block boundary whose clock estimate changed: the
+ * reader converts a scope with the period of the block it ends in. The
+ * copy keeps the input's clock and ticks and writes each scope's end into
+ * a block with the same clock sample, so every scope reads back to the
+ * same nanosecond, children included, with nothing out of order (no
+ * warning, no "timestamps went backwards"). */
+static void copying_keeps_each_blocks_clock(void **state)
 {
     env *e = *state;
     char *cap = tmp_path(e, "clk.cap"), *out = tmp_path(e, "clk-copy.cap");
     cap_writer_options wo = {0};
     wo.clock_source = "tsc";
-    wo.tick_period_ns = 1.0;
+    wo.tick_period_ns = 0.3;
+    wo.origin_tick = 1000;
     wo.origin_mono_ns = 1;
     cap_writer *w;
     assert_int_equal(cap_writer_open_path(&w, cap, &wo), CAP_OK);
     assert_int_equal(cap_writer_name(w, 1, "a", NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_name(w, 2, "b", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 3, "c", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 9, "unused", "u.c", 7), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
-    /* block 1: 1.00001 ns per tick */
-    assert_int_equal(cap_writer_clock_sample(w, 200000000, 1 + 200002000),
-                     CAP_OK);
-    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 300000000), CAP_OK);
-    assert_int_equal(cap_writer_scope_end(w, 0, 300000100), CAP_OK);
-    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 300000150), CAP_OK);
+    /* block 1: 0.300001 ns per tick */
+    assert_int_equal(cap_writer_clock_sample(w, 1000 + 1000000000,
+                                             1 + 300001000), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 1000000000), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 1000000333), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 1000000500), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 3, 1000000501), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 1000000777), CAP_OK);
     assert_int_equal(cap_writer_flush(w), CAP_OK);
-    /* block 2: 1.0 ns per tick; b is repeated as open */
-    assert_int_equal(cap_writer_clock_sample(w, 400000000, 1 + 400000000),
-                     CAP_OK);
-    assert_int_equal(cap_writer_scope_end(w, 0, 300000300), CAP_OK);
+    /* block 2: 0.299999 ns per tick; b is repeated as open */
+    assert_int_equal(cap_writer_clock_sample(w, 1000 + 2000000000,
+                                             1 + 599998000), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 1000001000), CAP_OK);
     assert_int_equal(cap_writer_close(w), CAP_OK);
 
     char *diag;
     assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
                              &diag), CVT_OK);
-    char want[512];
-    snprintf(want, sizeof want, "warning: %s: times on a thread out of order "
-             "by up to 2.950 us (the input's clock estimate changed between "
-             "blocks) were written in order\n", cap);
-    assert_string_equal(diag, want);
+    assert_string_equal(diag, "");
     free(diag);
+    char *want = scope_lines(cap), *got = scope_lines(out);
+    /* a and c end in block 1 (0.300001 ns a tick): a's begin, 999999000
+     * ticks after the origin, is 300000699.9 -> 300000700 ns; b ends in
+     * block 2 (0.299999), its begin too: 999999500 ticks -> 299998850 ns,
+     * its child c's 276 ticks -> 83 ns */
+    assert_string_equal(want, "0 1 0 300000700 300000800 0\n"
+                              "0 3 1 300000850 300000933 0\n"
+                              "0 2 0 299998850 299999000 83\n");
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
     cap_reader *r;
     assert_int_equal(cap_reader_open(&r, out, NULL, 0), CAP_OK);
     cap_event ev;
@@ -1404,8 +1454,227 @@ static void copying_keeps_a_threads_times_in_order_across_blocks(void **state)
         ;
     assert_int_equal(res, CAP_DONE);
     assert_int_equal(cap_reader_get_stats(r)->clock_backwards, 0);
-    assert_int_equal(cap_reader_get_stats(r)->scopes, 2);
+    assert_int_equal(cap_reader_get_stats(r)->scopes, 3);
+    double per;
+    uint64_t otick, omono;
+    cap_reader_clock(r, &per, &otick, &omono);
+    assert_true(per == 0.3);
+    assert_int_equal(otick, 1000);
+    assert_int_equal(omono, 1);
+    /* a name defined and never used is kept too */
+    assert_string_equal(cap_reader_name(r, 9), "unused");
+    assert_string_equal(cap_reader_name_file(r, 9), "u.c");
+    assert_int_equal(cap_reader_name_line(r, 9), 7);
     cap_reader_close(r);
+    free(cap);
+    free(out);
+}
+
+/* Every GPU span of a capture as the reader reports it, one line each,
+ * then the count of invalid spans. */
+static char *gpu_lines(const char *path)
+{
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind != CAP_EV_GPU_SPAN)
+            continue;
+        const cap_ev_gpu_span *g = &ev.u.gpu_span;
+        fprintf(f, "%u %llu %u %u m%d c%d %lld %lld %lld %lld\n", g->track,
+                (unsigned long long)g->cpu_frame, g->name, g->depth,
+                g->measured, g->calibrated, (long long)g->begin_ns,
+                (long long)g->end_ns, (long long)g->duration_ns,
+                (long long)g->self_ns);
+    }
+    assert_int_equal(res, CAP_DONE);
+    fprintf(f, "invalid %llu\n",
+            (unsigned long long)cap_reader_get_stats(r)->gpu_invalid);
+    fclose(f);
+    cap_reader_close(r);
+    return out;
+}
+
+/* GPU spans of a track of 0.3 ns ticks, first uncalibrated, then under
+ * two calibrations: the copy keeps the track's period, its ticks and its
+ * calibrations, so every span reads back the same, self times included
+ * (in ns at 1 ns a tick, a child of 1 tick, 0.3 ns, would come out empty
+ * and be dropped as invalid). */
+static void copying_keeps_gpu_ticks_and_calibrations(void **state)
+{
+    env *e = *state;
+    char *cap = tmp_path(e, "gpu.cap"), *out = tmp_path(e, "gpu-copy.cap");
+    cap_writer_options wo = {0};
+    wo.tick_period_ns = 0.5;
+    wo.origin_tick = 1000;
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, cap, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "pass", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 2, "draw", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_gpu_track(w, 0, "queue", 0.3), CAP_OK);
+    cap_gpu_span a[] = {{1, -1, 100, 103, 1}, {2, 0, 101, 102, 1},
+                        {2, 0, 102, 102, 0}};
+    assert_int_equal(cap_writer_frame(w, 0, 1000, 1100), CAP_OK);
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 0, a, 3), CAP_OK);
+    assert_int_equal(cap_writer_gpu_calibration(w, 0, 90, 1001, 7), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 1, 1100, 1200), CAP_OK);
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 1, a, 2), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    assert_int_equal(cap_writer_gpu_calibration(w, 0, 95, 1003, 7), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 2, 1200, 1300), CAP_OK);
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 2, a, 3), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    char *diag;
+    assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    assert_string_equal(diag, "");
+    free(diag);
+    char *want = gpu_lines(cap), *got = gpu_lines(out);
+    /* uncalibrated: 100 x 0.3 = 30 ns; 3 ticks 0.9 -> 1 ns, 1 tick 0.3 ->
+     * 0 ns, self 2 ticks 0.6 -> 1 ns. Calibrated (90 = CPU tick 1001, 0.5
+     * ns a tick: 0.5 -> 1 ns): 1 + 10 x 0.3 = 4 ns; then (95 = 1003:
+     * 1.5 -> 2 ns): 2 + (5 x 0.3 = 1.5 -> 2) = 4 ns */
+    assert_string_equal(want, "0 0 1 0 m1 c0 30 31 1 1\n"
+                              "0 0 2 1 m1 c0 30 30 0 0\n"
+                              "0 0 2 1 m0 c0 0 0 0 0\n"
+                              "0 1 1 0 m1 c1 4 5 1 1\n"
+                              "0 1 2 1 m1 c1 4 4 0 0\n"
+                              "0 2 1 0 m1 c1 4 5 1 1\n"
+                              "0 2 2 1 m1 c1 4 4 0 0\n"
+                              "0 2 2 1 m0 c1 0 0 0 0\n"
+                              "invalid 0\n");
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+    free(cap);
+    free(out);
+}
+
+/* What this version cannot copy is said, one line each: a chunk of a type
+ * it does not know (convert-unknown-chunk.cap: waits-and-strays.cap with
+ * one inserted before its footer) is skipped; the rest is copied. A flag
+ * given to a name after its first use is copied too. */
+static void copying_says_what_it_cannot_copy(void **state)
+{
+    env *e = *state;
+    char *out = tmp_path(e, "unk-copy.cap");
+    const char *in = fixture(e, "convert-unknown-chunk.cap");
+    char *diag;
+    assert_int_equal(convert(cvt_cap_to_cap, in, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    char want[4700];
+    snprintf(want, sizeof want, "warning: %s: 1 chunk(s) of a type this "
+             "version of libcapture does not know were skipped; they are "
+             "not in the copy\n", in);
+    assert_string_equal(diag, want);
+    free(diag);
+    char *a = scope_lines(in), *b = scope_lines(out);
+    assert_string_equal(b, a);
+    free(a);
+    free(b);
+    free(out);
+
+    char *cap = tmp_path(e, "late-flag.cap");
+    out = tmp_path(e, "late-flag-copy.cap");
+    cap_writer_options wo = {.format_major = 1, .format_minor = 1};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, cap, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "wait_gpu", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 10), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 20), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    assert_int_equal(cap_writer_name_flags(w, 1, CAP_NAME_WAIT), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 30), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 40), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    assert_string_equal(diag, "");
+    free(diag);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, out, NULL, 0), CAP_OK);
+    cap_event ev;
+    while (cap_reader_next(r, &ev) == CAP_OK)
+        ;
+    assert_int_equal(cap_reader_name_flags(r, 1), CAP_NAME_WAIT);
+    cap_reader_close(r);
+    free(cap);
+    free(out);
+}
+
+/* A damaged chunk in the middle, inside scopes that span it: the input
+ * still counts the children lost with it (its later blocks' open-stack
+ * prefix says so) and never reports the scopes that ended in it; the copy
+ * gives every scope the same times and self times (it adds the lost
+ * children's time, cap_writer_scope_children). */
+static void copying_around_a_damaged_chunk_keeps_every_self_time(void **state)
+{
+    env *e = *state;
+    char *cap = tmp_path(e, "mid.cap"), *out = tmp_path(e, "mid-copy.cap");
+    cap_writer_options wo = {0};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, cap, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "frame", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 2, "work", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 3, "inner", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 1, 100), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 110), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 120), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 0, 100, 1000), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    /* block 2, to be damaged: a work ends in it, one begins, an inner
+     * begins and ends in it */
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 200), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 300), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 2, 310), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 3, 320), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 330), CAP_OK);
+    assert_int_equal(cap_writer_flush(w), CAP_OK);
+    assert_int_equal(cap_writer_scope_begin(w, 0, 3, 400), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 450), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 500), CAP_OK);
+    assert_int_equal(cap_writer_scope_end(w, 0, 900), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    /* a payload byte of the third chunk (META, block 1, block 2) */
+    FILE *f = fopen(cap, "r+b");
+    assert_non_null(f);
+    unsigned char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    size_t at = 0, k = 0;
+    for (size_t i = 16; i + 4 <= n && !at; i++)
+        if (memcmp(buf + i, "CHNK", 4) == 0 && ++k == 3)
+            at = i + 24 + 3;
+    assert_true(at > 0 && at < n);
+    buf[at] ^= 0xff;
+    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    fclose(f);
+
+    char *diag;
+    assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
+                             &diag), CVT_OK);
+    assert_contains(diag, "payload checksum mismatch; copying what can be "
+                          "read\n");
+    assert_int_equal(count_lines(diag), 2); /* the damage, the result */
+    free(diag);
+    char *want = scope_lines(cap), *got = scope_lines(out);
+    /* the input: work 110-120; inner 400-450 in work 310-500 (children 50
+     * and the lost inner's 10); frame with work 10 + 100 (lost) + 190 */
+    assert_string_equal(want, "0 2 1 110 120 0\n"
+                              "0 3 2 400 450 0\n"
+                              "0 2 1 310 500 60\n"
+                              "0 1 0 100 900 300\n");
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
     free(cap);
     free(out);
 }
@@ -1421,10 +1690,11 @@ static void copying_a_truncated_capture_makes_it_complete(void **state)
     assert_int_equal(count_lines(diag), 3);
     assert_contains(diag, "cut.cap: file ends at offset ");
     assert_contains(diag, "without a footer; copying what can be read\n");
-    assert_contains(diag, "cut.cap: 1 scope(s) whose enclosing scope never "
-                          "closed (the capture was cut inside it) are kept "
-                          "without it\n");
-    assert_contains(diag, "fixed.cap, which is complete\n");
+    assert_contains(diag, "cut.cap: 1 scope(s) never end in the input "
+                          "(their ends were lost: the capture was cut or "
+                          "damaged inside them); the copy leaves them open "
+                          "as well, and no reader reports them\n");
+    assert_contains(diag, "fixed.cap, which is complete: what the damage lost is not in it either, and reading it does not warn about the damage (keep the input)\n");
     free(diag);
     cap_reader *r = NULL;
     assert_int_equal(cap_reader_open(&r, out, NULL, 0), CAP_OK);
@@ -1437,14 +1707,15 @@ static void copying_a_truncated_capture_makes_it_complete(void **state)
     assert_false(cap_reader_get_stats(r)->truncated);
     assert_string_equal(cap_reader_meta_get(r, "program"), "sample");
     cap_reader_close(r);
-    /* physics closed inside io, which never closed: kept, as a root */
+    /* physics closed inside io, which never closed: kept at its depth,
+     * as the input has it; io is not reported, as in the input */
     char *d = dump(out);
     assert_int_equal(strncmp(d, "thread 0 main\nthread 1 loader\n"
                                 "gputrack 0 1 queue\n", 49), 0);
     assert_int_equal(strncmp(d + 49, sample_dump + 30, strlen(sample_dump) - 30),
                      0);
     assert_string_equal(d + 49 + strlen(sample_dump) - 30,
-        "scope 1 0 40.100 40.200 physics\n"
+        "scope 1 1 40.100 40.200 physics\n"
         "frame 0 1.000 11.000\n"
         "frame 1 21.000 31.000\n"
         "counter 11.000 100.5 rss\n"
@@ -1718,7 +1989,10 @@ int main(void)
         cmocka_unit_test(gpu_thread_becomes_a_calibrated_gpu_track),
         cmocka_unit_test(unknown_gpu_thread_is_an_input_error),
         cmocka_unit_test(steps_glob_and_several_gpu_streams),
-        cmocka_unit_test(copying_keeps_a_threads_times_in_order_across_blocks),
+        cmocka_unit_test(copying_keeps_each_blocks_clock),
+        cmocka_unit_test(copying_keeps_gpu_ticks_and_calibrations),
+        cmocka_unit_test(copying_says_what_it_cannot_copy),
+        cmocka_unit_test(copying_around_a_damaged_chunk_keeps_every_self_time),
         cmocka_unit_test(slices_keep_their_frames_scopes_and_names),
         cmocka_unit_test(invalid_json_far_into_the_file_names_the_file_offset),
         cmocka_unit_test(gzip_cut_short_is_named),

@@ -3,9 +3,9 @@
 # says that version in read_capture's header line, and every other line of
 # its reports (ranking and --tree), stdout and stderr, is what the default
 # conversion gives (which writes 2.0: the default kept); the default's
-# ranking is the committed expected report of the original fixture. (A
-# copy may list --tree's threads in another order and repairs what the
-# original warned about, so the default conversion is the reference.)
+# ranking is the committed expected report of the original fixture. (The
+# copy is faithful to the original, tests/cli/convert_faithful.sh; the
+# default conversion is the reference here.)
 # Exact comparisons throughout.
 #   convert_format_version.sh CAPTURE_CONVERT READ_CAPTURE
 # Run from the repository root.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end over loopback (docs/LIVE.md): game_sim records into its file
 # and serves the same capture (CAP_LISTEN=127.0.0.1:0); capture_remote
-# connects late and records a 1-second window; read_capture reads another
+# connects late and records a 1-second window in format 3.0 (--format-version);
+# read_capture reads another
 # window straight from the socket. Every frame of each window (index,
 # frame time, GPU time) is in the program's file, the window's frames are
 # consecutive, every scope name of the file is in the remote capture, and
@@ -27,13 +28,18 @@ for _ in $(seq 100); do
 done
 [ -n "$port" ] || fail "game_sim did not serve its capture: $(cat "$tmp/sim.err")"
 sleep 0.5   # connect late
-timeout 30 "$remote" -q --seconds 1 "127.0.0.1:$port" "$tmp/remote.cap" \
-    || fail "capture_remote exit status $?"
+timeout 30 "$remote" -q --seconds 1 --format-version 3.0 "127.0.0.1:$port" \
+    "$tmp/remote.cap" || fail "capture_remote exit status $?"
 timeout 30 "$rc_tool" --frames --csv --seconds 1 "127.0.0.1:$port" \
     >"$tmp/live.csv" 2>"$tmp/live.err" || fail "read_capture HOST:PORT: $(cat "$tmp/live.err")"
 wait "$pid" || fail "game_sim exit status $?"
 pid=
 
+# --format-version: the window is written in the version asked for
+head=$("$rc_tool" "$tmp/remote.cap" 2>/dev/null | head -1)
+[ "$head" = "capture   $tmp/remote.cap (format 3.0)" ] ||
+    fail "remote --format-version 3.0: $head"
+echo "ok   remote: written as format 3.0"
 frames() { cut -d, -f1,3,4 | grep -v '^frame' | sort -u; }
 "$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | frames >"$tmp/f"
 for w in remote live; do
@@ -51,6 +57,22 @@ for w in remote live; do
     [ $((last - first + 1)) = "$n" ] || fail "$w: frames $first..$last are not all there ($n)"
     echo "ok   $w: frames $first..$last ($n) equal to the file's"
 done
+# every scope's self time in the window's frames is the file's, to the ns
+# (times keep the program's ticks and clock: docs/CONVERT.md); the first
+# and last frame of the window are left out (a tree that began before or
+# ends after the window is not in it whole)
+rows() { grep -v '^frame' | cut -d, -f1,3-7 | sort; }
+"$rc_tool" --frames --csv "$tmp/remote.cap" 2>/dev/null | rows >"$tmp/wr"
+"$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | rows >"$tmp/fr"
+first=$(cut -d, -f1 "$tmp/wr" | sort -n | head -1)
+last=$(cut -d, -f1 "$tmp/wr" | sort -n | tail -1)
+inner() { awk -F, -v a="$first" -v b="$last" '$1 > a && $1 < b'; }
+inner <"$tmp/wr" >"$tmp/wi"
+inner <"$tmp/fr" >"$tmp/fi"
+[ -s "$tmp/wi" ] || fail "remote: no scope rows inside the window"
+cmp -s "$tmp/wi" "$tmp/fi" ||
+    fail "remote: self times differ from the file's: $(diff "$tmp/fi" "$tmp/wi" | head -5)"
+echo "ok   remote: $(wc -l <"$tmp/wi") scope rows of frames $((first + 1))..$((last - 1)) equal to the file's"
 names() { cut -d, -f5,6 | grep -v '^track' | sort -u; }
 "$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | names >"$tmp/fn"
 "$rc_tool" --frames --csv "$tmp/remote.cap" 2>/dev/null | names >"$tmp/rn"

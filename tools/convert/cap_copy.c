@@ -3,23 +3,47 @@
  *
  * Re-writes a capture through the reader and the writer: a capture cut
  * short (no footer) or with damaged chunks comes out complete, with a
- * footer, holding everything the reader could recover. Times are rewritten
- * as nanoseconds since the origin (tick period 1 ns, origin tick 0); the
- * metadata, clock source and wall-clock origin are kept.
+ * footer, holding everything the reader could recover. The copy is
+ * faithful (docs/CONVERT.md): every report of it is the input's.
  *
- * Order: the reader yields scopes children first; each thread's scopes are
- * held until their root closes, then written as begin/end pairs. Scopes
- * whose root never closed (the file was cut inside it) are written at the
- * end without it, with a warning. GPU spans are rebuilt into batches: one
- * batch per run of spans of the same track and CPU frame; each span's
- * parent is the latest earlier span one level up with the parent's name.
+ * Clock: the copy keeps the input's (source, initial period, origin tick,
+ * CLOCK_MONOTONIC and wall-clock origin) and reads the input in ticks
+ * (cap_reader_set_ticks), so CPU times are written as the very ticks the
+ * input holds. A block's period comes from its clock sample: the copy
+ * starts a block where the input does, with that block's sample
+ * (cap_reader_block_clock), so every time is converted as the input's.
+ * GPU spans keep their ticks, their track its period and calibrations
+ * (cap_reader_gpu_span_ticks, cap_reader_track_calibration): a new
+ * calibration is written before the first span that the input read with
+ * it.
  *
- * Per thread, times are written in order: the reader converts each block's
- * ticks with that block's clock estimate, so two events on either side of
- * a block boundary can come out a few hundred ns out of order although
- * their ticks were in order. Such a time is written as the thread's latest
- * (that is not a clock that went backwards, and is not counted as one);
- * the largest adjustment is reported when it exceeds a microsecond.
+ * Order: the copy writes each event as it is read, so each block of the
+ * copy holds what the input's did, in the same order, and every report
+ * lists what the input's lists in the same order. The reader yields a
+ * scope at its end (children first) together with its ancestors' begins
+ * (cap_reader_scope_ancestors): the ancestors not begun yet in the copy
+ * are begun then, the scope is begun unless it already was (as an
+ * ancestor of an earlier one), and it ends. Scopes the input never ends
+ * (a capture cut inside them, or their end in a damaged chunk) are left
+ * open in the copy (cap_writer_scope_forget), so no reader reports them,
+ * as none reports them in the input; a warning counts them. Children the
+ * input counts but whose events were lost (damage) are counted in the
+ * copy too (the reader gives the ancestors' children so far;
+ * cap_writer_scope_children), so self times stay the input's. GPU spans are
+ * rebuilt into batches: one batch per run of spans of the same track and
+ * CPU frame; each span's parent is the latest earlier span one level up
+ * with the parent's name.
+ *
+ * Counts: what the input counted rather than recorded (dropped scopes,
+ * scopes closed at end, timestamps that went backwards, stray ends, GPU
+ * frames untimed and spans invalid) is counted in the copy again
+ * (cap_writer_dropped, cap_writer_scope_counts, cap_writer_gpu_dropped),
+ * for its first declared thread and track: the reader gives totals.
+ *
+ * Per thread, ticks are written in order: a tick before the thread's
+ * latest (which a well-formed input never holds) is written as the
+ * latest, not counted as a clock that went backwards; the largest
+ * adjustment is reported when it exceeds a microsecond.
  *
  * Slices (cvt_options.slice): a first pass reads only the frames and picks
  * those to keep; consecutive kept frames make one time window. The copy
@@ -46,7 +70,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU };
+enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU, W_LOST, W_FLAGS, W_CHUNKS };
+
+/* A clock sample the input's blocks were converted with (have 0: the
+ * initial period). */
+typedef struct clk {
+    int have;
+    uint64_t tick, mono;
+    double per; /* ns per tick it gives */
+} clk;
+
+/* A thread's scopes begun in the copy and not ended yet, outermost first:
+ * name ids and begins as read (ticks since the origin). */
+typedef struct wthread {
+    uint32_t *name;
+    int64_t *begin;
+    int64_t *ch;     /* ticks of their direct children written so far */
+    size_t n, cap, bcap, ccap;
+} wthread;
 
 typedef struct window {
     int64_t begin, end; /* [begin, end) ns */
@@ -67,9 +108,14 @@ typedef struct copy {
     cap_writer *w;
     uint8_t *named;          /* name ids already defined in the output */
     size_t named_cap;
-    int64_t *open_end;       /* scratch: ends of open scopes */
-    size_t open_cap;
-    uint64_t clamped;
+    wthread *th;             /* per thread: the scopes begun, not ended */
+    size_t nth;
+    int64_t *anc;            /* scratch: a scope's ancestors' begins */
+    int64_t *anc_ch;         /* ... and their children so far */
+    size_t anc_cap, anc_ch_cap;
+    uint64_t forgot;         /* scopes left open: their ends are lost */
+    uint64_t unknown_flags;  /* names with flags this version cannot write */
+    uint64_t in_off;         /* the input's offset at the last event */
     uint64_t *last_tick;     /* per thread: latest time written */
     size_t last_cap;
     uint64_t max_adjust;     /* largest per-thread order adjustment (ns) */
@@ -79,8 +125,17 @@ typedef struct copy {
     size_t nspans, spans_cap;
     uint32_t gtrack;
     uint64_t gframe;
-    uint8_t cal_written[CAP_MAX_TRACKS];
+    uint8_t cal_written[CAP_MAX_TRACKS]; /* the calibration written */
+    uint64_t cal_gpu[CAP_MAX_TRACKS], cal_cpu[CAP_MAX_TRACKS];
     int fatal;               /* CVT_EXIT_* once something failed */
+    /* the input's clock: origin, and the samples met so far */
+    double per0;
+    uint64_t otick, omono;
+    clk *clks;
+    size_t nclk, clk_cap;
+    uint32_t rsi;            /* the sample of the input block being read */
+    uint32_t wsi;            /* the sample of the output block being written */
+    int wrote_clk;           /* the writer was given a sample */
     /* a live window (cvt_copy_reader), resolved once the metadata is read */
     const cvt_window *lw;
     int64_t lw_lo, lw_hi;    /* keep what begins in [lo, hi) */
@@ -113,13 +168,84 @@ static int wfail(copy *c, cap_result r, const char *what)
     return c->fatal;
 }
 
-static uint64_t tick(copy *c, int64_t ns)
+
+/* A CPU time as read (ticks since the origin) as the input's tick. */
+static uint64_t raw(const copy *c, int64_t t)
 {
-    if (ns < 0) {
-        c->clamped++;
-        return 0;
+    return c->otick + (uint64_t)t;
+}
+
+/* A CPU time as read, in ns as the reader reports it, with sample si. */
+static int64_t to_ns(const copy *c, int64_t t, uint32_t si)
+{
+    double per = c->nclk ? c->clks[si].per : c->per0;
+    if (per == 1.0)
+        return t;
+    double v = (double)t * per;
+    return v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : llround(v);
+}
+
+/* Note the input's current block sample; sets c->rsi. */
+static int read_clock(copy *c)
+{
+    clk k = {0, 0, 0, c->per0};
+    k.have = cap_reader_block_clock(c->r, &k.tick, &k.mono);
+    if (k.have)
+        k.per = (double)(k.mono - c->omono) / (double)(k.tick - c->otick);
+    if (c->nclk) {
+        const clk *l = &c->clks[c->rsi];
+        if (l->have == k.have && l->tick == k.tick && l->mono == k.mono)
+            return 0;
+        const clk *z = &c->clks[c->nclk - 1];
+        if (z->have == k.have && z->tick == k.tick && z->mono == k.mono) {
+            c->rsi = (uint32_t)(c->nclk - 1);
+            return 0;
+        }
     }
-    return (uint64_t)ns;
+    if (c->nclk >= UINT32_MAX ||
+        cvt_grow((void **)&c->clks, &c->clk_cap, c->nclk + 1, sizeof k))
+        return -1;
+    c->clks[c->nclk] = k;
+    c->rsi = (uint32_t)c->nclk++;
+    return 0;
+}
+
+/* Make the block being written one converted with sample si: flush the
+ * block under way and give the writer si's sample (or, for the initial
+ * period after a sample, one that does not count: at the origin's tick). */
+static cap_result need_clock(copy *c, uint32_t si)
+{
+    if (si == c->wsi)
+        return CAP_OK;
+    cap_result r = cap_writer_flush(c->w);
+    if (r != CAP_OK)
+        return r;
+    const clk *k = &c->clks[si];
+    if (k->have) {
+        r = cap_writer_clock_sample(c->w, k->tick, k->mono);
+        c->wrote_clk = 1;
+    } else if (c->wrote_clk) {
+        r = cap_writer_clock_sample(c->w, c->otick, c->omono);
+    }
+    c->wsi = si;
+    return r;
+}
+
+/* Give name id `id`, defined in the output, the flags the input has given
+ * it so far (they only accumulate). c->named[id] keeps 1 | flags << 1. */
+static int name_flags(copy *c, uint32_t id)
+{
+    uint32_t all = cap_reader_name_flags(c->r, id);
+    uint32_t flags = all & CAP_NAME_FLAGS_KNOWN;
+    if ((all & ~CAP_NAME_FLAGS_KNOWN) && !(c->named[id] & 0x80)) {
+        c->unknown_flags++; /* bits this version cannot write */
+        c->named[id] |= 0x80;
+    }
+    if (!(flags & ~((uint32_t)(c->named[id] & 0x7f) >> 1)))
+        return 0;
+    cap_result r = cap_writer_name_flags(c->w, id, flags);
+    c->named[id] |= (uint8_t)(flags << 1);
+    return r == CAP_OK ? 0 : wfail(c, r, "names");
 }
 
 /* Define name id `id` in the output the first time it is used. */
@@ -139,10 +265,7 @@ static int use_name(copy *c, uint32_t id)
         return 0; /* unnamed in the input: stays unnamed */
     cap_result r = cap_writer_name(c->w, id, s, cap_reader_name_file(c->r, id),
                                    cap_reader_name_line(c->r, id));
-    uint32_t flags = cap_reader_name_flags(c->r, id) & CAP_NAME_FLAGS_KNOWN;
-    if (r == CAP_OK && flags)
-        r = cap_writer_name_flags(c->w, id, flags);
-    return r == CAP_OK ? 0 : wfail(c, r, "names");
+    return r == CAP_OK ? name_flags(c, id) : wfail(c, r, "names");
 }
 
 /* ---- slices ------------------------------------------------------------ */
@@ -333,9 +456,36 @@ static uint64_t in_order(copy *c, uint32_t tid, uint64_t t)
     return *last = t;
 }
 
-static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
+/* Leave the innermost n written scopes of thread tid open for good (their
+ * ends were lost, or the input ends inside them). */
+static int forget(copy *c, uint32_t tid, uint32_t n)
 {
-    copy *c = user;
+    cap_result r = cap_writer_scope_forget(c->w, tid, n);
+    c->th[tid].n -= n;
+    c->forgot += n;
+    return r == CAP_OK ? 0 : wfail(c, r, "scopes");
+}
+
+/* Scope s, just read (at its end): begin the ancestors not begun yet (the
+ * reader gives their begins), begin s itself unless it already is, end
+ * it. So each thread's events are written in the input's order and each
+ * end into the block mirroring the one it was read from. */
+static int copy_scope(copy *c, const cap_ev_scope *s)
+{
+    uint32_t d = s->depth, tid = s->tid;
+    if (d && (cvt_grow((void **)&c->anc, &c->anc_cap, d, sizeof *c->anc) ||
+              cvt_grow((void **)&c->anc_ch, &c->anc_ch_cap, d,
+                       sizeof *c->anc_ch)))
+        return wfail(c, CAP_E_NOMEM, "scopes");
+    if (cap_reader_scope_ancestors(c->r, c->anc, c->anc_ch, d) != d)
+        return wfail(c, CAP_E_MISUSE, "scopes");
+    if (c->sliced || c->lw) { /* by the root's begin: whole trees */
+        int64_t b = to_ns(c, d ? c->anc[0] : s->begin_ns, c->rsi);
+        if (!(c->lw ? live_in(c, b) : in_window(c, b))) {
+            c->sliced_out++;
+            return 0;
+        }
+    }
     if (tid >= c->last_cap) {
         size_t old = c->last_cap;
         if (cvt_grow((void **)&c->last_tick, &c->last_cap, (size_t)tid + 1,
@@ -343,47 +493,66 @@ static int emit_scopes(void *user, uint32_t tid, const cvt_scope *s, size_t n)
             return wfail(c, CAP_E_NOMEM, "scopes");
         memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
     }
-    if (cvt_grow((void **)&c->open_end, &c->open_cap, n + 1,
-                 sizeof *c->open_end))
-        return wfail(c, CAP_E_NOMEM, "scopes");
-    size_t nopen = 0;
-    uint32_t *odepth = NULL;
-    cap_result r = CAP_OK;
-    /* pop by depth: a scope ends before the next one at its depth or above */
-    odepth = malloc((n + 1) * sizeof *odepth);
-    if (!odepth)
-        return wfail(c, CAP_E_NOMEM, "scopes");
-    int keep = 1;
-    uint32_t top = n ? s[0].depth : 0;
-    for (size_t i = 0; i < n && r == CAP_OK; i++) {
-        if (c->sliced || c->lw) {
-            if (s[i].depth <= top) { /* a root, or an orphan at its level */
-                top = s[i].depth;
-                keep = c->lw ? live_in(c, s[i].begin) : in_window(c, s[i].begin);
-            }
-            if (!keep) {
-                c->sliced_out++;
-                continue;
-            }
-        }
-        while (nopen && odepth[nopen - 1] >= s[i].depth && r == CAP_OK)
-            r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
-                                     tick(c, c->open_end[--nopen])));
-        if (r != CAP_OK)
-            break;
-        if (use_name(c, s[i].name)) {
-            free(odepth);
-            return c->fatal;
-        }
-        r = cap_writer_scope_begin(c->w, tid, s[i].name,
-                                   in_order(c, tid, tick(c, s[i].begin)));
-        c->open_end[nopen] = s[i].end;
-        odepth[nopen++] = s[i].depth;
+    if (tid >= c->nth) {
+        size_t old = c->nth;
+        if (cvt_grow((void **)&c->th, &c->nth, (size_t)tid + 1, sizeof *c->th))
+            return wfail(c, CAP_E_NOMEM, "scopes");
+        memset(c->th + old, 0, (c->nth - old) * sizeof *c->th);
     }
-    while (nopen && r == CAP_OK)
-        r = cap_writer_scope_end(c->w, tid, in_order(c, tid,
-                                 tick(c, c->open_end[--nopen])));
-    free(odepth);
+    wthread *t = &c->th[tid];
+    if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
+        cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
+                 sizeof *t->begin) ||
+        cvt_grow((void **)&t->ch, &t->ccap, (size_t)d + 1, sizeof *t->ch))
+        return wfail(c, CAP_E_NOMEM, "scopes");
+    uint32_t j = 0;
+    while (j < t->n && j < d && t->name[j] == s->stack[j] &&
+           t->begin[j] == c->anc[j])
+        j++;
+    int begun = j == d && t->n > d && t->name[d] == s->name &&
+                t->begin[d] == s->begin_ns;
+    uint32_t keep = begun ? d + 1 : j;
+    if (t->n > keep && forget(c, tid, t->n - keep))
+        return c->fatal;
+    cap_result r = CAP_OK;
+    for (uint32_t i = j; i < d && r == CAP_OK; i++) {
+        if (use_name(c, s->stack[i]))
+            return c->fatal;
+        r = cap_writer_scope_begin(c->w, tid, s->stack[i],
+                                   in_order(c, tid, raw(c, c->anc[i])));
+        t->name[i] = s->stack[i];
+        t->begin[i] = c->anc[i];
+        t->ch[i] = 0;
+        t->n = i + 1;
+    }
+    if (r == CAP_OK && !begun) {
+        if (use_name(c, s->name))
+            return c->fatal;
+        r = cap_writer_scope_begin(c->w, tid, s->name,
+                                   in_order(c, tid, raw(c, s->begin_ns)));
+        t->ch[d] = 0;
+    }
+    /* children the input counts and the copy has not written (their
+     * events were in a damaged chunk): counted in the copy too */
+    int64_t dur = (int64_t)((uint64_t)s->end_ns - (uint64_t)s->begin_ns);
+    for (uint32_t i = 0; i <= d && r == CAP_OK; i++) {
+        int64_t want = i == d       ? s->children_ns
+                       : i == d - 1 ? c->anc_ch[i] - dur
+                                    : c->anc_ch[i];
+        if (want > t->ch[i]) {
+            r = cap_writer_scope_children(c->w, tid, i,
+                                          (uint64_t)(want - t->ch[i]));
+            t->ch[i] = want;
+        }
+    }
+    if (r == CAP_OK)
+        r = need_clock(c, c->rsi);
+    if (r == CAP_OK)
+        r = cap_writer_scope_end(c->w, tid,
+                                 in_order(c, tid, raw(c, s->end_ns)));
+    if (d)
+        t->ch[d - 1] += dur;
+    t->n = d;
     return r == CAP_OK ? 0 : wfail(c, r, "scopes");
 }
 
@@ -409,14 +578,21 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
     }
     c->gtrack = g->track;
     c->gframe = g->cpu_frame;
-    if (g->measured && g->calibrated && !c->cal_written[g->track]) {
+    uint64_t cg, cc;
+    if (cap_reader_track_calibration(c->r, g->track, &cg, &cc) &&
+        (!c->cal_written[g->track] || c->cal_gpu[g->track] != cg ||
+         c->cal_cpu[g->track] != cc)) {
         if (flush_gpu(c))
             return c->fatal;
-        cap_result r = cap_writer_gpu_calibration(c->w, g->track, 0, 0, 0);
+        cap_result r = cap_writer_gpu_calibration(c->w, g->track, cg, cc, 0);
         if (r != CAP_OK)
             return wfail(c, r, "GPU calibration");
         c->cal_written[g->track] = 1;
+        c->cal_gpu[g->track] = cg;
+        c->cal_cpu[g->track] = cc;
     }
+    uint64_t gb = 0, ge = 0; /* the span's GPU ticks */
+    cap_reader_gpu_span_ticks(c->r, &gb, &ge);
     if (use_name(c, g->name))
         return c->fatal;
     if (cvt_grow((void **)&c->spans, &c->spans_cap, c->nspans + 1,
@@ -439,8 +615,7 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
                 fallback = (int32_t)i;
             const cap_gpu_span *p = &c->spans[i];
             if (!g->measured || !p->measured ||
-                (p->begin_tick <= tick(c, g->begin_ns) &&
-                 tick(c, g->end_ns) <= p->end_tick)) {
+                (p->begin_tick <= gb && ge <= p->end_tick)) {
                 parent = (int32_t)i;
                 break;
             }
@@ -448,10 +623,7 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
         if (parent < 0)
             parent = fallback;
     }
-    c->spans[c->nspans] = (cap_gpu_span){
-        g->name, parent, g->measured ? tick(c, g->begin_ns) : 0,
-        g->measured ? tick(c, g->begin_ns) + (uint64_t)g->duration_ns : 0,
-        g->measured};
+    c->spans[c->nspans] = (cap_gpu_span){g->name, parent, gb, ge, g->measured};
     c->span_depth[c->nspans] = parent >= 0 ? g->depth : 0;
     c->nspans++;
     return 0;
@@ -563,6 +735,54 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     return copy_run(c, in, out, sl, NULL);
 }
 
+/* The lowest thread (track) id the input declared and the copy did, or
+ * -1 when none. */
+static int64_t first_thread(const copy *c)
+{
+    for (uint32_t i = 0; i < CAP_MAX_THREADS; i++)
+        if (cap_reader_thread_name(c->r, i))
+            return i;
+    return -1;
+}
+
+static int64_t first_track(const copy *c)
+{
+    for (uint32_t i = 0; i < CAP_MAX_TRACKS; i++)
+        if (cap_reader_track_name(c->r, i))
+            return i;
+    return -1;
+}
+
+/* What the input counted, counted again in the copy; a count with no
+ * thread or track to hold it is said lost, in one line. */
+static cap_result copy_counts(copy *c)
+{
+    const cap_reader_stats *st = cap_reader_get_stats(c->r);
+    cap_result r = CAP_OK;
+    int64_t tid = first_thread(c), track = first_track(c);
+    uint64_t lost = 0;
+    if (tid >= 0) {
+        r = cap_writer_dropped(c->w, (uint32_t)tid, st->dropped_scopes);
+        if (r == CAP_OK)
+            r = cap_writer_scope_counts(c->w, (uint32_t)tid, st->closed_at_end,
+                                        st->clock_backwards, st->stray_ends);
+    } else {
+        lost += st->dropped_scopes + st->closed_at_end + st->clock_backwards +
+                st->stray_ends;
+    }
+    if (r == CAP_OK && track >= 0 && (st->gpu_untimed_frames || st->gpu_invalid))
+        r = cap_writer_gpu_dropped(c->w, (uint32_t)track,
+                                   st->gpu_untimed_frames, st->gpu_invalid);
+    else if (track < 0)
+        lost += st->gpu_untimed_frames + st->gpu_invalid;
+    if (lost)
+        cvt_warn(&c->d, W_LOST, "%llu counted loss(es) of the input (dropped "
+                 "scopes, GPU frames untimed, ...) have no thread or track "
+                 "in the copy to be counted on and are not in it",
+                 (unsigned long long)lost);
+    return r;
+}
+
 /* The copy itself, from c->r (open) into out; frees c and the reader. */
 static int copy_run(copy *c, const char *in, const char *out,
                     const cvt_slice *sl, cvt_copy_result *result)
@@ -595,8 +815,13 @@ static int copy_run(copy *c, const char *in, const char *out,
     wo.meta = meta;
     wo.meta_count = kmeta;
     wo.clock_source = cap_reader_clock_source(c->r);
-    wo.tick_period_ns = 1.0;
+    cap_reader_clock(c->r, &c->per0, &c->otick, &c->omono);
+    wo.tick_period_ns = c->per0;
+    wo.origin_tick = c->otick;
+    wo.origin_mono_ns = c->omono;
     wo.origin_unix_ns = cap_reader_origin_unix_ns(c->r);
+    /* blocks end where the input's do, not before: the largest allowed */
+    wo.block_bytes = (size_t)16 << 20;
     unsigned vmajor, vminor;
     cap_reader_version(c->r, &vmajor, &vminor);
     wo.format_minor = vminor >= 1; /* keep name flags (waits) */
@@ -616,14 +841,29 @@ static int copy_run(copy *c, const char *in, const char *out,
         free(c);
         return CVT_EXIT_OUTPUT;
     }
-    cvt_preorder pre;
-    cvt_preorder_init(&pre, emit_scopes, c);
     int damaged = 0;
-    for (;;) {
+    if (cap_reader_set_ticks(c->r, 1) != CAP_OK || read_clock(c) != 0) {
+        cvt_error(&c->d, "cannot read the capture's ticks");
+        c->fatal = CVT_EXIT_INPUT;
+    }
+    while (!c->fatal) {
         cap_event ev;
         res = cap_reader_next(c->r, &ev);
         if (res == CAP_DONE)
             break;
+        if (res == CAP_OK && read_clock(c) != 0) {
+            wfail(c, CAP_E_NOMEM, "clock");
+            break;
+        }
+        if (res == CAP_OK && cap_reader_offset(c->r) != c->in_off) {
+            /* the input's next block: so is the copy's */
+            c->in_off = cap_reader_offset(c->r);
+            cap_result fr = CAP_OK;
+            if (flush_gpu(c) || (fr = cap_writer_flush(c->w)) != CAP_OK) {
+                wfail(c, fr, "events");
+                break;
+            }
+        }
         if (res == CAP_E_TRUNCATED && c->lw) {
             if (result) /* a live stream cut: the tool says why */
                 result->truncated = 1;
@@ -651,23 +891,26 @@ static int copy_run(copy *c, const char *in, const char *out,
             break;
         case CAP_EV_GPU_TRACK:
             r = cap_writer_gpu_track(c->w, ev.u.gpu_track.track,
-                                     ev.u.gpu_track.name, 1.0);
+                                     ev.u.gpu_track.name,
+                                     ev.u.gpu_track.period_ns);
             break;
-        case CAP_EV_FRAME:
-            if (c->sliced && !kept(c, ev.u.frame.index))
+        case CAP_EV_FRAME: {
+            cap_ev_frame f = ev.u.frame; /* in ns, for the live window */
+            f.begin_ns = to_ns(c, f.begin_ns, c->rsi);
+            f.end_ns = to_ns(c, f.end_ns, c->rsi);
+            if (c->sliced && !kept(c, f.index))
                 break;
-            if (c->lw && !live_frame(c, &ev.u.frame))
+            if (c->lw && !live_frame(c, &f))
                 break;
-            r = cap_writer_frame(c->w, ev.u.frame.index,
-                                 tick(c, ev.u.frame.begin_ns),
-                                 tick(c, ev.u.frame.end_ns));
+            r = need_clock(c, c->rsi);
+            if (r == CAP_OK)
+                r = cap_writer_frame(c->w, f.index, raw(c, ev.u.frame.begin_ns),
+                                     raw(c, ev.u.frame.end_ns));
             break;
+        }
         case CAP_EV_SCOPE: {
             const cap_ev_scope *s = &ev.u.scope;
-            int e = cvt_preorder_add(&pre, s->tid, s->begin_ns, s->end_ns,
-                                     s->name, s->depth);
-            if (e == -1)
-                wfail(c, CAP_E_NOMEM, "scopes");
+            copy_scope(c, s);
             break;
         }
         case CAP_EV_GPU_SPAN:
@@ -683,16 +926,19 @@ static int copy_run(copy *c, const char *in, const char *out,
             if (!c->sliced || kept(c, ev.u.gpu_span.cpu_frame))
                 add_gpu(c, &ev.u.gpu_span);
             break;
-        case CAP_EV_COUNTER:
-            if (c->sliced && !in_window(c, ev.u.counter.time_ns))
+        case CAP_EV_COUNTER: {
+            int64_t t = to_ns(c, ev.u.counter.time_ns, c->rsi);
+            if (c->sliced && !in_window(c, t))
                 break;
-            if (!live_in(c, ev.u.counter.time_ns))
+            if (!live_in(c, t))
                 break;
-            if (use_name(c, ev.u.counter.name) == 0)
+            if (use_name(c, ev.u.counter.name) == 0 &&
+                (r = need_clock(c, c->rsi)) == CAP_OK)
                 r = cap_writer_counter(c->w, ev.u.counter.name,
-                                       tick(c, ev.u.counter.time_ns),
+                                       raw(c, ev.u.counter.time_ns),
                                        ev.u.counter.value);
             break;
+        }
         }
         if (r != CAP_OK)
             wfail(c, r, "events");
@@ -701,32 +947,42 @@ static int copy_run(copy *c, const char *in, const char *out,
     }
     if (!c->fatal)
         flush_gpu(c);
-    /* a live window keeps the whole name table, as the stream had it */
-    int all_names = c->lw || (sl && sl->all_names);
+    /* a whole copy and a live window keep the whole name table, as the
+     * input had it: a name defined and never used too */
+    int all_names = c->lw || !c->sliced || (sl && sl->all_names);
     for (uint32_t id = 1;
          all_names && !c->fatal && id <= cap_reader_max_name_id(c->r); id++)
         if (cap_reader_name(c->r, id))
             use_name(c, id);
+    /* flags the input gave a name after its first use */
+    for (uint32_t id = 1; !c->fatal && id < c->named_cap; id++)
+        if (c->named[id] && cap_reader_name(c->r, id))
+            name_flags(c, id);
+    cap_result r = CAP_OK;
     if (!c->fatal) {
-        uint64_t orphans = 0;
-        cvt_preorder_finish(&pre, &orphans);
-        if (orphans && !c->lw) /* a live window is cut inside them */
-            cvt_warn(&c->d, W_ORPHAN, "%llu scope(s) whose enclosing scope "
-                     "never closed (the capture was cut inside it) are kept "
-                     "without it", (unsigned long long)orphans);
+        for (size_t i = 0; i < c->nth && !c->fatal; i++)
+            if (c->th[i].n)
+                forget(c, (uint32_t)i, (uint32_t)c->th[i].n);
+        if (c->forgot && !c->lw) /* a live window is cut inside them */
+            cvt_warn(&c->d, W_ORPHAN, "%llu scope(s) never end in the input "
+                     "(their ends were lost: the capture was cut or damaged "
+                     "inside them); the copy leaves them open as well, and "
+                     "no reader reports them", (unsigned long long)c->forgot);
     }
     if (!c->fatal) {
-        const cap_reader_stats *st = cap_reader_get_stats(c->r);
-        cap_result r = CAP_OK;
-        if (st->dropped_scopes && cap_reader_thread_name(c->r, 0))
-            r = cap_writer_dropped(c->w, 0, st->dropped_scopes);
-        if (r == CAP_OK && (st->gpu_untimed_frames || st->gpu_invalid) &&
-            cap_reader_track_name(c->r, 0))
-            r = cap_writer_gpu_dropped(c->w, 0, st->gpu_untimed_frames,
-                                       st->gpu_invalid);
+        r = copy_counts(c);
         if (r != CAP_OK)
             wfail(c, r, "statistics");
     }
+    if (c->unknown_flags)
+        cvt_warn(&c->d, W_FLAGS, "%llu name(s) carry flags this version of "
+                 "libcapture does not know; they are not in the copy",
+                 (unsigned long long)c->unknown_flags);
+    if (cap_reader_get_stats(c->r)->unknown_chunks)
+        cvt_warn(&c->d, W_CHUNKS, "%llu chunk(s) of a type this version of "
+                 "libcapture does not know were skipped; they are not in the "
+                 "copy", (unsigned long long)cap_reader_get_stats(c->r)
+                             ->unknown_chunks);
     if (c->sliced && c->d.out)
         fprintf(c->d.out, "%s: kept %zu frame(s) in %zu "
                 "window(s); %llu scope(s) outside them left out\n", out,
@@ -736,9 +992,6 @@ static int copy_run(copy *c, const char *in, const char *out,
                  "%.3f us (the input's clock estimate changed between "
                  "blocks) were written in order",
                  (double)c->max_adjust / 1e3);
-    if (c->clamped)
-        cvt_warn(&c->d, W_CLAMP, "%llu time(s) before the capture's origin "
-                 "written as the origin", (unsigned long long)c->clamped);
     int rc = c->fatal;
     if (result) {
         const cap_reader_stats *st = cap_reader_get_stats(c->r);
@@ -757,20 +1010,29 @@ static int copy_run(copy *c, const char *in, const char *out,
             cvt_error(&c->d, "cannot write: %s", cap_result_message(res));
             rc = CVT_EXIT_OUTPUT;
         } else if (damaged) {
-            cvt_warn(&c->d, W_DAMAGE, "recovered into %s, which is complete",
+            cvt_warn(&c->d, W_DAMAGE, "recovered into %s, which is complete: "
+                     "what the damage lost is not in it either, and reading "
+                     "it does not warn about the damage (keep the input)",
                      out);
         }
     } else {
         cap_writer_abandon(c->w);
     }
     cvt_warn_summary(&c->d);
-    cvt_preorder_free(&pre);
     cap_reader_close(c->r);
     free(c->keep);
     free(c->win);
     free(c->named);
     free(c->last_tick);
-    free(c->open_end);
+    for (size_t i = 0; i < c->nth; i++) {
+        free(c->th[i].name);
+        free(c->th[i].begin);
+        free(c->th[i].ch);
+    }
+    free(c->th);
+    free(c->anc);
+    free(c->anc_ch);
+    free(c->clks);
     free(c->spans);
     free(c->span_depth);
     free(c);

@@ -1,7 +1,7 @@
 /*
  * capture_remote - record a fixed window of a live capture from another
  * machine: capture_remote HOST:PORT OUT.cap [--seconds N] [--skip-seconds S]
- * [--frames N] [--connect-timeout S].
+ * [--frames N] [--connect-timeout S] [--format-version V].
  *
  * Option parsing here; the recording is remote.c's (rem_record).
  */
@@ -29,6 +29,11 @@ static void usage(FILE *f)
           "  --frames N           stop after N frames (default: no limit)\n"
           "  --connect-timeout S  keep trying to connect for S seconds "
           "(default 10)\n"
+          "  --format-version V   the version of the capture format written,\n"
+          "                       1.1, 2.0 or 3.0 (default: 2.0), as in\n"
+          "                       capture_convert: 3.0 is the most compact and\n"
+          "                       slower to read; 1.1 is for readers older\n"
+          "                       than format 2.0\n"
           "  -q, --quiet          no summary line when all went well\n"
           "  -h, --help           this help\n"
           "  --version            the version, then exit\n"
@@ -64,12 +69,13 @@ static int number(const char *opt, const char *s, double min, double *out)
 
 int main(int argc, char **argv)
 {
-    enum { O_SECONDS = 256, O_SKIP, O_FRAMES, O_TIMEOUT };
+    enum { O_SECONDS = 256, O_SKIP, O_FRAMES, O_TIMEOUT, O_FORMAT };
     static const struct option opts[] = {
         {"seconds", required_argument, 0, O_SECONDS},
         {"skip-seconds", required_argument, 0, O_SKIP},
         {"frames", required_argument, 0, O_FRAMES},
         {"connect-timeout", required_argument, 0, O_TIMEOUT},
+        {"format-version", required_argument, 0, O_FORMAT},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
@@ -97,6 +103,17 @@ int main(int argc, char **argv)
         case O_TIMEOUT:
             if (number("--connect-timeout", optarg, 0.1, &o.connect_timeout))
                 return REM_USAGE;
+            break;
+        case O_FORMAT:
+            o.format_major = strcmp(optarg, "1.1") == 0   ? 1
+                             : strcmp(optarg, "2.0") == 0 ? 2
+                             : strcmp(optarg, "3.0") == 0 ? 3
+                                                          : 0;
+            if (!o.format_major) {
+                fprintf(stderr, "capture_remote: --format-version '%s': "
+                                "expected 1.1, 2.0 or 3.0\n", optarg);
+                return REM_USAGE;
+            }
             break;
         case 'q':
             o.quiet = 1;

@@ -265,6 +265,77 @@ CAP_API int64_t cap_reader_origin_unix_ns(const cap_reader *r);
 /* The clock source recorded by the producer ("tsc", "monotonic", ...). */
 CAP_API const char *cap_reader_clock_source(const cap_reader *r);
 
+/* The capture's clock as its ORIGIN section states it: the initial ns per
+ * CPU tick (the period before any CLOCK sample), the CPU tick at the
+ * origin and CLOCK_MONOTONIC at that tick (0 when unknown). Any pointer
+ * may be NULL; with r NULL every value is 0. With these, the clock
+ * samples (cap_reader_block_clock) and the ticks of cap_reader_set_ticks,
+ * a program re-writing a capture (capture_convert) gives its writer the
+ * same clock, and every time reads back to the same nanosecond. */
+CAP_API void cap_reader_clock(const cap_reader *r, double *period_ns,
+                              uint64_t *origin_tick, uint64_t *origin_mono_ns);
+
+/* The clock sample (a CLOCK section: CPU tick and CLOCK_MONOTONIC ns read
+ * together) that set the period of the block the last event came from:
+ * returns 1 and fills *tick and *mono_ns (either may be NULL), or returns
+ * 0 (and sets them to 0) when that block is converted with the initial
+ * period of cap_reader_clock. Only samples that count are reported (one
+ * at least 100 ms after the origin, format-spec "The period of a block").
+ * Before the first event, and with r NULL: 0. */
+CAP_API int cap_reader_block_clock(const cap_reader *r, uint64_t *tick,
+                                   uint64_t *mono_ns);
+
+/* With on != 0, the CPU times of the events (scopes' begin_ns, end_ns and
+ * children_ns, frames' begin_ns and end_ns, counters' time_ns) are
+ * reported in CPU ticks, not nanoseconds: each is the tick minus the
+ * origin's tick (cap_reader_clock), reinterpreted as a signed 64-bit
+ * integer, with no period applied, so the file's ticks are given back
+ * exactly (origin_tick + (uint64_t)value). GPU spans are unchanged (their
+ * times stay nanoseconds, on the CPU axis when calibrated). Converting a
+ * value to what the reader reports otherwise is the format's own rule:
+ * the value itself when the block's period is exactly 1.0, else
+ * llround(value x period), the period being the initial one or the block's
+ * sample's (mono_ns - origin_mono_ns) / (tick - origin_tick). Call before
+ * the first cap_reader_next (or cap_reader_next_batch).
+ * Errors: CAP_E_MISUSE (r NULL, or events were already read). */
+CAP_API cap_result cap_reader_set_ticks(cap_reader *r, int on);
+
+/* The scopes open around the scope the last call of cap_reader_next
+ * yielded: its ancestors, outermost first (the names are its event's
+ * `stack`). Fills begin[0 .. min(depth, max)) with their begin times and
+ * children[0 .. min(depth, max)) with the time their direct children took
+ * so far (this scope included, as for cap_ev_scope.children_ns), and
+ * returns the scope's depth; either array may be NULL (max 0 to ask for
+ * the depth only). The times are in the units of the event: ns, or ticks
+ * under cap_reader_set_ticks, converted as the scope's own are. Returns 0
+ * for a root scope, after an event of another kind, after a
+ * cap_reader_next_batch that yielded more than one event, and with r NULL.
+ * A scope is yielded at its end, after its children; this tells a program
+ * that re-writes a capture in the order it was recorded (capture_convert)
+ * where the scopes around it began, before they end. */
+CAP_API size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
+                                          int64_t *children, size_t max);
+
+/* The GPU ticks (of its track's clock, cap_ev_gpu_track.period_ns each)
+ * of the GPU span the last call of cap_reader_next yielded: returns 1 and
+ * fills *begin_tick and *end_tick (either may be NULL) for a measured
+ * span; returns 0 (and sets them to 0) for a span not measured, after an
+ * event of another kind, and with r NULL. With the track's calibration
+ * (cap_reader_track_calibration) they give the span's times exactly as
+ * the reader converts them. */
+CAP_API int cap_reader_gpu_span_ticks(const cap_reader *r,
+                                      uint64_t *begin_tick,
+                                      uint64_t *end_tick);
+
+/* The calibration of GPU track `track` in force for the spans read so far
+ * (the latest GPU_CAL section: a GPU tick and the CPU tick read with it):
+ * returns 1 and fills *gpu_tick and *cpu_tick (either may be NULL), or
+ * returns 0 (and sets them to 0) when the track was not calibrated yet,
+ * for a track id past CAP_MAX_TRACKS, and with r NULL. */
+CAP_API int cap_reader_track_calibration(const cap_reader *r, uint32_t track,
+                                         uint64_t *gpu_tick,
+                                         uint64_t *cpu_tick);
+
 /* Skip events of the kinds in `mask` (bits 1u << CAP_EV_FRAME, ...) without
  * decoding them: their sections are stepped over by length. Declarations,
  * names and statistics are still read. For a fast first pass (frames only)

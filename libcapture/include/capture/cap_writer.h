@@ -205,6 +205,50 @@ CAP_API cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
 CAP_API cap_result cap_writer_dropped(cap_writer *w, uint32_t tid,
                                       uint64_t scopes);
 
+/* Count, for thread `tid`, what the writer otherwise counts itself as it
+ * meets it: `closed_at_end` scopes still open at close and ended there
+ * (cap_writer_close, cap_writer_end_open_scopes), `clock_backwards`
+ * timestamps that went backwards and were written as no time passing
+ * (cap_writer_scope_begin/_end), `stray_ends` scope ends met with no
+ * scope open (cap_writer_scope_end). For a program that re-writes a
+ * capture (capture_convert): the input's file holds these counts, not
+ * the events that made them, and the copy must say what the input says.
+ * Recorded, like cap_writer_dropped, in the next block's statistics
+ * (STATS kinds 4, 5 and 6); readers sum them over the file. Zero counts
+ * are allowed and write nothing.
+ * Errors: CAP_E_MISUSE (undeclared thread; stray_ends not 0 in a format
+ * 1.0 file, which cannot hold it), CAP_E_NOMEM, CAP_E_STOPPED (or the
+ * error that stopped the writer). */
+CAP_API cap_result cap_writer_scope_counts(cap_writer *w, uint32_t tid,
+                                           uint64_t closed_at_end,
+                                           uint64_t clock_backwards,
+                                           uint64_t stray_ends);
+
+/* Leave the innermost `n` scopes open on thread `tid` (every one when n
+ * is at least as many) without an end: they are never ended, not by
+ * cap_writer_close either, and not counted, so readers never report them,
+ * as they never report scopes open where a file cut short ends. If the
+ * thread has events in the block under way, that block is written first
+ * (cap_writer_flush), so the thread's later events nest under the scopes
+ * still open only. For a program that re-writes a capture cut short or
+ * damaged (capture_convert), where scopes began and their ends are lost.
+ * Errors: CAP_E_MISUSE (undeclared thread), those of cap_writer_flush,
+ * CAP_E_STOPPED. */
+CAP_API cap_result cap_writer_scope_forget(cap_writer *w, uint32_t tid,
+                                           uint32_t n);
+
+/* Add `ticks` to the children time of the scope open on thread `tid` at
+ * `depth` (0: the outermost open), as if direct children that took that
+ * long had been written: its self time is that much lower. For a program
+ * that re-writes a damaged capture (capture_convert), where the input
+ * still counts children whose events were lost. A scope's children time
+ * is written in a block's open-stack prefix, so if the thread has events
+ * in the block under way, that block is written first (cap_writer_flush).
+ * Errors: CAP_E_MISUSE (undeclared thread, no scope open at `depth`),
+ * those of cap_writer_flush, CAP_E_STOPPED. */
+CAP_API cap_result cap_writer_scope_children(cap_writer *w, uint32_t tid,
+                                             uint32_t depth, uint64_t ticks);
+
 /* Count GPU frames of `track` that went untimed (their ring slot was still
  * in flight) and GPU spans dropped before reaching the writer. */
 CAP_API cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,

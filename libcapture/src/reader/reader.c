@@ -124,7 +124,15 @@ struct cap_reader {
     capf_cur sec;     /* remaining sections of the current payload */
     capf_cur body;    /* the section being decoded */
     sec_state state;
-    double period;    /* ns per CPU tick for the current block */
+    double period;    /* ns per CPU tick for the current block (1.0
+                         under cap_reader_set_ticks) */
+    double real_period; /* ns per CPU tick for the current block, always */
+    int ticks;        /* cap_reader_set_ticks: CPU times in ticks */
+    int clk_have;     /* the current block's period came from a CLOCK */
+    uint64_t clk_tick, clk_mono; /* ... sample: this one */
+    uint32_t anc_n;   /* cap_reader_scope_ancestors: the depth of the
+                         scope cap_reader_next yielded last (0: none) */
+    int last_gpu;     /* cap_reader_next yielded a GPU span last */
     double lim_per;   /* the period fast_lim was made for (0: none yet) */
     uint64_t fast_lim; /* tick counts below it are in round_pos's range */
     int in_footer;
@@ -275,12 +283,26 @@ static inline int64_t add_ns(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
-static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
+static inline int64_t to_ns_per(const cap_reader *r, uint64_t tick,
+                                double per)
 {
     int64_t d = (int64_t)(tick - r->origin_tick);
-    if (r->period == 1.0)
+    if (per == 1.0)
         return d;
-    return round_ns((double)d * r->period);
+    return round_ns((double)d * per);
+}
+
+static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
+{
+    return to_ns_per(r, tick, r->period);
+}
+
+/* The current block's period starts as the META chunk's. */
+static void block_clock_reset(cap_reader *r)
+{
+    r->real_period = r->meta_period;
+    r->period = r->ticks ? 1.0 : r->meta_period;
+    r->clk_have = 0;
 }
 
 /* ---- open -------------------------------------------------------------- */
@@ -676,7 +698,7 @@ static cap_result open_rest(cap_reader *r)
             set_detail(r, "metadata chunk is malformed");
         goto fail;
     }
-    r->period = r->meta_period;
+    block_clock_reset(r);
     r->st.chunks = 1;
     return CAP_OK;
 fail:
@@ -1320,9 +1342,14 @@ static cap_result next_section(cap_reader *r)
         if (b->bad)
             return CAP_E_CORRUPT;
         if (r->origin_mono && m >= r->origin_mono + CAPF_CLOCK_MIN_SPAN_NS &&
-            t > r->origin_tick)
-            r->period = (double)(m - r->origin_mono) /
-                        (double)(t - r->origin_tick);
+            t > r->origin_tick) {
+            r->real_period = (double)(m - r->origin_mono) /
+                             (double)(t - r->origin_tick);
+            r->period = r->ticks ? 1.0 : r->real_period;
+            r->clk_have = 1;
+            r->clk_tick = t;
+            r->clk_mono = m;
+        }
         return CAP_OK;
     }
     case CAPF_SEC_NAMES:
@@ -2111,7 +2138,7 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
                 g->self_ns = (int64_t)llround((double)s->self * k->period);
                 if (k->calibrated) {
                     g->calibrated = 1;
-                    int64_t c0 = to_ns(r, k->cal_cpu);
+                    int64_t c0 = to_ns_per(r, k->cal_cpu, r->real_period);
                     int64_t off = (int64_t)(s->begin - k->cal_gpu);
                     g->begin_ns =
                         add_ns(c0, (int64_t)llround((double)off * k->period));
@@ -2213,9 +2240,15 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
         }
         if (r->finished)
             return CAP_DONE;
+        r->anc_n = 0;
+        r->last_gpu = 0;
         cap_result res = section_event(r, ev);
-        if (res == CAP_OK)
+        if (res == CAP_OK) {
+            if (ev->kind == CAP_EV_SCOPE)
+                r->anc_n = ev->u.scope.depth;
+            r->last_gpu = ev->kind == CAP_EV_GPU_SPAN;
             return CAP_OK;
+        }
         if (res != CAP_DONE) {
             set_detail(r, "malformed events in the block before offset %llu",
                        (unsigned long long)r->off);
@@ -2261,7 +2294,7 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             }
             return CAP_DONE;
         }
-        r->period = r->meta_period;
+        block_clock_reset(r);
         capf_chunk_header h;
         size_t raw_len;
         uint64_t coff;
@@ -2338,6 +2371,7 @@ cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
         cap_result res = scopes_run(r, ev, max, &k, &apos);
         if (k) {
             *n = k;
+            r->anc_n = 0;
             return CAP_OK;
         }
         if (res != CAP_DONE)
@@ -2357,6 +2391,8 @@ cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
         apos = dpt;
         scopes_run(r, ev + 1, max - 1, &k, &apos);
         *n += k;
+        if (k)
+            r->anc_n = 0;
     }
     return CAP_OK;
 }
@@ -2536,6 +2572,80 @@ int64_t cap_reader_origin_unix_ns(const cap_reader *r)
 const char *cap_reader_clock_source(const cap_reader *r)
 {
     return r && r->clock_source ? r->clock_source : "";
+}
+
+cap_result cap_reader_set_ticks(cap_reader *r, int on)
+{
+    if (!r || r->sec.end || r->finished)
+        return CAP_E_MISUSE;
+    r->ticks = on != 0;
+    block_clock_reset(r);
+    return CAP_OK;
+}
+
+void cap_reader_clock(const cap_reader *r, double *period_ns,
+                      uint64_t *origin_tick, uint64_t *origin_mono_ns)
+{
+    if (period_ns)
+        *period_ns = r ? r->meta_period : 0;
+    if (origin_tick)
+        *origin_tick = r ? r->origin_tick : 0;
+    if (origin_mono_ns)
+        *origin_mono_ns = r ? r->origin_mono : 0;
+}
+
+int cap_reader_block_clock(const cap_reader *r, uint64_t *tick,
+                           uint64_t *mono_ns)
+{
+    int have = r && r->clk_have;
+    if (tick)
+        *tick = have ? r->clk_tick : 0;
+    if (mono_ns)
+        *mono_ns = have ? r->clk_mono : 0;
+    return have;
+}
+
+size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
+                                  int64_t *children, size_t max)
+{
+    if (!r)
+        return 0;
+    for (size_t i = 0; i < r->anc_n && i < max; i++) {
+        if (begin)
+            begin[i] = r->stk_begin_ns[i];
+        if (children) {
+            uint64_t ch = r->stk_children[i];
+            children[i] = r->period == 1.0 || ch == 0
+                              ? (int64_t)ch
+                              : round_ns((double)ch * r->period);
+        }
+    }
+    return r->anc_n;
+}
+
+int cap_reader_gpu_span_ticks(const cap_reader *r, uint64_t *begin_tick,
+                              uint64_t *end_tick)
+{
+    const rd_span *s = r && r->last_gpu && r->span_pos
+                           ? &r->spans[r->span_pos - 1]
+                           : NULL;
+    int have = s && s->measured;
+    if (begin_tick)
+        *begin_tick = have ? s->begin : 0;
+    if (end_tick)
+        *end_tick = have ? s->begin + s->dur : 0;
+    return have;
+}
+
+int cap_reader_track_calibration(const cap_reader *r, uint32_t track,
+                                 uint64_t *gpu_tick, uint64_t *cpu_tick)
+{
+    int have = r && track < CAP_MAX_TRACKS && r->tracks[track].calibrated;
+    if (gpu_tick)
+        *gpu_tick = have ? r->tracks[track].cal_gpu : 0;
+    if (cpu_tick)
+        *cpu_tick = have ? r->tracks[track].cal_cpu : 0;
+    return have;
 }
 
 void cap_reader_set_filter(cap_reader *r, unsigned mask)

@@ -1105,6 +1105,71 @@ cap_result cap_writer_dropped(cap_writer *w, uint32_t tid, uint64_t scopes)
     return CAP_OK;
 }
 
+cap_result cap_writer_scope_counts(cap_writer *w, uint32_t tid,
+                                   uint64_t closed_at_end,
+                                   uint64_t clock_backwards,
+                                   uint64_t stray_ends)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t || (stray_ends && !w->v11))
+        return CAP_E_MISUSE;
+    t->closed_at_end += closed_at_end;
+    t->backwards += clock_backwards;
+    t->stray += stray_ends;
+    if (ref_thread_decl(w, tid, t) != 0)
+        return fail(w, CAP_E_NOMEM);
+    return CAP_OK;
+}
+
+/* Thread t's next events start a block, whose open-stack prefix is made
+ * from its stack then: the block under way is written first when t has
+ * events in it. */
+static cap_result thread_new_block(cap_writer *w, const wr_thread *t)
+{
+    return t->events_mark == w->seq ? cap_writer_flush(w) : CAP_OK;
+}
+
+cap_result cap_writer_scope_forget(cap_writer *w, uint32_t tid, uint32_t n)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t)
+        return CAP_E_MISUSE;
+    if (n > t->depth)
+        n = t->depth;
+    if (n == 0)
+        return CAP_OK;
+    /* the block under way ends with them open; the next one's open-stack
+     * prefix no longer holds them */
+    r = thread_new_block(w, t);
+    if (r == CAP_OK)
+        t->depth -= n;
+    return r;
+}
+
+cap_result cap_writer_scope_children(cap_writer *w, uint32_t tid,
+                                     uint32_t depth, uint64_t ticks)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    wr_thread *t = thread_get(w, tid);
+    if (!t || depth >= t->depth)
+        return CAP_E_MISUSE;
+    if (ticks == 0)
+        return CAP_OK;
+    /* a scope's children time is written in a block's open-stack prefix */
+    r = thread_new_block(w, t);
+    if (r == CAP_OK)
+        t->stack[depth].children += ticks;
+    return r;
+}
+
 cap_result cap_writer_gpu_dropped(cap_writer *w, uint32_t track,
                                   uint64_t untimed_frames,
                                   uint64_t invalid_spans)
