@@ -25,6 +25,12 @@ typedef struct path_cache {
     uint32_t node[CAP_MAX_DEPTH];
     size_t frame_hint;
     int in_frames, outside; /* CPU: a scope began in a frame, in none */
+    /* CPU: the stack of the last scope resolved (sp, in the batch sp_gen):
+     * name[0..sp_n) holds its first sp_n entries, so that a scope of that
+     * batch with the same stack and depth <= sp_n has its parent at once */
+    const uint32_t *sp;
+    uint64_t sp_gen;
+    uint32_t sp_n;
 } path_cache;
 
 typedef struct loader {
@@ -51,6 +57,9 @@ typedef struct loader {
     uint32_t last_tid;
     path_cache *last_cache;
     const struct slot *slot; /* decoding ahead: the batch being applied */
+    uint64_t gen;            /* the batch being applied, counted: two
+                                scopes of one batch with the same stack
+                                pointer have the same ancestors */
     /* bounded memory (an_options.series_budget): the exact series until
      * they hold `budget` values, then a ring of the last `win` frames per
      * row, each frame's values summarised (emit) once it leaves the ring */
@@ -270,6 +279,12 @@ static uint32_t node_new(an_capture *m, uint32_t parent, an_kind kind,
     n->is_root = parent == NONE;
     n->depth = parent == NONE ? 0 : m->nodes[parent].depth + 1;
     n->first_child = n->next_sibling = NONE;
+    for (uint32_t a = parent; a != NONE && !m->nodes[a].is_root;
+         a = m->nodes[a].parent)
+        if (m->nodes[a].name_id == name_id && m->nodes[a].kind == kind) {
+            n->recursive = 1;
+            break;
+        }
     if (root_name) {
         n->name = xstrdup(root_name);
         if (!n->name)
@@ -1125,8 +1140,9 @@ static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
 }
 
 /* Node of the parent of an event with ancestors stack[0..depth). */
-static uint32_t parent_node(loader *L, path_cache *c, an_kind kind,
-                            const uint32_t *stack, uint32_t depth)
+__attribute__((always_inline)) static inline uint32_t
+parent_node(loader *L, path_cache *c, an_kind kind, const uint32_t *stack,
+            uint32_t depth)
 {
     uint32_t k = 0;
     while (k < c->depth && k < depth && c->name[k] == stack[k])
@@ -1149,8 +1165,9 @@ static uint32_t parent_node(loader *L, path_cache *c, an_kind kind,
 
 /* Node of an event named `name` under `parent` at `depth`, through the
  * path cache (parent_node was just called with the event's stack). */
-static uint32_t own_node(loader *L, path_cache *c, an_kind kind,
-                         uint32_t parent, uint32_t depth, uint32_t name)
+__attribute__((always_inline)) static inline uint32_t
+own_node(loader *L, path_cache *c, an_kind kind, uint32_t parent,
+         uint32_t depth, uint32_t name)
 {
     if (depth < c->depth && c->name[depth] == name)
         return c->node[depth];
@@ -1159,6 +1176,8 @@ static uint32_t own_node(loader *L, path_cache *c, an_kind kind,
         c->name[depth] = name;
         c->node[depth] = node;
         c->depth = depth + 1;
+        if (depth < c->sp_n)
+            c->sp_n = depth;
     }
     return node;
 }
@@ -1276,6 +1295,31 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
     return own_node(L, c, kind, parent, depth, name);
 }
 
+/* event_node for a CPU scope: a scope with the stack (pointer) of the
+ * thread's previous one in the same batch, no deeper than what the cache
+ * holds of it, finds its parent there without comparing the stacks (the
+ * usual case: the ends of a run share one copy of their ancestors). */
+__attribute__((always_inline)) static inline uint32_t
+scope_node(loader *L, uint32_t tid, const uint32_t *stack, uint32_t depth,
+           uint32_t name, path_cache **cache)
+{
+    path_cache *c = *cache = event_cache(L, AN_CPU, tid);
+    if (!c)
+        return NONE;
+    uint32_t parent;
+    if (stack == c->sp && depth <= c->sp_n && c->sp_gen == L->gen) {
+        parent = depth ? c->node[depth - 1] : c->root;
+    } else {
+        parent = parent_node(L, c, AN_CPU, stack, depth);
+        if (parent == NONE)
+            return NONE;
+        c->sp = stack;
+        c->sp_gen = L->gen;
+        c->sp_n = depth;
+    }
+    return own_node(L, c, AN_CPU, parent, depth, name);
+}
+
 /* ---- events ------------------------------------------------------------ */
 
 /* A declared CPU thread joins the header's list under its name (or
@@ -1370,14 +1414,16 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     int64_t dur = cap_duration_ns(h->begin_ns, h->end_ns), self = h->self;
     path_cache *c;
     uint32_t node = NONE;
+    int rec = !!(h->depth & HAND_RECURSIVE); /* no tree: the stack's answer */
     if (__builtin_expect(L->tree, 1)) {
-        node = event_node(L, AN_CPU, h->tid, stack, depth, h->name, &c);
+        node = scope_node(L, h->tid, stack, depth, h->name, &c);
         if (node == NONE)
             return -1;
         an_node *n = &m->nodes[node];
         n->calls++;
         sat_add(&n->total_ns, dur);
         sat_add(&n->self_ns, self);
+        rec = n->recursive;
     } else if (L->values_only) {
         return scope_value(L, h);
     } else if (!(c = event_cache(L, AN_CPU, h->tid))) { /* no_tree */
@@ -1389,7 +1435,7 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     an_scope *s = &m->scopes[si];
     s->calls++;
     sat_add(&s->self_ns, self);
-    if (L->o->by_path || !(h->depth & HAND_RECURSIVE))
+    if (L->o->by_path || !rec)
         sat_add(&s->total_ns, dur);
     long f = frame_at(m, h->begin_ns, &c->frame_hint);
     c->in_frames |= f >= 0;
@@ -1418,17 +1464,19 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     return 0;
 }
 
-/* A scope's fields as the model takes them. */
-static inline hand scope_hand(const cap_ev_scope *e)
+/* A scope's fields as the model takes them; the recursion flag only when
+ * `rec` (without a call tree: with one, the scope's node says it). */
+static inline hand scope_hand(const cap_ev_scope *e, int rec)
 {
     return (hand){.begin_ns = e->begin_ns,
                   .end_ns = e->end_ns,
                   .self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns),
                   .name = e->name,
                   .tid = e->tid,
-                  .depth = e->depth | (in_stack(e->stack, e->depth, e->name)
-                                           ? HAND_RECURSIVE
-                                           : 0)};
+                  .depth = e->depth |
+                           (rec && in_stack(e->stack, e->depth, e->name)
+                                ? HAND_RECURSIVE
+                                : 0)};
 }
 
 /* A scope event read on this thread. */
@@ -1436,7 +1484,7 @@ static int on_scope(loader *L, const cap_ev_scope *e)
 {
     if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
         return 0;
-    hand h = scope_hand(e);
+    hand h = scope_hand(e, !L->tree);
     return scope_core(L, &h, e->stack);
 }
 
@@ -1889,7 +1937,21 @@ static long slot_stack(slot *s, const uint32_t *st, uint32_t depth,
     return (long)off;
 }
 
-/* Fill slot s from the reader: one batch, as compact records. */
+/* Reverse roots[a..b). */
+static void roots_reverse(slot_name *r, size_t a, size_t b)
+{
+    for (; a + 1 < b; a++, b--) {
+        slot_name t = r[a];
+        r[a] = r[b - 1];
+        r[b - 1] = t;
+    }
+}
+
+/* Fill slot s from the reader: one batch, as compact records. The loop
+ * over its scopes is the reader thread's share of the model's cost: it
+ * keeps what it reads in locals (the records go to memory the compiler
+ * must otherwise assume they alias) and copies a stack only when it
+ * changes. */
 static int fill(ahead *A, slot *s)
 {
     loader *L = A->L;
@@ -1902,66 +1964,80 @@ static int fill(ahead *A, slot *s)
         snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
         return 0;
     }
-    /* threads the batch declares first: root_name finds the first entry
-     * of a thread, and its declared name wins over the reader's */
-    for (size_t i = 0; i < got; i++)
-        if (A->ev[i].kind == CAP_EV_THREAD &&
-            slot_root(s, AN_CPU, A->ev[i].u.thread.tid,
-                      A->ev[i].u.thread.name) != 0)
-            return -1;
     const uint32_t *prev = NULL;
-    uint32_t prev_depth = 0;
-    size_t prev_off = 0;
+    uint32_t prev_depth = 0, prev_off = 0;
     /* read once: the model thread writes the loader's other fields */
     const int have_cutoff = L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
     const int values_only = L->values_only;
+    const int tree = L->tree;
+    const int carry_waits = A->carry_waits;
+    uint8_t *const seen_cpu = A->seen_cpu;
+    hand *const rec = s->rec;
+    uint32_t last_tid = NONE; /* a thread whose root is known */
+    int threads = 0;          /* the batch declares threads */
     for (size_t i = 0; i < got; i++) {
         const cap_event *ev = &A->ev[i];
-        if (ev->kind == CAP_EV_SCOPE && values_only) {
-            /* a scan's scope: scope_value takes its name, thread, begin
-               and self time, no stack, depth or recursion */
+        if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
             const cap_ev_scope *e = &ev->u.scope;
-            if (have_cutoff && e->begin_ns < cutoff_ns)
-                continue;
-            s->rec[n++] = (hand){
-                .begin_ns = e->begin_ns,
-                .end_ns = e->end_ns,
-                .self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns),
-                .name = e->name,
-                .tid = e->tid};
-            continue;
-        }
-        if (ev->kind == CAP_EV_SCOPE) {
-            const cap_ev_scope *e = &ev->u.scope;
-            if (have_cutoff && e->begin_ns < cutoff_ns)
+            const int64_t begin = e->begin_ns, end = e->end_ns;
+            if (have_cutoff && begin < cutoff_ns)
                 continue; /* the model skips it */
-            long off = e->stack == prev && e->depth <= prev_depth
-                           ? (long)prev_off
-                           : slot_stack(s, e->stack, e->depth, &prev,
-                                        &prev_depth, &prev_off);
-            if (off < 0)
-                return -1;
-            if (!A->seen_cpu[e->tid]) {
-                A->seen_cpu[e->tid] = 1;
-                if (slot_root(s, AN_CPU, e->tid,
-                              cap_reader_thread_name(L->r, e->tid)) != 0)
-                    return -1;
+            const uint32_t tid = e->tid, name = e->name, depth = e->depth;
+            const int64_t self = cap_self_ns(begin, end, e->children_ns);
+            if (values_only) {
+                /* a scan's scope: scope_value takes its name, thread,
+                   begin and self time, no stack, depth or recursion */
+                rec[n++] = (hand){.begin_ns = begin,
+                                  .end_ns = end,
+                                  .self = self,
+                                  .name = name,
+                                  .tid = tid};
+                continue;
             }
-            if (A->carry_waits && (e->name >= A->name_seen_cap ||
-                                   !A->name_seen[e->name])) {
+            const uint32_t *st = e->stack;
+            if (st != prev || depth > prev_depth) { /* a new stack */
+                if (s->arena_n + depth + 1 > s->arena_cap &&
+                    an_grow((void **)&s->arena, &s->arena_cap,
+                            s->arena_n + depth + 1, sizeof *s->arena) != 0)
+                    return -1;
+                prev_off = (uint32_t)s->arena_n;
+                if (depth)
+                    memcpy(s->arena + prev_off, st, depth * sizeof *st);
+                s->arena_n += depth;
+                prev = st;
+                prev_depth = depth;
+            }
+            if (tid != last_tid) {
+                if (!seen_cpu[tid]) {
+                    seen_cpu[tid] = 1;
+                    if (slot_root(s, AN_CPU, tid,
+                                  cap_reader_thread_name(L->r, tid)) != 0)
+                        return -1;
+                }
+                last_tid = tid;
+            }
+            if (carry_waits &&
+                (name >= A->name_seen_cap || !A->name_seen[name])) {
                 if (grow_zero(&A->name_seen, &A->name_seen_cap,
-                              (size_t)e->name + 1) != 0 ||
+                              (size_t)name + 1) != 0 ||
                     an_grow((void **)&s->waits, &s->waits_cap,
                             s->waits_n + 1, sizeof *s->waits) != 0)
                     return -1;
-                A->name_seen[e->name] = 1;
+                A->name_seen[name] = 1;
                 s->waits[s->waits_n++] = (struct slot_wait){
-                    e->name, name_is_wait(L, L->r, e->name) ? 2 : 1};
+                    name, name_is_wait(L, L->r, name) ? 2 : 1};
             }
-            hand *h = &s->rec[n++];
-            *h = scope_hand(e);
-            h->stack = (uint32_t)off;
+            /* with a call tree, the scope's node says whether it recurses */
+            uint32_t r = !tree && in_stack(st, depth, name) ? HAND_RECURSIVE
+                                                            : 0;
+            rec[n++] = (hand){.begin_ns = begin,
+                              .end_ns = end,
+                              .self = self,
+                              .name = name,
+                              .stack = prev_off,
+                              .tid = tid,
+                              .depth = depth | r};
             continue;
         }
         if (ev->kind != CAP_EV_GPU_SPAN && ev->kind != CAP_EV_COUNTER &&
@@ -1971,14 +2047,16 @@ static int fill(ahead *A, slot *s)
         *o = *ev;
         if (ev->kind == CAP_EV_THREAD) {
             o->u.thread.name = NULL; /* in the slot's roots */
+            threads = 1;
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
             const cap_ev_gpu_span *e = &ev->u.gpu_span;
-            prev = NULL; /* a span's stack is always copied */
-            long off = slot_stack(s, e->stack, e->depth, &prev, &prev_depth,
-                                  &prev_off);
+            const uint32_t *gp; /* a span's stack is always copied, and */
+            uint32_t gd;        /* is not a scope's */
+            size_t goff;
+            long off = slot_stack(s, e->stack, e->depth, &gp, &gd, &goff);
             if (off < 0)
                 return -1;
-            prev = NULL; /* a span's stack is not a scope's */
+            prev = NULL;
             o->u.gpu_span.stack = (const uint32_t *)(uintptr_t)off;
             if (!(have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0) &&
                 !A->seen_gpu[e->track]) {
@@ -1988,9 +2066,21 @@ static int fill(ahead *A, slot *s)
                     return -1;
             }
         }
-        hand *h = &s->rec[n++];
-        h->tid = HAND_OTHER;
-        h->stack = (uint32_t)n_other++;
+        rec[n++] = (hand){.tid = HAND_OTHER, .stack = (uint32_t)n_other++};
+    }
+    if (threads) {
+        /* the threads the batch declares go first: root_name finds the
+         * first entry of a thread, and its declared name wins over the
+         * reader's */
+        size_t k = s->roots_n;
+        for (size_t i = 0; i < got; i++)
+            if (A->ev[i].kind == CAP_EV_THREAD &&
+                slot_root(s, AN_CPU, A->ev[i].u.thread.tid,
+                          A->ev[i].u.thread.name) != 0)
+                return -1;
+        roots_reverse(s->roots, 0, k);
+        roots_reverse(s->roots, k, s->roots_n);
+        roots_reverse(s->roots, 0, s->roots_n);
     }
     /* the arena is final: GPU spans' stacks from offsets to pointers */
     for (size_t j = 0; j < n_other; j++)
@@ -2095,6 +2185,7 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
         cap_result r = s->res;
         if (r == CAP_OK) {
             L->slot = s;
+            L->gen++; /* the stacks of a new slot */
             int rc = 0;
             for (size_t i = 0; i < s->waits_n && rc == 0; i++)
                 rc = name_wait_set(L, s->waits[i].id, s->waits[i].w);
@@ -2191,6 +2282,7 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
+        L->gen++; /* the stacks of a new batch */
         if ((L->values_only ? apply_values(L, evs, n) : apply(L, evs, n)) != 0)
             return CAP_E_NOMEM;
     }
