@@ -1341,7 +1341,7 @@ static int thread_declared(an_capture *m, uint32_t tid, const char *name)
 #define HAND_RECURSIVE 0x80000000u /* in hand.depth */
 
 typedef struct hand {
-    int64_t begin_ns, end_ns, self;
+    int64_t begin_ns, end_ns, children_ns; /* as cap_ev_scope's */
     uint32_t name;
     uint32_t stack; /* offset of the ancestors in the slot's arena; for
                        HAND_OTHER, the event's index in other */
@@ -1401,7 +1401,8 @@ value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
 /* value_of for a record handed over by the reader thread. */
 __attribute__((noinline)) static int scope_value(loader *L, const hand *h)
 {
-    return value_of(L, h->name, h->tid, h->begin_ns, h->self);
+    return value_of(L, h->name, h->tid, h->begin_ns,
+                    cap_self_ns(h->begin_ns, h->end_ns, h->children_ns));
 }
 
 /* A CPU scope into the model: its node, row, sums and per-frame value.
@@ -1411,7 +1412,10 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
 {
     an_capture *m = L->m;
     uint32_t depth = h->depth & ~HAND_RECURSIVE;
-    int64_t dur = cap_duration_ns(h->begin_ns, h->end_ns), self = h->self;
+    /* cap_self_ns from the duration the node and row take anyway */
+    int64_t dur = cap_duration_ns(h->begin_ns, h->end_ns), self = dur;
+    if (h->children_ns > 0)
+        self = h->children_ns >= dur ? 0 : dur - h->children_ns;
     path_cache *c;
     uint32_t node = NONE;
     int rec = !!(h->depth & HAND_RECURSIVE); /* no tree: the stack's answer */
@@ -1470,7 +1474,7 @@ static inline hand scope_hand(const cap_ev_scope *e, int rec)
 {
     return (hand){.begin_ns = e->begin_ns,
                   .end_ns = e->end_ns,
-                  .self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns),
+                  .children_ns = e->children_ns,
                   .name = e->name,
                   .tid = e->tid,
                   .depth = e->depth |
@@ -1947,35 +1951,26 @@ static void roots_reverse(slot_name *r, size_t a, size_t b)
     }
 }
 
-/* Fill slot s from the reader: one batch, as compact records. The loop
- * over its scopes is the reader thread's share of the model's cost: it
- * keeps what it reads in locals (the records go to memory the compiler
- * must otherwise assume they alias) and copies a stack only when it
- * changes. */
-static int fill(ahead *A, slot *s)
+/* fill's loop over the batch's `got` events: the number of records, or -1
+ * out of memory; *threads set when the batch declares threads. The loop
+ * is the reader thread's share of the model's cost: it keeps what it
+ * reads in locals (the records go to memory the compiler must otherwise
+ * assume they alias), copies a stack only when it changes, and is made
+ * twice: for the usual load (no cut-off, no wait flags, a call tree)
+ * without the tests the others need. */
+__attribute__((always_inline)) static inline long
+fill_events(ahead *A, slot *s, size_t got, int *threads,
+            const int have_cutoff, const int carry_waits, const int tree,
+            const int values_only)
 {
     loader *L = A->L;
-    s->arena_n = s->roots_n = s->names_n = s->waits_n = 0;
-    s->detail[0] = 0;
-    size_t got = 0, n = 0, n_other = 0;
-    s->res = cap_reader_next_batch(L->r, A->ev, SLOT_EVENTS, &got);
-    s->n = 0;
-    if (s->res != CAP_OK) {
-        snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
-        return 0;
-    }
+    size_t n = 0, n_other = 0;
     const uint32_t *prev = NULL;
     uint32_t prev_depth = 0, prev_off = 0;
-    /* read once: the model thread writes the loader's other fields */
-    const int have_cutoff = L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
-    const int values_only = L->values_only;
-    const int tree = L->tree;
-    const int carry_waits = A->carry_waits;
     uint8_t *const seen_cpu = A->seen_cpu;
     hand *const rec = s->rec;
     uint32_t last_tid = NONE; /* a thread whose root is known */
-    int threads = 0;          /* the batch declares threads */
     for (size_t i = 0; i < got; i++) {
         const cap_event *ev = &A->ev[i];
         if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
@@ -1984,13 +1979,13 @@ static int fill(ahead *A, slot *s)
             if (have_cutoff && begin < cutoff_ns)
                 continue; /* the model skips it */
             const uint32_t tid = e->tid, name = e->name, depth = e->depth;
-            const int64_t self = cap_self_ns(begin, end, e->children_ns);
+            const int64_t children = e->children_ns;
             if (values_only) {
                 /* a scan's scope: scope_value takes its name, thread,
                    begin and self time, no stack, depth or recursion */
                 rec[n++] = (hand){.begin_ns = begin,
                                   .end_ns = end,
-                                  .self = self,
+                                  .children_ns = children,
                                   .name = name,
                                   .tid = tid};
                 continue;
@@ -2033,7 +2028,7 @@ static int fill(ahead *A, slot *s)
                                                             : 0;
             rec[n++] = (hand){.begin_ns = begin,
                               .end_ns = end,
-                              .self = self,
+                              .children_ns = children,
                               .name = name,
                               .stack = prev_off,
                               .tid = tid,
@@ -2047,7 +2042,7 @@ static int fill(ahead *A, slot *s)
         *o = *ev;
         if (ev->kind == CAP_EV_THREAD) {
             o->u.thread.name = NULL; /* in the slot's roots */
-            threads = 1;
+            *threads = 1;
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
             const cap_ev_gpu_span *e = &ev->u.gpu_span;
             const uint32_t *gp; /* a span's stack is always copied, and */
@@ -2068,6 +2063,37 @@ static int fill(ahead *A, slot *s)
         }
         rec[n++] = (hand){.tid = HAND_OTHER, .stack = (uint32_t)n_other++};
     }
+    /* the arena is final: GPU spans' stacks from offsets to pointers */
+    for (size_t j = 0; j < n_other; j++)
+        if (s->other[j].kind == CAP_EV_GPU_SPAN)
+            s->other[j].u.gpu_span.stack =
+                s->arena + (uintptr_t)s->other[j].u.gpu_span.stack;
+    return (long)n;
+}
+
+/* Fill slot s from the reader: one batch, as compact records. */
+static int fill(ahead *A, slot *s)
+{
+    loader *L = A->L;
+    s->arena_n = s->roots_n = s->names_n = s->waits_n = 0;
+    s->detail[0] = 0;
+    size_t got = 0;
+    s->res = cap_reader_next_batch(L->r, A->ev, SLOT_EVENTS, &got);
+    s->n = 0;
+    if (s->res != CAP_OK) {
+        snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
+        return 0;
+    }
+    /* read once: the model thread writes the loader's other fields */
+    const int have_cutoff = L->have_cutoff, carry_waits = A->carry_waits,
+              tree = L->tree, values_only = L->values_only;
+    int threads = 0;
+    long n = !have_cutoff && !carry_waits && tree && !values_only
+                 ? fill_events(A, s, got, &threads, 0, 0, 1, 0)
+                 : fill_events(A, s, got, &threads, have_cutoff, carry_waits,
+                               tree, values_only);
+    if (n < 0)
+        return -1;
     if (threads) {
         /* the threads the batch declares go first: root_name finds the
          * first entry of a thread, and its declared name wins over the
@@ -2082,12 +2108,7 @@ static int fill(ahead *A, slot *s)
         roots_reverse(s->roots, k, s->roots_n);
         roots_reverse(s->roots, 0, s->roots_n);
     }
-    /* the arena is final: GPU spans' stacks from offsets to pointers */
-    for (size_t j = 0; j < n_other; j++)
-        if (s->other[j].kind == CAP_EV_GPU_SPAN)
-            s->other[j].u.gpu_span.stack =
-                s->arena + (uintptr_t)s->other[j].u.gpu_span.stack;
-    s->n = n;
+    s->n = (size_t)n;
     return 0;
 }
 
