@@ -224,6 +224,16 @@ static long frame_at(const an_capture *m, int64_t t, size_t *hint)
     return (long)k;
 }
 
+/* frame_at, its usual answer (the hinted frame) inline. */
+__attribute__((always_inline)) static inline long
+frame_near(const an_capture *m, int64_t t, size_t *hint)
+{
+    size_t h = *hint;
+    if (h < m->nframes && m->frames[h].begin_ns <= t && t < m->frames[h].end_ns)
+        return (long)h;
+    return frame_at(m, t, hint);
+}
+
 static long frame_by_index(const an_capture *m, uint64_t index)
 {
     if (!m->frame_index) /* frame_index0 + position, increasing */
@@ -1394,7 +1404,7 @@ value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
         L->last_cache = c;
         L->last_tid = tid;
     }
-    long f = frame_at(L->m, begin_ns, &c->frame_hint);
+    long f = frame_near(L->m, begin_ns, &c->frame_hint);
     return note_value(L, si, f, self, tid & 0x7fffffffu);
 }
 
@@ -1441,7 +1451,7 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     sat_add(&s->self_ns, self);
     if (L->o->by_path || !rec)
         sat_add(&s->total_ns, dur);
-    long f = frame_at(m, h->begin_ns, &c->frame_hint);
+    long f = frame_near(m, h->begin_ns, &c->frame_hint);
     c->in_frames |= f >= 0;
     c->outside |= f < 0 && m->nframes;
     if (f < 0 && m->nframes)
@@ -1971,6 +1981,8 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
     uint8_t *const seen_cpu = A->seen_cpu;
     hand *const rec = s->rec;
     uint32_t last_tid = NONE; /* a thread whose root is known */
+    uint32_t *arena = s->arena; /* the slot's, in locals for the loop */
+    size_t arena_n = s->arena_n, arena_cap = s->arena_cap;
     for (size_t i = 0; i < got; i++) {
         const cap_event *ev = &A->ev[i];
         if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
@@ -1992,14 +2004,27 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
             }
             const uint32_t *st = e->stack;
             if (st != prev || depth > prev_depth) { /* a new stack */
-                if (s->arena_n + depth + 1 > s->arena_cap &&
-                    an_grow((void **)&s->arena, &s->arena_cap,
-                            s->arena_n + depth + 1, sizeof *s->arena) != 0)
-                    return -1;
-                prev_off = (uint32_t)s->arena_n;
-                if (depth)
-                    memcpy(s->arena + prev_off, st, depth * sizeof *st);
-                s->arena_n += depth;
+                if (arena_n + depth + 1 > arena_cap) {
+                    s->arena_n = arena_n;
+                    if (an_grow((void **)&s->arena, &s->arena_cap,
+                                arena_n + depth + 1, sizeof *s->arena) != 0)
+                        return -1;
+                    arena = s->arena;
+                    arena_cap = s->arena_cap;
+                }
+                prev_off = (uint32_t)arena_n;
+                /* two entries a step, inline: a call to memcpy costs more
+                   than the copy of a stack of a few entries */
+                uint32_t *d = arena + arena_n;
+                uint32_t k = 0;
+                for (; k + 2 <= depth; k += 2) {
+                    uint64_t w;
+                    memcpy(&w, st + k, sizeof w);
+                    memcpy(d + k, &w, sizeof w);
+                }
+                if (k < depth)
+                    d[k] = st[k];
+                arena_n += depth;
                 prev = st;
                 prev_depth = depth;
             }
@@ -2048,9 +2073,13 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
             const uint32_t *gp; /* a span's stack is always copied, and */
             uint32_t gd;        /* is not a scope's */
             size_t goff;
+            s->arena_n = arena_n;
             long off = slot_stack(s, e->stack, e->depth, &gp, &gd, &goff);
             if (off < 0)
                 return -1;
+            arena = s->arena;
+            arena_n = s->arena_n;
+            arena_cap = s->arena_cap;
             prev = NULL;
             o->u.gpu_span.stack = (const uint32_t *)(uintptr_t)off;
             if (!(have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0) &&
@@ -2063,12 +2092,29 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
         }
         rec[n++] = (hand){.tid = HAND_OTHER, .stack = (uint32_t)n_other++};
     }
+    s->arena_n = arena_n;
     /* the arena is final: GPU spans' stacks from offsets to pointers */
     for (size_t j = 0; j < n_other; j++)
         if (s->other[j].kind == CAP_EV_GPU_SPAN)
             s->other[j].u.gpu_span.stack =
                 s->arena + (uintptr_t)s->other[j].u.gpu_span.stack;
     return (long)n;
+}
+
+/* fill_events for the usual load, and for any (apart: a compiler would
+ * otherwise merge them into one that tests the constants). */
+__attribute__((noinline)) static long fill_usual(ahead *A, slot *s,
+                                                 size_t got, int *threads)
+{
+    return fill_events(A, s, got, threads, 0, 0, 1, 0);
+}
+
+__attribute__((noinline)) static long fill_any(ahead *A, slot *s, size_t got,
+                                               int *threads)
+{
+    const loader *L = A->L;
+    return fill_events(A, s, got, threads, L->have_cutoff, A->carry_waits,
+                       L->tree, L->values_only);
 }
 
 /* Fill slot s from the reader: one batch, as compact records. */
@@ -2084,14 +2130,10 @@ static int fill(ahead *A, slot *s)
         snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
         return 0;
     }
-    /* read once: the model thread writes the loader's other fields */
-    const int have_cutoff = L->have_cutoff, carry_waits = A->carry_waits,
-              tree = L->tree, values_only = L->values_only;
     int threads = 0;
-    long n = !have_cutoff && !carry_waits && tree && !values_only
-                 ? fill_events(A, s, got, &threads, 0, 0, 1, 0)
-                 : fill_events(A, s, got, &threads, have_cutoff, carry_waits,
-                               tree, values_only);
+    long n = !L->have_cutoff && !A->carry_waits && L->tree && !L->values_only
+                 ? fill_usual(A, s, got, &threads)
+                 : fill_any(A, s, got, &threads);
     if (n < 0)
         return -1;
     if (threads) {
