@@ -322,8 +322,8 @@ static void kid_ht_put(kid_table *t, uint32_t key, uint32_t entry)
 static uint32_t node_find(loader *L, uint32_t parent, an_kind kind,
                           uint32_t name, struct kid_memo *mm);
 
-static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
-                         uint32_t name)
+__attribute__((always_inline)) static inline uint32_t
+node_get(loader *L, uint32_t parent, an_kind kind, uint32_t name)
 {
     uint32_t key = kid_key(kind, name);
     struct kid_memo *mm = &L->memo[(parent * 0x9e3779b1u ^ key * 0x85ebca6bu) >>
@@ -336,8 +336,9 @@ static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
     return node;
 }
 
-static uint32_t node_find(loader *L, uint32_t parent, an_kind kind,
-                          uint32_t name, struct kid_memo *mm)
+__attribute__((noinline)) static uint32_t
+node_find(loader *L, uint32_t parent, an_kind kind, uint32_t name,
+          struct kid_memo *mm)
 {
     (void)mm;
     an_capture *m = L->m;
@@ -891,6 +892,19 @@ static int win_emit_frame(loader *L, uint64_t frame)
         return 0;
     size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap;
     int64_t *g = L->ring + at;
+    an_capture *m = L->m;
+    if (!L->seen && !L->visit && !L->o->summary_fn && !m->pop_of &&
+        !m->ot_bin) { /* the ranking's: emit is the row's histogram */
+        for (size_t r = 0; r < L->ring_rows; r++) {
+            if (g[r]) {
+                int64_t v = g[r];
+                g[r] = 0;
+                if (an_hist_add(&m->scopes[r].pf_hist, v) != 0)
+                    return -1;
+            }
+        }
+        return 0;
+    }
     if (!L->seen) {
         for (size_t r = 0; r < L->ring_rows; r++) {
             if (g[r]) {
