@@ -1370,7 +1370,9 @@ typedef struct hand {
     uint32_t stack; /* offset of the ancestors in the slot's arena; for
                        HAND_OTHER, the event's index in other */
     uint32_t tid;   /* HAND_OTHER: not a scope */
-    uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's */
+    uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's
+                       (only without a call tree: with one, the scope's
+                       node says it, an_node.recursive) */
 } hand;
 
 /* pf_note's usual case on a summarised load, inline: a row already in
@@ -1836,16 +1838,28 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
 
 /* ---- decoding ahead on a second thread ----------------------------------
  * The reader thread reads batches of events into a buffer of its own and
- * hands each scope over as a compact record (a `hand`: its times, self
- * time, name, thread, depth and recursion; its stack copied into the
+ * hands each scope over as a compact record (a `hand`: its times and its
+ * children's time, name, thread and depth; its stack copied into the
  * slot's arena once per change); the few other events the model uses go
  * over whole; the name of each thread or track as the reader knew it at
  * that thread's first event goes with them. The calling thread applies
  * them in order, through the same scope_core as the one-thread load, so
  * the model is the same. A scope crosses from one core to the other in 40
- * bytes, not the 96 of a cap_event and its precomputed fields: what the
+ * bytes, not the 80 of a cap_event and its precomputed fields: what the
  * second thread costs on two cores is mostly that traffic
- * (docs/PERFORMANCE.md, "Both cores on an idle host"). */
+ * (docs/PERFORMANCE.md, "Both cores on an idle host").
+ *
+ * The split (issue 12): the reader thread's share is the decoding itself
+ * (about 330 instructions a realistic scope, reader.c) and the handing
+ * over (about 50: fill_usual); the model thread's, the rest (about 320 on
+ * the ranking: the call-tree node, the row, the frame, the ring and the
+ * histograms). What the model thread needs a scope's stack for it does
+ * once per stack (scope_node), a scope's self time it works out from the
+ * duration it takes anyway, and whether a scope recurses is its node's
+ * (an_node.recursive, set once when the node is made), so the reader
+ * thread neither scans stacks nor works out times; moving more to it (the
+ * frame, the node) would make it the longer of the two (callgrind
+ * --separate-threads=yes on the ranking of realistic captures). */
 
 /* Batches of 4,096 events, half a ring (8 slots, 32 Ki events) handed
  * over at a time: with 1,024 the threads met four times as often and the
