@@ -1359,17 +1359,14 @@ static int thread_declared(an_capture *m, uint32_t tid, const char *name)
 }
 
 
-/* A CPU scope as the model takes it: from an event read on this thread
- * (on_scope), or handed over by the reader thread (fill). */
-#define HAND_OTHER UINT32_MAX /* hand.tid: an event of other[hand.stack] */
+/* A CPU scope as the model takes it from its event (on_scope, on either
+ * thread count). */
 #define HAND_RECURSIVE 0x80000000u /* in hand.depth */
 
 typedef struct hand {
     int64_t begin_ns, end_ns, children_ns; /* as cap_ev_scope's */
     uint32_t name;
-    uint32_t stack; /* offset of the ancestors in the slot's arena; for
-                       HAND_OTHER, the event's index in other */
-    uint32_t tid;   /* HAND_OTHER: not a scope */
+    uint32_t tid;
     uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's
                        (only without a call tree: with one, the scope's
                        node says it, an_node.recursive) */
@@ -1424,7 +1421,7 @@ value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
     return note_value(L, si, f, self, tid & 0x7fffffffu);
 }
 
-/* value_of for a record handed over by the reader thread. */
+/* value_of for a scan's scope (scope_core, values_only). */
 __attribute__((noinline)) static int scope_value(loader *L, const hand *h)
 {
     return value_of(L, h->name, h->tid, h->begin_ns,
@@ -1837,29 +1834,30 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
 }
 
 /* ---- decoding ahead on a second thread ----------------------------------
- * The reader thread reads batches of events into a buffer of its own and
- * hands each scope over as a compact record (a `hand`: its times and its
- * children's time, name, thread and depth; its stack copied into the
- * slot's arena once per change); the few other events the model uses go
- * over whole; the name of each thread or track as the reader knew it at
- * that thread's first event goes with them. The calling thread applies
- * them in order, through the same scope_core as the one-thread load, so
- * the model is the same. A scope crosses from one core to the other in 40
- * bytes, not the 80 of a cap_event and its precomputed fields: what the
- * second thread costs on two cores is mostly that traffic
- * (docs/PERFORMANCE.md, "Both cores on an idle host").
+ * The reader thread decodes each batch of events straight into a slot of
+ * a ring and makes it the slot's own: the stacks of the events the model
+ * takes are copied into the slot's arena (once per change: the ends of a
+ * run share one) and the events pointed there, the name of each thread or
+ * track as the reader knew it at that thread's first event goes into the
+ * slot's roots (root_name), and so do the wait flags of names new to the
+ * load (over_time_hint). The calling thread applies the slot's events in
+ * order through apply, as a one-thread load applies a batch, so the model
+ * is the same.
  *
  * The split (issue 12): the reader thread's share is the decoding itself
- * (about 330 instructions a realistic scope, reader.c) and the handing
- * over (about 50: fill_usual); the model thread's, the rest (about 320 on
- * the ranking: the call-tree node, the row, the frame, the ring and the
- * histograms). What the model thread needs a scope's stack for it does
- * once per stack (scope_node), a scope's self time it works out from the
- * duration it takes anyway, and whether a scope recurses is its node's
+ * (about 330 instructions a realistic scope, reader.c) and that pass over
+ * the batch (about 30: fill_usual); the model thread's, the rest (about
+ * 330 on the ranking: the call-tree node, the row, the frame, the ring and
+ * the histograms). What the model thread needs a scope's stack for it does
+ * once per stack (scope_node), and whether a scope recurses is its node's
  * (an_node.recursive, set once when the node is made), so the reader
- * thread neither scans stacks nor works out times; moving more to it (the
- * frame, the node) would make it the longer of the two (callgrind
- * --separate-threads=yes on the ranking of realistic captures). */
+ * thread neither scans stacks nor rewrites records; moving more to it
+ * (the frame, the node) would make it the longer of the two (callgrind
+ * --separate-threads=yes on the ranking of realistic captures). A scope
+ * crosses from one core to the other in its 80-byte cap_event: the 40-byte
+ * record it was rewritten into before cost the reader thread 20 more
+ * instructions a scope than the model thread's reading the larger event
+ * (bench_threads --ranking: the model thread's CPU time the same). */
 
 /* Batches of 4,096 events, half a ring (8 slots, 32 Ki events) handed
  * over at a time: with 1,024 the threads met four times as often and the
@@ -1874,14 +1872,22 @@ typedef struct slot_name {
     size_t off; /* in names */
 } slot_name;
 
+/* A slot's stacks: blocks of ARENA_BLOCK entries that never move (a
+ * stack copied there is pointed at by its events), reused batch after
+ * batch. */
+enum { ARENA_BLOCK = 16384 }; /* > CAP_MAX_DEPTH: any stack fits one */
+
 typedef struct slot {
-    hand rec[SLOT_EVENTS];
-    cap_event other[SLOT_EVENTS]; /* GPU spans, counters, threads */
+    cap_event ev[SLOT_EVENTS]; /* the batch, decoded here; the stacks of
+                                  the events the model takes point into
+                                  the slot's arena, threads' names into
+                                  its roots */
     size_t n;
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
-    uint32_t *arena;  /* stacks */
-    size_t arena_n, arena_cap;
+    uint32_t **blk;   /* the arena's blocks */
+    size_t nblk, blk_cap;
+    size_t blk_at, blk_n; /* the block in use, entries used in it */
     slot_name *roots; /* first events of threads and tracks */
     size_t roots_n, roots_cap;
     char *names;
@@ -1897,7 +1903,6 @@ typedef struct slot {
 typedef struct ahead {
     loader *L;
     slot *slots;
-    cap_event ev[SLOT_EVENTS]; /* the reader thread's batch */
     size_t head, tail; /* filled: [tail, head) */
     int stop;          /* the consumer gave up */
     int ended;         /* the reader thread posted its last slot */
@@ -1959,24 +1964,26 @@ static int slot_root(slot *s, an_kind kind, uint32_t id, const char *name)
     return 0;
 }
 
-/* Stack st[0..depth) into s's arena (the caller first checks whether it
- * is the one just copied: the reader hands the same stack to consecutive
- * events): its offset, or -1 out of memory. */
-static long slot_stack(slot *s, const uint32_t *st, uint32_t depth,
-                       const uint32_t **prev, uint32_t *prev_depth,
-                       size_t *prev_off)
+/* Room for `depth` entries in s's arena (the next block once this one is
+ * full); NULL out of memory. */
+static uint32_t *arena_take(slot *s, uint32_t depth)
 {
-    if (an_grow((void **)&s->arena, &s->arena_cap, s->arena_n + depth + 1,
-                sizeof *s->arena) != 0)
-        return -1;
-    size_t off = s->arena_n;
-    if (depth)
-        memcpy(s->arena + off, st, depth * sizeof *st);
-    s->arena_n += depth;
-    *prev = st;
-    *prev_depth = depth;
-    *prev_off = off;
-    return (long)off;
+    if (s->nblk && s->blk_n + depth <= ARENA_BLOCK) {
+        uint32_t *d = s->blk[s->blk_at] + s->blk_n;
+        s->blk_n += depth;
+        return d;
+    }
+    size_t at = s->nblk ? s->blk_at + 1 : 0;
+    if (at == s->nblk) {
+        if (an_grow((void **)&s->blk, &s->blk_cap, s->nblk + 1,
+                    sizeof *s->blk) != 0 ||
+            !(s->blk[s->nblk] = malloc(ARENA_BLOCK * sizeof **s->blk)))
+            return NULL;
+        s->nblk++;
+    }
+    s->blk_at = at;
+    s->blk_n = depth;
+    return s->blk[at];
 }
 
 /* Reverse roots[a..b). */
@@ -1989,61 +1996,54 @@ static void roots_reverse(slot_name *r, size_t a, size_t b)
     }
 }
 
-/* fill's loop over the batch's `got` events: the number of records, or -1
- * out of memory; *threads set when the batch declares threads. The loop
- * is the reader thread's share of the model's cost: it keeps what it
- * reads in locals (the records go to memory the compiler must otherwise
- * assume they alias), copies a stack only when it changes, and is made
- * twice: for the usual load (no cut-off, no wait flags, a call tree)
- * without the tests the others need. */
-__attribute__((always_inline)) static inline long
+/* fill's pass over the batch's `got` events (decoded into s->ev): each
+ * stack the model will read copied into the slot's arena once per change
+ * and the events pointed at the copy, each thread's and track's first
+ * root name, the wait flags of new names: 0, or -1 out of memory;
+ * *threads set when the batch declares threads. This is all the reader
+ * thread adds to the decoding (the events stay where the reader wrote
+ * them), in a loop made twice: for the usual load (no cut-off, no wait
+ * flags, not a scan) without the tests the others need. */
+__attribute__((always_inline)) static inline int
 fill_events(ahead *A, slot *s, size_t got, int *threads,
-            const int have_cutoff, const int carry_waits, const int tree,
+            const int have_cutoff, const int carry_waits,
             const int values_only)
 {
     loader *L = A->L;
-    size_t n = 0, n_other = 0;
-    const uint32_t *prev = NULL;
-    uint32_t prev_depth = 0, prev_off = 0;
     const int64_t cutoff_ns = L->cutoff_ns;
     uint8_t *const seen_cpu = A->seen_cpu;
-    hand *const rec = s->rec;
+    const uint32_t *prev = NULL, *copy = NULL;
+    uint32_t prev_depth = 0;
     uint32_t last_tid = NONE; /* a thread whose root is known */
-    uint32_t *arena = s->arena; /* the slot's, in locals for the loop */
-    size_t arena_n = s->arena_n, arena_cap = s->arena_cap;
+    /* the arena's block in locals for the loop */
+    uint32_t *blk = s->nblk ? s->blk[0] : NULL;
+    size_t blk_n = 0;
+    s->blk_at = 0;
+    s->blk_n = 0;
     for (size_t i = 0; i < got; i++) {
-        const cap_event *ev = &A->ev[i];
+        cap_event *ev = &s->ev[i];
         if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
-            const cap_ev_scope *e = &ev->u.scope;
-            const int64_t begin = e->begin_ns, end = e->end_ns;
-            if (have_cutoff && begin < cutoff_ns)
-                continue; /* the model skips it */
-            const uint32_t tid = e->tid, name = e->name, depth = e->depth;
-            const int64_t children = e->children_ns;
-            if (values_only) {
-                /* a scan's scope: scope_value takes its name, thread,
-                   begin and self time, no stack, depth or recursion */
-                rec[n++] = (hand){.begin_ns = begin,
-                                  .end_ns = end,
-                                  .children_ns = children,
-                                  .name = name,
-                                  .tid = tid};
-                continue;
-            }
+            cap_ev_scope *e = &ev->u.scope;
+            if (have_cutoff && e->begin_ns < cutoff_ns)
+                continue; /* on_scope skips it first */
+            if (values_only)
+                continue; /* apply_values takes no stack, no root */
             const uint32_t *st = e->stack;
+            const uint32_t depth = e->depth, tid = e->tid;
             if (st != prev || depth > prev_depth) { /* a new stack */
-                if (arena_n + depth + 1 > arena_cap) {
-                    s->arena_n = arena_n;
-                    if (an_grow((void **)&s->arena, &s->arena_cap,
-                                arena_n + depth + 1, sizeof *s->arena) != 0)
+                uint32_t *d;
+                if (blk && blk_n + depth <= ARENA_BLOCK) {
+                    d = blk + blk_n;
+                    blk_n += depth;
+                } else {
+                    s->blk_n = blk_n;
+                    if (!(d = arena_take(s, depth)))
                         return -1;
-                    arena = s->arena;
-                    arena_cap = s->arena_cap;
+                    blk = s->blk[s->blk_at];
+                    blk_n = s->blk_n;
                 }
-                prev_off = (uint32_t)arena_n;
-                /* two entries a step, inline: a call to memcpy costs more
-                   than the copy of a stack of a few entries */
-                uint32_t *d = arena + arena_n;
+                /* two entries a step, inline: a call to memcpy costs
+                   more than the copy of a stack of a few entries */
                 uint32_t k = 0;
                 for (; k + 2 <= depth; k += 2) {
                     uint64_t w;
@@ -2052,10 +2052,11 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
                 }
                 if (k < depth)
                     d[k] = st[k];
-                arena_n += depth;
                 prev = st;
                 prev_depth = depth;
+                copy = d;
             }
+            e->stack = copy;
             if (tid != last_tid) {
                 if (!seen_cpu[tid]) {
                     seen_cpu[tid] = 1;
@@ -2065,6 +2066,7 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
                 }
                 last_tid = tid;
             }
+            const uint32_t name = e->name;
             if (carry_waits &&
                 (name >= A->name_seen_cap || !A->name_seen[name])) {
                 if (grow_zero(&A->name_seen, &A->name_seen_cap,
@@ -2076,40 +2078,22 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
                 s->waits[s->waits_n++] = (struct slot_wait){
                     name, name_is_wait(L, L->r, name) ? 2 : 1};
             }
-            /* with a call tree, the scope's node says whether it recurses */
-            uint32_t r = !tree && in_stack(st, depth, name) ? HAND_RECURSIVE
-                                                            : 0;
-            rec[n++] = (hand){.begin_ns = begin,
-                              .end_ns = end,
-                              .children_ns = children,
-                              .name = name,
-                              .stack = prev_off,
-                              .tid = tid,
-                              .depth = depth | r};
             continue;
         }
-        if (ev->kind != CAP_EV_GPU_SPAN && ev->kind != CAP_EV_COUNTER &&
-            ev->kind != CAP_EV_THREAD)
-            continue; /* the model takes nothing else */
-        cap_event *o = &s->other[n_other];
-        *o = *ev;
         if (ev->kind == CAP_EV_THREAD) {
-            o->u.thread.name = NULL; /* in the slot's roots */
-            *threads = 1;
+            *threads = 1; /* its name into the roots after the loop */
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
-            const cap_ev_gpu_span *e = &ev->u.gpu_span;
-            const uint32_t *gp; /* a span's stack is always copied, and */
-            uint32_t gd;        /* is not a scope's */
-            size_t goff;
-            s->arena_n = arena_n;
-            long off = slot_stack(s, e->stack, e->depth, &gp, &gd, &goff);
-            if (off < 0)
+            cap_ev_gpu_span *e = &ev->u.gpu_span;
+            s->blk_n = blk_n;
+            uint32_t *d = arena_take(s, e->depth);
+            if (!d)
                 return -1;
-            arena = s->arena;
-            arena_n = s->arena_n;
-            arena_cap = s->arena_cap;
-            prev = NULL;
-            o->u.gpu_span.stack = (const uint32_t *)(uintptr_t)off;
+            blk = s->blk[s->blk_at];
+            blk_n = s->blk_n;
+            if (e->depth)
+                memcpy(d, e->stack, e->depth * sizeof *d);
+            e->stack = d;
+            prev = NULL; /* a span's stack is not a scope's */
             if (!(have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0) &&
                 !A->seen_gpu[e->track]) {
                 A->seen_gpu[e->track] = 1;
@@ -2118,86 +2102,73 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
                     return -1;
             }
         }
-        rec[n++] = (hand){.tid = HAND_OTHER, .stack = (uint32_t)n_other++};
+        /* counters carry no pointer; the model takes nothing else */
     }
-    s->arena_n = arena_n;
-    /* the arena is final: GPU spans' stacks from offsets to pointers */
-    for (size_t j = 0; j < n_other; j++)
-        if (s->other[j].kind == CAP_EV_GPU_SPAN)
-            s->other[j].u.gpu_span.stack =
-                s->arena + (uintptr_t)s->other[j].u.gpu_span.stack;
-    return (long)n;
+    return 0;
 }
 
 /* fill_events for the usual load, and for any (apart: a compiler would
- * otherwise merge them into one that tests the constants). */
-__attribute__((noinline)) static long fill_usual(ahead *A, slot *s,
-                                                 size_t got, int *threads)
+ * otherwise merge them into one that tests the constants). The fields
+ * are read here, once: the model thread writes the loader's others. */
+__attribute__((noinline)) static int fill_usual(ahead *A, slot *s,
+                                                size_t got, int *threads)
 {
-    return fill_events(A, s, got, threads, 0, 0, 1, 0);
+    return fill_events(A, s, got, threads, 0, 0, 0);
 }
 
-__attribute__((noinline)) static long fill_any(ahead *A, slot *s, size_t got,
-                                               int *threads)
+__attribute__((noinline)) static int fill_any(ahead *A, slot *s, size_t got,
+                                              int *threads)
 {
     const loader *L = A->L;
     return fill_events(A, s, got, threads, L->have_cutoff, A->carry_waits,
-                       L->tree, L->values_only);
+                       L->values_only);
 }
 
-/* Fill slot s from the reader: one batch, as compact records. */
+/* Fill slot s from the reader: one batch. */
 static int fill(ahead *A, slot *s)
 {
     loader *L = A->L;
-    s->arena_n = s->roots_n = s->names_n = s->waits_n = 0;
+    s->roots_n = s->names_n = s->waits_n = 0;
     s->detail[0] = 0;
     size_t got = 0;
-    s->res = cap_reader_next_batch(L->r, A->ev, SLOT_EVENTS, &got);
+    s->res = cap_reader_next_batch(L->r, s->ev, SLOT_EVENTS, &got);
     s->n = 0;
     if (s->res != CAP_OK) {
         snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
         return 0;
     }
     int threads = 0;
-    long n = !L->have_cutoff && !A->carry_waits && L->tree && !L->values_only
-                 ? fill_usual(A, s, got, &threads)
-                 : fill_any(A, s, got, &threads);
-    if (n < 0)
+    if ((!L->have_cutoff && !A->carry_waits && !L->values_only
+             ? fill_usual(A, s, got, &threads)
+             : fill_any(A, s, got, &threads)) != 0)
         return -1;
     if (threads) {
         /* the threads the batch declares go first: root_name finds the
          * first entry of a thread, and its declared name wins over the
          * reader's */
         size_t k = s->roots_n;
-        for (size_t i = 0; i < got; i++)
-            if (A->ev[i].kind == CAP_EV_THREAD &&
-                slot_root(s, AN_CPU, A->ev[i].u.thread.tid,
-                          A->ev[i].u.thread.name) != 0)
+        for (size_t i = 0; i < got; i++) {
+            cap_event *ev = &s->ev[i];
+            if (ev->kind != CAP_EV_THREAD)
+                continue;
+            if (slot_root(s, AN_CPU, ev->u.thread.tid, ev->u.thread.name) !=
+                0)
                 return -1;
+            ev->u.thread.name = NULL; /* in the slot's roots */
+        }
         roots_reverse(s->roots, 0, k);
         roots_reverse(s->roots, k, s->roots_n);
         roots_reverse(s->roots, 0, s->roots_n);
     }
-    s->n = (size_t)n;
+    s->n = got;
     return 0;
 }
 
-/* Apply slot s's records in order. */
+/* Apply slot s's events in order, as a one-thread load applies a batch. */
 static int apply_slot(loader *L, const slot *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        const hand *h = &s->rec[i];
-        int rc;
-        if (h->tid == HAND_OTHER)
-            rc = apply(L, &s->other[h->stack], 1);
-        else if (L->values_only) /* no stack carried (fill) */
-            rc = scope_value(L, h);
-        else
-            rc = scope_core(L, h, s->arena + h->stack);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return L->values_only ? apply_values(L, s->ev, s->n)
+                          : apply(L, s->ev, s->n);
 }
 
 static void *reader_main(void *arg)
@@ -2310,7 +2281,9 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
 out:
     L->reader_busy = 0;
     for (size_t i = 0; i < SLOTS; i++) {
-        free(A.slots[i].arena);
+        for (size_t b = 0; b < A.slots[i].nblk; b++)
+            free(A.slots[i].blk[b]);
+        free(A.slots[i].blk);
         free(A.slots[i].roots);
         free(A.slots[i].names);
         free(A.slots[i].waits);
