@@ -25,6 +25,12 @@ typedef struct path_cache {
     uint32_t node[CAP_MAX_DEPTH];
     size_t frame_hint;
     int in_frames, outside; /* CPU: a scope began in a frame, in none */
+    /* CPU: the stack of the last scope resolved (sp, in the batch sp_gen):
+     * name[0..sp_n) holds its first sp_n entries, so that a scope of that
+     * batch with the same stack and depth <= sp_n has its parent at once */
+    const uint32_t *sp;
+    uint64_t sp_gen;
+    uint32_t sp_n;
 } path_cache;
 
 typedef struct loader {
@@ -51,6 +57,9 @@ typedef struct loader {
     uint32_t last_tid;
     path_cache *last_cache;
     const struct slot *slot; /* decoding ahead: the batch being applied */
+    uint64_t gen;            /* the batch being applied, counted: two
+                                scopes of one batch with the same stack
+                                pointer have the same ancestors */
     /* bounded memory (an_options.series_budget): the exact series until
      * they hold `budget` values, then a ring of the last `win` frames per
      * row, each frame's values summarised (emit) once it leaves the ring */
@@ -215,6 +224,16 @@ static long frame_at(const an_capture *m, int64_t t, size_t *hint)
     return (long)k;
 }
 
+/* frame_at, its usual answer (the hinted frame) inline. */
+__attribute__((always_inline)) static inline long
+frame_near(const an_capture *m, int64_t t, size_t *hint)
+{
+    size_t h = *hint;
+    if (h < m->nframes && m->frames[h].begin_ns <= t && t < m->frames[h].end_ns)
+        return (long)h;
+    return frame_at(m, t, hint);
+}
+
 static long frame_by_index(const an_capture *m, uint64_t index)
 {
     if (!m->frame_index) /* frame_index0 + position, increasing */
@@ -270,6 +289,12 @@ static uint32_t node_new(an_capture *m, uint32_t parent, an_kind kind,
     n->is_root = parent == NONE;
     n->depth = parent == NONE ? 0 : m->nodes[parent].depth + 1;
     n->first_child = n->next_sibling = NONE;
+    for (uint32_t a = parent; a != NONE && !m->nodes[a].is_root;
+         a = m->nodes[a].parent)
+        if (m->nodes[a].name_id == name_id && m->nodes[a].kind == kind) {
+            n->recursive = 1;
+            break;
+        }
     if (root_name) {
         n->name = xstrdup(root_name);
         if (!n->name)
@@ -297,8 +322,8 @@ static void kid_ht_put(kid_table *t, uint32_t key, uint32_t entry)
 static uint32_t node_find(loader *L, uint32_t parent, an_kind kind,
                           uint32_t name, struct kid_memo *mm);
 
-static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
-                         uint32_t name)
+__attribute__((always_inline)) static inline uint32_t
+node_get(loader *L, uint32_t parent, an_kind kind, uint32_t name)
 {
     uint32_t key = kid_key(kind, name);
     struct kid_memo *mm = &L->memo[(parent * 0x9e3779b1u ^ key * 0x85ebca6bu) >>
@@ -311,8 +336,9 @@ static uint32_t node_get(loader *L, uint32_t parent, an_kind kind,
     return node;
 }
 
-static uint32_t node_find(loader *L, uint32_t parent, an_kind kind,
-                          uint32_t name, struct kid_memo *mm)
+__attribute__((noinline)) static uint32_t
+node_find(loader *L, uint32_t parent, an_kind kind, uint32_t name,
+          struct kid_memo *mm)
 {
     (void)mm;
     an_capture *m = L->m;
@@ -866,6 +892,19 @@ static int win_emit_frame(loader *L, uint64_t frame)
         return 0;
     size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap;
     int64_t *g = L->ring + at;
+    an_capture *m = L->m;
+    if (!L->seen && !L->visit && !L->o->summary_fn && !m->pop_of &&
+        !m->ot_bin) { /* the ranking's: emit is the row's histogram */
+        for (size_t r = 0; r < L->ring_rows; r++) {
+            if (g[r]) {
+                int64_t v = g[r];
+                g[r] = 0;
+                if (an_hist_add(&m->scopes[r].pf_hist, v) != 0)
+                    return -1;
+            }
+        }
+        return 0;
+    }
     if (!L->seen) {
         for (size_t r = 0; r < L->ring_rows; r++) {
             if (g[r]) {
@@ -1125,8 +1164,9 @@ static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
 }
 
 /* Node of the parent of an event with ancestors stack[0..depth). */
-static uint32_t parent_node(loader *L, path_cache *c, an_kind kind,
-                            const uint32_t *stack, uint32_t depth)
+__attribute__((always_inline)) static inline uint32_t
+parent_node(loader *L, path_cache *c, an_kind kind, const uint32_t *stack,
+            uint32_t depth)
 {
     uint32_t k = 0;
     while (k < c->depth && k < depth && c->name[k] == stack[k])
@@ -1149,8 +1189,9 @@ static uint32_t parent_node(loader *L, path_cache *c, an_kind kind,
 
 /* Node of an event named `name` under `parent` at `depth`, through the
  * path cache (parent_node was just called with the event's stack). */
-static uint32_t own_node(loader *L, path_cache *c, an_kind kind,
-                         uint32_t parent, uint32_t depth, uint32_t name)
+__attribute__((always_inline)) static inline uint32_t
+own_node(loader *L, path_cache *c, an_kind kind, uint32_t parent,
+         uint32_t depth, uint32_t name)
 {
     if (depth < c->depth && c->name[depth] == name)
         return c->node[depth];
@@ -1159,6 +1200,8 @@ static uint32_t own_node(loader *L, path_cache *c, an_kind kind,
         c->name[depth] = name;
         c->node[depth] = node;
         c->depth = depth + 1;
+        if (depth < c->sp_n)
+            c->sp_n = depth;
     }
     return node;
 }
@@ -1276,6 +1319,31 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
     return own_node(L, c, kind, parent, depth, name);
 }
 
+/* event_node for a CPU scope: a scope with the stack (pointer) of the
+ * thread's previous one in the same batch, no deeper than what the cache
+ * holds of it, finds its parent there without comparing the stacks (the
+ * usual case: the ends of a run share one copy of their ancestors). */
+__attribute__((always_inline)) static inline uint32_t
+scope_node(loader *L, uint32_t tid, const uint32_t *stack, uint32_t depth,
+           uint32_t name, path_cache **cache)
+{
+    path_cache *c = *cache = event_cache(L, AN_CPU, tid);
+    if (!c)
+        return NONE;
+    uint32_t parent;
+    if (stack == c->sp && depth <= c->sp_n && c->sp_gen == L->gen) {
+        parent = depth ? c->node[depth - 1] : c->root;
+    } else {
+        parent = parent_node(L, c, AN_CPU, stack, depth);
+        if (parent == NONE)
+            return NONE;
+        c->sp = stack;
+        c->sp_gen = L->gen;
+        c->sp_n = depth;
+    }
+    return own_node(L, c, AN_CPU, parent, depth, name);
+}
+
 /* ---- events ------------------------------------------------------------ */
 
 /* A declared CPU thread joins the header's list under its name (or
@@ -1291,18 +1359,17 @@ static int thread_declared(an_capture *m, uint32_t tid, const char *name)
 }
 
 
-/* A CPU scope as the model takes it: from an event read on this thread
- * (on_scope), or handed over by the reader thread (fill). */
-#define HAND_OTHER UINT32_MAX /* hand.tid: an event of other[hand.stack] */
+/* A CPU scope as the model takes it from its event (on_scope, on either
+ * thread count). */
 #define HAND_RECURSIVE 0x80000000u /* in hand.depth */
 
 typedef struct hand {
-    int64_t begin_ns, end_ns, self;
+    int64_t begin_ns, end_ns, children_ns; /* as cap_ev_scope's */
     uint32_t name;
-    uint32_t stack; /* offset of the ancestors in the slot's arena; for
-                       HAND_OTHER, the event's index in other */
-    uint32_t tid;   /* HAND_OTHER: not a scope */
-    uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's */
+    uint32_t tid;
+    uint32_t depth; /* | HAND_RECURSIVE when its name is an ancestor's
+                       (only without a call tree: with one, the scope's
+                       node says it, an_node.recursive) */
 } hand;
 
 /* pf_note's usual case on a summarised load, inline: a row already in
@@ -1350,14 +1417,15 @@ value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
         L->last_cache = c;
         L->last_tid = tid;
     }
-    long f = frame_at(L->m, begin_ns, &c->frame_hint);
+    long f = frame_near(L->m, begin_ns, &c->frame_hint);
     return note_value(L, si, f, self, tid & 0x7fffffffu);
 }
 
-/* value_of for a record handed over by the reader thread. */
+/* value_of for a scan's scope (scope_core, values_only). */
 __attribute__((noinline)) static int scope_value(loader *L, const hand *h)
 {
-    return value_of(L, h->name, h->tid, h->begin_ns, h->self);
+    return value_of(L, h->name, h->tid, h->begin_ns,
+                    cap_self_ns(h->begin_ns, h->end_ns, h->children_ns));
 }
 
 /* A CPU scope into the model: its node, row, sums and per-frame value.
@@ -1367,17 +1435,22 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
 {
     an_capture *m = L->m;
     uint32_t depth = h->depth & ~HAND_RECURSIVE;
-    int64_t dur = cap_duration_ns(h->begin_ns, h->end_ns), self = h->self;
+    /* cap_self_ns from the duration the node and row take anyway */
+    int64_t dur = cap_duration_ns(h->begin_ns, h->end_ns), self = dur;
+    if (h->children_ns > 0)
+        self = h->children_ns >= dur ? 0 : dur - h->children_ns;
     path_cache *c;
     uint32_t node = NONE;
+    int rec = !!(h->depth & HAND_RECURSIVE); /* no tree: the stack's answer */
     if (__builtin_expect(L->tree, 1)) {
-        node = event_node(L, AN_CPU, h->tid, stack, depth, h->name, &c);
+        node = scope_node(L, h->tid, stack, depth, h->name, &c);
         if (node == NONE)
             return -1;
         an_node *n = &m->nodes[node];
         n->calls++;
         sat_add(&n->total_ns, dur);
         sat_add(&n->self_ns, self);
+        rec = n->recursive;
     } else if (L->values_only) {
         return scope_value(L, h);
     } else if (!(c = event_cache(L, AN_CPU, h->tid))) { /* no_tree */
@@ -1389,9 +1462,9 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     an_scope *s = &m->scopes[si];
     s->calls++;
     sat_add(&s->self_ns, self);
-    if (L->o->by_path || !(h->depth & HAND_RECURSIVE))
+    if (L->o->by_path || !rec)
         sat_add(&s->total_ns, dur);
-    long f = frame_at(m, h->begin_ns, &c->frame_hint);
+    long f = frame_near(m, h->begin_ns, &c->frame_hint);
     c->in_frames |= f >= 0;
     c->outside |= f < 0 && m->nframes;
     if (f < 0 && m->nframes)
@@ -1418,17 +1491,19 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     return 0;
 }
 
-/* A scope's fields as the model takes them. */
-static inline hand scope_hand(const cap_ev_scope *e)
+/* A scope's fields as the model takes them; the recursion flag only when
+ * `rec` (without a call tree: with one, the scope's node says it). */
+static inline hand scope_hand(const cap_ev_scope *e, int rec)
 {
     return (hand){.begin_ns = e->begin_ns,
                   .end_ns = e->end_ns,
-                  .self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns),
+                  .children_ns = e->children_ns,
                   .name = e->name,
                   .tid = e->tid,
-                  .depth = e->depth | (in_stack(e->stack, e->depth, e->name)
-                                           ? HAND_RECURSIVE
-                                           : 0)};
+                  .depth = e->depth |
+                           (rec && in_stack(e->stack, e->depth, e->name)
+                                ? HAND_RECURSIVE
+                                : 0)};
 }
 
 /* A scope event read on this thread. */
@@ -1436,7 +1511,7 @@ static int on_scope(loader *L, const cap_ev_scope *e)
 {
     if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
         return 0;
-    hand h = scope_hand(e);
+    hand h = scope_hand(e, !L->tree);
     return scope_core(L, &h, e->stack);
 }
 
@@ -1759,17 +1834,30 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
 }
 
 /* ---- decoding ahead on a second thread ----------------------------------
- * The reader thread reads batches of events into a buffer of its own and
- * hands each scope over as a compact record (a `hand`: its times, self
- * time, name, thread, depth and recursion; its stack copied into the
- * slot's arena once per change); the few other events the model uses go
- * over whole; the name of each thread or track as the reader knew it at
- * that thread's first event goes with them. The calling thread applies
- * them in order, through the same scope_core as the one-thread load, so
- * the model is the same. A scope crosses from one core to the other in 40
- * bytes, not the 96 of a cap_event and its precomputed fields: what the
- * second thread costs on two cores is mostly that traffic
- * (docs/PERFORMANCE.md, "Both cores on an idle host"). */
+ * The reader thread decodes each batch of events straight into a slot of
+ * a ring and makes it the slot's own: the stacks of the events the model
+ * takes are copied into the slot's arena (once per change: the ends of a
+ * run share one) and the events pointed there, the name of each thread or
+ * track as the reader knew it at that thread's first event goes into the
+ * slot's roots (root_name), and so do the wait flags of names new to the
+ * load (over_time_hint). The calling thread applies the slot's events in
+ * order through apply, as a one-thread load applies a batch, so the model
+ * is the same.
+ *
+ * The split (issue 12): the reader thread's share is the decoding itself
+ * (about 330 instructions a realistic scope, reader.c) and that pass over
+ * the batch (about 30: fill_usual); the model thread's, the rest (about
+ * 330 on the ranking: the call-tree node, the row, the frame, the ring and
+ * the histograms). What the model thread needs a scope's stack for it does
+ * once per stack (scope_node), and whether a scope recurses is its node's
+ * (an_node.recursive, set once when the node is made), so the reader
+ * thread neither scans stacks nor rewrites records; moving more to it
+ * (the frame, the node) would make it the longer of the two (callgrind
+ * --separate-threads=yes on the ranking of realistic captures). A scope
+ * crosses from one core to the other in its 80-byte cap_event: the 40-byte
+ * record it was rewritten into before cost the reader thread 20 more
+ * instructions a scope than the model thread's reading the larger event
+ * (bench_threads --ranking: the model thread's CPU time the same). */
 
 /* Batches of 4,096 events, half a ring (8 slots, 32 Ki events) handed
  * over at a time: with 1,024 the threads met four times as often and the
@@ -1784,14 +1872,22 @@ typedef struct slot_name {
     size_t off; /* in names */
 } slot_name;
 
+/* A slot's stacks: blocks of ARENA_BLOCK entries that never move (a
+ * stack copied there is pointed at by its events), reused batch after
+ * batch. */
+enum { ARENA_BLOCK = 16384 }; /* > CAP_MAX_DEPTH: any stack fits one */
+
 typedef struct slot {
-    hand rec[SLOT_EVENTS];
-    cap_event other[SLOT_EVENTS]; /* GPU spans, counters, threads */
+    cap_event ev[SLOT_EVENTS]; /* the batch, decoded here; the stacks of
+                                  the events the model takes point into
+                                  the slot's arena, threads' names into
+                                  its roots */
     size_t n;
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
-    uint32_t *arena;  /* stacks */
-    size_t arena_n, arena_cap;
+    uint32_t **blk;   /* the arena's blocks */
+    size_t nblk, blk_cap;
+    size_t blk_at, blk_n; /* the block in use, entries used in it */
     slot_name *roots; /* first events of threads and tracks */
     size_t roots_n, roots_cap;
     char *names;
@@ -1807,7 +1903,6 @@ typedef struct slot {
 typedef struct ahead {
     loader *L;
     slot *slots;
-    cap_event ev[SLOT_EVENTS]; /* the reader thread's batch */
     size_t head, tail; /* filled: [tail, head) */
     int stop;          /* the consumer gave up */
     int ended;         /* the reader thread posted its last slot */
@@ -1869,117 +1964,136 @@ static int slot_root(slot *s, an_kind kind, uint32_t id, const char *name)
     return 0;
 }
 
-/* Stack st[0..depth) into s's arena (the caller first checks whether it
- * is the one just copied: the reader hands the same stack to consecutive
- * events): its offset, or -1 out of memory. */
-static long slot_stack(slot *s, const uint32_t *st, uint32_t depth,
-                       const uint32_t **prev, uint32_t *prev_depth,
-                       size_t *prev_off)
+/* Room for `depth` entries in s's arena (the next block once this one is
+ * full); NULL out of memory. */
+static uint32_t *arena_take(slot *s, uint32_t depth)
 {
-    if (an_grow((void **)&s->arena, &s->arena_cap, s->arena_n + depth + 1,
-                sizeof *s->arena) != 0)
-        return -1;
-    size_t off = s->arena_n;
-    if (depth)
-        memcpy(s->arena + off, st, depth * sizeof *st);
-    s->arena_n += depth;
-    *prev = st;
-    *prev_depth = depth;
-    *prev_off = off;
-    return (long)off;
+    if (s->nblk && s->blk_n + depth <= ARENA_BLOCK) {
+        uint32_t *d = s->blk[s->blk_at] + s->blk_n;
+        s->blk_n += depth;
+        return d;
+    }
+    size_t at = s->nblk ? s->blk_at + 1 : 0;
+    if (at == s->nblk) {
+        if (an_grow((void **)&s->blk, &s->blk_cap, s->nblk + 1,
+                    sizeof *s->blk) != 0 ||
+            !(s->blk[s->nblk] = malloc(ARENA_BLOCK * sizeof **s->blk)))
+            return NULL;
+        s->nblk++;
+    }
+    s->blk_at = at;
+    s->blk_n = depth;
+    return s->blk[at];
 }
 
-/* Fill slot s from the reader: one batch, as compact records. */
-static int fill(ahead *A, slot *s)
+/* Reverse roots[a..b). */
+static void roots_reverse(slot_name *r, size_t a, size_t b)
+{
+    for (; a + 1 < b; a++, b--) {
+        slot_name t = r[a];
+        r[a] = r[b - 1];
+        r[b - 1] = t;
+    }
+}
+
+/* fill's pass over the batch's `got` events (decoded into s->ev): each
+ * stack the model will read copied into the slot's arena once per change
+ * and the events pointed at the copy, each thread's and track's first
+ * root name, the wait flags of new names: 0, or -1 out of memory;
+ * *threads set when the batch declares threads. This is all the reader
+ * thread adds to the decoding (the events stay where the reader wrote
+ * them), in a loop made twice: for the usual load (no cut-off, no wait
+ * flags, not a scan) without the tests the others need. */
+__attribute__((always_inline)) static inline int
+fill_events(ahead *A, slot *s, size_t got, int *threads,
+            const int have_cutoff, const int carry_waits,
+            const int values_only)
 {
     loader *L = A->L;
-    s->arena_n = s->roots_n = s->names_n = s->waits_n = 0;
-    s->detail[0] = 0;
-    size_t got = 0, n = 0, n_other = 0;
-    s->res = cap_reader_next_batch(L->r, A->ev, SLOT_EVENTS, &got);
-    s->n = 0;
-    if (s->res != CAP_OK) {
-        snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
-        return 0;
-    }
-    /* threads the batch declares first: root_name finds the first entry
-     * of a thread, and its declared name wins over the reader's */
-    for (size_t i = 0; i < got; i++)
-        if (A->ev[i].kind == CAP_EV_THREAD &&
-            slot_root(s, AN_CPU, A->ev[i].u.thread.tid,
-                      A->ev[i].u.thread.name) != 0)
-            return -1;
-    const uint32_t *prev = NULL;
-    uint32_t prev_depth = 0;
-    size_t prev_off = 0;
-    /* read once: the model thread writes the loader's other fields */
-    const int have_cutoff = L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
-    const int values_only = L->values_only;
+    uint8_t *const seen_cpu = A->seen_cpu;
+    const uint32_t *prev = NULL, *copy = NULL;
+    uint32_t prev_depth = 0;
+    uint32_t last_tid = NONE; /* a thread whose root is known */
+    /* the arena's block in locals for the loop */
+    uint32_t *blk = s->nblk ? s->blk[0] : NULL;
+    size_t blk_n = 0;
+    s->blk_at = 0;
+    s->blk_n = 0;
     for (size_t i = 0; i < got; i++) {
-        const cap_event *ev = &A->ev[i];
-        if (ev->kind == CAP_EV_SCOPE && values_only) {
-            /* a scan's scope: scope_value takes its name, thread, begin
-               and self time, no stack, depth or recursion */
-            const cap_ev_scope *e = &ev->u.scope;
+        cap_event *ev = &s->ev[i];
+        if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
+            cap_ev_scope *e = &ev->u.scope;
             if (have_cutoff && e->begin_ns < cutoff_ns)
-                continue;
-            s->rec[n++] = (hand){
-                .begin_ns = e->begin_ns,
-                .end_ns = e->end_ns,
-                .self = cap_self_ns(e->begin_ns, e->end_ns, e->children_ns),
-                .name = e->name,
-                .tid = e->tid};
-            continue;
-        }
-        if (ev->kind == CAP_EV_SCOPE) {
-            const cap_ev_scope *e = &ev->u.scope;
-            if (have_cutoff && e->begin_ns < cutoff_ns)
-                continue; /* the model skips it */
-            long off = e->stack == prev && e->depth <= prev_depth
-                           ? (long)prev_off
-                           : slot_stack(s, e->stack, e->depth, &prev,
-                                        &prev_depth, &prev_off);
-            if (off < 0)
-                return -1;
-            if (!A->seen_cpu[e->tid]) {
-                A->seen_cpu[e->tid] = 1;
-                if (slot_root(s, AN_CPU, e->tid,
-                              cap_reader_thread_name(L->r, e->tid)) != 0)
-                    return -1;
+                continue; /* on_scope skips it first */
+            if (values_only)
+                continue; /* apply_values takes no stack, no root */
+            const uint32_t *st = e->stack;
+            const uint32_t depth = e->depth, tid = e->tid;
+            if (st != prev || depth > prev_depth) { /* a new stack */
+                uint32_t *d;
+                if (blk && blk_n + depth <= ARENA_BLOCK) {
+                    d = blk + blk_n;
+                    blk_n += depth;
+                } else {
+                    s->blk_n = blk_n;
+                    if (!(d = arena_take(s, depth)))
+                        return -1;
+                    blk = s->blk[s->blk_at];
+                    blk_n = s->blk_n;
+                }
+                /* two entries a step, inline: a call to memcpy costs
+                   more than the copy of a stack of a few entries */
+                uint32_t k = 0;
+                for (; k + 2 <= depth; k += 2) {
+                    uint64_t w;
+                    memcpy(&w, st + k, sizeof w);
+                    memcpy(d + k, &w, sizeof w);
+                }
+                if (k < depth)
+                    d[k] = st[k];
+                prev = st;
+                prev_depth = depth;
+                copy = d;
             }
-            if (A->carry_waits && (e->name >= A->name_seen_cap ||
-                                   !A->name_seen[e->name])) {
+            e->stack = copy;
+            if (tid != last_tid) {
+                if (!seen_cpu[tid]) {
+                    seen_cpu[tid] = 1;
+                    if (slot_root(s, AN_CPU, tid,
+                                  cap_reader_thread_name(L->r, tid)) != 0)
+                        return -1;
+                }
+                last_tid = tid;
+            }
+            const uint32_t name = e->name;
+            if (carry_waits &&
+                (name >= A->name_seen_cap || !A->name_seen[name])) {
                 if (grow_zero(&A->name_seen, &A->name_seen_cap,
-                              (size_t)e->name + 1) != 0 ||
+                              (size_t)name + 1) != 0 ||
                     an_grow((void **)&s->waits, &s->waits_cap,
                             s->waits_n + 1, sizeof *s->waits) != 0)
                     return -1;
-                A->name_seen[e->name] = 1;
+                A->name_seen[name] = 1;
                 s->waits[s->waits_n++] = (struct slot_wait){
-                    e->name, name_is_wait(L, L->r, e->name) ? 2 : 1};
+                    name, name_is_wait(L, L->r, name) ? 2 : 1};
             }
-            hand *h = &s->rec[n++];
-            *h = scope_hand(e);
-            h->stack = (uint32_t)off;
             continue;
         }
-        if (ev->kind != CAP_EV_GPU_SPAN && ev->kind != CAP_EV_COUNTER &&
-            ev->kind != CAP_EV_THREAD)
-            continue; /* the model takes nothing else */
-        cap_event *o = &s->other[n_other];
-        *o = *ev;
         if (ev->kind == CAP_EV_THREAD) {
-            o->u.thread.name = NULL; /* in the slot's roots */
+            *threads = 1; /* its name into the roots after the loop */
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
-            const cap_ev_gpu_span *e = &ev->u.gpu_span;
-            prev = NULL; /* a span's stack is always copied */
-            long off = slot_stack(s, e->stack, e->depth, &prev, &prev_depth,
-                                  &prev_off);
-            if (off < 0)
+            cap_ev_gpu_span *e = &ev->u.gpu_span;
+            s->blk_n = blk_n;
+            uint32_t *d = arena_take(s, e->depth);
+            if (!d)
                 return -1;
+            blk = s->blk[s->blk_at];
+            blk_n = s->blk_n;
+            if (e->depth)
+                memcpy(d, e->stack, e->depth * sizeof *d);
+            e->stack = d;
             prev = NULL; /* a span's stack is not a scope's */
-            o->u.gpu_span.stack = (const uint32_t *)(uintptr_t)off;
             if (!(have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0) &&
                 !A->seen_gpu[e->track]) {
                 A->seen_gpu[e->track] = 1;
@@ -1988,35 +2102,73 @@ static int fill(ahead *A, slot *s)
                     return -1;
             }
         }
-        hand *h = &s->rec[n++];
-        h->tid = HAND_OTHER;
-        h->stack = (uint32_t)n_other++;
+        /* counters carry no pointer; the model takes nothing else */
     }
-    /* the arena is final: GPU spans' stacks from offsets to pointers */
-    for (size_t j = 0; j < n_other; j++)
-        if (s->other[j].kind == CAP_EV_GPU_SPAN)
-            s->other[j].u.gpu_span.stack =
-                s->arena + (uintptr_t)s->other[j].u.gpu_span.stack;
-    s->n = n;
     return 0;
 }
 
-/* Apply slot s's records in order. */
+/* fill_events for the usual load, and for any (apart: a compiler would
+ * otherwise merge them into one that tests the constants). The fields
+ * are read here, once: the model thread writes the loader's others. */
+__attribute__((noinline)) static int fill_usual(ahead *A, slot *s,
+                                                size_t got, int *threads)
+{
+    return fill_events(A, s, got, threads, 0, 0, 0);
+}
+
+__attribute__((noinline)) static int fill_any(ahead *A, slot *s, size_t got,
+                                              int *threads)
+{
+    const loader *L = A->L;
+    return fill_events(A, s, got, threads, L->have_cutoff, A->carry_waits,
+                       L->values_only);
+}
+
+/* Fill slot s from the reader: one batch. */
+static int fill(ahead *A, slot *s)
+{
+    loader *L = A->L;
+    s->roots_n = s->names_n = s->waits_n = 0;
+    s->detail[0] = 0;
+    size_t got = 0;
+    s->res = cap_reader_next_batch(L->r, s->ev, SLOT_EVENTS, &got);
+    s->n = 0;
+    if (s->res != CAP_OK) {
+        snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
+        return 0;
+    }
+    int threads = 0;
+    if ((!L->have_cutoff && !A->carry_waits && !L->values_only
+             ? fill_usual(A, s, got, &threads)
+             : fill_any(A, s, got, &threads)) != 0)
+        return -1;
+    if (threads) {
+        /* the threads the batch declares go first: root_name finds the
+         * first entry of a thread, and its declared name wins over the
+         * reader's */
+        size_t k = s->roots_n;
+        for (size_t i = 0; i < got; i++) {
+            cap_event *ev = &s->ev[i];
+            if (ev->kind != CAP_EV_THREAD)
+                continue;
+            if (slot_root(s, AN_CPU, ev->u.thread.tid, ev->u.thread.name) !=
+                0)
+                return -1;
+            ev->u.thread.name = NULL; /* in the slot's roots */
+        }
+        roots_reverse(s->roots, 0, k);
+        roots_reverse(s->roots, k, s->roots_n);
+        roots_reverse(s->roots, 0, s->roots_n);
+    }
+    s->n = got;
+    return 0;
+}
+
+/* Apply slot s's events in order, as a one-thread load applies a batch. */
 static int apply_slot(loader *L, const slot *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        const hand *h = &s->rec[i];
-        int rc;
-        if (h->tid == HAND_OTHER)
-            rc = apply(L, &s->other[h->stack], 1);
-        else if (L->values_only) /* no stack carried (fill) */
-            rc = scope_value(L, h);
-        else
-            rc = scope_core(L, h, s->arena + h->stack);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    return L->values_only ? apply_values(L, s->ev, s->n)
+                          : apply(L, s->ev, s->n);
 }
 
 static void *reader_main(void *arg)
@@ -2095,6 +2247,7 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
         cap_result r = s->res;
         if (r == CAP_OK) {
             L->slot = s;
+            L->gen++; /* the stacks of a new slot */
             int rc = 0;
             for (size_t i = 0; i < s->waits_n && rc == 0; i++)
                 rc = name_wait_set(L, s->waits[i].id, s->waits[i].w);
@@ -2128,7 +2281,9 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
 out:
     L->reader_busy = 0;
     for (size_t i = 0; i < SLOTS; i++) {
-        free(A.slots[i].arena);
+        for (size_t b = 0; b < A.slots[i].nblk; b++)
+            free(A.slots[i].blk[b]);
+        free(A.slots[i].blk);
         free(A.slots[i].roots);
         free(A.slots[i].names);
         free(A.slots[i].waits);
@@ -2191,6 +2346,7 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
+        L->gen++; /* the stacks of a new batch */
         if ((L->values_only ? apply_values(L, evs, n) : apply(L, evs, n)) != 0)
             return CAP_E_NOMEM;
     }

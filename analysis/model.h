@@ -79,6 +79,9 @@ typedef struct an_node {
     uint32_t name_id;
     uint32_t depth;   /* roots 0 */
     int is_wait;      /* as an_scope.is_wait */
+    int recursive;    /* an ancestor (not the root) has its kind and name:
+                         a row by name adds its total once, at the
+                         outermost */
     uint64_t calls;
     int64_t total_ns, self_ns;
     uint32_t first_child, next_sibling; /* UINT32_MAX: none */
