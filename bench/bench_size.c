@@ -29,6 +29,16 @@
  * reader_batch_scopes_per_s_realistic (2.0), _format3 (3.0) and
  * reader_batch_cpu_ratio_realistic_format3, 3.0's time over 2.0's.
  *
+ * Block size: the generator's frames last 0.6 ms (645 k scopes a second
+ * of recorded time), so the producer's 100 ms blocks would hold 64 k
+ * scopes each, near the 1 MiB blocks of the figures above. A game at
+ * 60 fps with the same 392 scopes a frame fills a 100 ms block with 6
+ * frames (2,349 scopes), and each block pays its sections' tables again:
+ * the same events written with a block every 6 frames (cap_writer_flush,
+ * as the producer's writer thread does every flush_interval_ms) give
+ * bytes_per_scope_realistic_60fps (2.0), _60fps_format3 (3.0) and their
+ * json_zstd_ratio_realistic_60fps*.
+ *
  * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
  *   --zstd-level L: the capture's zstd level (default: the producer's)
  */
@@ -39,6 +49,10 @@
 
 #include "bench_common.h"
 #include "bench_gen.h"
+
+/* Frames of a 60 fps game in the producer's default 100 ms block
+ * (flush_interval_ms) */
+#define GAME_FRAMES_PER_BLOCK 6
 
 #define BUF_EVENTS (1u << 20)
 
@@ -294,8 +308,10 @@ int main(int argc, char **argv)
      * format 3.0 (SCOPES_E, range-coded: the writer's option, not its
      * default) at the producer's level */
     double batch_s_v2 = 0; /* pass 0's decoding, for 3.0's ratio */
-    for (int pass = 0; pass < 4; pass++) {
+    for (int pass = 0; pass < 6; pass++) {
         int lvl = pass == 1 ? 3 : (level ? level : 1);
+        /* passes 4 and 5: 2.0 and 3.0 in a 60 fps game's 100 ms blocks */
+        const uint64_t block_frames = pass >= 4 ? GAME_FRAMES_PER_BLOCK : 0;
         const char *rpath = "bench-size-realistic.cap";
         static gen g;
         uint32_t names = gen_init(&g, 1000000);
@@ -306,13 +322,15 @@ int main(int argc, char **argv)
         wo.tick_period_ns = GEN_PERIOD_NS;
         wo.origin_tick = 1000000;
         wo.zstd_level = lvl;
-        wo.format_major = pass == 2 ? 1 : pass == 3 ? 3 : 0;
+        wo.format_major = pass == 2 ? 1 : pass == 3 || pass == 5 ? 3 : 0;
         cap_writer *w;
         if (cap_writer_open_path(&w, rpath, &wo) != CAP_OK ||
             gen_declare(&g, w) != CAP_OK)
             BENCH_DIE("cannot write %s", rpath);
         while (g.scopes < scopes)
-            if (gen_frame(&g, w) != CAP_OK)
+            if (gen_frame(&g, w) != CAP_OK ||
+                (block_frames && g.frames % block_frames == 0 &&
+                 cap_writer_flush(w) != CAP_OK))
                 BENCH_DIE("writing %s failed", rpath);
         if (cap_writer_close(w) != CAP_OK)
             BENCH_DIE("closing %s failed", rpath);
@@ -352,6 +370,16 @@ int main(int argc, char **argv)
         } else if (pass == 2) {
             bench_put("bytes_per_scope_realistic_format1", rb);
             bench_put("json_zstd_ratio_realistic_format1",
+                      (double)json_zst / (double)file_bytes);
+        } else if (pass == 4) {
+            bench_put("realistic_60fps_scopes_per_block",
+                      (double)(block_frames * rs) / (double)g.frames);
+            bench_put("bytes_per_scope_realistic_60fps", rb);
+            bench_put("json_zstd_ratio_realistic_60fps",
+                      (double)json_zst / (double)file_bytes);
+        } else if (pass == 5) {
+            bench_put("bytes_per_scope_realistic_60fps_format3", rb);
+            bench_put("json_zstd_ratio_realistic_60fps_format3",
                       (double)json_zst / (double)file_bytes);
         } else {
             bench_put("bytes_per_scope_realistic_format3", rb);
