@@ -42,6 +42,7 @@ typedef struct wr_name {
     uint64_t sr_m[2];    /* SCOPES_R: begin, end: sum, then mean ... */
     uint64_t sr_n[2];    /* ... of this many deltas ... */
     uint64_t sr_gen[2];  /* ... in the section of this number */
+    double sr_sq[2];     /* SCOPES_R: the sum of those deltas' squares */
     uint64_t se_gen;     /* SCOPES_E: listed in the section of this number */
     uint64_t se_dev[2];  /* ... the sum of |delta - mean| (begin, end) */
     uint32_t se_dense;   /* ... its index in the section's list, from 1 */
@@ -1400,6 +1401,39 @@ static int scopes_repeat(cap_writer *w, const wr_thread *th)
 #define SR_MEAN_MAX ((uint64_t)1 << 40)
 #define SR_MEAN_COUNT ((uint64_t)1 << 23)
 
+/* Sections of at most this many events give every context class 0: the
+ * class byte of each table entry costs more there than keeping residuals
+ * of one scale together saves. */
+#define SR_SMALL_EVENTS 4096u
+
+/* A context's prediction: the mean of its n deltas (sq: the sum of their
+ * squares), rounded to a multiple of 2^s when n is small, where a table
+ * entry's low bits cost more than they save on so few residuals. s is
+ * floor(log2(sd)) of the deltas' standard deviation sd, plus 1 for up to 8
+ * deltas; a context of one delta has no spread and takes sd = mean / 8;
+ * above 64 deltas the mean stays exact. Bounded by SR_MEAN_MAX. */
+static uint64_t sr_pred(uint64_t mean, uint64_t n, double sq)
+{
+    if (n == 0 || n > 64)
+        return mean;
+    double sd;
+    int s;
+    if (n == 1) {
+        sd = (double)mean / 8;
+        s = 0;
+    } else {
+        double m = (double)mean, var = sq / (double)n - m * m;
+        sd = var > 1 ? sqrt(var) : 1;
+        s = n <= 8;
+    }
+    if (sd >= 2)
+        s += (int)floor(log2(sd));
+    if (s <= 0 || s >= 40)
+        return mean;
+    uint64_t half = (uint64_t)1 << (s - 1);
+    return (mean + half) >> s << s;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1455,8 +1489,11 @@ static int cmp_u64(const void *a, const void *b)
  * (0x0D)"): the prediction table, the class table, the tokens, then every
  * class's lo and hi streams, made from the tokens and plain deltas the
  * thread gathered. Each context's prediction is the mean of its deltas in
- * the section (gaps above 2^40 ticks left out), its class the bit length
- * of that mean. The writer thread pays two passes once per block;
+ * the section (gaps above 2^40 ticks left out), rounded when it has few
+ * (sr_pred), its class the bit length of that prediction, or 0 in a
+ * section of at most SR_SMALL_EVENTS events. Small blocks (a flush every
+ * few frames) so pay less for their table, which zstd cannot share
+ * between blocks. The writer thread pays two passes once per block;
  * recording paths are unchanged. -1 when out of memory. */
 static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
 {
@@ -1478,23 +1515,37 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
             w->sr_keys[nkeys++] = key;
             nm->sr_gen[kind] = gen;
             nm->sr_m[kind] = nm->sr_n[kind] = 0;
+            nm->sr_sq[kind] = 0;
         }
         if (d <= SR_MEAN_MAX && nm->sr_n[kind] < SR_MEAN_COUNT) {
             nm->sr_m[kind] += d;
             nm->sr_n[kind]++;
+            nm->sr_sq[kind] += (double)d * (double)d;
         }
     });
+    int one_class = th->n_events <= SR_SMALL_EVENTS;
     if (nkeys > 1)
         qsort(w->sr_keys, nkeys, sizeof *w->sr_keys, cmp_u64);
-    capf_buf_varint(t, nkeys);
-    uint64_t prev = 0;
+    /* the table lists the contexts whose (pred, class) is not (0, 0), the
+     * value of a context it leaves out */
+    size_t listed = 0;
     for (size_t i = 0; i < nkeys; i++) {
         wr_name *nm = &w->names[w->sr_keys[i] >> 1];
         int kind = (int)(w->sr_keys[i] & 1);
-        uint64_t pred = nm->sr_n[kind] ? nm->sr_m[kind] / nm->sr_n[kind] : 0;
+        uint64_t n = nm->sr_n[kind];
+        uint64_t pred = sr_pred(n ? nm->sr_m[kind] / n : 0, n, nm->sr_sq[kind]);
         nm->sr_m[kind] = pred;
+        listed += pred != 0;
+    }
+    capf_buf_varint(t, listed);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < nkeys; i++) {
+        wr_name *nm = &w->names[w->sr_keys[i] >> 1];
+        uint64_t pred = nm->sr_m[w->sr_keys[i] & 1];
+        if (!pred)
+            continue;
         capf_buf_varint(t, w->sr_keys[i] - prev);
-        capf_buf_varint(t, capf_sr_class(pred));
+        capf_buf_varint(t, one_class ? 0 : capf_sr_class(pred));
         capf_buf_varint(t, pred);
         prev = w->sr_keys[i];
     }
@@ -1505,7 +1556,7 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
     SR_WALK(w, th, {
         (void)key;
         uint64_t pred = nm->sr_m[kind];
-        unsigned c = capf_sr_class(pred);
+        unsigned c = one_class ? 0 : capf_sr_class(pred);
         uint64_t z = capf_zigzag((int64_t)(d - pred));
         capf_buf_u8(&w->sr_lo[c], (uint8_t)z);
         capf_buf_varint(&w->sr_hi[c], z >> 8);
