@@ -1644,14 +1644,36 @@ static int se_add_name(cap_writer *w, uint32_t id, size_t *nn, uint64_t gen)
     return 0;
 }
 
+/* A context's prediction: the mean of its n deltas, rounded to a multiple
+ * of 2^(k + 1) (k its shift) when n is at most 8, of 2^k up to 16: the
+ * residual's low k bits are stored raw anyway, and in a small section the
+ * name list's low bits cost more than the few residuals lose. Above 16
+ * deltas the mean stays exact. */
+static uint64_t se_pred(uint64_t mean, uint64_t n, unsigned k)
+{
+    unsigned s = k + (n <= 8);
+    if (n == 0 || n > 16 || s == 0 || s >= 40)
+        return mean;
+    uint64_t half = (uint64_t)1 << (s - 1);
+    return (mean + half) >> s << s;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
 }
 
+/* Tables of at most this many symbols coded take coarse frequencies. */
+#define SE_COARSE_COUNT 2048u
+
 /* counts -> frequencies adding up to CAPF_SE_PROB, each symbol counted
- * at least 1; a table nothing used gives symbol 0 (or 4 for tokens) all */
+ * at least 1; a table nothing used gives symbol 0 (or 4 for tokens) all.
+ * A table of at most SE_COARSE_COUNT symbols (a small section's) gives
+ * each symbol but the most used a power of two (the nearer one, about
+ * geometrically), the most used the rest: a few hundred table bytes then
+ * take few distinct values, which zstd stores in fewer bits than the
+ * symbols lose. */
 static void se_norm(const uint32_t *cnt, unsigned n, uint32_t *f,
                     unsigned unused_sym)
 {
@@ -1677,6 +1699,24 @@ static void se_norm(const uint32_t *cnt, unsigned n, uint32_t *f,
         sum += f[i];
     }
     f[big] = (uint32_t)((int64_t)f[big] + (int64_t)CAPF_SE_PROB - sum);
+    if (tot > SE_COARSE_COUNT)
+        return;
+    uint32_t g[CAPF_SE_RES_SYMS];
+    uint32_t rest = 0;
+    for (unsigned i = 0; i < n && i < CAPF_SE_RES_SYMS; i++) {
+        g[i] = f[i];
+        if (i == big)
+            continue;
+        if (f[i] > 1) {
+            uint32_t lo = 1u << (31 - __builtin_clz(f[i]));
+            g[i] = 7 * f[i] < 11 * lo ? lo : 2 * lo;
+        }
+        rest += g[i];
+    }
+    if (n > CAPF_SE_RES_SYMS || rest >= CAPF_SE_PROB)
+        return; /* keep the exact table */
+    for (unsigned i = 0; i < n; i++)
+        f[i] = i == big ? CAPF_SE_PROB - rest : g[i];
 }
 
 #define SE_TABLES (CAPF_SE_TOK_TABLES + SE_RES_TABLES)
@@ -1755,6 +1795,7 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
                 unsigned q = (unsigned)((l - fl) * 4);
                 nm->se_tab[k] = (uint8_t)(q > 3 ? 3 : q);
             }
+            nm->sr_m[k] = se_pred(nm->sr_m[k], nm->sr_n[k], nm->se_k[k]);
             capf_buf_varint(t, nm->sr_m[k]);
             capf_buf_varint(t, (uint64_t)nm->se_k[k] * 16 + nm->se_tab[k]);
         }
