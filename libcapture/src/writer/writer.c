@@ -1416,18 +1416,16 @@ static uint64_t sr_pred(uint64_t mean, uint64_t n, double sq)
 {
     if (n == 0 || n > 64)
         return mean;
-    double sd;
-    int s;
+    int s; /* floor(log2(sd)) by exponents: no sqrt or log per context */
     if (n == 1) {
-        sd = (double)mean / 8;
-        s = 0;
+        s = (int)capf_bitlen(mean) - 4; /* sd = mean / 8 */
     } else {
         double m = (double)mean, var = sq / (double)n - m * m;
-        sd = var > 1 ? sqrt(var) : 1;
-        s = n <= 8;
+        int e = 1;
+        if (var > 1)
+            (void)frexp(var, &e); /* var = f * 2^e, f in [0.5, 1) */
+        s = (e - 1) / 2 + (n <= 8);
     }
-    if (sd >= 2)
-        s += (int)floor(log2(sd));
     if (s <= 0 || s >= 40)
         return mean;
     uint64_t half = (uint64_t)1 << (s - 1);
@@ -1520,7 +1518,8 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
         if (d <= SR_MEAN_MAX && nm->sr_n[kind] < SR_MEAN_COUNT) {
             nm->sr_m[kind] += d;
             nm->sr_n[kind]++;
-            nm->sr_sq[kind] += (double)d * (double)d;
+            double dd = (double)(int64_t)d; /* d <= 2^40 */
+            nm->sr_sq[kind] += dd * dd;
         }
     });
     int one_class = th->n_events <= SR_SMALL_EVENTS;
