@@ -468,14 +468,29 @@ static sr_parts hand(void)
                       .streams_len = sizeof hand_streams};
 }
 
-/* The same events as the reference writer encodes them: each context's
- * prediction the mean of its deltas (begins 10, 10, 300: 106; ends 100,
- * 110, 90, 101: 100), both in class 7. */
+/* The same events with each context's prediction the mean of its deltas
+ * (begins 10, 10, 300: 106; ends 100, 110, 90, 101: 100), both in class 7
+ * (what the reference writer wrote for them before it rounded the
+ * predictions of small sections). */
 static const uint64_t writer_ctx[] = {2, 7, 106, 1, 7, 100};
 static const uint64_t writer_tab[] = {7, 7, 7};
 static const uint8_t writer_streams[] = {
     0, 191, 20, 191, 19, 0x84, 2, /* lo: z 0, 191, 20, 191, 19, 388, 2 */
     0, 0, 0, 0, 0, 1, 0           /* hi */
+};
+
+/* The same events as the reference writer encodes them now: a section of
+ * at most 4,096 events puts every context in class 0, and a context of at
+ * most 8 deltas has its mean rounded to a multiple of 2^(floor(log2 sd) +
+ * 1), sd their standard deviation. Begins: mean 106, sd 137, step 256:
+ * pred 0, so (0, 0) and left out of the table. Ends: mean 100, sd 10.0,
+ * step 16: pred 96. Residuals in event order, all class 0: z 8, 20, 28,
+ * 20, 11, 600 (lo 0x58, hi 2), 10. */
+static const uint64_t small_ctx[] = {3, 0, 96};
+static const uint64_t small_tab[] = {0, 7, 7};
+static const uint8_t small_streams[] = {
+    8, 20, 28, 20, 11, 0x58, 10, /* lo */
+    0, 0, 0, 0, 0, 2, 0          /* hi */
 };
 
 /* body, a section of kind in a file of major, holds the scopes of
@@ -502,7 +517,7 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
     snprintf(path, sizeof path, "%s/hand.cap", tmpdir);
     capf_buf b = {0};
     sr_parts s = hand();
-    for (int variant = 0; variant < 2; variant++) {
+    for (int variant = 0; variant < 3; variant++) {
         if (variant == 1) {
             s.n_ctx = 2;
             s.ctx = writer_ctx;
@@ -510,6 +525,13 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
             s.tab = writer_tab;
             s.streams = writer_streams;
             s.streams_len = sizeof writer_streams;
+        } else if (variant == 2) {
+            s.n_ctx = 1;
+            s.ctx = small_ctx;
+            s.n_streams = 1;
+            s.tab = small_tab;
+            s.streams = small_streams;
+            s.streams_len = sizeof small_streams;
         }
         sr_body(&b, &s);
         expect_hand(path, &b, 2, CAPF_SEC_SCOPES_R);
@@ -520,7 +542,7 @@ static void hand_built_section_decodes_as_the_spec_says(void **state)
     assert_int_equal(o.corrupt, 0);
     assert_int_equal(o.n, 1);
     assert_int_equal(o.sc[0].tid, 1);
-    /* the writer writes the second variant's very bytes for these events */
+    /* the writer writes the third variant's very bytes for these events */
     cap_writer_options wo = {.clock_source = "monotonic",
                              .tick_period_ns = 1.0,
                              .format_major = 2};

@@ -42,6 +42,7 @@ typedef struct wr_name {
     uint64_t sr_m[2];    /* SCOPES_R: begin, end: sum, then mean ... */
     uint64_t sr_n[2];    /* ... of this many deltas ... */
     uint64_t sr_gen[2];  /* ... in the section of this number */
+    double sr_sq[2];     /* SCOPES_R: the sum of those deltas' squares */
     uint64_t se_gen;     /* SCOPES_E: listed in the section of this number */
     uint64_t se_dev[2];  /* ... the sum of |delta - mean| (begin, end) */
     uint32_t se_dense;   /* ... its index in the section's list, from 1 */
@@ -1400,6 +1401,37 @@ static int scopes_repeat(cap_writer *w, const wr_thread *th)
 #define SR_MEAN_MAX ((uint64_t)1 << 40)
 #define SR_MEAN_COUNT ((uint64_t)1 << 23)
 
+/* Sections of at most this many events give every context class 0: the
+ * class byte of each table entry costs more there than keeping residuals
+ * of one scale together saves. */
+#define SR_SMALL_EVENTS 4096u
+
+/* A context's prediction: the mean of its n deltas (sq: the sum of their
+ * squares), rounded to a multiple of 2^s when n is small, where a table
+ * entry's low bits cost more than they save on so few residuals. s is
+ * floor(log2(sd)) of the deltas' standard deviation sd, plus 1 for up to 8
+ * deltas; a context of one delta has no spread and takes sd = mean / 8;
+ * above 64 deltas the mean stays exact. Bounded by SR_MEAN_MAX. */
+static uint64_t sr_pred(uint64_t mean, uint64_t n, double sq)
+{
+    if (n == 0 || n > 64)
+        return mean;
+    int s; /* floor(log2(sd)) by exponents: no sqrt or log per context */
+    if (n == 1) {
+        s = (int)capf_bitlen(mean) - 4; /* sd = mean / 8 */
+    } else {
+        double m = (double)mean, var = sq / (double)n - m * m;
+        int e = 1;
+        if (var > 1)
+            (void)frexp(var, &e); /* var = f * 2^e, f in [0.5, 1) */
+        s = (e - 1) / 2 + (n <= 8);
+    }
+    if (s <= 0 || s >= 40)
+        return mean;
+    uint64_t half = (uint64_t)1 << (s - 1);
+    return (mean + half) >> s << s;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1455,8 +1487,11 @@ static int cmp_u64(const void *a, const void *b)
  * (0x0D)"): the prediction table, the class table, the tokens, then every
  * class's lo and hi streams, made from the tokens and plain deltas the
  * thread gathered. Each context's prediction is the mean of its deltas in
- * the section (gaps above 2^40 ticks left out), its class the bit length
- * of that mean. The writer thread pays two passes once per block;
+ * the section (gaps above 2^40 ticks left out), rounded when it has few
+ * (sr_pred), its class the bit length of that prediction, or 0 in a
+ * section of at most SR_SMALL_EVENTS events. Small blocks (a flush every
+ * few frames) so pay less for their table, which zstd cannot share
+ * between blocks. The writer thread pays two passes once per block;
  * recording paths are unchanged. -1 when out of memory. */
 static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
 {
@@ -1478,23 +1513,38 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
             w->sr_keys[nkeys++] = key;
             nm->sr_gen[kind] = gen;
             nm->sr_m[kind] = nm->sr_n[kind] = 0;
+            nm->sr_sq[kind] = 0;
         }
         if (d <= SR_MEAN_MAX && nm->sr_n[kind] < SR_MEAN_COUNT) {
             nm->sr_m[kind] += d;
             nm->sr_n[kind]++;
+            double dd = (double)(int64_t)d; /* d <= 2^40 */
+            nm->sr_sq[kind] += dd * dd;
         }
     });
+    int one_class = th->n_events <= SR_SMALL_EVENTS;
     if (nkeys > 1)
         qsort(w->sr_keys, nkeys, sizeof *w->sr_keys, cmp_u64);
-    capf_buf_varint(t, nkeys);
-    uint64_t prev = 0;
+    /* the table lists the contexts whose (pred, class) is not (0, 0), the
+     * value of a context it leaves out */
+    size_t listed = 0;
     for (size_t i = 0; i < nkeys; i++) {
         wr_name *nm = &w->names[w->sr_keys[i] >> 1];
         int kind = (int)(w->sr_keys[i] & 1);
-        uint64_t pred = nm->sr_n[kind] ? nm->sr_m[kind] / nm->sr_n[kind] : 0;
+        uint64_t n = nm->sr_n[kind];
+        uint64_t pred = sr_pred(n ? nm->sr_m[kind] / n : 0, n, nm->sr_sq[kind]);
         nm->sr_m[kind] = pred;
+        listed += pred != 0;
+    }
+    capf_buf_varint(t, listed);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < nkeys; i++) {
+        wr_name *nm = &w->names[w->sr_keys[i] >> 1];
+        uint64_t pred = nm->sr_m[w->sr_keys[i] & 1];
+        if (!pred)
+            continue;
         capf_buf_varint(t, w->sr_keys[i] - prev);
-        capf_buf_varint(t, capf_sr_class(pred));
+        capf_buf_varint(t, one_class ? 0 : capf_sr_class(pred));
         capf_buf_varint(t, pred);
         prev = w->sr_keys[i];
     }
@@ -1505,7 +1555,7 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
     SR_WALK(w, th, {
         (void)key;
         uint64_t pred = nm->sr_m[kind];
-        unsigned c = capf_sr_class(pred);
+        unsigned c = one_class ? 0 : capf_sr_class(pred);
         uint64_t z = capf_zigzag((int64_t)(d - pred));
         capf_buf_u8(&w->sr_lo[c], (uint8_t)z);
         capf_buf_varint(&w->sr_hi[c], z >> 8);
@@ -1593,14 +1643,36 @@ static int se_add_name(cap_writer *w, uint32_t id, size_t *nn, uint64_t gen)
     return 0;
 }
 
+/* A context's prediction: the mean of its n deltas, rounded to a multiple
+ * of 2^(k + 1) (k its shift) when n is at most 8, of 2^k up to 16: the
+ * residual's low k bits are stored raw anyway, and in a small section the
+ * name list's low bits cost more than the few residuals lose. Above 16
+ * deltas the mean stays exact. */
+static uint64_t se_pred(uint64_t mean, uint64_t n, unsigned k)
+{
+    unsigned s = k + (n <= 8);
+    if (n == 0 || n > 16 || s == 0 || s >= 40)
+        return mean;
+    uint64_t half = (uint64_t)1 << (s - 1);
+    return (mean + half) >> s << s;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return x < y ? -1 : x > y;
 }
 
+/* Tables of at most this many symbols coded take coarse frequencies. */
+#define SE_COARSE_COUNT 2048u
+
 /* counts -> frequencies adding up to CAPF_SE_PROB, each symbol counted
- * at least 1; a table nothing used gives symbol 0 (or 4 for tokens) all */
+ * at least 1; a table nothing used gives symbol 0 (or 4 for tokens) all.
+ * A table of at most SE_COARSE_COUNT symbols (a small section's) gives
+ * each symbol but the most used a power of two (the nearer one, about
+ * geometrically), the most used the rest: a few hundred table bytes then
+ * take few distinct values, which zstd stores in fewer bits than the
+ * symbols lose. */
 static void se_norm(const uint32_t *cnt, unsigned n, uint32_t *f,
                     unsigned unused_sym)
 {
@@ -1626,6 +1698,24 @@ static void se_norm(const uint32_t *cnt, unsigned n, uint32_t *f,
         sum += f[i];
     }
     f[big] = (uint32_t)((int64_t)f[big] + (int64_t)CAPF_SE_PROB - sum);
+    if (tot > SE_COARSE_COUNT)
+        return;
+    uint32_t g[CAPF_SE_RES_SYMS];
+    uint32_t rest = 0;
+    for (unsigned i = 0; i < n && i < CAPF_SE_RES_SYMS; i++) {
+        g[i] = f[i];
+        if (i == big)
+            continue;
+        if (f[i] > 1) {
+            uint32_t lo = 1u << (31 - __builtin_clz(f[i]));
+            g[i] = 7 * f[i] < 11 * lo ? lo : 2 * lo;
+        }
+        rest += g[i];
+    }
+    if (n > CAPF_SE_RES_SYMS || rest >= CAPF_SE_PROB)
+        return; /* keep the exact table */
+    for (unsigned i = 0; i < n; i++)
+        f[i] = i == big ? CAPF_SE_PROB - rest : g[i];
 }
 
 #define SE_TABLES (CAPF_SE_TOK_TABLES + SE_RES_TABLES)
@@ -1704,6 +1794,7 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
                 unsigned q = (unsigned)((l - fl) * 4);
                 nm->se_tab[k] = (uint8_t)(q > 3 ? 3 : q);
             }
+            nm->sr_m[k] = se_pred(nm->sr_m[k], nm->sr_n[k], nm->se_k[k]);
             capf_buf_varint(t, nm->sr_m[k]);
             capf_buf_varint(t, (uint64_t)nm->se_k[k] * 16 + nm->se_tab[k]);
         }
