@@ -829,6 +829,15 @@ static void ot_check(loader *L)
 static int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v);
 
 /* A row's final self time in a frame. */
+/* 1 when emit does nothing but add a non-zero value to its row's
+ * histogram: no visitor, no summary callback, no split populations, no
+ * over-time bins (the ranking's load). Kept beside emit, whose cases it
+ * names. */
+static inline int emit_is_hist(const loader *L)
+{
+    return !L->visit && !L->o->summary_fn && !L->m->pop_of && !L->m->ot_bin;
+}
+
 static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
 {
     if (v == 0 && !L->seen)
@@ -892,25 +901,15 @@ static int win_emit_frame(loader *L, uint64_t frame)
         return 0;
     size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap;
     int64_t *g = L->ring + at;
-    an_capture *m = L->m;
-    if (!L->seen && !L->visit && !L->o->summary_fn && !m->pop_of &&
-        !m->ot_bin) { /* the ranking's: emit is the row's histogram */
-        for (size_t r = 0; r < L->ring_rows; r++) {
-            if (g[r]) {
-                int64_t v = g[r];
-                g[r] = 0;
-                if (an_hist_add(&m->scopes[r].pf_hist, v) != 0)
-                    return -1;
-            }
-        }
-        return 0;
-    }
     if (!L->seen) {
+        const int hist = emit_is_hist(L); /* the ranking's usual load */
+        an_scope *sc = L->m->scopes;
         for (size_t r = 0; r < L->ring_rows; r++) {
             if (g[r]) {
                 int64_t v = g[r];
                 g[r] = 0;
-                if (emit(L, r, frame, v) != 0)
+                if ((hist ? an_hist_add(&sc[r].pf_hist, v)
+                          : emit(L, r, frame, v)) != 0)
                     return -1;
             }
         }

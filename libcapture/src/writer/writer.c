@@ -1406,6 +1406,16 @@ static int scopes_repeat(cap_writer *w, const wr_thread *th)
  * of one scale together saves. */
 #define SR_SMALL_EVENTS 4096u
 
+/* mean rounded to the nearest multiple of 2^s (0 and 40 or more: as it
+ * is), the coarse predictions of small sections (sr_pred, se_pred). */
+static uint64_t round_pow2(uint64_t mean, unsigned s)
+{
+    if (s == 0 || s >= 40)
+        return mean;
+    uint64_t half = (uint64_t)1 << (s - 1);
+    return (mean + half) >> s << s;
+}
+
 /* A context's prediction: the mean of its n deltas (sq: the sum of their
  * squares), rounded to a multiple of 2^s when n is small, where a table
  * entry's low bits cost more than they save on so few residuals. s is
@@ -1426,10 +1436,7 @@ static uint64_t sr_pred(uint64_t mean, uint64_t n, double sq)
             (void)frexp(var, &e); /* var = f * 2^e, f in [0.5, 1) */
         s = (e - 1) / 2 + (n <= 8);
     }
-    if (s <= 0 || s >= 40)
-        return mean;
-    uint64_t half = (uint64_t)1 << (s - 1);
-    return (mean + half) >> s << s;
+    return s <= 0 ? mean : round_pow2(mean, (unsigned)s);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -1650,11 +1657,7 @@ static int se_add_name(cap_writer *w, uint32_t id, size_t *nn, uint64_t gen)
  * deltas the mean stays exact. */
 static uint64_t se_pred(uint64_t mean, uint64_t n, unsigned k)
 {
-    unsigned s = k + (n <= 8);
-    if (n == 0 || n > 16 || s == 0 || s >= 40)
-        return mean;
-    uint64_t half = (uint64_t)1 << (s - 1);
-    return (mean + half) >> s << s;
+    return n == 0 || n > 16 ? mean : round_pow2(mean, k + (n <= 8));
 }
 
 static int cmp_u32(const void *a, const void *b)
