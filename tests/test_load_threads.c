@@ -245,11 +245,9 @@ int main(int argc, char **argv)
         return 2;
     }
     cap_files_walk(argv[1], all_ways);
-    char path[] = "/tmp/cap_test_load_threads_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
+    char path[64];
+    if (cap_files_temp(path, sizeof path, "test_load_threads") != 0)
         return 2;
-    close(fd);
     generated(path);
     unlink(path);
     if (failures) {

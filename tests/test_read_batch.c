@@ -367,11 +367,9 @@ int main(int argc, char **argv)
         return 2;
     }
     cap_files_walk(argv[1], compare);
-    char path[] = "/tmp/cap_test_read_batch_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
+    char path[64];
+    if (cap_files_temp(path, sizeof path, "test_read_batch") != 0)
         return 2;
-    close(fd);
     generated(path);
     malformed(path);
     unlink(path);
