@@ -5,10 +5,13 @@
 #include "report.h"
 #include "stats.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -485,25 +488,44 @@ static int pf_add(an_scope *s, long frame, int64_t self)
  * the row's previous value's frame (>= 1: a row's frames must come in
  * ascending order, each whole, as one thread's scopes give them), the
  * value zigzagged. About 3 bytes a value where the exact series take 12,
- * so that a capture of 10 M scopes needs no second read; the load gives
- * the pack up (and --frames reads the file again) past pack_budget or at
- * a frame out of order. */
+ * so that a capture of 10 M scopes needs no second read. Past the pack's
+ * memory (max_chunks) every row's bytes so far go to an unlinked
+ * temporary file (pack_spill: one piece a row) and the chunks are used
+ * again, so that a capture of any length is read once; at the end of the
+ * load the rest follows and the slabs are freed (pack_finish). The load
+ * gives the pack up (and --frames reads the file again) at a frame out of
+ * order, when memory runs out, or when the file cannot be made or
+ * written (a full disk), or past max_chunks when spilling is off. */
 enum { PACK_CHUNK = 512, PACK_SLAB = 512 }; /* 256 KiB slabs */
 #define PACK_HEAD 8 /* a chunk's next chunk (u32, 0: none) and bytes used */
+#define PACK_MIN_BYTES ((size_t)4 << 20) /* in memory before spilling */
 
 typedef struct pack_row {
     uint32_t head, tail; /* chunk numbers + 1; 0: none */
     uint64_t next;       /* the frame after the last one put */
+    uint32_t used;       /* bytes used of the tail chunk (its header's
+                            count is written when the chunk is left or
+                            the pack read: pack_sync) */
 } pack_row;
+
+typedef struct pack_piece { /* one row's bytes of one spill, in the file */
+    uint64_t off;
+    uint32_t len;
+    uint32_t row;
+} pack_piece;
 
 struct an_pack {
     uint8_t **slab;
     size_t nslab, slab_cap;
-    uint32_t nchunks;
+    uint32_t nchunks, max_chunks;
     pack_row *row;
     size_t nrow;
     uint64_t values;
-    size_t budget; /* bytes of slabs at most */
+    int spill;          /* past max_chunks: spill (else give up) */
+    int fd;             /* the temporary file; -1: none yet */
+    uint64_t fbytes;    /* bytes written to it */
+    pack_piece *piece;  /* in the order written */
+    size_t npiece, piece_cap;
 };
 
 static uint8_t *pack_chunk(const struct an_pack *p, uint32_t c)
@@ -512,24 +534,35 @@ static uint8_t *pack_chunk(const struct an_pack *p, uint32_t c)
     return p->slab[c / PACK_SLAB] + (size_t)(c % PACK_SLAB) * PACK_CHUNK;
 }
 
+static void pack_free_slabs(struct an_pack *p)
+{
+    for (size_t i = 0; i < p->nslab; i++)
+        free(p->slab[i]);
+    free(p->slab);
+    p->slab = NULL;
+    p->nslab = p->slab_cap = 0;
+}
+
 static void pack_free(struct an_pack *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->nslab; i++)
-        free(p->slab[i]);
-    free(p->slab);
+    pack_free_slabs(p);
+    if (p->fd >= 0)
+        close(p->fd);
+    free(p->piece);
     free(p->row);
     free(p);
 }
 
-/* A new chunk, after `prev` (0: the row's first); 0 past the budget or
+/* A new chunk, after `prev` (0: the row's first); 0 past max_chunks or
  * out of memory. */
 static uint32_t pack_new_chunk(struct an_pack *p, uint32_t prev)
 {
-    if (p->nchunks % PACK_SLAB == 0) {
-        if ((p->nslab + 1) * (size_t)PACK_SLAB * PACK_CHUNK > p->budget ||
-            an_grow((void **)&p->slab, &p->slab_cap, p->nslab + 1,
+    if (p->nchunks >= p->max_chunks)
+        return 0;
+    if (p->nchunks / PACK_SLAB >= p->nslab) {
+        if (an_grow((void **)&p->slab, &p->slab_cap, p->nslab + 1,
                     sizeof *p->slab) != 0 ||
             !(p->slab[p->nslab] = malloc((size_t)PACK_SLAB * PACK_CHUNK)))
             return 0;
@@ -541,6 +574,112 @@ static uint32_t pack_new_chunk(struct an_pack *p, uint32_t prev)
     if (prev)
         memcpy(pack_chunk(p, prev), &c, sizeof c);
     return c;
+}
+
+/* An unlinked temporary file in $TMPDIR (else /tmp): its descriptor, or
+ * -1. */
+static int pack_tempfile(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[PATH_MAX];
+    if (!dir || !*dir)
+        dir = "/tmp";
+    if (snprintf(path, sizeof path, "%s/capture-pack-XXXXXX", dir) >=
+        (int)sizeof path)
+        return -1;
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+static int write_all(int fd, const uint8_t *b, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The tail chunk's header made to count its bytes. */
+static void pack_sync(struct an_pack *p, const pack_row *pr)
+{
+    uint16_t used = (uint16_t)pr->used;
+    memcpy(pack_chunk(p, pr->tail) + 4, &used, sizeof used);
+}
+
+/* Every row's bytes in memory appended to the temporary file, one piece a
+ * row, and the chunks emptied for reuse (each row's next frame kept): 0,
+ * or -1 (spilling off, no file, a failed write: the caller gives the
+ * pack up). */
+static int pack_spill(struct an_pack *p)
+{
+    if (!p->spill)
+        return -1;
+    if (p->fd < 0 && (p->fd = pack_tempfile()) < 0)
+        return -1;
+    uint8_t buf[1 << 16];
+    size_t nb = 0;
+    for (size_t r = 0; r < p->nrow; r++) {
+        pack_row *pr = &p->row[r];
+        if (!pr->head)
+            continue;
+        if (an_grow((void **)&p->piece, &p->piece_cap, p->npiece + 1,
+                    sizeof *p->piece) != 0)
+            return -1;
+        pack_sync(p, pr);
+        pack_piece *pc = &p->piece[p->npiece++];
+        pc->off = p->fbytes + nb;
+        pc->row = (uint32_t)r;
+        size_t len = 0;
+        for (uint32_t c = pr->head; c;) {
+            const uint8_t *b = pack_chunk(p, c);
+            uint16_t used;
+            memcpy(&used, b + 4, sizeof used);
+            size_t n = (size_t)used - PACK_HEAD;
+            if (nb + n > sizeof buf) {
+                if (write_all(p->fd, buf, nb) != 0)
+                    return -1;
+                p->fbytes += nb;
+                nb = 0;
+            }
+            memcpy(buf + nb, b + PACK_HEAD, n);
+            nb += n;
+            len += n;
+            memcpy(&c, b, sizeof c);
+        }
+        if (len > UINT32_MAX)
+            return -1;
+        pc->len = (uint32_t)len;
+        pr->head = pr->tail = 0;
+    }
+    if (nb && write_all(p->fd, buf, nb) != 0)
+        return -1;
+    p->fbytes += nb;
+    p->nchunks = 0;
+    return 0;
+}
+
+/* The end of the load: a pack that spilled puts the rest in its file and
+ * frees its slabs. 0, or -1 (give the pack up). */
+static int pack_finish(struct an_pack *p)
+{
+    if (p->fd < 0) {
+        for (size_t r = 0; r < p->nrow; r++)
+            if (p->row[r].tail)
+                pack_sync(p, &p->row[r]);
+        return 0;
+    }
+    if (pack_spill(p) != 0)
+        return -1;
+    pack_free_slabs(p);
+    return 0;
 }
 
 static inline uint8_t *put_varint(uint8_t *d, uint64_t v)
@@ -585,25 +724,25 @@ static int pack_put(struct an_pack *p, size_t row, uint64_t frame, int64_t v)
     pack_row *pr = &p->row[row];
     if (frame < pr->next)
         return -1;
-    uint16_t used;
-    uint8_t *b = pr->tail ? pack_chunk(p, pr->tail) : NULL;
-    if (b)
-        memcpy(&used, b + 4, sizeof used);
-    if (!b || used + 20 > PACK_CHUNK) { /* two varints: 20 bytes at most */
+    uint8_t *b;
+    if (!pr->tail || pr->used + 20 > PACK_CHUNK) { /* two varints: <= 20 */
+        if (pr->tail)
+            pack_sync(p, pr);
         uint32_t c = pack_new_chunk(p, pr->tail);
+        if (!c && p->nchunks >= p->max_chunks && pack_spill(p) == 0)
+            c = pack_new_chunk(p, 0); /* every row starts a new piece */
         if (!c)
             return -1;
         if (!pr->head)
             pr->head = c;
         pr->tail = c;
-        b = pack_chunk(p, c);
-        used = PACK_HEAD;
+        pr->used = PACK_HEAD;
     }
-    uint8_t *d = put_varint(b + used, frame - pr->next + 1);
+    b = pack_chunk(p, pr->tail);
+    uint8_t *d = put_varint(b + pr->used, frame - pr->next + 1);
     uint64_t u = (uint64_t)v;
     d = put_varint(d, v < 0 ? ~(u << 1) : u << 1);
-    used = (uint16_t)(d - b);
-    memcpy(b + 4, &used, sizeof used);
+    pr->used = (uint32_t)(d - b);
     pr->next = frame + 1;
     p->values++;
     return 0;
@@ -696,6 +835,12 @@ static int pf_flush(loader *L)
         if (a->frame != NONE && pack_put(L->m->pack, i, a->frame, a->sum) != 0)
             pack_give_up(L);
         a->frame = NONE;
+    }
+    if (L->packing) {
+        if (pack_finish(L->m->pack) != 0)
+            pack_give_up(L);
+        else
+            L->m->pack_file_bytes = L->m->pack->fbytes;
     }
     for (size_t i = 0; i < L->acc_cap && i < L->m->nscopes; i++) {
         pf_acc *a = &L->acc[i];
@@ -1058,13 +1203,38 @@ static void series_free(an_scope *s)
     s->pf_sorted = 1;
 }
 
-/* The pack's budget: what the 64 MiB read_capture keeps within leaves
- * beside the model's frames (AN_PACK_MAX_BYTES less 64 bytes a frame). */
-static size_t pack_budget(const loader *L)
+/* The positive number in environment variable `name` (tests: a budget
+ * small enough for a fixture to pass it), else dflt. */
+static size_t env_size(const char *name, size_t dflt)
 {
-    size_t most = L->o->pack_bytes ? L->o->pack_bytes : AN_PACK_MAX_BYTES;
+    const char *e = getenv(name);
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (*end == 0 && v > 0)
+            return (size_t)v;
+    }
+    return dflt;
+}
+
+/* The pack's chunks in memory: what the 64 MiB read_capture keeps within
+ * leaves beside the model's frames (AN_PACK_MAX_BYTES less 64 bytes a
+ * frame), at least PACK_MIN_BYTES where it may spill; pack_bytes or
+ * CAP_PACK_BYTES=N in the environment (tests) set it, at least a chunk
+ * where it may spill. */
+static void pack_limits(const loader *L, struct an_pack *p)
+{
+    size_t set = env_size("CAP_PACK_BYTES", L->o->pack_bytes);
+    size_t most = set ? set : AN_PACK_MAX_BYTES;
     size_t frames = L->m->nframes * (size_t)64;
-    return frames < most ? most - frames : 0;
+    size_t b = frames < most ? most - frames : 0;
+    p->spill = !L->o->pack_no_spill;
+    if (p->spill && !set && b < PACK_MIN_BYTES)
+        b = PACK_MIN_BYTES;
+    size_t c = b / PACK_CHUNK;
+    if (p->spill && c == 0)
+        c = 1;
+    p->max_chunks = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
 }
 
 /* The exact series (each row's frames in order, or no pack) moved into a
@@ -1075,7 +1245,8 @@ static int pack_start(loader *L)
     struct an_pack *p = calloc(1, sizeof *p);
     if (!p)
         return -1;
-    p->budget = pack_budget(L);
+    p->fd = -1;
+    pack_limits(L, p);
     m->pack = p;
     for (size_t i = 0; i < m->nscopes; i++) {
         const an_scope *s = &m->scopes[i];
@@ -2478,14 +2649,7 @@ static size_t series_budget(const an_options *o)
 {
     if (!o->series_budget)
         return 0;
-    const char *e = getenv("CAP_SERIES_BUDGET");
-    if (e && *e) {
-        char *end;
-        unsigned long long v = strtoull(e, &end, 10);
-        if (*end == 0 && v > 0)
-            return (size_t)v;
-    }
-    return o->series_budget;
+    return env_size("CAP_SERIES_BUDGET", o->series_budget);
 }
 
 /* The fastest and the slowest quarter of frames by frame time, as
@@ -2776,61 +2940,159 @@ static int pack_walkable(const an_capture *m)
                     64.0 * (double)p->values + 1e6;
 }
 
+/* A row's place in the pack as walk_packed reads it: the values in
+ * [b + pos, b + end), from a chunk in memory, or from the row's pieces in
+ * the temporary file through buf (piece: the next of the row's pieces,
+ * in `order`; at: bytes of it already read). */
+typedef struct pack_cur {
+    uint64_t frame; /* UINT64_MAX: none left */
+    int64_t v;
+    const uint8_t *b;
+    uint32_t pos, end;
+    uint32_t chunk;
+    uint8_t *buf;
+    size_t piece, piece_end, at;
+} pack_cur;
+
+/* Enough of c's row in view for one more value (two varints: 20 bytes at
+ * most, never split across chunks or pieces' ends of a value). 0, or -1 on
+ * a failed read of the temporary file. */
+static int pack_cur_fill(const struct an_pack *p, const size_t *order,
+                         size_t cap, pack_cur *c)
+{
+    if (!c->buf) { /* in memory: the next chunk */
+        if (c->pos < c->end || !c->chunk)
+            return 0;
+        uint32_t nx;
+        memcpy(&nx, c->b, sizeof nx);
+        c->chunk = nx;
+        c->b = NULL;
+        c->pos = c->end = 0;
+        if (nx) {
+            uint16_t used;
+            c->b = pack_chunk(p, nx);
+            memcpy(&used, c->b + 4, sizeof used);
+            c->pos = PACK_HEAD;
+            c->end = used;
+        }
+        return 0;
+    }
+    if (c->end - c->pos >= 20 || c->piece == c->piece_end)
+        return 0;
+    memmove(c->buf, c->buf + c->pos, c->end - c->pos);
+    c->end -= c->pos;
+    c->pos = 0;
+    while (c->end < cap && c->piece < c->piece_end) {
+        const pack_piece *pc = &p->piece[order[c->piece]];
+        size_t want = pc->len - c->at;
+        if (want == 0) { /* an empty piece (none is written) */
+            c->piece++;
+            c->at = 0;
+            continue;
+        }
+        if (want > cap - c->end)
+            want = cap - c->end;
+        ssize_t n = pread(p->fd, c->buf + c->end, want, (off_t)(pc->off + c->at));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        c->end += (uint32_t)n;
+        c->at += (size_t)n;
+        if (c->at == pc->len) {
+            c->piece++;
+            c->at = 0;
+        }
+    }
+    return 0;
+}
+
+/* c's next value (frame UINT64_MAX at the row's end): 0, or -1 as
+ * pack_cur_fill. */
+static int pack_cur_next(const struct an_pack *p, const size_t *order,
+                         size_t cap, pack_cur *c, uint64_t prev_next)
+{
+    if (pack_cur_fill(p, order, cap, c) != 0)
+        return -1;
+    if (c->pos >= c->end) {
+        c->frame = UINT64_MAX;
+        return 0;
+    }
+    uint64_t df, z;
+    const uint8_t *q = get_varint(c->b + c->pos, &df);
+    q = get_varint(q, &z);
+    c->pos = (uint32_t)(q - c->b);
+    c->frame = prev_next + df - 1;
+    c->v = (int64_t)((z >> 1) ^ (0 - (z & 1)));
+    return 0;
+}
+
 /* The pack's values (a series_reread load's) in frame order, rows in
- * order within a frame. */
+ * order within a frame: from memory, or from the temporary file it
+ * spilled to through a buffer a row (about 8 MiB in all). */
 static cap_result walk_packed(const an_capture *m, an_series_fn fn, void *ctx)
 {
     const struct an_pack *p = m->pack;
     size_t ns = p->nrow < m->nscopes ? p->nrow : m->nscopes;
-    struct cur {
-        uint64_t frame; /* UINT64_MAX: none left */
-        int64_t v;
-        uint32_t chunk;
-        uint32_t pos;
-    } *cur = calloc(ns ? ns : 1, sizeof *cur);
+    size_t cap = 0, *order = NULL, *first = NULL;
+    uint8_t *bufs = NULL;
+    cap_result res = CAP_E_NOMEM;
+    pack_cur *cur = calloc(ns ? ns : 1, sizeof *cur);
     if (!cur)
         return CAP_E_NOMEM;
-    for (size_t r = 0; r < ns; r++) {
-        cur[r].frame = UINT64_MAX;
-        cur[r].chunk = p->row[r].head;
-        cur[r].pos = PACK_HEAD;
+    if (p->fd >= 0) { /* each row's pieces in the order written */
+        cap = ((size_t)2 << 20) / (ns ? ns : 1);
+        cap = cap < 256 ? 256 : cap > 65536 ? 65536 : cap;
+        order = malloc((p->npiece ? p->npiece : 1) * sizeof *order);
+        first = calloc(ns + 1, sizeof *first);
+        bufs = malloc(ns ? ns * cap : 1);
+        if (!order || !first || !bufs)
+            goto out;
+        for (size_t i = 0; i < p->npiece; i++)
+            if (p->piece[i].row < ns)
+                first[p->piece[i].row + 1]++;
+        for (size_t r = 0; r < ns; r++)
+            first[r + 1] += first[r];
+        for (size_t i = 0; i < p->npiece; i++) { /* cur[r].piece: a count */
+            uint32_t r = p->piece[i].row;
+            if (r < ns)
+                order[first[r] + cur[r].piece++] = i;
+        }
     }
-    /* each row's next value into cur[r] (frame UINT64_MAX at its end) */
-#define PACK_NEXT(c, prev_next)                                              \
-    do {                                                                     \
-        const uint8_t *b_ = (c)->chunk ? pack_chunk(p, (c)->chunk) : NULL;   \
-        uint16_t used_ = 0;                                                  \
-        if (b_)                                                              \
-            memcpy(&used_, b_ + 4, sizeof used_);                            \
-        if (b_ && (c)->pos >= used_) {                                       \
-            uint32_t nx_;                                                    \
-            memcpy(&nx_, b_, sizeof nx_);                                    \
-            (c)->chunk = nx_;                                                \
-            (c)->pos = PACK_HEAD;                                            \
-            b_ = nx_ ? pack_chunk(p, nx_) : NULL;                            \
-        }                                                                    \
-        if (!b_) {                                                           \
-            (c)->frame = UINT64_MAX;                                         \
-            break;                                                           \
-        }                                                                    \
-        uint64_t df_, z_;                                                    \
-        const uint8_t *q_ = get_varint(b_ + (c)->pos, &df_);                 \
-        q_ = get_varint(q_, &z_);                                            \
-        (c)->pos = (uint32_t)(q_ - b_);                                      \
-        (c)->frame = (prev_next) + df_ - 1;                                  \
-        (c)->v = (int64_t)((z_ >> 1) ^ (0 - (z_ & 1)));                      \
-    } while (0)
-    for (size_t r = 0; r < ns; r++)
-        PACK_NEXT(&cur[r], 0);
+    for (size_t r = 0; r < ns; r++) {
+        pack_cur *c = &cur[r];
+        if (p->fd >= 0) {
+            c->buf = bufs + r * cap;
+            c->b = c->buf;
+            c->piece = first[r];
+            c->piece_end = first[r + 1];
+        } else if ((c->chunk = p->row[r].head) != 0) {
+            uint16_t used;
+            c->b = pack_chunk(p, c->chunk);
+            memcpy(&used, c->b + 4, sizeof used);
+            c->pos = PACK_HEAD;
+            c->end = used;
+        }
+        if (pack_cur_next(p, order, cap, c, 0) != 0)
+            goto io;
+    }
     for (size_t fi = 0; fi < m->nframes; fi++)
         for (size_t r = 0; r < ns; r++)
             if (cur[r].frame == fi) {
                 fn(ctx, r, fi, cur[r].v);
-                PACK_NEXT(&cur[r], fi + 1);
+                if (pack_cur_next(p, order, cap, &cur[r], fi + 1) != 0)
+                    goto io;
             }
-#undef PACK_NEXT
+    res = CAP_OK;
+    goto out;
+io:
+    res = CAP_E_IO;
+out:
     free(cur);
-    return CAP_OK;
+    free(order);
+    free(first);
+    free(bufs);
+    return res;
 }
 
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)

@@ -145,14 +145,18 @@ typedef struct an_options {
                             by_path */
     int series_reread;   /* with a budget: past it, keep no summaries
                             either (an_capture.reread): the values are
-                            kept packed while they fit (an_capture.pack,
-                            AN_PACK_MAX_BYTES), else every per-frame
+                            kept packed (an_capture.pack,
+                            AN_PACK_MAX_BYTES; past it in a temporary
+                            file), else every per-frame
                             value is read again from the file when asked
                             for (an_series_walk). For --frames, whose
                             values are exact whatever the budget; the
                             ranking, --split and --over-time need the
                             summaries and must not set it */
     size_t pack_bytes;   /* 0: AN_PACK_MAX_BYTES (tests set less) */
+    int pack_no_spill;   /* 1: past pack_bytes the pack is given up (the
+                            file read again) instead of going on in a
+                            temporary file (tests of the second read) */
     /* with a budget, once the series are summarised: called with each
        row's final self time in a frame (!= 0) as it goes into the row's
        histogram, on the loading thread, with the model being loaded (its
@@ -280,8 +284,11 @@ typedef struct an_capture {
 
     struct an_pack *pack;       /* series_reread past the budget: every
                                    value, packed (an_series_walk reads no
-                                   file then); NULL when the load gave it
-                                   up */
+                                   capture file then); NULL when the load
+                                   gave it up */
+    uint64_t pack_file_bytes;   /* of them, bytes in the pack's unlinked
+                                   temporary file ($TMPDIR, else /tmp;
+                                   closed by an_free); 0: all in memory */
     /* private: hash tables */
     uint32_t *scope_ht, *node_ht;
     size_t scope_ht_cap, node_ht_cap;
@@ -365,8 +372,10 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * each (row, frame) with the exact sum of its pieces, including 0 where
  * the row ran for no time (the exact series' entries, as --frames lists
  * them). Exact model: from the series in memory. A series_reread load
- * that kept its values packed (an_capture.pack): from the pack, no file
- * read. Summarised (approx) otherwise: the
+ * that kept its values packed (an_capture.pack): from the pack, in memory
+ * or in its temporary file (read through about 2 MiB of buffers), no
+ * capture file read; CAP_E_IO when the temporary file cannot be read
+ * back. Summarised (approx) otherwise: the
  * file is read again through a ring of frames longer than the load's
  * max_lag, so that every piece of a frame has come before the frame is
  * handed on (memory: that many frames x rows x 9 bytes); where that ring
@@ -375,8 +384,13 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * series (memory as with budget 0). Errors: as an_series_scan. */
 #define AN_WALK_MAX_BYTES ((size_t)32 << 20)
 /* A series_reread load keeps the values past its budget packed (about 3
- * bytes each) in at most this much less 64 bytes a frame, while each
- * row's frames come in order; an_series_walk then reads no file. */
+ * bytes each), in memory up to this much less 64 bytes a frame (at least
+ * 4 MiB), then in an unlinked temporary file in $TMPDIR (else /tmp) of
+ * about 2.6 bytes a value (an_capture.pack_file_bytes), while each row's
+ * frames come in order; an_series_walk then reads no capture file. Where
+ * the temporary file cannot be made or written (a full disk), the pack is
+ * given up and an_series_walk reads the capture again. CAP_PACK_BYTES=N
+ * in the environment sets the memory part (tests: 1, one chunk). */
 #define AN_PACK_MAX_BYTES ((size_t)32 << 20)
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx);
 

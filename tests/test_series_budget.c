@@ -21,7 +21,7 @@
 #include "stats.h"
 
 static int failures, files_checked, files_approx, files_packed, files_unpacked,
-    files_pack_given_up;
+    files_pack_given_up, files_spilled, files_spill_failed;
 
 #define CHECK(c, ...)                                                        \
     do {                                                                     \
@@ -216,18 +216,35 @@ static void same_walk(const char *path, const char *what, const an_capture *e,
 static void reread_walks(const char *path, const an_capture *e,
                          const an_options *base)
 {
-    for (int k = 0; k < 4; k++) {
-        int th = 1 + k % 2, nopack = k >= 2;
+    for (int k = 0; k < 8; k++) {
+        /* 0-1 packed in memory; 2-3 no pack (the file read again); 4-5
+           a chunk in memory, the rest spilled to a temporary file; 6-7
+           the same where no temporary file can be made (given up: the
+           file read again) */
+        int th = 1 + k % 2, nopack = k == 2 || k == 3, spill = k >= 4,
+            notmp = k >= 6;
         an_options o = *base;
         o.threads = th;
         o.series_budget = 1;
         o.series_reread = 1;
         o.no_tree = 1;
-        o.pack_bytes = nopack ? 1 : 0; /* no pack: the file read again */
+        o.pack_bytes = nopack || spill ? 1 : 0;
+        o.pack_no_spill = nopack;
         o.split_hint = o.over_time_hint = 0;
         an_capture *r;
         char d[400];
-        if (an_load(&r, path, &o, d, sizeof d) != CAP_OK) {
+        char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+        if (notmp)
+            setenv("TMPDIR", "/nonexistent/capture-test", 1);
+        cap_result lr = an_load(&r, path, &o, d, sizeof d);
+        if (notmp) {
+            if (tmpdir)
+                setenv("TMPDIR", tmpdir, 1);
+            else
+                unsetenv("TMPDIR");
+        }
+        free(tmpdir);
+        if (lr != CAP_OK) {
             CHECK(0, "%s: reread load fails: %s", path, d);
             continue;
         }
@@ -256,11 +273,23 @@ static void reread_walks(const char *path, const an_capture *e,
         /* past the budget the values are packed, unless they cannot be
            (a row's frames out of order: threads far apart in the file) */
         CHECK(!nopack || !r->pack, "%s: packed past pack_bytes", path);
-        files_packed += r->approx && r->pack != NULL;
-        files_unpacked += r->approx && !r->pack;
-        files_pack_given_up += !nopack && r->approx && !r->pack;
-        static const char *what[4] = {"packed", "packed, two threads",
-                                      "reread", "reread, two threads"};
+        CHECK(!r->pack || r->pack_file_bytes == 0 || (spill && !notmp),
+              "%s: spilled in config %d", path, k);
+        CHECK(!notmp || !r->pack || r->pack_file_bytes == 0,
+              "%s: spilled with no temporary directory", path);
+        if (k < 4) {
+            files_packed += r->approx && r->pack != NULL;
+            files_unpacked += r->approx && !r->pack;
+            files_pack_given_up += !nopack && r->approx && !r->pack;
+        } else if (!notmp) {
+            files_spilled += r->approx && r->pack && r->pack_file_bytes > 0;
+        } else {
+            files_spill_failed += r->approx && !r->pack;
+        }
+        static const char *what[8] = {
+            "packed",  "packed, two threads",  "reread",
+            "reread, two threads", "spilled", "spilled, two threads",
+            "no temporary file", "no temporary file, two threads"};
         same_walk(path, what[k], e, r);
         an_free(r);
     }
@@ -622,7 +651,8 @@ static void late_worker(void)
     CHECK(cap_writer_close(w) == CAP_OK, "close");
     an_options oe = {.threads = 1},
                oa = {.threads = 1, .series_budget = 1, .series_reread = 1,
-                     .pack_bytes = 1}; /* no pack: the ring, past its bound */
+                     .pack_bytes = 1, .pack_no_spill = 1}; /* no pack: the
+                                          ring, past its bound */
     an_capture *e, *a;
     char d[400];
     if (an_load(&e, path, &oe, d, sizeof d) == CAP_OK) {
@@ -664,5 +694,11 @@ int main(int argc, char **argv)
     CHECK(files_packed >= 10 && files_unpacked >= 10 && files_pack_given_up,
           "too few packed (%d) or unpacked (%d, %d given up) loads",
           files_packed, files_unpacked, files_pack_given_up);
+    printf("--frames' loads with a chunk in memory: %d spilled to a "
+           "temporary file, %d given up where none could be made\n",
+           files_spilled, files_spill_failed);
+    CHECK(files_spilled >= 10 && files_spill_failed >= 10,
+          "too few spilled (%d) or failed spills (%d)", files_spilled,
+          files_spill_failed);
     return failures ? 1 : 0;
 }

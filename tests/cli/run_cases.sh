@@ -7,6 +7,9 @@ set -u
 tool=$1 cases=$2 expected=$3 update=${4:-}
 fail=0 n=0
 export NO_COLOR=1
+# this script's own files: in CASES_TMPDIR, else TMPDIR, else /tmp (a test
+# may point TMPDIR where the tool can make nothing)
+tmpd=${CASES_TMPDIR:-${TMPDIR:-/tmp}}
 while IFS='|' read -r name args status; do
   name=$(printf "%s" "$name" | sed "s/^ *//; s/ *$//")
   [ -z "$name" ] && continue
@@ -14,7 +17,7 @@ while IFS='|' read -r name args status; do
   args=$(printf "%s" "$args" | sed "s/^ *//; s/ *$//")
   status=$(printf "%s" "$status" | sed "s/^ *//; s/ *$//")
   n=$((n + 1))
-  out=$(mktemp) err=$(mktemp)
+  out=$(mktemp -p "$tmpd") err=$(mktemp -p "$tmpd")
   # shellcheck disable=SC2086
   "$tool" $args >"$out" 2>"$err"
   rc=$?
