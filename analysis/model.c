@@ -3095,12 +3095,126 @@ out:
     return res;
 }
 
+/* walk_packed on a second thread: it reads the pack and hands the values
+ * over in slots of WALK_SLOT, fn runs on the calling thread (--frames'
+ * writers format rows while the next values are read). */
+enum { WALK_SLOT = 8192, WALK_NSLOT = 4 };
+
+typedef struct walk_val {
+    uint32_t row, frame;
+    int64_t v;
+} walk_val;
+
+typedef struct walk_relay {
+    const an_capture *m;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    walk_val *slot[WALK_NSLOT];
+    size_t n[WALK_NSLOT];
+    size_t head, tail; /* slots filled: tail .. head - 1 (mod WALK_NSLOT) */
+    size_t fill;       /* values in slot head (the reading thread's) */
+    int done;
+    cap_result res;
+} walk_relay;
+
+/* The reading thread's slot head handed on; waits while every slot is
+ * full. */
+static void relay_publish(walk_relay *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->n[w->head % WALK_NSLOT] = w->fill;
+    w->head++;
+    pthread_cond_broadcast(&w->cv);
+    while (w->head - w->tail == WALK_NSLOT)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    w->fill = 0;
+}
+
+static void relay_put(void *ctx, size_t row, size_t frame, int64_t v)
+{
+    walk_relay *w = ctx;
+    w->slot[w->head % WALK_NSLOT][w->fill++] =
+        (walk_val){(uint32_t)row, (uint32_t)frame, v};
+    if (w->fill == WALK_SLOT)
+        relay_publish(w);
+}
+
+static void *relay_main(void *arg)
+{
+    walk_relay *w = arg;
+    cap_result r = walk_packed(w->m, relay_put, w);
+    if (w->fill)
+        relay_publish(w);
+    pthread_mutex_lock(&w->mu);
+    w->res = r;
+    w->done = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* 1 when walk_packed runs on a second thread: threads == 2 asked, or
+ * chosen as the load chooses them, for a pack of a million values or
+ * more. */
+static int walk_threads(const an_capture *m)
+{
+    if (m->load_opt.threads == 1 || m->load_opt.threads == 2)
+        return m->load_opt.threads == 2;
+    return m->pack->values >= 1000000 &&
+           load_threads(&m->load_opt, m->load_path) == 2;
+}
+
+static cap_result walk_packed_2t(const an_capture *m, an_series_fn fn,
+                                 void *ctx)
+{
+    walk_relay w = {.m = m};
+    walk_val *mem = malloc(sizeof(walk_val) * WALK_SLOT * WALK_NSLOT);
+    if (!mem)
+        return walk_packed(m, fn, ctx);
+    for (int i = 0; i < WALK_NSLOT; i++)
+        w.slot[i] = mem + (size_t)i * WALK_SLOT;
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    pthread_t t;
+    if (pthread_create(&t, NULL, relay_main, &w) != 0) {
+        pthread_cond_destroy(&w.cv);
+        pthread_mutex_destroy(&w.mu);
+        free(mem);
+        return walk_packed(m, fn, ctx);
+    }
+    for (;;) {
+        pthread_mutex_lock(&w.mu);
+        while (w.head == w.tail && !w.done)
+            pthread_cond_wait(&w.cv, &w.mu);
+        if (w.head == w.tail) { /* done, every slot handed on */
+            pthread_mutex_unlock(&w.mu);
+            break;
+        }
+        const walk_val *v = w.slot[w.tail % WALK_NSLOT];
+        size_t n = w.n[w.tail % WALK_NSLOT];
+        pthread_mutex_unlock(&w.mu);
+        for (size_t i = 0; i < n; i++)
+            fn(ctx, v[i].row, v[i].frame, v[i].v);
+        pthread_mutex_lock(&w.mu);
+        w.tail++;
+        pthread_cond_broadcast(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+    }
+    pthread_join(t, NULL);
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+    free(mem);
+    return w.res;
+}
+
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
 {
     if (!m->approx)
         return walk_exact(m, fn, ctx);
     if (pack_walkable(m))
-        return walk_packed(m, fn, ctx);
+        return walk_threads(m) ? walk_packed_2t(m, fn, ctx)
+                               : walk_packed(m, fn, ctx);
     an_options o = m->load_opt;
     o.progress = NULL;
     o.series_budget = 0;

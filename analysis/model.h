@@ -374,8 +374,10 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * them). Exact model: from the series in memory. A series_reread load
  * that kept its values packed (an_capture.pack): from the pack, in memory
  * or in its temporary file (read through about 2 MiB of buffers), no
- * capture file read; CAP_E_IO when the temporary file cannot be read
- * back. Summarised (approx) otherwise: the
+ * capture file read, on a second thread where the load would use two
+ * (threads 2, or chosen so, for a million values or more; fn is always
+ * called on the calling thread); CAP_E_IO when the temporary file cannot
+ * be read back. Summarised (approx) otherwise: the
  * file is read again through a ring of frames longer than the load's
  * max_lag, so that every piece of a frame has come before the frame is
  * handed on (memory: that many frames x rows x 9 bytes); where that ring

@@ -136,17 +136,20 @@ static void walk_hash(void *p, size_t row, size_t frame, int64_t v)
 static void summarised(const char *path)
 {
     static const char *const globs[] = {"*a*"};
-    an_capture *m[2] = {NULL, NULL}, *r[2] = {NULL, NULL};
-    walk_sum ws[2] = {{0, 0}, {0, 0}};
+    an_capture *m[2] = {NULL, NULL}, *r[3] = {NULL, NULL, NULL};
+    walk_sum ws[3] = {{0, 0}, {0, 0}, {0, 0}};
     char d[320];
-    for (int t = 0; t < 2; t++) {
-        an_options o = {.threads = t + 1, .series_budget = 1,
+    for (int t = 0; t < 3; t++) {
+        /* the third: two threads, the pack spilled past one chunk (the
+           walk reads the temporary file on its own thread) */
+        an_options o = {.threads = t ? 2 : 1, .series_budget = 1,
                         .over_time_hint = 1, .ot_bins = 10,
                         .wait_globs = globs, .nwait_globs = 1};
-        if (an_load(&m[t], path, &o, d, sizeof d) != CAP_OK)
+        if (t < 2 && an_load(&m[t], path, &o, d, sizeof d) != CAP_OK)
             goto done;
-        an_options q = {.threads = t + 1, .series_budget = 1,
-                        .series_reread = 1, .no_tree = 1};
+        an_options q = {.threads = t ? 2 : 1, .series_budget = 1,
+                        .series_reread = 1, .no_tree = 1,
+                        .pack_bytes = t == 2 ? 1 : 0};
         if (an_load(&r[t], path, &q, d, sizeof d) != CAP_OK ||
             an_series_walk(r[t], walk_hash, &ws[t]) != CAP_OK) {
             fprintf(stderr, "FAIL %s: the walk fails\n", path);
@@ -156,7 +159,7 @@ static void summarised(const char *path)
     }
     compared++;
     if (m[0]->ot_sums != m[1]->ot_sums || ws[0].n != ws[1].n ||
-        ws[0].h != ws[1].h) {
+        ws[0].h != ws[1].h || ws[0].n != ws[2].n || ws[0].h != ws[2].h) {
         fprintf(stderr, "FAIL %s: summarised sums or walk differ\n", path);
         failures++;
     }
@@ -171,10 +174,10 @@ static void summarised(const char *path)
         }
     }
 done:
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 2; t++)
         an_free(m[t]);
+    for (int t = 0; t < 3; t++)
         an_free(r[t]);
-    }
 }
 
 static void all_ways(const char *path)
