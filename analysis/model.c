@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -494,8 +495,9 @@ static int pf_add(an_scope *s, long frame, int64_t self)
  * again, so that a capture of any length is read once; at the end of the
  * load the rest follows and the slabs are freed (pack_finish). The load
  * gives the pack up (and --frames reads the file again) at a frame out of
- * order, when memory runs out, or when the file cannot be made or
- * written (a full disk), or past max_chunks when spilling is off. */
+ * order, when memory runs out, when the file cannot be made or written
+ * (a full disk) or would pass the process's file size limit, or past
+ * max_chunks when spilling is off. */
 enum { PACK_CHUNK = 512, PACK_SLAB = 512 }; /* 256 KiB slabs */
 #define PACK_HEAD 8 /* a chunk's next chunk (u32, 0: none) and bytes used */
 #define PACK_MIN_BYTES ((size_t)4 << 20) /* in memory before spilling */
@@ -621,6 +623,12 @@ static void pack_sync(struct an_pack *p, const pack_row *pr)
 static int pack_spill(struct an_pack *p)
 {
     if (!p->spill)
+        return -1;
+    /* past a file size limit (ulimit -f) a write would raise SIGXFSZ,
+       which ends the program: give up before */
+    struct rlimit fl;
+    if (getrlimit(RLIMIT_FSIZE, &fl) == 0 && fl.rlim_cur != RLIM_INFINITY &&
+        p->fbytes + (uint64_t)p->nchunks * PACK_CHUNK > (uint64_t)fl.rlim_cur)
         return -1;
     if (p->fd < 0 && (p->fd = pack_tempfile()) < 0)
         return -1;

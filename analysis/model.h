@@ -390,8 +390,9 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * 4 MiB), then in an unlinked temporary file in $TMPDIR (else /tmp) of
  * about 2.6 bytes a value (an_capture.pack_file_bytes), while each row's
  * frames come in order; an_series_walk then reads no capture file. Where
- * the temporary file cannot be made or written (a full disk), the pack is
- * given up and an_series_walk reads the capture again. CAP_PACK_BYTES=N
+ * the temporary file cannot be made or written (a full disk) or would
+ * pass the file size limit (ulimit -f), the pack is given up and
+ * an_series_walk reads the capture again. CAP_PACK_BYTES=N
  * in the environment sets the memory part (tests: 1, one chunk). */
 #define AN_PACK_MAX_BYTES ((size_t)32 << 20)
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx);
