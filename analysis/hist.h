@@ -32,12 +32,14 @@ typedef struct an_hist_side {
 } an_hist_side;
 
 typedef struct an_hist {
-    an_hist_side pos, neg; /* v > 0; |v| of v < 0 (a crafted file's GPU
-                              spans can hold negative self times) */
+    /* first, beside pos: what an_hist_add of a positive value touches
+       (40 bytes in a row; the neg side, rarely used, after them) */
     uint64_t count;  /* values added */
     double sum;      /* their sum (ns): exact below 2^53 ns (104 days),
                         never saturating (the exact series' means are
                         sums of doubles too) */
+    an_hist_side pos, neg; /* v > 0; |v| of v < 0 (a crafted file's GPU
+                              spans can hold negative self times) */
 } an_hist;
 
 /* Add v (ns). v == 0 is not stored (a zero). Returns 0, or -1 when out of
