@@ -24,8 +24,13 @@
  *                  frames).
  *   read_*:        read_capture's ranking report (the default report);
  *                  read_split_* and read_over_time_* the same for --split
- *                  and --over-time. Targets: read_scopes_per_s at least
- *                  50 million/s, read_peak_rss_mib at most 64.
+ *                  and --over-time, read_frames_csv_* for --frames
+ *                  --csv. Targets: read_scopes_per_s at least 50
+ *                  million/s, read_frames_csv_scopes_per_s 15 million/s,
+ *                  read_peak_rss_mib at most 64.
+ *   read_frames_csv_2t_*: --frames --csv as it runs by default (two
+ *                  threads where the file is over 8 MiB and there are
+ *                  two cores: its wall figure).
  *   capture_diff_*: capture_diff A A (2 N scopes read) with
  *                  CAP_READ_THREADS=1 (CPU time of the work);
  *                  capture_diff_2t_* as it runs by default (the files
@@ -488,6 +493,13 @@ int main(int argc, char **argv)
             targv[a] = path;
             child_result tr = run_child_env(targv, NULL, "1");
             snprintf(prefix, sizeof prefix, "read%s%s", modes[m][0], tag);
+            report(prefix, tr, n, fl.cpu_s);
+        }
+        {   /* --frames --csv as it runs by default (two threads for a file
+               over 8 MiB on two cores: its wall figure) */
+            char *targv[5] = {(char *)tool, "--frames", "--csv", path, NULL};
+            child_result tr = run_child_env(targv, NULL, "");
+            snprintf(prefix, sizeof prefix, "read_frames_csv_2t%s", tag);
             report(prefix, tr, n, fl.cpu_s);
         }
         if (diff && (realistic || s == 0)) {
