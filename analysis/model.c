@@ -713,10 +713,21 @@ static inline const uint8_t *get_varint(const uint8_t *s, uint64_t *v)
     return s;
 }
 
-/* Row `row`'s value v in frame position `frame`: 0, or -1 when the pack
- * cannot take it (past its budget, out of memory, or a frame not after
- * the row's last one): the caller then gives the pack up. */
-static int pack_put(struct an_pack *p, size_t row, uint64_t frame, int64_t v)
+/* The two varints of a value (the frame as the step from the row's
+ * previous one, the value zigzagged) at d: past them. */
+static inline uint8_t *pack_write(uint8_t *d, const pack_row *pr,
+                                  uint64_t frame, int64_t v)
+{
+    d = put_varint(d, frame - pr->next + 1);
+    uint64_t u = (uint64_t)v;
+    return put_varint(d, v < 0 ? ~(u << 1) : u << 1);
+}
+
+/* pack_put where the row is new, its tail chunk full or none (out of
+ * line: once in about 40 values of a row). */
+__attribute__((noinline)) static int pack_put_new(struct an_pack *p,
+                                                  size_t row, uint64_t frame,
+                                                  int64_t v)
 {
     if (row >= p->nrow) {
         size_t n = p->nrow ? p->nrow : 64;
@@ -732,7 +743,6 @@ static int pack_put(struct an_pack *p, size_t row, uint64_t frame, int64_t v)
     pack_row *pr = &p->row[row];
     if (frame < pr->next)
         return -1;
-    uint8_t *b;
     if (!pr->tail || pr->used + 20 > PACK_CHUNK) { /* two varints: <= 20 */
         if (pr->tail)
             pack_sync(p, pr);
@@ -746,11 +756,25 @@ static int pack_put(struct an_pack *p, size_t row, uint64_t frame, int64_t v)
         pr->tail = c;
         pr->used = PACK_HEAD;
     }
-    b = pack_chunk(p, pr->tail);
-    uint8_t *d = put_varint(b + pr->used, frame - pr->next + 1);
-    uint64_t u = (uint64_t)v;
-    d = put_varint(d, v < 0 ? ~(u << 1) : u << 1);
-    pr->used = (uint32_t)(d - b);
+    uint8_t *b = pack_chunk(p, pr->tail);
+    pr->used = (uint32_t)(pack_write(b + pr->used, pr, frame, v) - b);
+    pr->next = frame + 1;
+    p->values++;
+    return 0;
+}
+
+/* Row `row`'s value v in frame position `frame`: 0, or -1 when the pack
+ * cannot take it (past its budget, out of memory, or a frame not after
+ * the row's last one): the caller then gives the pack up. */
+static inline int pack_put(struct an_pack *p, size_t row, uint64_t frame,
+                           int64_t v)
+{
+    pack_row *pr = &p->row[row < p->nrow ? row : 0];
+    if (row >= p->nrow || frame < pr->next || !pr->tail ||
+        pr->used + 20 > PACK_CHUNK)
+        return pack_put_new(p, row, frame, v);
+    uint8_t *b = pack_chunk(p, pr->tail);
+    pr->used = (uint32_t)(pack_write(b + pr->used, pr, frame, v) - b);
     pr->next = frame + 1;
     p->values++;
     return 0;
@@ -2965,8 +2989,9 @@ typedef struct pack_cur {
 /* Enough of c's row in view for one more value (two varints: 20 bytes at
  * most, never split across chunks or pieces' ends of a value). 0, or -1 on
  * a failed read of the temporary file. */
-static int pack_cur_fill(const struct an_pack *p, const size_t *order,
-                         size_t cap, pack_cur *c)
+__attribute__((noinline)) static int
+pack_cur_fill(const struct an_pack *p, const size_t *order, size_t cap,
+              pack_cur *c)
 {
     if (!c->buf) { /* in memory: the next chunk */
         if (c->pos < c->end || !c->chunk)
@@ -3017,10 +3042,11 @@ static int pack_cur_fill(const struct an_pack *p, const size_t *order,
 
 /* c's next value (frame UINT64_MAX at the row's end): 0, or -1 as
  * pack_cur_fill. */
-static int pack_cur_next(const struct an_pack *p, const size_t *order,
-                         size_t cap, pack_cur *c, uint64_t prev_next)
+static inline int pack_cur_next(const struct an_pack *p,
+                                const size_t *order, size_t cap, pack_cur *c,
+                                uint64_t prev_next)
 {
-    if (pack_cur_fill(p, order, cap, c) != 0)
+    if (c->end - c->pos < 20 && pack_cur_fill(p, order, cap, c) != 0)
         return -1;
     if (c->pos >= c->end) {
         c->frame = UINT64_MAX;
