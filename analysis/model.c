@@ -769,9 +769,10 @@ __attribute__((noinline)) static int pack_put_new(struct an_pack *p,
 static inline int pack_put(struct an_pack *p, size_t row, uint64_t frame,
                            int64_t v)
 {
-    pack_row *pr = &p->row[row < p->nrow ? row : 0];
-    if (row >= p->nrow || frame < pr->next || !pr->tail ||
-        pr->used + 20 > PACK_CHUNK)
+    if (row >= p->nrow)
+        return pack_put_new(p, row, frame, v);
+    pack_row *pr = &p->row[row];
+    if (frame < pr->next || !pr->tail || pr->used + 20 > PACK_CHUNK)
         return pack_put_new(p, row, frame, v);
     uint8_t *b = pack_chunk(p, pr->tail);
     pr->used = (uint32_t)(pack_write(b + pr->used, pr, frame, v) - b);
@@ -3025,7 +3026,8 @@ pack_cur_fill(const struct an_pack *p, const size_t *order, size_t cap,
         }
         if (want > cap - c->end)
             want = cap - c->end;
-        ssize_t n = pread(p->fd, c->buf + c->end, want, (off_t)(pc->off + c->at));
+        ssize_t n = pread(p->fd, c->buf + c->end, want,
+                          (off_t)(pc->off + c->at));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

@@ -82,14 +82,8 @@ static tpath *tree_get(ttree *t, const char *key)
     for (; t->ht[k]; k = (k + 1) & (t->ht_cap - 1))
         if (strcmp(t->p[t->ht[k] - 1].key, key) == 0)
             return &t->p[t->ht[k] - 1];
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        tpath *p = realloc(t->p, nc * sizeof *p);
-        if (!p)
-            return NULL;
-        t->p = p;
-        t->cap = nc;
-    }
+    if (an_grow((void **)&t->p, &t->cap, t->n + 1, sizeof *t->p) != 0)
+        return NULL;
     tpath *p = &t->p[t->n];
     memset(p, 0, sizeof *p);
     if (!(p->key = strdup(key)))
