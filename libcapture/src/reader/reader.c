@@ -1937,13 +1937,16 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
             slot = x & (CAPF_SE_PROB - 1);
             unsigned s = rt->sym[slot];
             x = rt->si[s].f * (x >> CAPF_SE_PROB_BITS) + slot - rt->si[s].c;
-            if (x < CAPF_SE_L) {
-                if (rend - rp < 2) {
-                    res = CAP_E_CORRUPT;
-                    break;
-                }
-                x = x << 16 | (uint32_t)rp[0] | (uint32_t)rp[1] << 8;
-                rp += 2;
+            if (__builtin_expect(rend - rp >= 2, 1)) {
+                /* the word taken or not without a branch: whether a
+                 * state needs one follows the data, not a pattern */
+                uint32_t w = (uint32_t)rp[0] | (uint32_t)rp[1] << 8;
+                uint32_t need = 0u - (uint32_t)(x < CAPF_SE_L);
+                x = (x & ~need) | ((x << 16 | w) & need);
+                rp += need & 2u;
+            } else if (x < CAPF_SE_L) {
+                res = CAP_E_CORRUPT;
+                break;
             }
             rx0 = rx1; /* the states take turns */
             rx1 = x;
