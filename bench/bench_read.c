@@ -47,10 +47,12 @@
  *
  * Usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] [--scopes N | --sizes
  *                   M,M] [--dir DIR] [--reps R] [--realistic]
- *                   [--format-major 1|3]
- *   --format-major: write the captures as format 1.x or 3.0 (SCOPES_E)
- *   instead of the writer's default (2.0), into files named ...-f1.cap or
- *   ...-f3.cap, to compare the reader's speed on each encoding.
+ *                   [--format-major 1|2|3]
+ *   --format-major: the format the captures are written in, 3.0 (the
+ *   writer's default, SCOPES_E), 2.0 or 1.x, into files named ...-f3.cap,
+ *   ...-v2.cap (the name 2.0 captures had when 2.0 was the default, so
+ *   that files generated then are reused as what they are) or ...-f1.cap,
+ *   to compare the reader's speed on each encoding.
  *   READ_CAPTURE: path of the read_capture tool (meson passes it).
  */
 #include <errno.h>
@@ -222,9 +224,11 @@ static int usable(const char *path, uint64_t scopes)
         return 0;
     const char *v = cap_reader_meta_get(r, "bench_generator");
     const char *n = cap_reader_meta_get(r, "bench_scopes");
+    unsigned vmaj = 0, vmin = 0;
+    cap_reader_version(r, &vmaj, &vmin);
     int ok = v && n &&
              strcmp(v, realistic ? GEN_REAL_VERSION : GEN_VERSION) == 0 &&
-             strtoull(n, NULL, 10) == scopes;
+             strtoull(n, NULL, 10) == scopes && vmaj == format_major;
     cap_reader_close(r);
     if (!ok)
         return 0;
@@ -399,6 +403,8 @@ int main(int argc, char **argv)
             dir = argv[++i];
         } else if (strcmp(argv[i], "--format-major") == 0 && i + 1 < argc) {
             format_major = (unsigned)atoi(argv[++i]);
+            if (format_major < 1 || format_major > 3)
+                BENCH_DIE("--format-major: 1, 2 or 3");
         } else if (strcmp(argv[i], "--realistic") == 0) {
             realistic = 1;
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
@@ -410,9 +416,11 @@ int main(int argc, char **argv)
         } else {
             BENCH_DIE("usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] "
                       "[--scopes N | --sizes M,M,...] [--dir DIR] [--reps R] "
-                      "[--realistic] [--format-major 1|3]");
+                      "[--realistic] [--format-major 1|2|3]");
         }
     }
+    if (!format_major)
+        format_major = 3; /* the writer's default, named as such */
     if (!nsizes) {
         sizes[nsizes++] = scopes / 10;
         sizes[nsizes++] = scopes;
@@ -421,6 +429,7 @@ int main(int argc, char **argv)
         reps = 1;
     bench_put_machine();
     bench_put_load("start");
+    bench_put("captures_format_major", format_major);
 
     char self_exe[4096];
     ssize_t k = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);

@@ -14,19 +14,22 @@
  * would, in the same run. json_zstd_ratio is the compressed JSON's size
  * over the capture's (target: at least 10).
  *
- * The realistic generator's captures (bench_gen.h) are written as format
- * 2.0, whose SCOPES_R sections predict each tick delta from its name
+ * The realistic generator's captures (bench_gen.h) are written as the
+ * writer writes by default, format 3.0, whose SCOPES_E sections range-code
+ * each tick's residual from a per-name prediction and the scope names
  * (bytes_per_scope_realistic, at the producer's zstd level 1, and _zstd3),
- * and as format 1.x (_format1), whose plain SCOPES sections were the
- * only encoding before 2.0, and as format 3.0 (_format3), whose SCOPES_E
- * sections range-code the same residuals and the scope names (the
- * writer's option format_major = 3), so all are printed in one run.
+ * as format 2.0 (_format2), whose SCOPES_R sections store the same
+ * residuals as bytes (the default until 2026-12-01), and as format 1.x
+ * (_format1), whose plain SCOPES sections were the only encoding before
+ * 2.0, so all are printed in one run.
  *
- * Decoding each encoding costs differently: the 2.0 and 3.0 realistic
- * captures (zstd level 1) are also read back through
+ * Writing and decoding each encoding cost differently: the 3.0 and 2.0
+ * realistic captures (zstd level 1) are written in this thread, timed by
+ * its CPU time (write_ns_per_scope_realistic and _format2, the
+ * generator's own work included), and read back through
  * cap_reader_next_batch (256 a call, each scope's self time summed), the
  * fastest of three reads timed by this thread's CPU time:
- * reader_batch_scopes_per_s_realistic (2.0), _format3 (3.0) and
+ * reader_batch_scopes_per_s_realistic (3.0), _format2 (2.0) and
  * reader_batch_cpu_ratio_realistic_format3, 3.0's time over 2.0's.
  *
  * Block size: the generator's frames last 0.6 ms (645 k scopes a second
@@ -36,7 +39,7 @@
  * frames (2,349 scopes), and each block pays its sections' tables again:
  * the same events written with a block every 6 frames (cap_writer_flush,
  * as the producer's writer thread does every flush_interval_ms) give
- * bytes_per_scope_realistic_60fps (2.0), _60fps_format3 (3.0) and their
+ * bytes_per_scope_realistic_60fps (3.0), _60fps_format2 (2.0) and their
  * json_zstd_ratio_realistic_60fps*.
  *
  * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
@@ -305,12 +308,12 @@ int main(int argc, char **argv)
      * producer's default zstd level (1), then at the writer's (3), then
      * as format 1.x (SCOPES without predictions) at the producer's level:
      * the figures of the format before 2.0, beside the new ones; then as
-     * format 3.0 (SCOPES_E, range-coded: the writer's option, not its
-     * default) at the producer's level */
-    double batch_s_v2 = 0; /* pass 0's decoding, for 3.0's ratio */
+     * format 2.0 (SCOPES_R, the default before 3.0) at the producer's
+     * level */
+    double batch_s_v3 = 0; /* pass 0's decoding, for 3.0's ratio */
     for (int pass = 0; pass < 6; pass++) {
         int lvl = pass == 1 ? 3 : (level ? level : 1);
-        /* passes 4 and 5: 2.0 and 3.0 in a 60 fps game's 100 ms blocks */
+        /* passes 4 and 5: 3.0 and 2.0 in a 60 fps game's 100 ms blocks */
         const uint64_t block_frames = pass >= 4 ? GAME_FRAMES_PER_BLOCK : 0;
         const char *rpath = "bench-size-realistic.cap";
         static gen g;
@@ -322,11 +325,12 @@ int main(int argc, char **argv)
         wo.tick_period_ns = GEN_PERIOD_NS;
         wo.origin_tick = 1000000;
         wo.zstd_level = lvl;
-        wo.format_major = pass == 2 ? 1 : pass == 3 || pass == 5 ? 3 : 0;
+        wo.format_major = pass == 2 ? 1 : pass == 3 || pass == 5 ? 2 : 0;
         cap_writer *w;
         if (cap_writer_open_path(&w, rpath, &wo) != CAP_OK ||
             gen_declare(&g, w) != CAP_OK)
             BENCH_DIE("cannot write %s", rpath);
+        uint64_t wt0 = bench_thread_cpu_ns();
         while (g.scopes < scopes)
             if (gen_frame(&g, w) != CAP_OK ||
                 (block_frames && g.frames % block_frames == 0 &&
@@ -334,6 +338,8 @@ int main(int argc, char **argv)
                 BENCH_DIE("writing %s failed", rpath);
         if (cap_writer_close(w) != CAP_OK)
             BENCH_DIE("closing %s failed", rpath);
+        double write_ns = (double)(bench_thread_cpu_ns() - wt0) /
+                          (double)g.scopes;
         uint64_t rs = json_of(rpath, &json_raw, &json_zst, &file_bytes);
         if (rs != g.scopes)
             BENCH_DIE("%s holds %llu scopes, expected %llu", rpath,
@@ -359,10 +365,11 @@ int main(int argc, char **argv)
             bench_put("json_zstd_ratio_realistic",
                       (double)json_zst / (double)file_bytes);
             bench_put("json_zstd_ratio_realistic_target", 6.0);
+            bench_put("write_ns_per_scope_realistic", write_ns);
             uint64_t nb;
-            batch_s_v2 = batch_read_cpu_s(rpath, &nb);
+            batch_s_v3 = batch_read_cpu_s(rpath, &nb);
             bench_put("reader_batch_scopes_per_s_realistic",
-                      (double)nb / batch_s_v2);
+                      (double)nb / batch_s_v3);
         } else if (pass == 1) {
             bench_put("bytes_per_scope_realistic_zstd3", rb);
             bench_put("json_zstd_ratio_realistic_zstd3",
@@ -378,20 +385,21 @@ int main(int argc, char **argv)
             bench_put("json_zstd_ratio_realistic_60fps",
                       (double)json_zst / (double)file_bytes);
         } else if (pass == 5) {
-            bench_put("bytes_per_scope_realistic_60fps_format3", rb);
-            bench_put("json_zstd_ratio_realistic_60fps_format3",
+            bench_put("bytes_per_scope_realistic_60fps_format2", rb);
+            bench_put("json_zstd_ratio_realistic_60fps_format2",
                       (double)json_zst / (double)file_bytes);
         } else {
-            bench_put("bytes_per_scope_realistic_format3", rb);
-            bench_put("realistic_ratio_to_floor_format3", rb / fl);
-            bench_put("json_zstd_ratio_realistic_format3",
+            bench_put("bytes_per_scope_realistic_format2", rb);
+            bench_put("realistic_ratio_to_floor_format2", rb / fl);
+            bench_put("json_zstd_ratio_realistic_format2",
                       (double)json_zst / (double)file_bytes);
+            bench_put("write_ns_per_scope_realistic_format2", write_ns);
             uint64_t nb;
             double bs = batch_read_cpu_s(rpath, &nb);
-            bench_put("reader_batch_scopes_per_s_realistic_format3",
+            bench_put("reader_batch_scopes_per_s_realistic_format2",
                       (double)nb / bs);
             bench_put("reader_batch_cpu_ratio_realistic_format3",
-                      bs / batch_s_v2);
+                      batch_s_v3 / bs);
         }
         if (!keep)
             unlink(rpath);

@@ -5,7 +5,8 @@
  * second thread that runs ahead of the one building the model
  * (an_options.threads = 2). This program loads one capture of the
  * realistic generator (bench_gen.h; generated once into the working
- * directory as threads-<N>M-v2.cap) both ways, alternately, each load in a
+ * directory as threads-<N>M-v2-f3.cap, format 3.0, the writer's default)
+ * both ways, alternately, each load in a
  * child process, and prints:
  *   load_1t_wall_s, load_2t_wall_s, load_2t_wall_ratio: wall times (median
  *     of --reps) and their ratio, which is what a user sees; on a machine
@@ -114,13 +115,15 @@ int main(int argc, char **argv)
     bench_put_machine();
     bench_put_load("start");
     char path[128];
-    snprintf(path, sizeof path, "threads-%lluM-v2.cap",
+    snprintf(path, sizeof path, "threads-%lluM-v2-f3.cap",
              (unsigned long long)(scopes / 1000000));
+    bench_put("captures_format_major", 3);
     if (access(path, R_OK) != 0) {
         fprintf(stderr, "bench_threads: generating %s (once)\n", path);
         static gen g;
         gen_init(&g, 1000000);
         cap_writer_options wo = {0};
+        wo.format_major = 3;
         wo.clock_source = "tsc";
         wo.tick_period_ns = GEN_PERIOD_NS;
         wo.origin_tick = 1000000;

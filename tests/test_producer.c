@@ -20,6 +20,7 @@
 
 #include "capture/cap_reader.h"
 #include "capture/capture.h"
+#include "cap_sections.h"
 
 static char path[64];
 
@@ -388,7 +389,7 @@ static void format_major_writes_the_version_asked_with_the_same_scopes(
     char *def, *s;
     unsigned maj, min;
     record_in_format(0, &def, &maj, &min);
-    assert_int_equal(maj, 2); /* the default: 2.0 */
+    assert_int_equal(maj, 3); /* the default: 3.0 */
     assert_int_equal(min, 0);
     assert_non_null(strstr(def, "wait/1/1:<frame\n")); /* the flag */
     assert_non_null(strstr(def, "inner/0/3:<frame<update<job\n"));
@@ -409,6 +410,89 @@ static void format_major_writes_the_version_asked_with_the_same_scopes(
     unlink(path);
 }
 
+/* Scopes whose durations vary for each name (the writer codes them, not
+ * plain SCOPES): n pairs, `work` scaling the busy loop. */
+static void varied_scopes(const uint32_t *ids, uint64_t from, uint64_t n,
+                          int work)
+{
+    for (uint64_t i = from; i < from + n; i++) {
+        uint32_t h = (uint32_t)(i * 2654435761u); /* every gap varies */
+        cap_scope_begin(ids[i % 40]);
+        spin(work * (int)(h >> 27));
+        cap_scope_begin(ids[(i * 7 + 3) % 40]);
+        spin(work * (int)(h >> 21 & 63));
+        cap_scope_end();
+        spin(work * (int)(h >> 16 & 31));
+        cap_scope_end();
+        spin(work * (int)(h >> 11 & 31));
+    }
+}
+
+/* The writer thread keeping up (a few hundred scopes every 5 ms, blocks
+ * every 20 ms) codes 3.0's scopes as SCOPES_E; behind its recording
+ * thread (scopes recorded flat out for 300 ms into a small pool, so that
+ * coding a block lets a quarter of it fill), as 2.0's SCOPES_R, the
+ * cheaper way.
+ * Every scope recorded is read back or counted as dropped, and
+ * cap_get_stats counts the file's blocks. */
+static void a_writer_behind_codes_scopes_the_cheaper_way(void **state)
+{
+    (void)state;
+    make_path();
+    cap_capture_options o = {.buffer_events = 1024,
+                             .buffers_per_thread = 8,
+                             .flush_interval_ms = 20};
+    assert_int_equal(cap_open(path, &o), CAP_OK);
+    CAP_THREAD("main");
+    uint32_t ids[40];
+    for (int i = 0; i < 40; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "work_%d", i);
+        ids[i] = cap_name_register(n, NULL, 0);
+    }
+    const uint64_t slow = 20, each = 200; /* less than a buffer */
+    for (uint64_t i = 0; i < slow; i++) {
+        varied_scopes(ids, i * each, each, 4);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    /* flat out for 300 ms: blocks written meanwhile (one every 20 ms) */
+    uint64_t fast = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        varied_scopes(ids, fast, 10000, 1);
+        fast += 10000;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+    } while ((t1.tv_sec - t0.tv_sec) * 1000000000L +
+                 (t1.tv_nsec - t0.tv_nsec) < 300000000L);
+    assert_int_equal(cap_close(), CAP_OK);
+    cap_producer_stats st;
+    cap_get_stats(&st);
+    unsigned k[256];
+    unsigned blocks = count_kinds(path, k);
+    assert_true(k[0x0E] >= 1); /* SCOPES_E: keeping up */
+    assert_true(k[0x0D] >= 1); /* SCOPES_R: behind */
+    assert_int_equal(st.blocks, blocks);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    unsigned vmaj, vmin;
+    cap_reader_version(r, &vmaj, &vmin);
+    assert_int_equal(vmaj, 3);
+    cap_event ev;
+    uint64_t scopes = 0;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK)
+        scopes += ev.kind == CAP_EV_SCOPE;
+    assert_int_equal(res, CAP_DONE);
+    assert_int_equal(scopes + cap_reader_get_stats(r)->dropped_scopes,
+                     2 * (slow * each + fast));
+    assert_int_equal(st.dropped_scopes,
+                     cap_reader_get_stats(r)->dropped_scopes);
+    cap_reader_close(r);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +504,7 @@ int main(void)
         cmocka_unit_test(a_full_disk_stops_recording_and_is_reported),
         cmocka_unit_test(
             format_major_writes_the_version_asked_with_the_same_scopes),
+        cmocka_unit_test(a_writer_behind_codes_scopes_the_cheaper_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,8 @@
 #include "capture/cap_reader.h"
 #include "capture/cap_writer.h"
 #include "format/format.h"
+#include "writer/writer_records.h"
+#include "cap_sections.h"
 
 #define TMP_DIR_NAME "scopes_r"
 #include "tmp_dir.h"
@@ -119,46 +121,6 @@ static void same_recs(const recs *a, const recs *b)
     assert_int_equal(a->st.corrupt_chunks, 0);
 }
 
-/* Sections of each kind in the BLOCK chunks of the file at path. */
-static void count_kinds(const char *path, unsigned counts[256])
-{
-    memset(counts, 0, 256 * sizeof *counts);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    long off = CAPF_HEADER_LEN;
-    while (off + CAPF_CHUNK_HEADER_LEN <= n) {
-        capf_chunk_header h;
-        if (capf_chunk_header_decode(b + off, &h) != 0)
-            break;
-        uint8_t *p = b + off + CAPF_CHUNK_HEADER_LEN;
-        off += CAPF_CHUNK_HEADER_LEN + h.stored;
-        if (h.type != CAPF_CHUNK_BLOCK)
-            continue;
-        uint8_t *raw = malloc(h.raw + 1);
-        assert_non_null(raw);
-        if (h.flags & CAPF_CHUNK_FLAG_ZSTD)
-            assert_int_equal(ZSTD_decompress(raw, h.raw, p, h.stored), h.raw);
-        else
-            memcpy(raw, p, h.raw);
-        capf_cur c = {raw, raw + h.raw, 0};
-        while (c.p < c.end && !c.bad) {
-            uint8_t kind = capf_cur_u8(&c);
-            uint64_t len = capf_cur_varint(&c);
-            c.p += len;
-            counts[kind]++;
-        }
-        free(raw);
-    }
-    free(b);
-}
-
 /* ---- random events, written as 1.1 and as 2.0 -------------------------- */
 
 #define NAMES 40
@@ -168,7 +130,7 @@ static void count_kinds(const char *path, unsigned counts[256])
  * nothing open, timestamps going backwards, huge gaps (up to 2^56 ticks:
  * residuals whose hi part takes 8 bytes), ticks near 2^64, frames. */
 static void write_random(const char *path, unsigned major, uint64_t seed,
-                         int steady)
+                         int steady, int hurry)
 {
     cap_writer_options o = {.clock_source = "monotonic",
                             .tick_period_ns = 1.0,
@@ -190,6 +152,8 @@ static void write_random(const char *path, unsigned major, uint64_t seed,
     uint32_t depth[3] = {0, 0, 0};
     uint64_t frame = 0, fbegin = 5000;
     for (int step = 0; step < 60000; step++) {
+        if (hurry) /* behind, then caught up, then behind again, ... */
+            cap__writer_hurry(w, step / 3000 % 2);
         uint32_t t = (uint32_t)(rnd() % 3);
         uint64_t r = rnd();
         uint64_t d;
@@ -261,9 +225,9 @@ static void random_events_read_back_as_in_1_1(void **state)
     snprintf(p3, sizeof p3, "%s/r3.cap", tmpdir);
     for (uint64_t seed = 1; seed <= 3; seed++) {
         for (int steady = 0; steady <= 1; steady++) {
-            write_random(p1, 1, seed * 7919, steady);
-            write_random(p2, 2, seed * 7919, steady);
-            write_random(p3, 3, seed * 7919, steady);
+            write_random(p1, 1, seed * 7919, steady, 0);
+            write_random(p2, 2, seed * 7919, steady, 0);
+            write_random(p3, 3, seed * 7919, steady, 0);
             unsigned k1[256], k2[256], k3[256];
             count_kinds(p1, k1);
             count_kinds(p2, k2);
@@ -304,6 +268,45 @@ static void random_events_read_back_as_in_1_1(void **state)
             free(c.v);
         }
     }
+}
+
+/* A 3.0 writer in a hurry (the producer's writer thread behind) codes
+ * scopes as 2.0's SCOPES_R, block by block: the file mixes the two kinds,
+ * SCOPES_R where the 2.0 file has it and SCOPES_E where the 3.0 file
+ * does, and reads back the same events as the 1.1 file; a 2.0 or 1.1
+ * writer in a hurry writes what it always does. */
+static void hurried_3_0_codes_scopes_r_and_reads_the_same(void **state)
+{
+    (void)state;
+    char p1[300], p2[300], p3[300], ph[300], p2h[300];
+    snprintf(p1, sizeof p1, "%s/h1.cap", tmpdir);
+    snprintf(p2, sizeof p2, "%s/h2.cap", tmpdir);
+    snprintf(p3, sizeof p3, "%s/h3.cap", tmpdir);
+    snprintf(ph, sizeof ph, "%s/h3h.cap", tmpdir);
+    snprintf(p2h, sizeof p2h, "%s/h2h.cap", tmpdir);
+    write_random(p1, 1, 104729, 0, 0);
+    write_random(p2, 2, 104729, 0, 0);
+    write_random(p3, 3, 104729, 0, 0);
+    write_random(ph, 3, 104729, 0, 1);
+    write_random(p2h, 2, 104729, 0, 1);
+    unsigned k2[256], k3[256], kh[256], k2h[256];
+    count_kinds(p2, k2);
+    count_kinds(p3, k3);
+    count_kinds(ph, kh);
+    count_kinds(p2h, k2h);
+    assert_true(kh[CAPF_SEC_SCOPES_R] > 5);
+    assert_true(kh[CAPF_SEC_SCOPES_E] > 5);
+    assert_int_equal(kh[CAPF_SEC_SCOPES_R] + kh[CAPF_SEC_SCOPES_E],
+                     k3[CAPF_SEC_SCOPES_E]);
+    assert_int_equal(kh[CAPF_SEC_SCOPES], k3[CAPF_SEC_SCOPES]);
+    assert_int_equal(memcmp(k2, k2h, sizeof k2), 0);
+    recs a = read_recs(p1, 0), h = read_recs(ph, 0), h64 = read_recs(ph, 64);
+    assert_int_equal(h.major, 3);
+    same_recs(&a, &h);
+    same_recs(&h, &h64);
+    free(a.v);
+    free(h.v);
+    free(h64.v);
 }
 
 /* ---- sections built by hand -------------------------------------------- */
@@ -1151,6 +1154,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_events_read_back_as_in_1_1),
+        cmocka_unit_test(hurried_3_0_codes_scopes_r_and_reads_the_same),
         cmocka_unit_test(hand_built_section_decodes_as_the_spec_says),
         cmocka_unit_test(every_malformed_rule_is_reported),
         cmocka_unit_test(prefix_names_give_the_ends_their_contexts),

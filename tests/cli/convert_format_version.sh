@@ -2,7 +2,7 @@
 # capture_convert --format-version: a capture re-saved as 1.1, 2.0 or 3.0
 # says that version in read_capture's header line, and every other line of
 # its reports (ranking and --tree), stdout and stderr, is what the default
-# conversion gives (which writes 2.0: the default kept); the default's
+# conversion gives (which writes 3.0, the library's default); the default's
 # ranking is the committed expected report of the original fixture. (The
 # copy is faithful to the original, tests/cli/convert_faithful.sh; the
 # default conversion is the reference here.)
@@ -35,7 +35,7 @@ while read -r f rank; do
       2>"$tmp/$b-default$opts.err"
   done
   check "$f default: header" \
-    "capture   $tmp/$b-default.cap (format 2.0)" \
+    "capture   $tmp/$b-default.cap (format 3.0)" \
     "$(head -1 "$tmp/$b-default.out")"
   check "$f default: ranking" "$(sed 1d "fixtures/expected/$rank.out")" \
     "$(sed 1d "$tmp/$b-default.out")"
@@ -73,7 +73,7 @@ check "$j default: exit status" "0" "$?"
 for opts in "" "--tree"; do
   "$read" $opts "$tmp/json-default.cap" >"$tmp/json-default$opts.out" 2>&1
 done
-check "$j default: header" "capture   $tmp/json-default.cap (format 2.0)" \
+check "$j default: header" "capture   $tmp/json-default.cap (format 3.0)" \
   "$(head -1 "$tmp/json-default.out")"
 for v in 1.1 3.0; do
   out="$tmp/json-$v.cap" before=$fail

@@ -39,7 +39,7 @@ typedef struct rem_options {
     int progress;            /* a progress line on diag (a terminal) */
     int quiet;               /* no summary line on success */
     unsigned format_major;   /* OUT's format: 1 (1.1), 2 (2.0), 3 (3.0);
-                                0: the default, 2.0 */
+                                0: the default, 3.0 */
     const char *tool;        /* prefix of messages, "capture_remote" */
     FILE *diag;              /* messages; stderr when NULL */
 } rem_options;

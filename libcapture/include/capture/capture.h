@@ -121,17 +121,20 @@ typedef struct cap_capture_options {
                                     blocks are dropped for it (and counted
                                     in its stream); default 8 MiB */
     unsigned format_major;       /* the capture format written (file and
-                                    live clients): 0 (default) or 2 writes
-                                    2.0; 3 writes 3.0, which range-codes
-                                    the scopes (about a fifth smaller on
+                                    live clients): 0 (default) or 3 writes
+                                    3.0, which range-codes the scopes
+                                    (about a fifth smaller than 2.0 on
                                     varied timings, e.g. 1.84 against 2.3
-                                    bytes a scope; readers before 3.0
-                                    refuse it and it reads about 1.75x
-                                    slower). Its cost is ~50 ns more a
-                                    scope on the writer thread, never on
-                                    the recording threads; 1 writes 1.1
-                                    for readers of 1.x. Other values:
-                                    CAP_E_MISUSE. capture_convert
+                                    bytes a scope, and read about as fast;
+                                    readers before 3.0 refuse it). Its
+                                    cost is ~50 ns more a scope on the
+                                    writer thread, never on the recording
+                                    threads; while that thread is behind
+                                    (a quarter of a thread's buffers
+                                    waiting) it codes scopes as 2.0 does,
+                                    inside the 3.0 file. 2 writes 2.0; 1
+                                    writes 1.1 for readers of 1.x. Other
+                                    values: CAP_E_MISUSE. capture_convert
                                     --format-version re-saves a capture in
                                     any of them */
 } cap_capture_options;

@@ -29,10 +29,10 @@
 /* 1.1 adds NAME_FLAGS sections and the STRAY_ENDS statistic; a writer
  * writes 1.1 when asked to (cap_writer_options.format_minor), 1.0 else */
 #define CAPF_VERSION_MINOR_NAME_FLAGS 1
-/* 2.0 replaces SCOPES (0x06) by SCOPES_R (0x0D); readers read 1.x and 2.0,
- * a writer writes 2.0 unless asked for 1.x (cap_writer_options) */
+/* 2.0 replaces SCOPES (0x06) by SCOPES_R (0x0D); readers read 1.x and 2.0 */
 #define CAPF_VERSION_MAJOR_SCOPES_R 2
-/* 3.0 adds SCOPES_E (0x0E): tokens and residuals entropy-coded (rANS) */
+/* 3.0 adds SCOPES_E (0x0E): tokens and residuals entropy-coded (rANS); a
+ * writer writes 3.0 unless asked for 1.x or 2.0 (cap_writer_options) */
 #define CAPF_VERSION_MAJOR_SCOPES_E 3
 #define CAPF_HEADER_LEN 16
 

@@ -147,6 +147,8 @@ typedef struct producer {
     uint8_t *defined;
     uint32_t defined_cap;
     unsigned flags_epoch; /* the registry's, when last refreshed */
+    int hurry;             /* the writer told to hurry (hurry_on) */
+    uint64_t hurry_blocks; /* blocks it had written then */
     cap_producer_stats stats; /* written under lock */
 } producer;
 
@@ -957,8 +959,41 @@ static void keep_spare(producer *p, tstate *t)
     pthread_mutex_unlock(&t->lock);
 }
 
-/* Copy what thread t published since the last drain into the writer. */
-static void drain_thread(producer *p, tstate *t)
+/* Full buffers waiting for one drain from which the writer thread counts
+ * itself behind: a quarter of a thread's pool (at least 2). It is woken
+ * as each buffer fills, so one waiting is keeping up. */
+static unsigned hurry_buffers(const producer *p)
+{
+    unsigned n = p->buffers_per_thread / 4;
+    return n < 2 ? 2 : n;
+}
+
+/* The writer thread behind (a thread had hurry_buffers() waiting, a
+ * quarter of its slack gone, most often while a block was coded): 3.0's
+ * scopes are coded the cheaper way (cap__writer_hurry, SCOPES_R) until a
+ * block has been written so and a round then finds every thread keeping
+ * up (one buffer waiting at most). */
+static void hurry_on(producer *p)
+{
+    if (p->hurry)
+        return;
+    p->hurry = 1;
+    p->hurry_blocks = cap__writer_blocks(p->w);
+    cap__writer_hurry(p->w, 1);
+}
+
+static void hurry_check(producer *p, unsigned most)
+{
+    if (p->hurry && most <= 1 && cap__writer_blocks(p->w) > p->hurry_blocks) {
+        p->hurry = 0;
+        cap__writer_hurry(p->w, 0);
+    }
+}
+
+/* Copy what thread t published since the last drain into the writer.
+ * Returns the full buffers it found waiting (hurry_on from
+ * hurry_buffers() on, before it takes them). */
+static unsigned drain_thread(producer *p, tstate *t)
 {
     pthread_mutex_lock(&t->lock);
     dbuf *ret = t->retired;
@@ -967,6 +1002,11 @@ static void drain_thread(producer *p, tstate *t)
     cap__rec *pos = cur ? __atomic_load_n(&t->head.pos, __ATOMIC_ACQUIRE) : NULL;
     pthread_mutex_unlock(&t->lock);
     int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
+    unsigned waiting = 0;
+    for (dbuf *d = ret; d; d = d->next)
+        waiting++;
+    if (live && waiting >= hurry_buffers(p))
+        hurry_on(p);
     while (ret) {
         dbuf *next = ret->next;
         if (live)
@@ -995,6 +1035,7 @@ static void drain_thread(producer *p, tstate *t)
     }
     if (live)
         keep_spare(p, t);
+    return waiting;
 }
 
 /* ---- the device sampler's hook (sampler.c) ---------------------------- */
@@ -1080,8 +1121,13 @@ static void *writer_main(void *arg)
                 free(q[i].str);
                 free(q[i].spans);
             }
-        for (tstate *t = head; t; t = t->next)
-            drain_thread(p, t);
+        unsigned most = 0; /* full buffers found waiting, at most */
+        for (tstate *t = head; t; t = t->next) {
+            unsigned n = drain_thread(p, t);
+            most = n > most ? n : most;
+        }
+        if (live)
+            hurry_check(p, most);
         if (live)
             sample_device(p, cap__now_monotonic());
 
@@ -1129,6 +1175,7 @@ static void *writer_main(void *arg)
             free(q);
         }
         p->stats.bytes = p->w ? cap_writer_bytes_written(p->w) : p->stats.bytes;
+        p->stats.blocks = p->w ? cap__writer_blocks(p->w) : p->stats.blocks;
         /* free the states of threads that exited and are fully drained */
         for (tstate **pp = &p->threads; *pp;) {
             tstate *t = *pp;
@@ -1475,10 +1522,14 @@ cap_result cap_close(void)
     cap_result r = (cap_result)__atomic_load_n(&p->status, __ATOMIC_ACQUIRE);
     if (p->w) {
         int failed = __atomic_load_n(&p->failed, __ATOMIC_RELAXED);
-        if (!failed)
+        if (!failed) {
             (void)cap_writer_end_open_scopes(
                 p->w, p->end_tick && close_tick > p->end_tick ? p->end_tick
                                                               : close_tick);
+            /* the last block now, so that the statistics count it */
+            if (cap_writer_flush(p->w) == CAP_OK)
+                p->stats.blocks = cap__writer_blocks(p->w);
+        }
         cap_result c = failed ? (cap_writer_abandon(p->w), CAP_OK)
                               : cap_writer_close(p->w);
         p->w = NULL;

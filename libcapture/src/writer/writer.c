@@ -94,6 +94,8 @@ struct cap_writer {
     int level;
     unsigned major, minor; /* format version written in the header */
     int v11;        /* the additions of 1.1: name flags, stray ends */
+    int hurry;      /* 3.0: scopes coded as SCOPES_R while the producer's
+                       writer thread is behind (cap__writer_hurry) */
     uint64_t sr_gen;  /* SCOPES_R sections encoded so far */
     capf_buf sr_lo[CAPF_SR_CLASSES], sr_hi[CAPF_SR_CLASSES];
     uint32_t *sr_stack; /* names open while a section is encoded */
@@ -473,9 +475,9 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
     }
     uint8_t hdr[CAPF_HEADER_LEN];
     w->major = o && (o->format_major == CAPF_VERSION_MAJOR ||
-                     o->format_major == CAPF_VERSION_MAJOR_SCOPES_E)
+                     o->format_major == CAPF_VERSION_MAJOR_SCOPES_R)
                    ? o->format_major
-                   : CAPF_VERSION_MAJOR_SCOPES_R;
+                   : CAPF_VERSION_MAJOR_SCOPES_E;
     w->v11 = w->major != CAPF_VERSION_MAJOR || (o && o->format_minor);
     w->minor = w->major == CAPF_VERSION_MAJOR && w->v11
                    ? CAPF_VERSION_MINOR_NAME_FLAGS
@@ -1994,8 +1996,9 @@ cap_result cap_writer_flush(cap_writer *w)
         capf_buf_varint(t, th->n_events);
         int plain = w->major == CAPF_VERSION_MAJOR || scopes_repeat(w, th);
         int kind = plain ? CAPF_SEC_SCOPES
-                   : w->major == CAPF_VERSION_MAJOR_SCOPES_R ? CAPF_SEC_SCOPES_R
-                                                             : CAPF_SEC_SCOPES_E;
+                   : w->major == CAPF_VERSION_MAJOR_SCOPES_R || w->hurry
+                       ? CAPF_SEC_SCOPES_R
+                       : CAPF_SEC_SCOPES_E;
         if (kind != CAPF_SEC_SCOPES_E)
             capf_buf_varint(t, th->tokens.len);
         if (plain) {
@@ -2402,4 +2405,15 @@ size_t cap__writer_block_scopes(cap_writer *w, uint32_t *tids,
         scopes[k++] = ends;
     }
     return k;
+}
+
+void cap__writer_hurry(cap_writer *w, int on)
+{
+    if (w)
+        w->hurry = on != 0;
+}
+
+uint64_t cap__writer_blocks(const cap_writer *w)
+{
+    return w ? w->index_n : 0;
 }
