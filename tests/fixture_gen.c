@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "capture/cap_writer.h"
+#include "writer/writer_records.h" /* cap__writer_hurry */
 
 static uint64_t rng_state;
 
@@ -544,14 +545,19 @@ static void waits_and_strays(const char *dir)
  * zero-tick scopes, a scope still open at the end, and a thread whose
  * deltas repeat exactly (the writer keeps its sections plain SCOPES,
  * which 2.0 and 3.0 files may hold beside SCOPES_R and SCOPES_E). All
- * must read alike (tests/test_format.c, tests/cli/read_capture.cases). */
-static void scope_residuals(const char *dir, unsigned major)
+ * must read alike (tests/test_format.c, tests/cli/read_capture.cases).
+ * With `hurried` (3.0 only: scope-residuals-3.0-hurried.cap) the writer
+ * is told to hurry for ten frames out of every twenty, as the producer
+ * does while its writer thread is behind, so the file mixes SCOPES_R and
+ * SCOPES_E sections, blocks apart and scopes open across the switch. */
+static void scope_residuals(const char *dir, unsigned major, int hurried)
 {
     rng_state = 2024;
     cap_writer *w = open_w_version(
         dir,
         major == 1   ? "scope-residuals-1.1.cap"
         : major == 2 ? "scope-residuals.cap"
+        : hurried    ? "scope-residuals-3.0-hurried.cap"
                      : "scope-residuals-3.0.cap",
         "residuals", major, 1);
     define_names(w, N_VRAM);
@@ -562,6 +568,8 @@ static void scope_residuals(const char *dir, unsigned major)
     CHECK(cap_writer_scope_begin(w, 1, N_JOB, y)); /* open for 20 frames */
     for (uint64_t f = 0; f < 60; f++) {
         uint64_t b = t, x = t;
+        if (hurried)
+            cap__writer_hurry(w, f % 20 < 10);
         CHECK(cap_writer_scope_begin(w, 0, N_FRAME, b));
         for (int i = 0; i < 30; i++) {
             uint32_t id = (uint32_t)(N_UPDATE + i % 4);
@@ -622,8 +630,9 @@ int main(int argc, char **argv)
     outside_frames(argv[1]);
     game_loop(argv[1], 1);
     game_loop(argv[1], 0);
-    scope_residuals(argv[1], 1);
-    scope_residuals(argv[1], 2);
-    scope_residuals(argv[1], 3);
+    scope_residuals(argv[1], 1, 0);
+    scope_residuals(argv[1], 2, 0);
+    scope_residuals(argv[1], 3, 0);
+    scope_residuals(argv[1], 3, 1);
     return 0;
 }

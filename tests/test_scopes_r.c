@@ -309,6 +309,38 @@ static void hurried_3_0_codes_scopes_r_and_reads_the_same(void **state)
     free(h64.v);
 }
 
+static const char *fixtures_dir; /* argv[1] */
+
+/* fixtures/scope-residuals-3.0-hurried.cap (a writer told to hurry for
+ * half its frames) holds SCOPES_R and SCOPES_E sections and reads as
+ * scope-residuals-3.0.cap and the 1.1 file of the same events do, event
+ * for event. */
+static void the_hurried_fixture_mixes_kinds_and_reads_alike(void **state)
+{
+    (void)state;
+    char ph[512], p3[512], p1[512];
+    snprintf(ph, sizeof ph, "%s/scope-residuals-3.0-hurried.cap",
+             fixtures_dir);
+    snprintf(p3, sizeof p3, "%s/scope-residuals-3.0.cap", fixtures_dir);
+    snprintf(p1, sizeof p1, "%s/scope-residuals-1.1.cap", fixtures_dir);
+    unsigned kh[256], k3[256];
+    count_kinds(ph, kh);
+    count_kinds(p3, k3);
+    assert_true(kh[CAPF_SEC_SCOPES_R] > 0);
+    assert_true(kh[CAPF_SEC_SCOPES_E] > 0);
+    assert_int_equal(k3[CAPF_SEC_SCOPES_R], 0);
+    recs h = read_recs(ph, 0), h64 = read_recs(ph, 64), r3 = read_recs(p3, 0),
+         r1 = read_recs(p1, 0);
+    assert_int_equal(h.major, 3);
+    same_recs(&h, &r3);
+    same_recs(&h64, &r3);
+    same_recs(&h, &r1);
+    free(h.v);
+    free(h64.v);
+    free(r3.v);
+    free(r1.v);
+}
+
 /* ---- sections built by hand -------------------------------------------- */
 
 /* A 2.0 file (1.x when major is 1) of one META chunk (monotonic clock,
@@ -1150,11 +1182,17 @@ static void se_every_malformed_rule_is_reported(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_scopes_r FIXTURES_DIR\n");
+        return 2;
+    }
+    fixtures_dir = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_events_read_back_as_in_1_1),
         cmocka_unit_test(hurried_3_0_codes_scopes_r_and_reads_the_same),
+        cmocka_unit_test(the_hurried_fixture_mixes_kinds_and_reads_alike),
         cmocka_unit_test(hand_built_section_decodes_as_the_spec_says),
         cmocka_unit_test(every_malformed_rule_is_reported),
         cmocka_unit_test(prefix_names_give_the_ends_their_contexts),
