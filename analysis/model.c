@@ -2038,9 +2038,10 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
 
 /* ---- decoding ahead on a second thread ----------------------------------
  * The reader thread decodes each batch of events straight into a slot of
- * a ring and makes it the slot's own: the stacks of the events the model
- * takes are copied into the slot's arena (once per change: the ends of a
- * run share one) and the events pointed there, the name of each thread or
+ * a ring and makes it the slot's own: the stacks of a run of scopes are
+ * decoded into the slot's stk (cap_reader_next_batch_into; once per
+ * change: the ends of a run share one), those of the other events the
+ * model takes copied into the slot's arena, the name of each thread or
  * track as the reader knew it at that thread's first event goes into the
  * slot's roots (root_name), and so do the wait flags of names new to the
  * load (over_time_hint). The calling thread applies the slot's events in
@@ -2049,7 +2050,9 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
  *
  * The split (issue 12): the reader thread's share is the decoding itself
  * (about 330 instructions a realistic scope, reader.c) and that pass over
- * the batch (about 30: fill_usual); the model thread's, the rest (about
+ * the batch (about 16: fill_usual; 35 while it copied every run's stacks,
+ * which made the reader thread the longer one on format 3.0, whose
+ * decoding takes 1.2x 2.0's time); the model thread's, the rest (about
  * 330 on the ranking: the call-tree node, the row, the frame, the ring and
  * the histograms). What the model thread needs a scope's stack for it does
  * once per stack (scope_node), and whether a scope recurses is its node's
@@ -2080,6 +2083,11 @@ typedef struct slot_name {
  * batch. */
 enum { ARENA_BLOCK = 16384 }; /* > CAP_MAX_DEPTH: any stack fits one */
 
+/* Entries of a slot's stk: a batch of 4,096 realistic events copies a
+ * stack about once per begin, a few entries each, so runs rarely end
+ * early for room (at least 2 x CAP_MAX_DEPTH, as the reader asks). */
+enum { SLOT_STACKS = 65536 };
+
 typedef struct slot {
     cap_event ev[SLOT_EVENTS]; /* the batch, decoded here; the stacks of
                                   the events the model takes point into
@@ -2088,7 +2096,11 @@ typedef struct slot {
     size_t n;
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
-    uint32_t **blk;   /* the arena's blocks */
+    uint32_t *stk;    /* SLOT_STACKS entries: the reader decodes the
+                         stacks of a run of scopes here
+                         (cap_reader_next_batch_into) */
+    uint32_t **blk;   /* the arena's blocks: the stacks of the other
+                         events the model takes */
     size_t nblk, blk_cap;
     size_t blk_at, blk_n; /* the block in use, entries used in it */
     slot_name *roots; /* first events of threads and tracks */
@@ -2223,6 +2235,8 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
     size_t blk_n = 0;
     s->blk_at = 0;
     s->blk_n = 0;
+    const uintptr_t stk_lo = (uintptr_t)s->stk,
+                    stk_hi = (uintptr_t)(s->stk + SLOT_STACKS);
     for (size_t i = 0; i < got; i++) {
         cap_event *ev = &s->ev[i];
         if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
@@ -2233,7 +2247,9 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
                 continue; /* apply_values takes no stack, no root */
             const uint32_t *st = e->stack;
             const uint32_t depth = e->depth, tid = e->tid;
-            if (st != prev || depth > prev_depth) { /* a new stack */
+            if ((uintptr_t)st - stk_lo < stk_hi - stk_lo) {
+                /* decoded into the slot already: the usual */
+            } else if (st != prev || depth > prev_depth) { /* a new stack */
                 uint32_t *d;
                 if (blk && blk_n + depth <= ARENA_BLOCK) {
                     d = blk + blk_n;
@@ -2258,8 +2274,10 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
                 prev = st;
                 prev_depth = depth;
                 copy = d;
+                e->stack = copy;
+            } else {
+                e->stack = copy;
             }
-            e->stack = copy;
             if (tid != last_tid) {
                 if (!seen_cpu[tid]) {
                     seen_cpu[tid] = 1;
@@ -2334,7 +2352,10 @@ static int fill(ahead *A, slot *s)
     s->roots_n = s->names_n = s->waits_n = 0;
     s->detail[0] = 0;
     size_t got = 0;
-    s->res = cap_reader_next_batch(L->r, s->ev, SLOT_EVENTS, &got);
+    if (!s->stk && !(s->stk = malloc(SLOT_STACKS * sizeof *s->stk)))
+        return -1;
+    s->res = cap_reader_next_batch_into(L->r, s->ev, SLOT_EVENTS, &got,
+                                        s->stk, SLOT_STACKS);
     s->n = 0;
     if (s->res != CAP_OK) {
         snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
@@ -2487,6 +2508,7 @@ out:
         for (size_t b = 0; b < A.slots[i].nblk; b++)
             free(A.slots[i].blk[b]);
         free(A.slots[i].blk);
+        free(A.slots[i].stk);
         free(A.slots[i].roots);
         free(A.slots[i].names);
         free(A.slots[i].waits);

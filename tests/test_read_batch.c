@@ -5,7 +5,11 @@
  * truncated, damaged, crafted by the fuzzer), on a generated capture with
  * a TSC-like clock, and on hand-made blocks whose SCOPES sections turn
  * malformed half-way (the error must come after the scopes before it).
- * And cap_reader_frames_only yields the frames of a whole read.
+ * cap_reader_next_batch_into yields the same, and the stacks it decoded
+ * into the caller's memory are still those of their events after the
+ * next call (two areas taken in turn; one of the smallest size allowed,
+ * so that runs end early for room). And cap_reader_frames_only yields the
+ * frames of a whole read.
  *
  * Usage: test_read_batch FIXTURES_DIR
  */
@@ -20,6 +24,8 @@
 #include "format/format.h"
 
 static int failures;
+static size_t into_seen; /* scopes whose stacks were decoded into the
+                            caller's memory, all reads together */
 
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
@@ -97,36 +103,94 @@ static void flatten(rec *o, int res, const cap_event *ev)
         o->stack[i] = st[i];
 }
 
-static rec *read_all(const char *path, size_t batch, size_t *n_out,
-                     cap_reader_stats *st)
+/* Scopes of the previous batch whose stacks are in the caller's memory
+ * (cap_reader_next_batch_into): checked again after the next call. */
+typedef struct kept {
+    size_t at;          /* its rec */
+    const uint32_t *st; /* its stack */
+} kept;
+
+/* Every event of path, read one at a time (batch 0), in batches of
+ * `batch`, or (stacks_cap > 0) in batches into two areas of stacks_cap
+ * entries taken in turn; *into counts the scopes whose stacks were there. */
+static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
+                          size_t *n_out, cap_reader_stats *st, size_t *into)
 {
     cap_reader *r;
     *n_out = 0;
+    if (into)
+        *into = 0;
     if (cap_reader_open(&r, path, NULL, 0) != CAP_OK)
         return NULL;
     size_t n = 0, cap = 1024;
     rec *v = malloc(cap * sizeof *v);
     cap_event *evs = malloc((batch ? batch : 1) * sizeof *evs);
+    uint32_t *area[2] = {NULL, NULL};
+    kept *k_prev = NULL;
+    size_t nk = 0;
+    if (stacks_cap) {
+        area[0] = malloc(stacks_cap * sizeof *area[0]);
+        area[1] = malloc(stacks_cap * sizeof *area[1]);
+        k_prev = malloc(batch * sizeof *k_prev);
+    }
     for (int guard = 0; guard < 10000000; guard++) {
         size_t k = 1;
-        cap_result res = batch == 0 ? cap_reader_next(r, evs)
-                                    : cap_reader_next_batch(r, evs, batch, &k);
+        uint32_t *a = area[guard & 1];
+        cap_result res = batch == 0   ? cap_reader_next(r, evs)
+                         : stacks_cap ? cap_reader_next_batch_into(
+                                            r, evs, batch, &k, a, stacks_cap)
+                                      : cap_reader_next_batch(r, evs, batch, &k);
         if (res != CAP_OK)
             k = 1;
+        for (size_t i = 0; i < nk; i++) { /* the previous batch's stacks */
+            const rec *o = &v[k_prev[i].at];
+            for (int64_t j = 0; j < o->f[4] && j < 64; j++)
+                if (k_prev[i].st[j] != o->stack[j]) {
+                    fprintf(stderr, "FAIL %s: event %zu's stack changed "
+                            "after the next call\n", path, k_prev[i].at);
+                    failures++;
+                    break;
+                }
+        }
+        nk = 0;
         for (size_t i = 0; i < k; i++) {
             if (n == cap)
                 v = realloc(v, (cap *= 2) * sizeof *v);
             flatten(&v[n++], res, &evs[i]);
+            const cap_ev_scope *e = &evs[i].u.scope;
+            if (stacks_cap && res == CAP_OK && evs[i].kind == CAP_EV_SCOPE &&
+                e->depth && e->stack >= a && e->stack < a + stacks_cap) {
+                k_prev[nk++] = (kept){n - 1, e->stack};
+                (*into)++;
+            }
         }
         if (res == CAP_DONE || (res != CAP_OK && res != CAP_E_CORRUPT &&
                                 res != CAP_E_TRUNCATED))
             break;
     }
     *st = *cap_reader_get_stats(r);
+    if (stacks_cap) {
+        uint32_t small[16];
+        size_t k = 0;
+        if (cap_reader_next_batch_into(r, evs, batch, &k, small, 16) !=
+            CAP_E_MISUSE) {
+            fprintf(stderr, "FAIL %s: 16 entries of stacks accepted\n", path);
+            failures++;
+        }
+    }
     cap_reader_close(r);
     free(evs);
+    free(area[0]);
+    free(area[1]);
+    free(k_prev);
     *n_out = n;
     return v;
+}
+
+static rec *read_all(const char *path, size_t batch, size_t *n_out,
+                     cap_reader_stats *st)
+{
+    return read_all_into(path, batch, 0, n_out, st, NULL);
 }
 
 /* The frames of path, in order: from a whole read, or frames-only. */
@@ -173,11 +237,16 @@ static void compare(const char *path)
     rec *one = read_all(path, 0, &n1, &s1);
     if (!one)
         return; /* unreadable: both ways fail at open alike */
-    static const size_t sizes[] = {1, 2, 3, 7, 256, 4096};
+    /* batches of each size; then into the caller's stacks, 7 and 4,096 a
+     * call, into 65,536 entries and into the fewest allowed */
+    static const size_t sizes[] = {1, 2, 3, 7, 256, 4096, 7, 4096, 4096};
+    static const size_t stacks[] = {0, 0, 0, 0, 0, 0, 65536, 65536,
+                                    2 * CAP_MAX_DEPTH};
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
-        size_t n2;
+        size_t n2, into;
         cap_reader_stats s2;
-        rec *two = read_all(path, sizes[z], &n2, &s2);
+        rec *two = read_all_into(path, sizes[z], stacks[z], &n2, &s2, &into);
+        into_seen += into;
         if (!two || n1 != n2) {
             fprintf(stderr, "FAIL %s batch %zu: %zu events vs %zu\n", path,
                     sizes[z], n2, n1);
@@ -204,10 +273,11 @@ static void compare(const char *path)
 
 
 /* A long capture on a 0.4 ns clock, scopes nested up to 40 deep and
- * blocks of 4 KiB, so that runs are long and stacks change often. */
-static void generated(const char *path)
+ * blocks of 4 KiB, so that runs are long and stacks change often; in
+ * format `major` (2: SCOPES_R sections, 3: SCOPES_E). */
+static void generated(const char *path, unsigned major)
 {
-    cap_writer_options o = {0};
+    cap_writer_options o = {.format_major = major};
     o.clock_source = "tsc";
     o.tick_period_ns = 0.4;
     o.origin_tick = 1000;
@@ -370,7 +440,13 @@ int main(int argc, char **argv)
     char path[64];
     if (cap_files_temp(path, sizeof path, "test_read_batch") != 0)
         return 2;
-    generated(path);
+    generated(path, 2);
+    generated(path, 3);
+    if (!into_seen) {
+        fprintf(stderr, "FAIL: no stack was decoded into the caller's "
+                "memory\n");
+        failures++;
+    }
     malformed(path);
     unlink(path);
     if (failures)

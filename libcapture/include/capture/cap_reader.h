@@ -214,6 +214,24 @@ CAP_API cap_result cap_reader_next(cap_reader *r, cap_event *ev);
 CAP_API cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev,
                                          size_t max, size_t *n);
 
+/* cap_reader_next_batch, with the ancestors of the batch's scopes (the
+ * `stack` of its CAP_EV_SCOPE events) written into stacks[0 .. stacks_cap),
+ * memory the caller owns: they stay valid after later calls, for as long
+ * as the caller keeps that memory unchanged, so a program that hands
+ * batches to another thread need not copy them. A run ends early (fewer
+ * than max events) when stacks has no room for the next end's ancestors.
+ * Other pointers in the events (a GPU span's stack, a thread's name) and
+ * the stack of a batch of one event that is not part of a run may still
+ * point into r: borrowed until the next call, as in cap_reader_next_batch.
+ * The events and their order are those of cap_reader_next_batch. Errors:
+ * those of cap_reader_next_batch, and CAP_E_MISUSE (stacks NULL, or
+ * stacks_cap below 2 x CAP_MAX_DEPTH). Calls may be mixed with the other
+ * two. */
+CAP_API cap_result cap_reader_next_batch_into(cap_reader *r, cap_event *ev,
+                                              size_t max, size_t *n,
+                                              uint32_t *stacks,
+                                              size_t stacks_cap);
+
 /* A one-line explanation of the last error returned (with the byte offset
  * where it was found), or "" when none. Borrowed from r. */
 CAP_API const char *cap_reader_detail(const cap_reader *r);

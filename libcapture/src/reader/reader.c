@@ -2349,13 +2349,15 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
     }
 }
 
+static cap_result batch_run(cap_reader *r, cap_event *ev, size_t max,
+                            size_t *n);
+
 cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
                                  size_t *n)
 {
     if (!r || !ev || !n || max == 0)
         return CAP_E_MISUSE;
     *n = 0;
-    size_t apos = 0, k = 0;
     if (max > 1 && (!r->arena || (r->arena_full && r->arena_cap < RD_ARENA))) {
         /* small to start with (captures are often small), doubled when a
          * batch ran out of room; always room for one full stack */
@@ -2369,6 +2371,37 @@ cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
         if (!r->arena)
             max = 1;
     }
+    return batch_run(r, ev, max, n);
+}
+
+cap_result cap_reader_next_batch_into(cap_reader *r, cap_event *ev,
+                                      size_t max, size_t *n, uint32_t *stacks,
+                                      size_t stacks_cap)
+{
+    if (!r || !ev || !n || max == 0 || !stacks ||
+        stacks_cap < 2 * (size_t)CAP_MAX_DEPTH)
+        return CAP_E_MISUSE;
+    *n = 0;
+    /* the batch's stacks go to the caller's memory: the reader's own
+     * arena is set aside for the call (and does not grow for it) */
+    uint32_t *own = r->arena;
+    size_t own_cap = r->arena_cap;
+    int own_full = r->arena_full;
+    r->arena = stacks;
+    r->arena_cap = stacks_cap;
+    r->arena_full = 0;
+    cap_result res = batch_run(r, ev, max, n);
+    r->arena = own;
+    r->arena_cap = own_cap;
+    r->arena_full = own_full;
+    return res;
+}
+
+/* cap_reader_next_batch once r->arena is there (or max is 1). */
+static cap_result batch_run(cap_reader *r, cap_event *ev, size_t max,
+                            size_t *n)
+{
+    size_t apos = 0, k = 0;
     if (max > 1 && r->state == ST_SCOPES && !r->pending && !r->finished &&
         !r->owe_truncated) {
         cap_result res = scopes_run(r, ev, max, &k, &apos);
