@@ -1526,9 +1526,13 @@ cap_result cap_close(void)
             (void)cap_writer_end_open_scopes(
                 p->w, p->end_tick && close_tick > p->end_tick ? p->end_tick
                                                               : close_tick);
-            /* the last block now, so that the statistics count it */
-            if (cap_writer_flush(p->w) == CAP_OK)
+            /* the last block now, so that the statistics count it
+             * (cap_get_stats may be reading them: under the lock) */
+            if (cap_writer_flush(p->w) == CAP_OK) {
+                pthread_mutex_lock(&p->lock);
                 p->stats.blocks = cap__writer_blocks(p->w);
+                pthread_mutex_unlock(&p->lock);
+            }
         }
         cap_result c = failed ? (cap_writer_abandon(p->w), CAP_OK)
                               : cap_writer_close(p->w);
