@@ -7,8 +7,10 @@
  * (names, ancestor stacks) so that ASan checks them. Then a second pass
  * with the frames-only filter, which steps over sections by length, a
  * third through cap_reader_next_batch (every event of each batch touched
- * after the batch is complete) and a fourth with cap_reader_frames_only
- * (blocks decompressed only as far as the footer index says).
+ * after the batch is complete), a fourth with cap_reader_frames_only
+ * (blocks decompressed only as far as the footer index says) and a fifth
+ * through cap_reader_next_batch_into, the stacks decoded into a buffer of
+ * the smallest size allowed on the heap (ASan sees a write past it).
  * Any crash, sanitizer report, leak or hang is a bug in the reader.
  *
  * Both scope encodings are reached from the seeds (smoke.sh copies every
@@ -20,6 +22,7 @@
 #include <capture/cap_reader.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_input.h"
@@ -65,7 +68,8 @@ static void touch_event(const cap_reader *r, const cap_event *ev)
     }
 }
 
-/* mode 0: cap_reader_next; 1: batches of 7; 2: cap_reader_frames_only. */
+/* mode 0: cap_reader_next; 1: batches of 7; 2: cap_reader_frames_only;
+ * 3: batches of 7 into the caller's stacks. */
 static void walk(const char *path, unsigned filter, int mode)
 {
     cap_reader *r = NULL;
@@ -84,10 +88,18 @@ static void walk(const char *path, unsigned filter, int mode)
     }
     touch_str(cap_reader_clock_source(r));
     cap_event ev[7];
+    uint32_t *stacks = NULL;
+    if (mode == 3 && !(stacks = malloc(2 * CAP_MAX_DEPTH * sizeof *stacks))) {
+        cap_reader_close(r);
+        return;
+    }
     for (;;) {
         size_t n = 1;
-        cap_result res = mode == 1 ? cap_reader_next_batch(r, ev, 7, &n)
-                                   : cap_reader_next(r, ev);
+        cap_result res =
+            mode == 1   ? cap_reader_next_batch(r, ev, 7, &n)
+            : mode == 3 ? cap_reader_next_batch_into(r, ev, 7, &n, stacks,
+                                                     2 * CAP_MAX_DEPTH)
+                        : cap_reader_next(r, ev);
         if (res == CAP_OK) {
             for (size_t i = 0; i < n; i++)
                 touch_event(r, &ev[i]);
@@ -102,6 +114,7 @@ static void walk(const char *path, unsigned filter, int mode)
     sink += (size_t)st->scopes + (size_t)cap_reader_max_name_id(r) +
             (size_t)cap_reader_offset(r);
     cap_reader_close(r);
+    free(stacks);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -115,5 +128,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    1u << CAP_EV_GPU_SPAN, 0);
     walk(path, 0, 1);
     walk(path, 0, 2);
+    walk(path, 0, 3);
     return 0;
 }
