@@ -88,9 +88,9 @@ typedef struct cap_writer_options {
     unsigned format_major;     /* 0 (default) or 3: write format 3.0,
                                   which range-codes scope ticks and names
                                   (on varied timings about a fifth smaller
-                                  than 2.0 and read about as fast; about
-                                  50 ns a scope more to write; readers of
-                                  1.x and 2.0 refuse it);
+                                  than 2.0, read in about 1.1x its time;
+                                  about 50 ns a scope more to write;
+                                  readers of 1.x and 2.0 refuse it);
                                   2: write format 2.0, which holds
                                   everything 1.1 may and stores scope
                                   ticks as residuals of a prediction

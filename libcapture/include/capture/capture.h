@@ -125,18 +125,18 @@ typedef struct cap_capture_options {
                                     3.0, which range-codes the scopes
                                     (about a fifth smaller than 2.0 on
                                     varied timings, e.g. 1.84 against 2.3
-                                    bytes a scope, and read about as fast;
-                                    readers before 3.0 refuse it). Its
-                                    cost is ~50 ns more a scope on the
-                                    writer thread, never on the recording
-                                    threads; while that thread is behind
-                                    (a quarter of a thread's buffers
-                                    waiting) it codes scopes as 2.0 does,
-                                    inside the 3.0 file. 2 writes 2.0; 1
-                                    writes 1.1 for readers of 1.x. Other
-                                    values: CAP_E_MISUSE. capture_convert
-                                    --format-version re-saves a capture in
-                                    any of them */
+                                    bytes a scope, read in about 1.1x 2.0's
+                                    time; readers before 3.0 refuse it).
+                                    Its cost is ~50 ns more a scope on
+                                    the writer thread, never on the
+                                    recording threads; while that thread
+                                    is behind (a quarter of a thread's
+                                    buffers waiting) it codes scopes as
+                                    2.0 does, inside the 3.0 file. 2
+                                    writes 2.0; 1 writes 1.1 for readers
+                                    of 1.x. Other values: CAP_E_MISUSE.
+                                    capture_convert --format-version
+                                    re-saves a capture in any of them */
 } cap_capture_options;
 
 /* Recording statistics (cap_get_stats). */
