@@ -2247,35 +2247,35 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
                 continue; /* apply_values takes no stack, no root */
             const uint32_t *st = e->stack;
             const uint32_t depth = e->depth, tid = e->tid;
-            if ((uintptr_t)st - stk_lo < stk_hi - stk_lo) {
-                /* decoded into the slot already: the usual */
-            } else if (st != prev || depth > prev_depth) { /* a new stack */
-                uint32_t *d;
-                if (blk && blk_n + depth <= ARENA_BLOCK) {
-                    d = blk + blk_n;
-                    blk_n += depth;
-                } else {
-                    s->blk_n = blk_n;
-                    if (!(d = arena_take(s, depth)))
-                        return -1;
-                    blk = s->blk[s->blk_at];
-                    blk_n = s->blk_n;
+            /* a stack outside the slot's stk (the reader decoded the
+             * usual ones there) is copied into its arena */
+            if ((uintptr_t)st - stk_lo >= stk_hi - stk_lo) {
+                if (st != prev || depth > prev_depth) { /* a new stack */
+                    uint32_t *d;
+                    if (blk && blk_n + depth <= ARENA_BLOCK) {
+                        d = blk + blk_n;
+                        blk_n += depth;
+                    } else {
+                        s->blk_n = blk_n;
+                        if (!(d = arena_take(s, depth)))
+                            return -1;
+                        blk = s->blk[s->blk_at];
+                        blk_n = s->blk_n;
+                    }
+                    /* two entries a step, inline: a call to memcpy costs
+                       more than the copy of a stack of a few entries */
+                    uint32_t k = 0;
+                    for (; k + 2 <= depth; k += 2) {
+                        uint64_t w;
+                        memcpy(&w, st + k, sizeof w);
+                        memcpy(d + k, &w, sizeof w);
+                    }
+                    if (k < depth)
+                        d[k] = st[k];
+                    prev = st;
+                    prev_depth = depth;
+                    copy = d;
                 }
-                /* two entries a step, inline: a call to memcpy costs
-                   more than the copy of a stack of a few entries */
-                uint32_t k = 0;
-                for (; k + 2 <= depth; k += 2) {
-                    uint64_t w;
-                    memcpy(&w, st + k, sizeof w);
-                    memcpy(d + k, &w, sizeof w);
-                }
-                if (k < depth)
-                    d[k] = st[k];
-                prev = st;
-                prev_depth = depth;
-                copy = d;
-                e->stack = copy;
-            } else {
                 e->stack = copy;
             }
             if (tid != last_tid) {
