@@ -105,8 +105,8 @@ struct cap_writer {
      * and the rANS bytes (written backwards) */
     uint32_t *se_names;
     size_t se_names_cap;
-    uint32_t *se_ops;
-    size_t se_ops_n, se_ops_cap;
+    uint16_t *se_ops; /* SCOPES_E symbols: table << 8 | symbol */
+    size_t se_ops_cap;
     capf_se_list *se_lists;
     size_t se_lists_cap;
     capf_buf se_out[3]; /* tokens, residuals (rANS), raw bits */
@@ -1602,32 +1602,38 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
  * steps are rANS-coded last to first. */
 
 
-static int se_op(cap_writer *w, uint32_t op)
-{
-    if (w->se_ops_n == w->se_ops_cap) {
-        size_t c = w->se_ops_cap ? 2 * w->se_ops_cap : 4096;
-        uint32_t *p = realloc(w->se_ops, c * sizeof *p);
-        if (!p)
-            return -1;
-        w->se_ops = p;
-        w->se_ops_cap = c;
-    }
-    w->se_ops[w->se_ops_n++] = op;
-    return 0;
-}
+/* The raw bit stream as pass 3 of put_scopes_e writes it: bytes into
+ * buf from len on, lowest bits first (the order the reader takes them). */
+typedef struct se_bits {
+    capf_buf *buf;
+    size_t len;
+    uint64_t acc;
+    unsigned an; /* bits waiting in acc: fewer than 8 between calls */
+} se_bits;
 
-/* n raw bits of v, lowest first, at most 16 a step */
-static int se_raw(cap_writer *w, unsigned n, uint64_t v)
+/* n raw bits of v, lowest first, at most 16 a step (room for them made by
+ * the caller: se_bits_room) */
+static inline void se_raw(se_bits *b, unsigned n, uint64_t v)
 {
     while (n > 0) {
-        unsigned b = n < CAPF_SE_RAW_MAX ? n : CAPF_SE_RAW_MAX;
-        if (se_op(w, 0x80000000u | (uint32_t)b << 16 |
-                         (uint32_t)(v & ((1u << b) - 1))) != 0)
-            return -1;
-        v >>= b;
-        n -= b;
+        unsigned k = n < CAPF_SE_RAW_MAX ? n : CAPF_SE_RAW_MAX;
+        b->acc |= (v & ((1u << k) - 1)) << b->an;
+        b->an += k;
+        v >>= k;
+        n -= k;
+        for (; b->an >= 8; b->an -= 8, b->acc >>= 8)
+            b->buf->data[b->len++] = (uint8_t)b->acc;
     }
-    return 0;
+}
+
+/* Room for one event's raw bits (at most 24 + 71 of them); -1 when out of
+ * memory. */
+static inline int se_bits_room(se_bits *b)
+{
+    if (b->buf->cap - b->len >= 16)
+        return 0;
+    b->buf->len = b->len;
+    return capf_buf_reserve(b->buf, 16);
 }
 
 static int se_add_name(cap_writer *w, uint32_t id, size_t *nn, uint64_t gen)
@@ -1752,9 +1758,11 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
         }
     }
     SE_WALK(w, th, {
-        if (tok && se_add_name(w, tok, &nn, gen) != 0)
-            return -1;
-        nm = &w->names[id]; /* se_add_name may have moved the table */
+        if (tok && nm->se_gen != gen) {
+            if (se_add_name(w, tok, &nn, gen) != 0)
+                return -1;
+            nm = &w->names[id]; /* se_add_name may have moved the table */
+        }
         if (e > 0 && d <= SR_MEAN_MAX && nm->sr_n[kind] < SR_MEAN_COUNT) {
             nm->sr_m[kind] += d;
             nm->sr_n[kind]++;
@@ -1804,7 +1812,9 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
             capf_buf_varint(t, (uint64_t)nm->se_k[k] * 16 + nm->se_tab[k]);
         }
     }
-    /* pass 3: the coding steps */
+    /* pass 3: the coding steps in event order: each symbol (its table <<
+     * 8 | the symbol) into w->se_ops and counted in cnt as it comes, its
+     * raw bits straight into the raw stream (se_out[2]) */
     size_t nlists = 2 * (nn + 1);
     if (nlists > w->se_lists_cap) {
         capf_se_list *l = realloc(w->se_lists, nlists * sizeof *l);
@@ -1814,7 +1824,21 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
         w->se_lists_cap = nlists;
     }
     memset(w->se_lists, 0, nlists * sizeof *w->se_lists);
-    w->se_ops_n = 0;
+    if (th->n_events > (SIZE_MAX / sizeof *w->se_ops) / 2)
+        return -1;
+    size_t ops_cap = 2 * (size_t)th->n_events; /* a token and a residual */
+    if (ops_cap > w->se_ops_cap) {
+        uint16_t *o = realloc(w->se_ops, ops_cap * sizeof *o);
+        if (!o)
+            return -1;
+        w->se_ops = o;
+        w->se_ops_cap = ops_cap;
+    }
+    uint16_t *const ops = w->se_ops;
+    size_t nops = 0, nres = 0;
+    uint32_t cnt[SE_TABLES][CAPF_SE_RES_SYMS];
+    memset(cnt, 0, sizeof cnt);
+    se_bits raw = {&w->se_out[2], 0, 0, 0};
     unsigned width = capf_bitlen(nn);
     uint32_t dstack[CAP_MAX_DEPTH];
     {
@@ -1833,6 +1857,8 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
     }
     size_t cur = 1; /* the list after an end of nothing: the start */
     SE_WALK(w, th, {
+        if (se_bits_room(&raw) != 0)
+            return -1;
         uint32_t v = tok ? nm->se_dense : 0;
         capf_se_list *l = &w->se_lists[cur];
         unsigned s = CAPF_SE_LIST;
@@ -1841,9 +1867,11 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
                 s = i;
                 break;
             }
-        if (se_op(w, ((uint32_t)(cur & 1) * 15u + l->tb) << 8 | s) != 0 ||
-            (s == CAPF_SE_LIST && se_raw(w, width, v) != 0))
-            return -1;
+        uint32_t ttab = (uint32_t)(cur & 1) * 15u + l->tb;
+        ops[nops++] = (uint16_t)(ttab << 8 | s);
+        cnt[ttab][s]++;
+        if (s == CAPF_SE_LIST)
+            se_raw(&raw, width, v);
         capf_se_list_use(l, s, v);
         uint32_t dn;
         if (tok) {
@@ -1859,28 +1887,25 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
             uint32_t tab = CAPF_SE_TOK_TABLES + nm->se_tab[kind];
             uint64_t zq = capf_zigzag((int64_t)r >> k);
             if (zq < CAPF_SE_RES_ESC) {
-                if (se_op(w, tab << 8 | (uint32_t)zq) != 0 ||
-                    se_raw(w, k, r) != 0)
-                    return -1;
+                se_raw(&raw, k, r);
             } else {
                 uint64_t z = capf_zigzag((int64_t)r);
                 unsigned bl = capf_bitlen(z);
-                if (se_op(w, tab << 8 | CAPF_SE_RES_ESC) != 0 ||
-                    se_raw(w, 7, bl) != 0 || se_raw(w, bl, z) != 0)
-                    return -1;
+                zq = CAPF_SE_RES_ESC;
+                se_raw(&raw, 7, bl);
+                se_raw(&raw, bl, z);
             }
+            ops[nops++] = (uint16_t)(tab << 8 | (uint32_t)zq);
+            cnt[tab][zq]++;
+            nres++;
         }
     });
+    if (raw.an > 0)
+        raw.buf->data[raw.len++] = (uint8_t)raw.acc;
+    raw.buf->len = raw.len;
     /* the tables */
     static const unsigned nsym[2] = {CAPF_SE_TOK_SYMS, CAPF_SE_RES_SYMS};
-    uint32_t cnt[SE_TABLES][CAPF_SE_RES_SYMS];
     uint32_t fr[SE_TABLES][CAPF_SE_RES_SYMS], cum[SE_TABLES][CAPF_SE_RES_SYMS];
-    memset(cnt, 0, sizeof cnt);
-    for (size_t i = 0; i < w->se_ops_n; i++) {
-        uint32_t op = w->se_ops[i];
-        if (!(op >> 31))
-            cnt[op >> 8][op & 0xff]++;
-    }
     capf_buf_varint(t, SE_RES_TABLES);
     for (unsigned j = 0; j < SE_TABLES; j++) {
         /* residual tables first in the body, token tables after */
@@ -1896,35 +1921,12 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
             capf_buf_varint(t, fr[tb][i]);
         }
     }
-    /* the raw bits, first to last, lowest first */
-    capf_buf *ob = &w->se_out[2];
-    ob->len = 0;
-    uint64_t acc = 0;
-    unsigned an = 0;
-    for (size_t i = 0; i < w->se_ops_n; i++) {
-        uint32_t op = w->se_ops[i];
-        if (!(op >> 31))
-            continue;
-        acc |= (uint64_t)(op & 0xffff) << an;
-        an += (op >> 16) & 0x1f;
-        for (; an >= 8; an -= 8, acc >>= 8)
-            if (se_out_byte(ob, (uint8_t)acc) != 0)
-                return -1;
-    }
-    if (an > 0 && se_out_byte(ob, (uint8_t)acc) != 0)
-        return -1;
     /* the symbols, last to first: tokens in one rANS stream, residuals
      * in another, whose two states take turns (residual j: state j % 2) */
     uint32_t xs[3] = {CAPF_SE_L, CAPF_SE_L, CAPF_SE_L};
-    size_t nres = 0;
-    for (size_t i = 0; i < w->se_ops_n; i++)
-        nres += !(w->se_ops[i] >> 31) &&
-                (w->se_ops[i] >> 8) >= CAPF_SE_TOK_TABLES;
     w->se_out[0].len = w->se_out[1].len = 0;
-    for (size_t i = w->se_ops_n; i-- > 0;) {
-        uint32_t op = w->se_ops[i];
-        if (op >> 31)
-            continue;
+    for (size_t i = nops; i-- > 0;) {
+        uint32_t op = ops[i];
         int res = (op >> 8) >= CAPF_SE_TOK_TABLES;
         capf_buf *o = &w->se_out[res];
         int st = res ? 1 + (int)(--nres & 1) : 0;
