@@ -329,7 +329,10 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
 
 /* ---- tables ------------------------------------------------------------ */
 
-static wr_name *name_slot(cap_writer *w, uint32_t id)
+/* name_slot past the table: the table grown to hold id (NULL when out of
+ * memory). */
+__attribute__((noinline)) static wr_name *name_grow(cap_writer *w,
+                                                    uint32_t id)
 {
     if (id >= w->names_cap) {
         uint32_t n = w->names_cap ? w->names_cap : 64;
@@ -343,6 +346,13 @@ static wr_name *name_slot(cap_writer *w, uint32_t id)
         w->names_cap = n;
     }
     return &w->names[id];
+}
+
+/* Name id's slot, made (zeroed) when the table does not reach it yet;
+ * NULL when out of memory. The slot moves when the table grows. */
+static inline wr_name *name_slot(cap_writer *w, uint32_t id)
+{
+    return id < w->names_cap ? &w->names[id] : name_grow(w, id);
 }
 
 static int ref_name(cap_writer *w, uint32_t id)
