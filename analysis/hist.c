@@ -63,7 +63,7 @@ static int side_add(an_hist_side *h, uint64_t v)
     return 0;
 }
 
-int an_hist_add(an_hist *h, int64_t v)
+int an_hist_add_any(an_hist *h, int64_t v)
 {
     if (v == 0)
         return 0;

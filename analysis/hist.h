@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define AN_HIST_BITS 7         /* mantissa bits per bucket */
 #define AN_HIST_REL_ERR 0.005  /* stated bound; 2^-(AN_HIST_BITS + 1) =
@@ -42,9 +43,30 @@ typedef struct an_hist {
                               spans can hold negative self times) */
 } an_hist;
 
+/* an_hist_add's every case (out of line). */
+int an_hist_add_any(an_hist *h, int64_t v);
+
 /* Add v (ns). v == 0 is not stored (a zero). Returns 0, or -1 when out of
- * memory (h unchanged). */
-int an_hist_add(an_hist *h, int64_t v);
+ * memory (h unchanged). Inline for the usual case (a positive value in a
+ * bucket held: the ranking adds one a row and a frame). */
+static inline int an_hist_add(an_hist *h, int64_t v)
+{
+    if (v > 0) {
+        double d = (double)v;
+        uint64_t b;
+        memcpy(&b, &d, sizeof b);
+        uint32_t k = (uint32_t)((int32_t)(b >> (52 - AN_HIST_BITS)) -
+                                h->pos.lo);
+        if (k < h->pos.n) {
+            h->pos.c[k]++;
+            h->pos.count++;
+            h->count++;
+            h->sum += d;
+            return 0;
+        }
+    }
+    return an_hist_add_any(h, v);
+}
 
 /* The p-quantile (0..1) of n values: the `count` added and n - count
  * zeros (when count > n, the count values alone), by the rule of cap_stats_quantile_sorted ((n - 1) p, linear

@@ -1582,10 +1582,11 @@ typedef struct hand {
 static inline int win_fast(loader *L, long si, long f, int64_t self,
                            uint32_t who)
 {
+    /* f < 0 or below the ring's first frame: fr - wbase wraps past win;
+       si < ring_rows <= acc_cap (pf_note made the row's accumulator) */
     uint64_t fr = (uint64_t)f;
-    if (!L->windowed || L->reread || f < 0 || (size_t)si >= L->ring_rows ||
-        (size_t)si >= L->acc_cap || L->acc[si].who != who || fr < L->wbase ||
-        fr - L->wbase >= L->win)
+    if (!L->windowed || L->reread || (size_t)si >= L->ring_rows ||
+        fr - L->wbase >= L->win || L->acc[si].who != who)
         return 0;
     size_t at = (size_t)(fr & (L->win - 1)) * L->ring_cap + (size_t)si;
     sat_add(&L->ring[at], self);

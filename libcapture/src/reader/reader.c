@@ -1537,7 +1537,12 @@ end_stack(const cap_reader *r, size_t max, uint32_t dpt, uint32_t *arena,
     if (max <= 1)
         return r->stk_name;
     if (!*cur) {
-        memcpy(arena + *ap, r->stk_name, dpt * sizeof *arena);
+        /* the usual few names in one fixed copy (no library call) when
+           the arena has room past them */
+        if (dpt <= 8 && *ap + 8 <= r->arena_cap)
+            memcpy(arena + *ap, r->stk_name, 8 * sizeof *arena);
+        else
+            memcpy(arena + *ap, r->stk_name, dpt * sizeof *arena);
         *cur = arena + *ap;
         *ap += dpt;
     }
