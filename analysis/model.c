@@ -18,6 +18,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h> /* statfs: is /tmp in memory? */
+#endif
 
 #define NONE UINT32_MAX
 
@@ -578,14 +581,41 @@ static uint32_t pack_new_chunk(struct an_pack *p, uint32_t prev)
     return c;
 }
 
-/* An unlinked temporary file in $TMPDIR (else /tmp): its descriptor, or
+#ifdef __linux__
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+/* 1 when dir is a tmpfs (its files in memory), 0 otherwise or unknown. */
+static int in_memory(const char *dir)
+{
+    struct statfs sf;
+    return statfs(dir, &sf) == 0 && (unsigned long)sf.f_type == TMPFS_MAGIC;
+}
+#else
+static int in_memory(const char *dir)
+{
+    (void)dir;
+    return 0;
+}
+#endif
+
+const char *an_spill_dir(const char *tmpdir, const char *tmp,
+                         const char *var_tmp)
+{
+    if (tmpdir && *tmpdir)
+        return tmpdir;
+    if (in_memory(tmp) && access(var_tmp, W_OK | X_OK) == 0 &&
+        !in_memory(var_tmp))
+        return var_tmp;
+    return tmp;
+}
+
+/* An unlinked temporary file in an_spill_dir's choice: its descriptor, or
  * -1. */
 static int pack_tempfile(void)
 {
-    const char *dir = getenv("TMPDIR");
+    const char *dir = an_spill_dir(getenv("TMPDIR"), "/tmp", "/var/tmp");
     char path[PATH_MAX];
-    if (!dir || !*dir)
-        dir = "/tmp";
     if (snprintf(path, sizeof path, "%s/capture-pack-XXXXXX", dir) >=
         (int)sizeof path)
         return -1;

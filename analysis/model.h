@@ -387,7 +387,7 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
 #define AN_WALK_MAX_BYTES ((size_t)32 << 20)
 /* A series_reread load keeps the values past its budget packed (about 3
  * bytes each), in memory up to this much less 64 bytes a frame (at least
- * 4 MiB), then in an unlinked temporary file in $TMPDIR (else /tmp) of
+ * 4 MiB), then in an unlinked temporary file (an_spill_dir) of
  * about 2.6 bytes a value (an_capture.pack_file_bytes), while each row's
  * frames come in order; an_series_walk then reads no capture file. Where
  * the temporary file cannot be made or written (a full disk) or would
@@ -396,6 +396,15 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
  * in the environment sets the memory part (tests: 1, one chunk). */
 #define AN_PACK_MAX_BYTES ((size_t)32 << 20)
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx);
+
+/* The directory of the pack's temporary file, given $TMPDIR's value
+ * (NULL or empty: unset) and the paths of /tmp and /var/tmp: tmpdir when
+ * set; else var_tmp where tmp keeps its files in memory (a tmpfs, as
+ * /tmp is on Fedora, Arch and Debian 13), var_tmp does not and may be
+ * written, since the file is there to take the values out of memory;
+ * else tmp. Returns one of the three pointers; nothing allocated. */
+const char *an_spill_dir(const char *tmpdir, const char *tmp,
+                         const char *var_tmp);
 
 /* Value of metadata key, or NULL. Borrowed from m. */
 const char *an_meta(const an_capture *m, const char *key);

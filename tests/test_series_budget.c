@@ -14,6 +14,9 @@
 
 #include <capture/cap_writer.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 
 #include "cap_files.h"
 #include "hist.h"
@@ -674,6 +677,42 @@ static void late_worker(void)
     unlink(path);
 }
 
+/* 1 when dir is a tmpfs: its files in memory (Linux only). */
+static int is_tmpfs(const char *dir)
+{
+#ifdef __linux__
+    struct statfs sf;
+    return statfs(dir, &sf) == 0 && (unsigned long)sf.f_type == 0x01021994;
+#else
+    (void)dir;
+    return 0;
+#endif
+}
+
+/* an_spill_dir, with /dev/shm (a tmpfs) standing for a /tmp in memory and
+ * the current directory (the build's) for a /var/tmp on disk. */
+static void spill_dir(void)
+{
+    const char *mem = "/dev/shm", *disk = ".", *none = "/nonexistent/x";
+    if (!is_tmpfs(mem) || is_tmpfs(disk) || access(disk, W_OK) != 0) {
+        printf("an_spill_dir: skipped (needs /dev/shm a tmpfs and the "
+               "current directory on a disk)\n");
+        return;
+    }
+    const char *set = "/somewhere";
+    CHECK(an_spill_dir(set, mem, disk) == set, "$TMPDIR set: not taken");
+    CHECK(an_spill_dir(NULL, mem, disk) == disk,
+          "/tmp in memory: /var/tmp on disk not taken");
+    CHECK(an_spill_dir("", mem, disk) == disk,
+          "$TMPDIR empty, /tmp in memory: /var/tmp not taken");
+    CHECK(an_spill_dir(NULL, disk, mem) == disk, "/tmp on disk: not kept");
+    CHECK(an_spill_dir(NULL, mem, none) == mem,
+          "no /var/tmp: /tmp not kept");
+    CHECK(an_spill_dir(NULL, mem, mem) == mem,
+          "/var/tmp in memory too: /tmp not kept");
+    printf("an_spill_dir: 6 cases\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -681,6 +720,7 @@ int main(int argc, char **argv)
         return 2;
     }
     hist_alone();
+    spill_dir();
     long_capture(4096);
     long_capture(1 << 20);
     late_worker();
