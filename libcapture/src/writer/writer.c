@@ -45,6 +45,7 @@ typedef struct wr_name {
     double sr_sq[2];     /* SCOPES_R: the sum of those deltas' squares */
     uint64_t se_gen;     /* SCOPES_E: listed in the section of this number */
     uint64_t se_dev[2];  /* ... the sum of |delta - mean| (begin, end) */
+    uint64_t se_last[2]; /* ... its latest delta (scopes_repeat's test) */
     uint32_t se_dense;   /* ... its index in the section's list, from 1 */
     uint8_t se_k[2], se_tab[2]; /* ... its shift and residual table */
 } wr_name;
@@ -1748,14 +1749,18 @@ static int se_out_byte(capf_buf *o, uint8_t b)
     return o->failed ? -1 : 0;
 }
 
-/* The rest of th's SCOPES_E body after n_events. -1 when out of memory. */
+/* The rest of th's SCOPES_E body after n_events: 0, or -1 when out of
+ * memory; or 1, nothing written, where the section repeats itself
+ * (scopes_repeat's test, made on the same events in pass 1) and is
+ * better written plain. */
 static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
 {
     uint64_t gen = sr_pass(w);
     if (!gen)
         return -1;
     size_t nn = 0;
-    /* the prefix's names, then pass 1: the events' names and sums */
+    /* the prefix's names, then pass 1: the events' names and sums, and
+       on the first SR_SAMPLE events scopes_repeat's test */
     {
         capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
         uint32_t depth = (uint32_t)capf_cur_varint(&o);
@@ -1767,17 +1772,28 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
                 return -1;
         }
     }
+    uint64_t same = 0, seen = 0; /* scopes_repeat's counts */
     SE_WALK(w, th, {
         if (tok && nm->se_gen != gen) {
             if (se_add_name(w, tok, &nn, gen) != 0)
                 return -1;
             nm = &w->names[id]; /* se_add_name may have moved the table */
         }
+        if (e < SR_SAMPLE) {
+            if (nm->sr_gen[kind] == gen) {
+                seen++;
+                same += nm->se_last[kind] == d;
+            }
+            nm->se_last[kind] = d;
+            nm->sr_gen[kind] = gen;
+        }
         if (e > 0 && d <= SR_MEAN_MAX && nm->sr_n[kind] < SR_MEAN_COUNT) {
             nm->sr_m[kind] += d;
             nm->sr_n[kind]++;
         }
     });
+    if (2 * same > seen)
+        return 1;
     if (nn > 1)
         qsort(w->se_names, nn, sizeof *w->se_names, cmp_u32);
     for (size_t i = 0; i < nn; i++) {
@@ -2006,18 +2022,22 @@ cap_result cap_writer_flush(cap_writer *w)
         capf_buf_varint(t, th->base);
         capf_buf_bytes(t, th->open.data, th->open.len);
         capf_buf_varint(t, th->n_events);
-        int plain = w->major == CAPF_VERSION_MAJOR || scopes_repeat(w, th);
-        int kind = plain ? CAPF_SEC_SCOPES
+        int kind = w->major == CAPF_VERSION_MAJOR ? CAPF_SEC_SCOPES
                    : w->major == CAPF_VERSION_MAJOR_SCOPES_R || w->hurry
                        ? CAPF_SEC_SCOPES_R
                        : CAPF_SEC_SCOPES_E;
+        if (kind == CAPF_SEC_SCOPES_R && scopes_repeat(w, th))
+            kind = CAPF_SEC_SCOPES;
+        int se = 0; /* put_scopes_e makes scopes_repeat's test itself */
+        if (kind == CAPF_SEC_SCOPES_E && (se = put_scopes_e(w, t, th)) > 0)
+            kind = CAPF_SEC_SCOPES; /* it wrote nothing */
         if (kind != CAPF_SEC_SCOPES_E)
             capf_buf_varint(t, th->tokens.len);
-        if (plain) {
+        if (kind == CAPF_SEC_SCOPES) {
             capf_buf_bytes(t, th->tokens.data, th->tokens.len);
             capf_buf_bytes(t, th->deltas.data, th->deltas.len);
-        } else if ((kind == CAPF_SEC_SCOPES_R ? put_scopes_r(w, t, th)
-                                              : put_scopes_e(w, t, th)) != 0) {
+        } else if (kind == CAPF_SEC_SCOPES_R ? put_scopes_r(w, t, th) != 0
+                                             : se != 0) {
             t->failed = 1;
         }
         if (th->open.failed || th->tokens.failed || th->deltas.failed)
