@@ -40,7 +40,10 @@
  * the same events written with a block every 6 frames (cap_writer_flush,
  * as the producer's writer thread does every flush_interval_ms) give
  * bytes_per_scope_realistic_60fps (3.0), _60fps_format2 (2.0) and their
- * json_zstd_ratio_realistic_60fps*.
+ * json_zstd_ratio_realistic_60fps*; the writer's time a scope in those
+ * blocks too (write_ns_per_scope_realistic_60fps[_format2]), and 3.0's
+ * over 2.0's in both block sizes (write_ns_ratio_format3_realistic,
+ * _60fps), measured one after the other in this run.
  *
  * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
  *   --zstd-level L: the capture's zstd level (default: the producer's)
@@ -311,6 +314,7 @@ int main(int argc, char **argv)
      * format 2.0 (SCOPES_R, the default before 3.0) at the producer's
      * level */
     double batch_s_v3 = 0; /* pass 0's decoding, for 3.0's ratio */
+    double wns[6] = {0};   /* each pass's write_ns */
     for (int pass = 0; pass < 6; pass++) {
         int lvl = pass == 1 ? 3 : (level ? level : 1);
         /* passes 4 and 5: 3.0 and 2.0 in a 60 fps game's 100 ms blocks */
@@ -340,6 +344,7 @@ int main(int argc, char **argv)
             BENCH_DIE("closing %s failed", rpath);
         double write_ns = (double)(bench_thread_cpu_ns() - wt0) /
                           (double)g.scopes;
+        wns[pass] = write_ns;
         uint64_t rs = json_of(rpath, &json_raw, &json_zst, &file_bytes);
         if (rs != g.scopes)
             BENCH_DIE("%s holds %llu scopes, expected %llu", rpath,
@@ -382,10 +387,14 @@ int main(int argc, char **argv)
             bench_put("realistic_60fps_scopes_per_block",
                       (double)(block_frames * rs) / (double)g.frames);
             bench_put("bytes_per_scope_realistic_60fps", rb);
+            bench_put("write_ns_per_scope_realistic_60fps", write_ns);
             bench_put("json_zstd_ratio_realistic_60fps",
                       (double)json_zst / (double)file_bytes);
         } else if (pass == 5) {
             bench_put("bytes_per_scope_realistic_60fps_format2", rb);
+            bench_put("write_ns_per_scope_realistic_60fps_format2", write_ns);
+            bench_put("write_ns_ratio_format3_realistic_60fps",
+                      wns[4] / write_ns);
             bench_put("json_zstd_ratio_realistic_60fps_format2",
                       (double)json_zst / (double)file_bytes);
         } else {
@@ -394,6 +403,7 @@ int main(int argc, char **argv)
             bench_put("json_zstd_ratio_realistic_format2",
                       (double)json_zst / (double)file_bytes);
             bench_put("write_ns_per_scope_realistic_format2", write_ns);
+            bench_put("write_ns_ratio_format3_realistic", wns[0] / write_ns);
             uint64_t nb;
             double bs = batch_read_cpu_s(rpath, &nb);
             bench_put("reader_batch_scopes_per_s_realistic_format2",
