@@ -1486,11 +1486,13 @@ static char *gpu_lines(const char *path)
         if (ev.kind != CAP_EV_GPU_SPAN)
             continue;
         const cap_ev_gpu_span *g = &ev.u.gpu_span;
-        fprintf(f, "%u %llu %u %u m%d c%d %lld %lld %lld %lld\n", g->track,
-                (unsigned long long)g->cpu_frame, g->name, g->depth,
-                g->measured, g->calibrated, (long long)g->begin_ns,
+        fprintf(f, "%u %llu %u %u m%d c%d %lld %lld %lld %lld d%llu\n",
+                g->track, (unsigned long long)g->cpu_frame, g->name,
+                g->depth, g->measured, g->calibrated, (long long)g->begin_ns,
                 (long long)g->end_ns, (long long)g->duration_ns,
-                (long long)g->self_ns);
+                (long long)g->self_ns,
+                (unsigned long long)cap_reader_track_calibration_deviation(
+                    r, g->track));
     }
     assert_int_equal(res, CAP_DONE);
     fprintf(f, "invalid %llu\n",
@@ -1504,7 +1506,8 @@ static char *gpu_lines(const char *path)
  * two calibrations: the copy keeps the track's period, its ticks and its
  * calibrations, so every span reads back the same, self times included
  * (in ns at 1 ns a tick, a child of 1 tick, 0.3 ns, would come out empty
- * and be dropped as invalid). */
+ * and be dropped as invalid); and each calibration's stated deviation,
+ * also where only the deviation changed (d7, d9, d11). */
 static void copying_keeps_gpu_ticks_and_calibrations(void **state)
 {
     env *e = *state;
@@ -1526,9 +1529,12 @@ static void copying_keeps_gpu_ticks_and_calibrations(void **state)
     assert_int_equal(cap_writer_frame(w, 1, 1100, 1200), CAP_OK);
     assert_int_equal(cap_writer_gpu_frame(w, 0, 1, a, 2), CAP_OK);
     assert_int_equal(cap_writer_flush(w), CAP_OK);
-    assert_int_equal(cap_writer_gpu_calibration(w, 0, 95, 1003, 7), CAP_OK);
+    assert_int_equal(cap_writer_gpu_calibration(w, 0, 95, 1003, 9), CAP_OK);
     assert_int_equal(cap_writer_frame(w, 2, 1200, 1300), CAP_OK);
     assert_int_equal(cap_writer_gpu_frame(w, 0, 2, a, 3), CAP_OK);
+    assert_int_equal(cap_writer_gpu_calibration(w, 0, 95, 1003, 11), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 3, 1300, 1400), CAP_OK);
+    assert_int_equal(cap_writer_gpu_frame(w, 0, 3, a, 2), CAP_OK);
     assert_int_equal(cap_writer_close(w), CAP_OK);
     char *diag;
     assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
@@ -1540,14 +1546,16 @@ static void copying_keeps_gpu_ticks_and_calibrations(void **state)
      * 0 ns, self 2 ticks 0.6 -> 1 ns. Calibrated (90 = CPU tick 1001, 0.5
      * ns a tick: 0.5 -> 1 ns): 1 + 10 x 0.3 = 4 ns; then (95 = 1003:
      * 1.5 -> 2 ns): 2 + (5 x 0.3 = 1.5 -> 2) = 4 ns */
-    assert_string_equal(want, "0 0 1 0 m1 c0 30 31 1 1\n"
-                              "0 0 2 1 m1 c0 30 30 0 0\n"
-                              "0 0 2 1 m0 c0 0 0 0 0\n"
-                              "0 1 1 0 m1 c1 4 5 1 1\n"
-                              "0 1 2 1 m1 c1 4 4 0 0\n"
-                              "0 2 1 0 m1 c1 4 5 1 1\n"
-                              "0 2 2 1 m1 c1 4 4 0 0\n"
-                              "0 2 2 1 m0 c1 0 0 0 0\n"
+    assert_string_equal(want, "0 0 1 0 m1 c0 30 31 1 1 d0\n"
+                              "0 0 2 1 m1 c0 30 30 0 0 d0\n"
+                              "0 0 2 1 m0 c0 0 0 0 0 d0\n"
+                              "0 1 1 0 m1 c1 4 5 1 1 d7\n"
+                              "0 1 2 1 m1 c1 4 4 0 0 d7\n"
+                              "0 2 1 0 m1 c1 4 5 1 1 d9\n"
+                              "0 2 2 1 m1 c1 4 4 0 0 d9\n"
+                              "0 2 2 1 m0 c1 0 0 0 0 d9\n"
+                              "0 3 1 0 m1 c1 4 5 1 1 d11\n"
+                              "0 3 2 1 m1 c1 4 4 0 0 d11\n"
                               "invalid 0\n");
     assert_string_equal(got, want);
     free(want);

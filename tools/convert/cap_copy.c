@@ -127,6 +127,7 @@ typedef struct copy {
     uint64_t gframe;
     uint8_t cal_written[CAP_MAX_TRACKS]; /* the calibration written */
     uint64_t cal_gpu[CAP_MAX_TRACKS], cal_cpu[CAP_MAX_TRACKS];
+    uint64_t cal_dev[CAP_MAX_TRACKS]; /* its stated maximum error, ns */
     int fatal;               /* CVT_EXIT_* once something failed */
     /* the input's clock: origin, and the samples met so far */
     double per0;
@@ -579,17 +580,19 @@ static int add_gpu(copy *c, const cap_ev_gpu_span *g)
     c->gtrack = g->track;
     c->gframe = g->cpu_frame;
     uint64_t cg, cc;
+    uint64_t cd = cap_reader_track_calibration_deviation(c->r, g->track);
     if (cap_reader_track_calibration(c->r, g->track, &cg, &cc) &&
         (!c->cal_written[g->track] || c->cal_gpu[g->track] != cg ||
-         c->cal_cpu[g->track] != cc)) {
+         c->cal_cpu[g->track] != cc || c->cal_dev[g->track] != cd)) {
         if (flush_gpu(c))
             return c->fatal;
-        cap_result r = cap_writer_gpu_calibration(c->w, g->track, cg, cc, 0);
+        cap_result r = cap_writer_gpu_calibration(c->w, g->track, cg, cc, cd);
         if (r != CAP_OK)
             return wfail(c, r, "GPU calibration");
         c->cal_written[g->track] = 1;
         c->cal_gpu[g->track] = cg;
         c->cal_cpu[g->track] = cc;
+        c->cal_dev[g->track] = cd;
     }
     uint64_t gb = 0, ge = 0; /* the span's GPU ticks */
     cap_reader_gpu_span_ticks(c->r, &gb, &ge);

@@ -354,6 +354,13 @@ CAP_API int cap_reader_track_calibration(const cap_reader *r, uint32_t track,
                                          uint64_t *gpu_tick,
                                          uint64_t *cpu_tick);
 
+/* The stated maximum error, in ns, of that calibration (the GPU_CAL
+ * section's deviation_ns, informational: readers place spans without it);
+ * 0 when the track was not calibrated yet, for a track id past
+ * CAP_MAX_TRACKS, and with r NULL. */
+CAP_API uint64_t cap_reader_track_calibration_deviation(const cap_reader *r,
+                                                        uint32_t track);
+
 /* Skip events of the kinds in `mask` (bits 1u << CAP_EV_FRAME, ...) without
  * decoding them: their sections are stepped over by length. Declarations,
  * names and statistics are still read. For a fast first pass (frames only)

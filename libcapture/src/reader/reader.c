@@ -42,6 +42,7 @@ typedef struct rd_track {
     int declared;
     int calibrated;
     uint64_t cal_gpu, cal_cpu;
+    uint64_t cal_dev; /* the calibration's stated maximum error, ns */
 } rd_track;
 
 typedef struct rd_span {
@@ -1040,12 +1041,13 @@ static cap_result sec_gpu_cal(cap_reader *r, capf_cur *b)
     uint64_t track = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
     uint64_t g = capf_cur_varint(b);
     uint64_t c = capf_cur_varint(b);
-    (void)capf_cur_varint(b);
+    uint64_t dev = capf_cur_varint(b);
     if (b->bad || !r->tracks[track].declared)
         return CAP_E_CORRUPT;
     r->tracks[track].calibrated = 1;
     r->tracks[track].cal_gpu = g;
     r->tracks[track].cal_cpu = c;
+    r->tracks[track].cal_dev = dev;
     return CAP_OK;
 }
 
@@ -2687,6 +2689,14 @@ int cap_reader_track_calibration(const cap_reader *r, uint32_t track,
     if (cpu_tick)
         *cpu_tick = have ? r->tracks[track].cal_cpu : 0;
     return have;
+}
+
+uint64_t cap_reader_track_calibration_deviation(const cap_reader *r,
+                                                uint32_t track)
+{
+    return r && track < CAP_MAX_TRACKS && r->tracks[track].calibrated
+               ? r->tracks[track].cal_dev
+               : 0;
 }
 
 void cap_reader_set_filter(cap_reader *r, unsigned mask)
