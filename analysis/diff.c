@@ -176,16 +176,18 @@ static uint64_t blk_start(const an_diff_sums *s, uint64_t k)
     return k * s->n / s->nb;
 }
 
-static void blk_put(an_diff_sums *s, blk_row *r, uint64_t k, int64_t sum)
+/* Block k's sum into the row's histogram of its length (len frames). */
+static void blk_put(an_diff_sums *s, blk_row *r, uint64_t len, int64_t sum)
 {
-    uint64_t len = blk_start(s, k + 1) - blk_start(s, k);
     if (an_hist_add(&r->h[len > s->len], sum) != 0)
         s->failed = 1;
 }
 
-/* Frame `frame` of nframes: row's value v. */
-static void sums_add(an_diff_sums *s, uint64_t nframes, size_t row,
-                     uint64_t frame, int64_t v)
+/* sums_add past its usual case (out of line: a new block, a new row, the
+ * first value, a late one). */
+__attribute__((noinline)) static void
+sums_add_rest(an_diff_sums *s, uint64_t nframes, size_t row, uint64_t frame,
+              int64_t v)
 {
     if (s->failed)
         return;
@@ -219,16 +221,33 @@ static void sums_add(an_diff_sums *s, uint64_t nframes, size_t row,
     uint64_t k = ((frame + 1) * s->nb - 1) / s->n;
     if (r->open && k < r->cur) { /* its block is closed: a block alone */
         s->late++;
-        blk_put(s, r, k, v);
+        blk_put(s, r, blk_start(s, k + 1) - blk_start(s, k), v);
         return;
     }
     if (r->open)
-        blk_put(s, r, r->cur, r->sum);
-    r->cur = k;
-    r->lo = blk_start(s, k);
+        blk_put(s, r, r->hi - r->lo, r->sum);
+    /* the next block starts where the row's last one ended */
+    r->lo = r->open && k == r->cur + 1 ? r->hi : blk_start(s, k);
     r->hi = blk_start(s, k + 1);
+    r->cur = k;
     r->sum = v;
     r->open = 1;
+}
+
+/* Frame `frame` of nframes: row's value v (the usual case, a frame of the
+ * row's open block, inline; sums_add_rest the others). */
+static inline void sums_add(an_diff_sums *s, uint64_t nframes, size_t row,
+                            uint64_t frame, int64_t v)
+{
+    if (row < s->nrows && !s->failed) {
+        blk_row *r = &s->rows[row];
+        if (r->open && frame >= r->lo && frame < r->hi) {
+            if (__builtin_add_overflow(r->sum, v, &r->sum))
+                r->sum = v > 0 ? INT64_MAX : INT64_MIN;
+            return;
+        }
+    }
+    sums_add_rest(s, nframes, row, frame, v);
 }
 
 /* Close every row's open block. */
@@ -236,7 +255,8 @@ static void sums_finish(an_diff_sums *s)
 {
     for (size_t i = 0; i < s->nrows && !s->failed; i++)
         if (s->rows[i].open) {
-            blk_put(s, &s->rows[i], s->rows[i].cur, s->rows[i].sum);
+            blk_put(s, &s->rows[i], s->rows[i].hi - s->rows[i].lo,
+                    s->rows[i].sum);
             s->rows[i].open = 0;
         }
 }
