@@ -184,7 +184,7 @@ static void blk_put(an_diff_sums *s, blk_row *r, uint64_t len, int64_t sum)
 }
 
 /* sums_add past its usual case (out of line: a new block, a new row, the
- * first value, a late one). */
+ * first value, a late one; never a frame of the row's open block). */
 __attribute__((noinline)) static void
 sums_add_rest(an_diff_sums *s, uint64_t nframes, size_t row, uint64_t frame,
               int64_t v)
@@ -213,11 +213,6 @@ sums_add_rest(an_diff_sums *s, uint64_t nframes, size_t row, uint64_t frame,
         s->nrows = n;
     }
     blk_row *r = &s->rows[row];
-    if (r->open && frame >= r->lo && frame < r->hi) { /* most values */
-        if (__builtin_add_overflow(r->sum, v, &r->sum))
-            r->sum = v > 0 ? INT64_MAX : INT64_MIN;
-        return;
-    }
     uint64_t k = ((frame + 1) * s->nb - 1) / s->n;
     if (r->open && k < r->cur) { /* its block is closed: a block alone */
         s->late++;
@@ -242,8 +237,7 @@ static inline void sums_add(an_diff_sums *s, uint64_t nframes, size_t row,
     if (row < s->nrows && !s->failed) {
         blk_row *r = &s->rows[row];
         if (r->open && frame >= r->lo && frame < r->hi) {
-            if (__builtin_add_overflow(r->sum, v, &r->sum))
-                r->sum = v > 0 ? INT64_MAX : INT64_MIN;
+            cap_stats_sat_add(&r->sum, v);
             return;
         }
     }

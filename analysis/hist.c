@@ -5,16 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A bucket is the exponent and the top AN_HIST_BITS bits of the
- * mantissa of the value as a double: no logarithm to compute. */
-static int32_t bucket_of(uint64_t v)
-{
-    double d = (double)v; /* exact below 2^53, within 2^-53 above */
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return (int32_t)(b >> (52 - AN_HIST_BITS));
-}
-
 /* The middle of bucket i. */
 static double bucket_value(int32_t i)
 {
@@ -44,7 +34,7 @@ static int side_span(an_hist_side *h, int32_t lo, int32_t hi)
 
 static int side_add(an_hist_side *h, uint64_t v)
 {
-    int32_t b = bucket_of(v);
+    int32_t b = an_hist_bucket_of(v);
     if (h->n == 0 || b < h->lo || b >= h->lo + (int32_t)h->n) {
         int32_t lo = b, hi = b + 1;
         if (h->n) {

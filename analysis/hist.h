@@ -43,6 +43,16 @@ typedef struct an_hist {
                               spans can hold negative self times) */
 } an_hist;
 
+/* The bucket of magnitude v: the exponent and the top AN_HIST_BITS bits
+ * of the mantissa of v as a double (no logarithm to compute). */
+static inline int32_t an_hist_bucket_of(uint64_t v)
+{
+    double d = (double)v; /* exact below 2^53, within 2^-53 above */
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return (int32_t)(b >> (52 - AN_HIST_BITS));
+}
+
 /* an_hist_add's every case (out of line). */
 int an_hist_add_any(an_hist *h, int64_t v);
 
@@ -52,16 +62,12 @@ int an_hist_add_any(an_hist *h, int64_t v);
 static inline int an_hist_add(an_hist *h, int64_t v)
 {
     if (v > 0) {
-        double d = (double)v;
-        uint64_t b;
-        memcpy(&b, &d, sizeof b);
-        uint32_t k = (uint32_t)((int32_t)(b >> (52 - AN_HIST_BITS)) -
-                                h->pos.lo);
+        uint32_t k = (uint32_t)(an_hist_bucket_of((uint64_t)v) - h->pos.lo);
         if (k < h->pos.n) {
             h->pos.c[k]++;
             h->pos.count++;
             h->count++;
-            h->sum += d;
+            h->sum += (double)v;
             return 0;
         }
     }

@@ -152,14 +152,6 @@ static uint64_t mix(uint64_t k)
     return k;
 }
 
-/* Add v to *acc, saturating: a crafted file can hold times whose sums do
- * not fit 64 bits, and a report must still not overflow. */
-static inline void sat_add(int64_t *acc, int64_t v)
-{
-    if (__builtin_add_overflow(*acc, v, acc))
-        *acc = v > 0 ? INT64_MAX : INT64_MIN;
-}
-
 /* ---- frames ------------------------------------------------------------ */
 
 /* A frame with its index, to sort frames that came out of order. */
@@ -463,7 +455,7 @@ static int pf_add(an_scope *s, long frame, int64_t self)
         return 0;
     uint32_t f = (uint32_t)frame;
     if (s->pf_n && s->pf_frame[s->pf_n - 1] == f) {
-        sat_add(&s->pf_self[s->pf_n - 1], self);
+        cap_stats_sat_add(&s->pf_self[s->pf_n - 1], self);
         return 0;
     }
     if (s->pf_n == s->pf_cap) {
@@ -862,7 +854,7 @@ static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
     if (L->windowed)
         return win_note(L, (size_t)si, (uint64_t)frame, self);
     if (a->frame == (uint32_t)frame) {
-        sat_add(&a->sum, self);
+        cap_stats_sat_add(&a->sum, self);
         return 0;
     }
     if (a->frame != NONE && L->packing) {
@@ -1146,7 +1138,7 @@ static int win_late(loader *L, size_t row, uint64_t frame, int64_t self)
     if (a->multi)
         L->m->late_values++;
     if (a->late_frame == frame) {
-        sat_add(&a->late_sum, self);
+        cap_stats_sat_add(&a->late_sum, self);
         return 0;
     }
     if (a->late_frame != NONE && emit(L, row, a->late_frame, a->late_sum) != 0)
@@ -1211,7 +1203,7 @@ static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
     if (frame > L->whi)
         L->whi = frame;
     size_t at = (size_t)(frame & (L->win - 1)) * L->ring_cap + row;
-    sat_add(&L->ring[at], self);
+    cap_stats_sat_add(&L->ring[at], self);
     if (L->seen)
         L->seen[at] = 1;
     return 0;
@@ -1619,7 +1611,7 @@ static inline int win_fast(loader *L, long si, long f, int64_t self,
         fr - L->wbase >= L->win || L->acc[si].who != who)
         return 0;
     size_t at = (size_t)(fr & (L->win - 1)) * L->ring_cap + (size_t)si;
-    sat_add(&L->ring[at], self);
+    cap_stats_sat_add(&L->ring[at], self);
     if (L->seen)
         L->seen[at] = 1;
     if (fr > L->whi)
@@ -1682,8 +1674,8 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
             return -1;
         an_node *n = &m->nodes[node];
         n->calls++;
-        sat_add(&n->total_ns, dur);
-        sat_add(&n->self_ns, self);
+        cap_stats_sat_add(&n->total_ns, dur);
+        cap_stats_sat_add(&n->self_ns, self);
         rec = n->recursive;
     } else if (L->values_only) {
         return scope_value(L, h);
@@ -1695,14 +1687,14 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
         return -1;
     an_scope *s = &m->scopes[si];
     s->calls++;
-    sat_add(&s->self_ns, self);
+    cap_stats_sat_add(&s->self_ns, self);
     if (L->o->by_path || !rec)
-        sat_add(&s->total_ns, dur);
+        cap_stats_sat_add(&s->total_ns, dur);
     long f = frame_near(m, h->begin_ns, &c->frame_hint);
     c->in_frames |= f >= 0;
     c->outside |= f < 0 && m->nframes;
     if (f < 0 && m->nframes)
-        sat_add(&m->outside_ns[h->begin_ns < m->frames[0].begin_ns ? 0
+        cap_stats_sat_add(&m->outside_ns[h->begin_ns < m->frames[0].begin_ns ? 0
                                : h->begin_ns >= m->frames[m->nframes - 1].end_ns
                                    ? 2
                                    : 1],
@@ -1779,13 +1771,13 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
         return 0;
     if (n) {
         n->calls++;
-        sat_add(&n->total_ns, e->duration_ns);
-        sat_add(&n->self_ns, e->self_ns);
+        cap_stats_sat_add(&n->total_ns, e->duration_ns);
+        cap_stats_sat_add(&n->self_ns, e->self_ns);
     }
     s->calls++;
-    sat_add(&s->self_ns, e->self_ns);
+    cap_stats_sat_add(&s->self_ns, e->self_ns);
     if (L->o->by_path || !in_stack(e->stack, e->depth, e->name))
-        sat_add(&s->total_ns, e->duration_ns);
+        cap_stats_sat_add(&s->total_ns, e->duration_ns);
     if (f >= 0 && !L->visit) { /* a scan borrows the model's frames */
         if (!m->frame_gpu_ns) {
             m->frame_gpu_ns = calloc(m->nframes, sizeof *m->frame_gpu_ns);
@@ -1793,7 +1785,7 @@ static int on_gpu(loader *L, const cap_ev_gpu_span *e)
             if (!m->frame_gpu_ns || !m->frame_has_gpu)
                 return -1;
         }
-        sat_add(&m->frame_gpu_ns[f], e->self_ns);
+        cap_stats_sat_add(&m->frame_gpu_ns[f], e->self_ns);
         m->frame_has_gpu[f] = 1;
     }
     return pf_note(L, si, f, e->self_ns, e->track | 0x80000000u);
@@ -1991,7 +1983,7 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     if (L->o->skip_seconds > 0 && m->nframes) {
         double skip = L->o->skip_seconds * 1e9;
         L->cutoff_ns = m->frames[0].begin_ns;
-        sat_add(&L->cutoff_ns, skip >= 9.2e18 ? INT64_MAX : (int64_t)skip);
+        cap_stats_sat_add(&L->cutoff_ns, skip >= 9.2e18 ? INT64_MAX : (int64_t)skip);
         L->have_cutoff = 1;
         size_t k = 0;
         while (k < m->nframes && m->frames[k].begin_ns < L->cutoff_ns)
@@ -2718,7 +2710,7 @@ static int sort_pf(an_scope *s)
     size_t w = 0;
     for (size_t i = 0; i < s->pf_n; i++) {
         if (w && s->pf_frame[w - 1] == t[i].f) {
-            sat_add(&s->pf_self[w - 1], t[i].v);
+            cap_stats_sat_add(&s->pf_self[w - 1], t[i].v);
         } else {
             s->pf_frame[w] = t[i].f;
             s->pf_self[w] = t[i].v;
@@ -3442,6 +3434,6 @@ int64_t an_total_frame_ns(const an_capture *m)
 {
     int64_t t = 0;
     for (size_t i = 0; i < m->nframes; i++)
-        sat_add(&t, an_frame_ns(&m->frames[i]));
+        cap_stats_sat_add(&t, an_frame_ns(&m->frames[i]));
     return t;
 }

@@ -47,6 +47,15 @@
 extern "C" {
 #endif
 
+/* Add v to *acc, saturating at INT64_MIN and INT64_MAX: a crafted file can
+ * hold times whose sums do not fit 64 bits, and a report must still not
+ * overflow. */
+static inline void cap_stats_sat_add(int64_t *acc, int64_t v)
+{
+    if (__builtin_add_overflow(*acc, v, acc))
+        *acc = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
 /* ======================================================================
  * Pseudo-random numbers
  *

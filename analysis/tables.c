@@ -131,24 +131,18 @@ size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n)
     return k;
 }
 
-static void add_sat(int64_t *acc, int64_t v)
-{
-    if (__builtin_add_overflow(*acc, v, acc))
-        *acc = v > 0 ? INT64_MAX : INT64_MIN;
-}
-
 void an_totals_compute(const an_capture *m, an_totals *t)
 {
     memset(t, 0, sizeof *t);
     for (size_t i = 0; i < m->nscopes; i++)
-        add_sat(m->scopes[i].kind == AN_CPU ? &t->cpu_ns : &t->gpu_ns,
+        cap_stats_sat_add(m->scopes[i].kind == AN_CPU ? &t->cpu_ns : &t->gpu_ns,
                 m->scopes[i].self_ns);
     t->frame_ns = an_total_frame_ns(m);
     t->before_ns = m->outside_ns[0];
     t->between_ns = m->outside_ns[1];
     t->after_ns = m->outside_ns[2];
     for (int k = 0; k < 3; k++)
-        add_sat(&t->outside_ns, m->outside_ns[k]);
+        cap_stats_sat_add(&t->outside_ns, m->outside_ns[k]);
     t->threads = m->nthreads;
 }
 
@@ -353,7 +347,7 @@ static int64_t node_total(const an_capture *m, uint32_t i)
     int64_t t = 0;
     for (uint32_t c = n->first_child; c != UINT32_MAX;
          c = m->nodes[c].next_sibling)
-        add_sat(&t, m->nodes[c].total_ns);
+        cap_stats_sat_add(&t, m->nodes[c].total_ns);
     return t;
 }
 
