@@ -12,18 +12,23 @@
 /* llround(x) without the library call, for the conversions done per event:
  * the same result for every x (halves round away from zero); round_pos for
  * x known to be in the usual case, 0 <= x < 2^52 (the reader knows it from
- * the tick count: fast_lim in reader.c). There t = (int64_t)x is floor(x),
- * and x - t is exact (x itself when t is 0; otherwise t <= x < t + 1 <= 2t,
- * Sterbenz), so comparing it with 0.5 rounds as llround does. */
+ * the tick count: fast_lim in reader.c). There x is n + f (n integral, f
+ * a multiple of x's ulp u <= 1/2), and round_pos adds h = 1/2 - 2^-54, the
+ * largest double below a half, and truncates. For f >= 1/2 the exact sum
+ * is in [n + 1 - 2^-54, n + 1.5): it rounds to n + 1 or past it (for n = 0
+ * 1 - 2^-54 is a tie between 1 - 2^-53 and 1, and goes to 1, the even
+ * one). For f < 1/2, f <= 1/2 - u and the sum is at least u + 2^-54 below
+ * n + 1, more than half the spacing of the doubles just below n + 1 (u
+ * when n >= 1, 2^-53 when n = 0): it rounds below n + 1. (Adding 0.5
+ * would take 1/2 - 2^-54 to 1.) tests/test_round_ns.c checks it. */
 static inline int64_t round_pos(double x) /* 0 <= x < 2^52 */
 {
-    int64_t t = (int64_t)x;
-    return t + (x - (double)t >= 0.5);
+    return (int64_t)(x + 0x1.fffffffffffffp-2);
 }
 
 static inline int64_t round_ns(double x)
 {
-    if (x >= 0 && x < 0x1p52) /* the usual case: x - t is exact */
+    if (x >= 0 && x < 0x1p52) /* the usual case */
         return round_pos(x);
     double a = x < 0 ? -x : x;
     if (!(a < 0x1p52)) /* integral already (or NaN): rare */
