@@ -31,6 +31,10 @@ typedef struct path_cache {
     uint32_t name[CAP_MAX_DEPTH];
     uint32_t node[CAP_MAX_DEPTH];
     size_t frame_hint;
+    /* the frame frame_at found last, frame_hint's (fr_len 0: none, or
+     * one that holds no time) */
+    int64_t fr_begin;
+    uint64_t fr_len;
     int in_frames, outside; /* CPU: a scope began in a frame, in none */
     /* CPU: the stack of the last scope resolved (sp, in the batch sp_gen):
      * name[0..sp_n) holds its first sp_n entries, so that a scope of that
@@ -223,14 +227,19 @@ static long frame_at(const an_capture *m, int64_t t, size_t *hint)
     return (long)k;
 }
 
-/* frame_at, its usual answer (the hinted frame) inline. */
+/* frame_at with c's hint, its usual answer (the frame it found last,
+ * when it holds t) inline in one unsigned comparison. */
 __attribute__((always_inline)) static inline long
-frame_near(const an_capture *m, int64_t t, size_t *hint)
+frame_near(const an_capture *m, int64_t t, path_cache *c)
 {
-    size_t h = *hint;
-    if (h < m->nframes && m->frames[h].begin_ns <= t && t < m->frames[h].end_ns)
-        return (long)h;
-    return frame_at(m, t, hint);
+    if ((uint64_t)t - (uint64_t)c->fr_begin < c->fr_len)
+        return (long)c->frame_hint;
+    long f = frame_at(m, t, &c->frame_hint);
+    if (f >= 0) {
+        c->fr_begin = m->frames[f].begin_ns;
+        c->fr_len = (uint64_t)m->frames[f].end_ns - (uint64_t)c->fr_begin;
+    }
+    return f;
 }
 
 static long frame_by_index(const an_capture *m, uint64_t index)
@@ -1643,7 +1652,7 @@ value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
         L->last_cache = c;
         L->last_tid = tid;
     }
-    long f = frame_near(L->m, begin_ns, &c->frame_hint);
+    long f = frame_near(L->m, begin_ns, c);
     return note_value(L, si, f, self, tid & 0x7fffffffu);
 }
 
@@ -1690,7 +1699,7 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     cap_stats_sat_add(&s->self_ns, self);
     if (L->o->by_path || !rec)
         cap_stats_sat_add(&s->total_ns, dur);
-    long f = frame_near(m, h->begin_ns, &c->frame_hint);
+    long f = frame_near(m, h->begin_ns, c);
     c->in_frames |= f >= 0;
     c->outside |= f < 0 && m->nframes;
     if (f < 0 && m->nframes)
@@ -1733,7 +1742,8 @@ static inline hand scope_hand(const cap_ev_scope *e, int rec)
 }
 
 /* A scope event read on this thread. */
-static int on_scope(loader *L, const cap_ev_scope *e)
+__attribute__((always_inline)) static inline int
+on_scope(loader *L, const cap_ev_scope *e)
 {
     if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
         return 0;
@@ -2003,34 +2013,37 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     return CAP_OK;
 }
 
-/* Apply n events to the model (pre: each scope's frame worked out ahead,
- * or NULL). Returns -1 when memory ran out. */
+/* An event other than a CPU scope into the model (apply). */
+__attribute__((noinline)) static int apply_other(loader *L, const cap_event *ev)
+{
+    switch (ev->kind) {
+    case CAP_EV_GPU_SPAN:
+        return on_gpu(L, &ev->u.gpu_span);
+    case CAP_EV_COUNTER:
+        return on_counter(L, &ev->u.counter);
+    case CAP_EV_THREAD: /* counted even when it records no scope */
+        return thread_declared(L->m, ev->u.thread.tid,
+                               ev->u.thread.name
+                                   ? ev->u.thread.name
+                                   : root_name(L, AN_CPU, ev->u.thread.tid));
+    default:
+        return 0;
+    }
+}
+
+/* A batch of events into the model, in order: 0, or -1 out of memory.
+ * CPU scopes, nearly every event, without the switch's jump. */
 static int apply(loader *L, const cap_event *evs, size_t n)
 {
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    for (size_t i = 0; i < n; i++) {
         const cap_event *ev = &evs[i];
-        switch (ev->kind) {
-        case CAP_EV_SCOPE:
-            rc = on_scope(L, &ev->u.scope);
-            break;
-        case CAP_EV_GPU_SPAN:
-            rc = on_gpu(L, &ev->u.gpu_span);
-            break;
-        case CAP_EV_COUNTER:
-            rc = on_counter(L, &ev->u.counter);
-            break;
-        case CAP_EV_THREAD: /* counted even when it records no scope */
-            rc = thread_declared(L->m, ev->u.thread.tid,
-                                 ev->u.thread.name
-                                     ? ev->u.thread.name
-                                     : root_name(L, AN_CPU, ev->u.thread.tid));
-            break;
-        default:
-            break;
-        }
+        int rc = __builtin_expect(ev->kind == CAP_EV_SCOPE, 1)
+                     ? on_scope(L, &ev->u.scope)
+                     : apply_other(L, ev);
+        if (rc != 0)
+            return rc;
     }
-    return rc;
+    return 0;
 }
 
 /* A scan's batch (values_only, one thread): each scope straight to its
