@@ -68,6 +68,8 @@ typedef struct loader {
     uint32_t last_tid;
     path_cache *last_cache;
     const struct slot *slot; /* decoding ahead: the batch being applied */
+    int64_t cpu_first;       /* the earliest CPU scope's begin, INT64_MAX
+                                before one (m->first_ns after the load) */
     uint64_t gen;            /* the batch being applied, counted: two
                                 scopes of one batch with the same stack
                                 pointer have the same ancestors */
@@ -1700,14 +1702,16 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     if (L->o->by_path || !rec)
         cap_stats_sat_add(&s->total_ns, dur);
     long f = frame_near(m, h->begin_ns, c);
-    c->in_frames |= f >= 0;
-    c->outside |= f < 0 && m->nframes;
-    if (f < 0 && m->nframes)
+    if (__builtin_expect(f >= 0, 1)) {
+        c->in_frames = 1;
+    } else if (m->nframes) {
+        c->outside = 1;
         cap_stats_sat_add(&m->outside_ns[h->begin_ns < m->frames[0].begin_ns ? 0
                                : h->begin_ns >= m->frames[m->nframes - 1].end_ns
                                    ? 2
                                    : 1],
                 self);
+    }
     if (L->dropping) { /* pf_note's --frames lag, its values let go */
         if (f >= 0) {
             if ((uint64_t)f > L->fhi)
@@ -1718,8 +1722,8 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     } else if (note_value(L, si, f, self, h->tid & 0x7fffffffu) != 0) {
         return -1;
     }
-    if (m->cpu_events == 0 || h->begin_ns < m->first_ns)
-        m->first_ns = h->begin_ns;
+    if (h->begin_ns < L->cpu_first)
+        L->cpu_first = h->begin_ns;
     if (h->end_ns > m->last_ns)
         m->last_ns = h->end_ns;
     m->cpu_events++;
@@ -2806,7 +2810,7 @@ static cap_result load(an_capture **out, const char *path,
         free(m);
         return CAP_E_NOMEM;
     }
-    loader L = {.m = m, .o = opt ? opt : &defaults};
+    loader L = {.m = m, .o = opt ? opt : &defaults, .cpu_first = INT64_MAX};
     m->load_opt = *L.o;
     L.tree = (!L.o->no_tree || L.o->by_path) && !(visit && !L.o->by_path);
     L.reread = L.o->series_reread && !visit;
@@ -2872,6 +2876,8 @@ static cap_result load(an_capture **out, const char *path,
         res = file_same(m, path, detail, detail_size);
     m->max_lag = L.lag;
     m->lag_known = L.reread;
+    if (m->cpu_events)
+        m->first_ns = L.cpu_first;
     if (res == CAP_OK) {
         m->st = *cap_reader_get_stats(L.r);
         cap_reader_version(L.r, &m->major, &m->minor);
