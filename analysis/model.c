@@ -1678,6 +1678,7 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
         self = h->children_ns >= dur ? 0 : dur - h->children_ns;
     path_cache *c;
     uint32_t node = NONE;
+    long si; /* the scope's row */
     int rec = !!(h->depth & HAND_RECURSIVE); /* no tree: the stack's answer */
     if (__builtin_expect(L->tree, 1)) {
         node = scope_node(L, h->tid, stack, depth, h->name, &c);
@@ -1688,14 +1689,24 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
         cap_stats_sat_add(&n->total_ns, dur);
         cap_stats_sat_add(&n->self_ns, self);
         rec = n->recursive;
+        if (n->row1) { /* the node's row, looked up at its first scope */
+            si = (long)n->row1 - 1;
+        } else {
+            si = L->o->by_path ? scope_get(m, AN_CPU, node)
+                               : cpu_row(L, h->name);
+            if (si < 0)
+                return -1;
+            n->row1 = (uint32_t)si + 1;
+        }
     } else if (L->values_only) {
         return scope_value(L, h);
     } else if (!(c = event_cache(L, AN_CPU, h->tid))) { /* no_tree */
         return -1;
+    } else {
+        si = L->o->by_path ? scope_get(m, AN_CPU, node) : cpu_row(L, h->name);
+        if (si < 0)
+            return -1;
     }
-    long si = L->o->by_path ? scope_get(m, AN_CPU, node) : cpu_row(L, h->name);
-    if (si < 0)
-        return -1;
     an_scope *s = &m->scopes[si];
     s->calls++;
     cap_stats_sat_add(&s->self_ns, self);

@@ -75,6 +75,8 @@ typedef struct an_node {
     uint32_t parent;  /* UINT32_MAX for a root */
     an_kind kind;
     int is_root;      /* a thread or GPU track, not a scope */
+    uint32_t row1;    /* while loading, a CPU node's row in scopes + 1
+                         (0: not looked up yet) */
     char *name;
     uint32_t name_id;
     uint32_t depth;   /* roots 0 */
