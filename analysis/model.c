@@ -1716,12 +1716,11 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
     if (__builtin_expect(f >= 0, 1)) {
         c->in_frames = 1;
     } else if (m->nframes) {
-        c->outside = 1;
-        cap_stats_sat_add(&m->outside_ns[h->begin_ns < m->frames[0].begin_ns ? 0
-                               : h->begin_ns >= m->frames[m->nframes - 1].end_ns
-                                   ? 2
-                                   : 1],
-                self);
+        c->outside = 1; /* before the frames, between them, after them */
+        int where = h->begin_ns < m->frames[0].begin_ns                ? 0
+                    : h->begin_ns >= m->frames[m->nframes - 1].end_ns ? 2
+                                                                       : 1;
+        cap_stats_sat_add(&m->outside_ns[where], self);
     }
     if (L->dropping) { /* pf_note's --frames lag, its values let go */
         if (f >= 0) {
@@ -2008,7 +2007,8 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     if (L->o->skip_seconds > 0 && m->nframes) {
         double skip = L->o->skip_seconds * 1e9;
         L->cutoff_ns = m->frames[0].begin_ns;
-        cap_stats_sat_add(&L->cutoff_ns, skip >= 9.2e18 ? INT64_MAX : (int64_t)skip);
+        cap_stats_sat_add(&L->cutoff_ns,
+                          skip >= 9.2e18 ? INT64_MAX : (int64_t)skip);
         L->have_cutoff = 1;
         size_t k = 0;
         while (k < m->nframes && m->frames[k].begin_ns < L->cutoff_ns)

@@ -135,8 +135,9 @@ void an_totals_compute(const an_capture *m, an_totals *t)
 {
     memset(t, 0, sizeof *t);
     for (size_t i = 0; i < m->nscopes; i++)
-        cap_stats_sat_add(m->scopes[i].kind == AN_CPU ? &t->cpu_ns : &t->gpu_ns,
-                m->scopes[i].self_ns);
+        cap_stats_sat_add(m->scopes[i].kind == AN_CPU ? &t->cpu_ns
+                                                      : &t->gpu_ns,
+                          m->scopes[i].self_ns);
     t->frame_ns = an_total_frame_ns(m);
     t->before_ns = m->outside_ns[0];
     t->between_ns = m->outside_ns[1];

@@ -591,6 +591,8 @@ static void pass_work(app *a, VkCommandBuffer cmd, int i, const options *o,
     barrier(cmd, a->compute);
 }
 
+/* Frame `frame`'s work into cmd, each pass in a scope of the ring; with
+ * no ring (NULL) the same work untimed. */
 static int record(app *a, cap_vk_ring *ring, VkCommandBuffer cmd,
                   const uint32_t *names, const options *o, unsigned frame)
 {
@@ -607,6 +609,10 @@ static int record(app *a, cap_vk_ring *ring, VkCommandBuffer cmd,
     barrier(cmd, a->compute);
     cap_vk_scope scope[N_PASSES];
     for (int i = 0; i < N_PASSES; i++) {
+        if (!ring) {
+            pass_work(a, cmd, i, o, frame);
+            continue;
+        }
         /* Close open scopes that are not ancestors of pass i. */
         for (int j = i - 1; j >= 0; j--) {
             int anc = 0;
@@ -622,7 +628,7 @@ static int record(app *a, cap_vk_ring *ring, VkCommandBuffer cmd,
         scope[i] = cap_vk_ring_scope_begin(ring, cmd, names[i], parent);
         pass_work(a, cmd, i, o, frame);
     }
-    for (int j = N_PASSES - 1; j >= 0; j--)
+    for (int j = N_PASSES - 1; ring && j >= 0; j--)
         if (scope[j] != CAP_VK_NO_SCOPE)
             cap_vk_ring_scope_end(ring, cmd, scope[j]);
     VKCHECK(vkEndCommandBuffer(cmd));
@@ -638,18 +644,8 @@ static int record(app *a, cap_vk_ring *ring, VkCommandBuffer cmd,
 static int warm_up(app *a, const options *o)
 {
     VkCommandBuffer cmd = a->cmd[0];
-    VKCHECK(vkResetCommandBuffer(cmd, 0));
-    const VkCommandBufferBeginInfo bi = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-    };
-    VKCHECK(vkBeginCommandBuffer(cmd, &bi));
-    barrier(cmd, a->compute);
-    vkCmdFillBuffer(cmd, a->buf[0], 0, VK_WHOLE_SIZE, 0x3e800000u);
-    barrier(cmd, a->compute);
-    for (int i = 0; i < N_PASSES; i++)
-        pass_work(a, cmd, i, o, 0);
-    VKCHECK(vkEndCommandBuffer(cmd));
+    if (record(a, NULL, cmd, NULL, o, 0) != 0)
+        return -1;
     const VkSubmitInfo si = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
         .commandBufferCount = 1,

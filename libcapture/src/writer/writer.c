@@ -184,6 +184,19 @@ static int grow_u32(uint32_t **arr, size_t *cap, size_t need)
     return 0;
 }
 
+/* Scratch p of *cap elements of `size` bytes made room for n: p itself
+ * when it holds them, else p reallocated to n (*cap set); NULL out of
+ * memory (p then unchanged: the caller still owns it). */
+static void *room(void *p, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap)
+        return p;
+    void *q = realloc(p, n * size);
+    if (q)
+        *cap = n;
+    return q;
+}
+
 static cap_result fail(cap_writer *w, cap_result r)
 {
     if (w->err == CAP_OK)
@@ -1842,25 +1855,19 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
      * 8 | the symbol) into w->se_ops and counted in cnt as it comes, its
      * raw bits straight into the raw stream (se_out[2]) */
     size_t nlists = 2 * (nn + 1);
-    if (nlists > w->se_lists_cap) {
-        capf_se_list *l = realloc(w->se_lists, nlists * sizeof *l);
-        if (!l)
-            return -1;
-        w->se_lists = l;
-        w->se_lists_cap = nlists;
-    }
-    memset(w->se_lists, 0, nlists * sizeof *w->se_lists);
+    capf_se_list *lists =
+        room(w->se_lists, &w->se_lists_cap, nlists, sizeof *lists);
+    if (!lists)
+        return -1;
+    w->se_lists = lists;
+    memset(lists, 0, nlists * sizeof *lists);
     if (th->n_events > (SIZE_MAX / sizeof *w->se_ops) / 2)
         return -1;
     size_t ops_cap = 2 * (size_t)th->n_events; /* a token and a residual */
-    if (ops_cap > w->se_ops_cap) {
-        uint16_t *o = realloc(w->se_ops, ops_cap * sizeof *o);
-        if (!o)
-            return -1;
-        w->se_ops = o;
-        w->se_ops_cap = ops_cap;
-    }
-    uint16_t *const ops = w->se_ops;
+    uint16_t *const ops = room(w->se_ops, &w->se_ops_cap, ops_cap, sizeof *ops);
+    if (!ops)
+        return -1;
+    w->se_ops = ops;
     size_t nops = 0, nres = 0;
     uint32_t cnt[SE_TABLES][CAPF_SE_RES_SYMS];
     memset(cnt, 0, sizeof cnt);
