@@ -1630,12 +1630,45 @@ static inline int win_fast(loader *L, long si, long f, int64_t self,
     return 1;
 }
 
-/* A scope's self time into its row's value in frame f (pf_note), through
- * win_fast when it can. */
-__attribute__((always_inline)) static inline int
-note_value(loader *L, long si, long f, int64_t self, uint32_t who)
+/* pf_note's usual case while --frames' values are packed (reread and
+ * packing: not windowed, not dropping), inline: a row on the thread it
+ * last ran on, with a value held in its accumulator; the lag measured,
+ * the value added there or the held one packed (pack_put). 1: done as
+ * pf_note does it; 0: not that case. */
+static inline int pack_fast(loader *L, long si, long f, int64_t self,
+                            uint32_t who)
 {
-    return win_fast(L, si, f, self, who) ? 0 : pf_note(L, si, f, self, who);
+    if (!L->packing || !L->reread || f < 0 || (size_t)si >= L->acc_cap)
+        return 0;
+    pf_acc *a = &L->acc[si];
+    if (a->who != who || a->frame == NONE)
+        return 0;
+    uint64_t fr = (uint64_t)f;
+    if (fr > L->fhi)
+        L->fhi = fr;
+    else if (L->fhi - fr > L->lag)
+        L->lag = L->fhi - fr;
+    if (a->frame == (uint32_t)f) {
+        cap_stats_sat_add(&a->sum, self);
+    } else if (pack_put(L->m->pack, (size_t)si, a->frame, a->sum) != 0) {
+        pack_give_up(L);
+    } else {
+        a->frame = (uint32_t)f;
+        a->sum = self;
+    }
+    return 1;
+}
+
+/* A scope's self time into its row's value in frame f (pf_note), through
+ * win_fast when it can, or, in a batch begun with --frames' values
+ * packed (`pack`), through pack_fast. */
+__attribute__((always_inline)) static inline int
+note_value(loader *L, long si, long f, int64_t self, uint32_t who,
+           const int pack)
+{
+    if (pack ? pack_fast(L, si, f, self, who) : win_fast(L, si, f, self, who))
+        return 0;
+    return pf_note(L, si, f, self, who);
 }
 
 /* A scan's scope (values_only): its row's value in its frame, and nothing
@@ -1655,7 +1688,7 @@ value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
         L->last_tid = tid;
     }
     long f = frame_near(L->m, begin_ns, c);
-    return note_value(L, si, f, self, tid & 0x7fffffffu);
+    return note_value(L, si, f, self, tid & 0x7fffffffu, 0);
 }
 
 /* value_of for a scan's scope (scope_core, values_only). */
@@ -1668,7 +1701,7 @@ __attribute__((noinline)) static int scope_value(loader *L, const hand *h)
 /* A CPU scope into the model: its node, row, sums and per-frame value.
  * stack: its ancestors (h->depth of them). */
 __attribute__((always_inline)) static inline int
-scope_core(loader *L, const hand *h, const uint32_t *stack)
+scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
 {
     an_capture *m = L->m;
     uint32_t depth = h->depth & ~HAND_RECURSIVE;
@@ -1729,7 +1762,7 @@ scope_core(loader *L, const hand *h, const uint32_t *stack)
             else if (L->fhi - (uint64_t)f > L->lag)
                 L->lag = L->fhi - (uint64_t)f;
         }
-    } else if (note_value(L, si, f, self, h->tid & 0x7fffffffu) != 0) {
+    } else if (note_value(L, si, f, self, h->tid & 0x7fffffffu, pack) != 0) {
         return -1;
     }
     if (h->begin_ns < L->cpu_first)
@@ -1755,14 +1788,14 @@ static inline hand scope_hand(const cap_ev_scope *e, int rec)
                                 : 0)};
 }
 
-/* A scope event read on this thread. */
+/* A scope event read on this thread (pack: as note_value). */
 __attribute__((always_inline)) static inline int
-on_scope(loader *L, const cap_ev_scope *e)
+on_scope(loader *L, const cap_ev_scope *e, const int pack)
 {
     if (L->have_cutoff && e->begin_ns < L->cutoff_ns)
         return 0;
     hand h = scope_hand(e, !L->tree);
-    return scope_core(L, &h, e->stack);
+    return scope_core(L, &h, e->stack, pack);
 }
 
 static int on_gpu(loader *L, const cap_ev_gpu_span *e)
@@ -2047,18 +2080,43 @@ __attribute__((noinline)) static int apply_other(loader *L, const cap_event *ev)
 }
 
 /* A batch of events into the model, in order: 0, or -1 out of memory.
- * CPU scopes, nearly every event, without the switch's jump. */
-static int apply(loader *L, const cap_event *evs, size_t n)
+ * CPU scopes, nearly every event, without the switch's jump. Made once
+ * for batches begun with --frames' values packed (pack: apply_packed,
+ * pack_fast inline: 4.5 % fewer instructions for --frames --csv of
+ * realistic 10 M) and once for the others (apply_plain: no test of the
+ * pack per scope). The pack may start or stop within a batch: pack_fast
+ * checks it, and pf_note takes what either loop leaves to it. */
+static inline __attribute__((always_inline)) int
+apply_as(loader *L, const cap_event *evs, size_t n, const int pack)
 {
     for (size_t i = 0; i < n; i++) {
         const cap_event *ev = &evs[i];
         int rc = __builtin_expect(ev->kind == CAP_EV_SCOPE, 1)
-                     ? on_scope(L, &ev->u.scope)
+                     ? on_scope(L, &ev->u.scope, pack)
                      : apply_other(L, ev);
         if (rc != 0)
             return rc;
     }
     return 0;
+}
+
+__attribute__((noinline)) static int apply_packed(loader *L,
+                                                  const cap_event *evs,
+                                                  size_t n)
+{
+    return apply_as(L, evs, n, 1);
+}
+
+__attribute__((noinline)) static int apply_plain(loader *L,
+                                                 const cap_event *evs,
+                                                 size_t n)
+{
+    return apply_as(L, evs, n, 0);
+}
+
+static int apply(loader *L, const cap_event *evs, size_t n)
+{
+    return L->packing ? apply_packed(L, evs, n) : apply_plain(L, evs, n);
 }
 
 /* A scan's batch (values_only, one thread): each scope straight to its
