@@ -1404,8 +1404,20 @@ __attribute__((always_inline)) static inline uint32_t
 parent_node(loader *L, path_cache *c, an_kind kind, const uint32_t *stack,
             uint32_t depth)
 {
-    uint32_t k = 0;
-    while (k < c->depth && k < depth && c->name[k] == stack[k])
+    /* the common prefix of the cached path and the stack, two names at a
+       time (eight bytes compared as one) */
+    uint32_t lim = c->depth < depth ? c->depth : depth, k = 0;
+    for (;;) {
+        uint64_t a, b;
+        if (k + 2 > lim)
+            break;
+        memcpy(&a, c->name + k, sizeof a);
+        memcpy(&b, stack + k, sizeof b);
+        if (a != b)
+            break;
+        k += 2;
+    }
+    if (k < lim && c->name[k] == stack[k])
         k++;
     uint32_t parent = k == 0 ? c->root : c->node[k - 1];
     for (uint32_t j = k; j < depth; j++) {
