@@ -1070,10 +1070,10 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
 }
 
 /* emit's --over-time hint: the row's histogram of the frame's bin, and
- * the frame's sum of work or of waits (out of line: the ranking's emit
- * stays short). */
-__attribute__((noinline)) static int emit_ot(loader *L, size_t row,
-                                             uint64_t frame, int64_t v)
+ * the frame's sum of work or of waits. Inline: the ranking's load takes
+ * its values past emit (emit_is_hist), so its code does not grow, and
+ * --over-time saves a call a value (2.5 % of its instructions). */
+static inline int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v)
 {
     an_capture *m = L->m;
     an_scope *s = &m->scopes[row];
