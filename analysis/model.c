@@ -825,6 +825,28 @@ static void pack_give_up(loader *L)
         L->acc[i].frame = NONE;
 }
 
+/* --frames' lag: how far behind the furthest frame seen a value came
+ * (max_lag, for an_series_walk), with frame `fr` now. */
+static inline void lag_note(loader *L, uint64_t fr)
+{
+    if (fr > L->fhi)
+        L->fhi = fr;
+    else if (L->fhi - fr > L->lag)
+        L->lag = L->fhi - fr;
+}
+
+/* Row si's accumulator a (holding a frame's value, the pack on) moves to
+ * `frame`: the held value packed and `self` held, or the pack given up
+ * when it cannot take it. */
+static inline void pack_move(loader *L, pf_acc *a, size_t si, uint32_t frame,
+                             int64_t self)
+{
+    if (pack_put(L->m->pack, si, a->frame, a->sum) != 0)
+        pack_give_up(L);
+    else
+        a->frame = frame, a->sum = self;
+}
+
 /* Scope row si ran `self` ns in frame position `frame` (< 0: in none):
  * held in the row's accumulator while the row stays in one frame, added to
  * its series (pf_add) when it moves on, and by pf_flush at the end. The
@@ -838,10 +860,7 @@ static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
     if (frame < 0)
         return 0;
     if (L->reread) { /* --frames: its lag measured, its values let go */
-        if ((uint64_t)frame > L->fhi)
-            L->fhi = (uint64_t)frame;
-        else if (L->fhi - (uint64_t)frame > L->lag)
-            L->lag = L->fhi - (uint64_t)frame;
+        lag_note(L, (uint64_t)frame);
         if (L->dropping)
             return 0;
     }
@@ -869,10 +888,7 @@ static int pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
         return 0;
     }
     if (a->frame != NONE && L->packing) {
-        if (pack_put(L->m->pack, (size_t)si, a->frame, a->sum) != 0)
-            pack_give_up(L);
-        else
-            a->frame = (uint32_t)frame, a->sum = self;
+        pack_move(L, a, (size_t)si, (uint32_t)frame, self);
         return 0;
     }
     if (a->frame != NONE) {
@@ -1655,19 +1671,11 @@ static inline int pack_fast(loader *L, long si, long f, int64_t self,
     pf_acc *a = &L->acc[si];
     if (a->who != who || a->frame == NONE)
         return 0;
-    uint64_t fr = (uint64_t)f;
-    if (fr > L->fhi)
-        L->fhi = fr;
-    else if (L->fhi - fr > L->lag)
-        L->lag = L->fhi - fr;
-    if (a->frame == (uint32_t)f) {
+    lag_note(L, (uint64_t)f);
+    if (a->frame == (uint32_t)f)
         cap_stats_sat_add(&a->sum, self);
-    } else if (pack_put(L->m->pack, (size_t)si, a->frame, a->sum) != 0) {
-        pack_give_up(L);
-    } else {
-        a->frame = (uint32_t)f;
-        a->sum = self;
-    }
+    else
+        pack_move(L, a, (size_t)si, (uint32_t)f, self);
     return 1;
 }
 
@@ -1768,12 +1776,8 @@ scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
         cap_stats_sat_add(&m->outside_ns[where], self);
     }
     if (L->dropping) { /* pf_note's --frames lag, its values let go */
-        if (f >= 0) {
-            if ((uint64_t)f > L->fhi)
-                L->fhi = (uint64_t)f;
-            else if (L->fhi - (uint64_t)f > L->lag)
-                L->lag = L->fhi - (uint64_t)f;
-        }
+        if (f >= 0)
+            lag_note(L, (uint64_t)f);
     } else if (note_value(L, si, f, self, h->tid & 0x7fffffffu, pack) != 0) {
         return -1;
     }

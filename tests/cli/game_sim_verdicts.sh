@@ -7,10 +7,10 @@
 #   game_sim_verdicts.sh GAME_SIM READ_CAPTURE
 # game_sim's truth holds only when its threads get the CPU they ask for: on
 # a machine still busier than its cores after 45 s the test is skipped
-# (exit 77). A run that
-# misses is retried once with another seed (timing noise), then fails,
-# unless other programs took more than a quarter of a core while it ran
-# (/proc/stat against this script's children): then it is skipped too.
+# (exit 77). A run that misses is retried once with another seed (timing
+# noise), then fails, unless other programs took more than a quarter of a
+# core while it ran (/proc/stat against this script's children): then it is
+# skipped too.
 # Both cases were right on 6 seeds of each, pinned to 2 idle cores of a
 # 16-core machine, with 1 and with 4 workers (docs/VERDICTS.md).
 # CAP_GAME_SIM_FORCE=1 runs it whatever the load.
@@ -29,10 +29,10 @@ if [ -z "${CAP_GAME_SIM_FORCE:-}" ]; then
     sleep 1
     load=$(cut -d' ' -f1 /proc/loadavg)
   done
-fi
-if [ -z "${CAP_GAME_SIM_FORCE:-}" ] && busy "$load"; then
-  echo "skipped: load average $load on $cores cores; game_sim needs idle cores"
-  exit 77
+  if busy "$load"; then
+    echo "skipped: load average $load on $cores cores; game_sim needs idle cores"
+    exit 77
+  fi
 fi
 export NO_COLOR=1
 work=$(mktemp -d)
