@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <emmintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2188,7 +2189,19 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
  * crosses from one core to the other in its 80-byte cap_event: the 40-byte
  * record it was rewritten into before cost the reader thread 20 more
  * instructions a scope than the model thread's reading the larger event
- * (bench_threads --ranking: the model thread's CPU time the same). */
+ * (bench_threads --ranking: the model thread's CPU time the same).
+ *
+ * The reader thread decodes each batch into a stage of its own (events
+ * and the usual stacks, ahead.stage and ahead.stk: the same lines batch
+ * after batch, in its core's cache), prepares it there (fill_events) and
+ * copies it into the slot with stores that bypass its cache (hand_over).
+ * Decoded straight into the slot, every line the decoder wrote was one
+ * the model thread had read half a ring before, so each store first
+ * fetched that line back from the other core: on a guest whose two
+ * vCPUs are 480 ns apart (a cache line's round trip, AMD EPYC family 26)
+ * the reader thread took twice its one-thread time and two threads were
+ * slower than one (realistic 10 M: 0.56-0.61 s wall against 0.49 s; with
+ * the stage 0.35-0.39 s; docs/PERFORMANCE.md). */
 
 /* Batches of 4,096 events, half a ring (8 slots, 32 Ki events) handed
  * over at a time: with 1,024 the threads met four times as often and the
@@ -2257,6 +2270,11 @@ typedef struct ahead {
     uint8_t *name_seen; /* by CPU name id, the reader thread's */
     size_t name_seen_cap;
     int failed;        /* the reader thread ran out of memory */
+    /* the reader thread's stage: a batch is decoded and prepared here,
+       then handed over into its slot (hand_over) */
+    cap_event *stage;  /* SLOT_EVENTS */
+    uint32_t *stk;     /* SLOT_STACKS: the usual stacks of the batch */
+    size_t stk_used;   /* entries of stk the batch's events point into */
 } ahead;
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id)
@@ -2345,7 +2363,7 @@ static void roots_reverse(slot_name *r, size_t a, size_t b)
  * them), in a loop made twice: for the usual load (no cut-off, no wait
  * flags, not a scan) without the tests the others need. */
 __attribute__((always_inline)) static inline int
-fill_events(ahead *A, slot *s, size_t got, int *threads,
+fill_events(ahead *A, slot *s, cap_event *evs, size_t got, int *threads,
             const int have_cutoff, const int carry_waits,
             const int values_only)
 {
@@ -2360,20 +2378,31 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
     size_t blk_n = 0;
     s->blk_at = 0;
     s->blk_n = 0;
-    const uintptr_t stk_lo = (uintptr_t)s->stk,
-                    stk_hi = (uintptr_t)(s->stk + SLOT_STACKS);
+    /* the usual stacks: decoded into the stage's stk, each event's
+       pointer moved to where hand_over puts them in the slot's */
+    const uintptr_t stk_lo = (uintptr_t)A->stk,
+                    stk_hi = (uintptr_t)(A->stk + SLOT_STACKS);
+    const ptrdiff_t stk_move = s->stk - A->stk;
+    size_t stk_used = 0;
     for (size_t i = 0; i < got; i++) {
-        cap_event *ev = &s->ev[i];
+        cap_event *ev = &evs[i];
         if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
             cap_ev_scope *e = &ev->u.scope;
+            const uint32_t *st = e->stack;
+            const uint32_t depth = e->depth, tid = e->tid;
+            if ((uintptr_t)st - stk_lo < stk_hi - stk_lo) {
+                /* the usual stack, in the stage's stk */
+                size_t end = (size_t)(st - A->stk) + depth;
+                if (end > stk_used)
+                    stk_used = end;
+                e->stack = st + stk_move;
+            }
             if (have_cutoff && e->begin_ns < cutoff_ns)
                 continue; /* on_scope skips it first */
             if (values_only)
                 continue; /* apply_values takes no stack, no root */
-            const uint32_t *st = e->stack;
-            const uint32_t depth = e->depth, tid = e->tid;
-            /* a stack outside the slot's stk (the reader decoded the
-             * usual ones there) is copied into its arena */
+            /* a stack outside the stage's stk (where the reader decodes
+             * the usual ones) is copied into the slot's arena */
             if ((uintptr_t)st - stk_lo >= stk_hi - stk_lo) {
                 if (st != prev || depth > prev_depth) { /* a new stack */
                     uint32_t *d;
@@ -2450,6 +2479,7 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
         }
         /* counters carry no pointer; the model takes nothing else */
     }
+    A->stk_used = stk_used;
     return 0;
 }
 
@@ -2457,20 +2487,47 @@ fill_events(ahead *A, slot *s, size_t got, int *threads,
  * otherwise merge them into one that tests the constants). The fields
  * are read here, once: the model thread writes the loader's others. */
 __attribute__((noinline)) static int fill_usual(ahead *A, slot *s,
-                                                size_t got, int *threads)
+                                                cap_event *evs, size_t got,
+                                                int *threads)
 {
-    return fill_events(A, s, got, threads, 0, 0, 0);
+    return fill_events(A, s, evs, got, threads, 0, 0, 0);
 }
 
-__attribute__((noinline)) static int fill_any(ahead *A, slot *s, size_t got,
+__attribute__((noinline)) static int fill_any(ahead *A, slot *s,
+                                              cap_event *evs, size_t got,
                                               int *threads)
 {
     const loader *L = A->L;
-    return fill_events(A, s, got, threads, L->have_cutoff, A->carry_waits,
-                       L->values_only);
+    return fill_events(A, s, evs, got, threads, L->have_cutoff,
+                       A->carry_waits, L->values_only);
 }
 
-/* Fill slot s from the reader: one batch. */
+/* Copy n bytes to d, bypassing this core's caches where it can: d is a
+ * slot the model thread read on the other core, so ordinary stores would
+ * first fetch each line back from that core's cache (CROSS). */
+static void hand_over(void *d, const void *src, size_t n)
+{
+#if defined(__SSE2__)
+    char *o = d;
+    const char *i = src;
+    size_t head = (16 - ((uintptr_t)o & 15)) & 15;
+    if (head > n)
+        head = n;
+    memcpy(o, i, head);
+    size_t k = head;
+    for (; k + 16 <= n; k += 16)
+        _mm_stream_si128((__m128i *)(o + k),
+                         _mm_loadu_si128((const __m128i *)(i + k)));
+    memcpy(o + k, i + k, n - k);
+    _mm_sfence(); /* the stores seen before the slot is posted */
+#else
+    memcpy(d, src, n);
+#endif
+}
+
+/* Fill slot s from the reader: one batch, decoded into the reader
+ * thread's own stage (its lines stay in this core's cache, batch after
+ * batch), prepared there, then handed over into the slot. */
 static int fill(ahead *A, slot *s)
 {
     loader *L = A->L;
@@ -2479,8 +2536,9 @@ static int fill(ahead *A, slot *s)
     size_t got = 0;
     if (!s->stk && !(s->stk = malloc(SLOT_STACKS * sizeof *s->stk)))
         return -1;
-    s->res = cap_reader_next_batch_into(L->r, s->ev, SLOT_EVENTS, &got,
-                                        s->stk, SLOT_STACKS);
+    cap_event *evs = A->stage;
+    s->res = cap_reader_next_batch_into(L->r, evs, SLOT_EVENTS, &got,
+                                        A->stk, SLOT_STACKS);
     s->n = 0;
     if (s->res != CAP_OK) {
         snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
@@ -2488,8 +2546,8 @@ static int fill(ahead *A, slot *s)
     }
     int threads = 0;
     if ((!L->have_cutoff && !A->carry_waits && !L->values_only
-             ? fill_usual(A, s, got, &threads)
-             : fill_any(A, s, got, &threads)) != 0)
+             ? fill_usual(A, s, evs, got, &threads)
+             : fill_any(A, s, evs, got, &threads)) != 0)
         return -1;
     if (threads) {
         /* the threads the batch declares go first: root_name finds the
@@ -2497,7 +2555,7 @@ static int fill(ahead *A, slot *s)
          * reader's */
         size_t k = s->roots_n;
         for (size_t i = 0; i < got; i++) {
-            cap_event *ev = &s->ev[i];
+            cap_event *ev = &evs[i];
             if (ev->kind != CAP_EV_THREAD)
                 continue;
             if (slot_root(s, AN_CPU, ev->u.thread.tid, ev->u.thread.name) !=
@@ -2509,6 +2567,8 @@ static int fill(ahead *A, slot *s)
         roots_reverse(s->roots, k, s->roots_n);
         roots_reverse(s->roots, 0, s->roots_n);
     }
+    hand_over(s->stk, A->stk, A->stk_used * sizeof *A->stk);
+    hand_over(s->ev, evs, got * sizeof *evs);
     s->n = got;
     return 0;
 }
@@ -2569,7 +2629,11 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     ahead A = {.L = L, .carry_waits = m->ot_bin != NULL};
     A.slots = calloc(SLOTS, sizeof *A.slots);
     A.seen_cpu = calloc(CAP_MAX_THREADS, 1);
-    if (!A.slots || !A.seen_cpu) {
+    A.stage = malloc(SLOT_EVENTS * sizeof *A.stage);
+    A.stk = malloc(SLOT_STACKS * sizeof *A.stk);
+    if (!A.slots || !A.seen_cpu || !A.stage || !A.stk) {
+        free(A.stage);
+        free(A.stk);
         free(A.slots);
         free(A.seen_cpu);
         return CAP_E_NOMEM;
@@ -2641,6 +2705,8 @@ out:
     free(A.name_seen);
     free(A.slots);
     free(A.seen_cpu);
+    free(A.stage);
+    free(A.stk);
     pthread_mutex_destroy(&A.mu);
     pthread_cond_destroy(&A.cv);
     if (res == CAP_OK)
@@ -3282,7 +3348,11 @@ out:
 
 /* walk_packed on a second thread: it reads the pack and hands the values
  * over in slots of WALK_SLOT, fn runs on the calling thread (--frames'
- * writers format rows while the next values are read). */
+ * writers format rows while the next values are read). The values are
+ * written into a stage of the reading thread's and handed over into a
+ * slot at once (hand_over), as the load's batches are: written one by
+ * one into the slot, each line was first fetched back from the calling
+ * thread's core, which had read it. */
 enum { WALK_SLOT = 8192, WALK_NSLOT = 4 };
 
 typedef struct walk_val {
@@ -3295,6 +3365,8 @@ typedef struct walk_relay {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     walk_val *slot[WALK_NSLOT];
+    walk_val *stage;   /* WALK_SLOT: the reading thread fills it, then
+                          hands it over into slot head (hand_over) */
     size_t n[WALK_NSLOT];
     size_t head, tail; /* slots filled: tail .. head - 1 (mod WALK_NSLOT) */
     size_t fill;       /* values in slot head (the reading thread's) */
@@ -3306,6 +3378,8 @@ typedef struct walk_relay {
  * full. */
 static void relay_publish(walk_relay *w)
 {
+    hand_over(w->slot[w->head % WALK_NSLOT], w->stage,
+              w->fill * sizeof *w->stage);
     pthread_mutex_lock(&w->mu);
     w->n[w->head % WALK_NSLOT] = w->fill;
     w->head++;
@@ -3319,8 +3393,7 @@ static void relay_publish(walk_relay *w)
 static void relay_put(void *ctx, size_t row, size_t frame, int64_t v)
 {
     walk_relay *w = ctx;
-    w->slot[w->head % WALK_NSLOT][w->fill++] =
-        (walk_val){(uint32_t)row, (uint32_t)frame, v};
+    w->stage[w->fill++] = (walk_val){(uint32_t)row, (uint32_t)frame, v};
     if (w->fill == WALK_SLOT)
         relay_publish(w);
 }
@@ -3354,11 +3427,12 @@ static cap_result walk_packed_2t(const an_capture *m, an_series_fn fn,
                                  void *ctx)
 {
     walk_relay w = {.m = m};
-    walk_val *mem = malloc(sizeof(walk_val) * WALK_SLOT * WALK_NSLOT);
+    walk_val *mem = malloc(sizeof(walk_val) * WALK_SLOT * (WALK_NSLOT + 1));
     if (!mem)
         return walk_packed(m, fn, ctx);
     for (int i = 0; i < WALK_NSLOT; i++)
         w.slot[i] = mem + (size_t)i * WALK_SLOT;
+    w.stage = mem + (size_t)WALK_NSLOT * WALK_SLOT;
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
     pthread_t t;
