@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
-#include <emmintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2194,14 +2193,15 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
  * The reader thread decodes each batch into a stage of its own (events
  * and the usual stacks, ahead.stage and ahead.stk: the same lines batch
  * after batch, in its core's cache), prepares it there (fill_events) and
- * copies it into the slot with stores that bypass its cache (hand_over).
- * Decoded straight into the slot, every line the decoder wrote was one
- * the model thread had read half a ring before, so each store first
- * fetched that line back from the other core: on a guest whose two
+ * copies it into the slot at once (memcpy). Decoded straight into the
+ * slot, every line the decoder wrote was one the model thread had read
+ * half a ring before, so each store first fetched that line back from
+ * the other core, one after another: on a guest whose two
  * vCPUs are 480 ns apart (a cache line's round trip, AMD EPYC family 26)
  * the reader thread took twice its one-thread time and two threads were
  * slower than one (realistic 10 M: 0.56-0.61 s wall against 0.49 s; with
- * the stage 0.35-0.39 s; docs/PERFORMANCE.md). */
+ * the stage 0.35-0.39 s; non-temporal stores for the copy did no
+ * better than memcpy; docs/PERFORMANCE.md). */
 
 /* Batches of 4,096 events, half a ring (8 slots, 32 Ki events) handed
  * over at a time: with 1,024 the threads met four times as often and the
@@ -2271,7 +2271,7 @@ typedef struct ahead {
     size_t name_seen_cap;
     int failed;        /* the reader thread ran out of memory */
     /* the reader thread's stage: a batch is decoded and prepared here,
-       then handed over into its slot (hand_over) */
+       then copied into its slot */
     cap_event *stage;  /* SLOT_EVENTS */
     uint32_t *stk;     /* SLOT_STACKS: the usual stacks of the batch */
     size_t stk_used;   /* entries of stk the batch's events point into */
@@ -2379,7 +2379,7 @@ fill_events(ahead *A, slot *s, cap_event *evs, size_t got, int *threads,
     s->blk_at = 0;
     s->blk_n = 0;
     /* the usual stacks: decoded into the stage's stk, each event's
-       pointer moved to where hand_over puts them in the slot's */
+       pointer moved to where fill copies them, the slot's stk */
     const uintptr_t stk_lo = (uintptr_t)A->stk,
                     stk_hi = (uintptr_t)(A->stk + SLOT_STACKS);
     const ptrdiff_t stk_move = s->stk - A->stk;
@@ -2502,32 +2502,9 @@ __attribute__((noinline)) static int fill_any(ahead *A, slot *s,
                        A->carry_waits, L->values_only);
 }
 
-/* Copy n bytes to d, bypassing this core's caches where it can: d is a
- * slot the model thread read on the other core, so ordinary stores would
- * first fetch each line back from that core's cache (CROSS). */
-static void hand_over(void *d, const void *src, size_t n)
-{
-#if defined(__SSE2__)
-    char *o = d;
-    const char *i = src;
-    size_t head = (16 - ((uintptr_t)o & 15)) & 15;
-    if (head > n)
-        head = n;
-    memcpy(o, i, head);
-    size_t k = head;
-    for (; k + 16 <= n; k += 16)
-        _mm_stream_si128((__m128i *)(o + k),
-                         _mm_loadu_si128((const __m128i *)(i + k)));
-    memcpy(o + k, i + k, n - k);
-    _mm_sfence(); /* the stores seen before the slot is posted */
-#else
-    memcpy(d, src, n);
-#endif
-}
-
 /* Fill slot s from the reader: one batch, decoded into the reader
  * thread's own stage (its lines stay in this core's cache, batch after
- * batch), prepared there, then handed over into the slot. */
+ * batch), prepared there, then copied into the slot. */
 static int fill(ahead *A, slot *s)
 {
     loader *L = A->L;
@@ -2567,8 +2544,11 @@ static int fill(ahead *A, slot *s)
         roots_reverse(s->roots, k, s->roots_n);
         roots_reverse(s->roots, 0, s->roots_n);
     }
-    hand_over(s->stk, A->stk, A->stk_used * sizeof *A->stk);
-    hand_over(s->ev, evs, got * sizeof *evs);
+    /* one copy each, in a burst: the lines' fetches from the other core
+       overlap, where the decoder's stores, spread over its work, waited
+       for them one by one */
+    memcpy(s->stk, A->stk, A->stk_used * sizeof *A->stk);
+    memcpy(s->ev, evs, got * sizeof *evs);
     s->n = got;
     return 0;
 }
@@ -3349,10 +3329,10 @@ out:
 /* walk_packed on a second thread: it reads the pack and hands the values
  * over in slots of WALK_SLOT, fn runs on the calling thread (--frames'
  * writers format rows while the next values are read). The values are
- * written into a stage of the reading thread's and handed over into a
- * slot at once (hand_over), as the load's batches are: written one by
- * one into the slot, each line was first fetched back from the calling
- * thread's core, which had read it. */
+ * written into a stage of the reading thread's and copied into a slot at
+ * once, as the load's batches are: written one by one into the slot,
+ * each line was first fetched back from the calling thread's core, which
+ * had read it. */
 enum { WALK_SLOT = 8192, WALK_NSLOT = 4 };
 
 typedef struct walk_val {
@@ -3366,7 +3346,7 @@ typedef struct walk_relay {
     pthread_cond_t cv;
     walk_val *slot[WALK_NSLOT];
     walk_val *stage;   /* WALK_SLOT: the reading thread fills it, then
-                          hands it over into slot head (hand_over) */
+                          copies it into slot head at once */
     size_t n[WALK_NSLOT];
     size_t head, tail; /* slots filled: tail .. head - 1 (mod WALK_NSLOT) */
     size_t fill;       /* values in slot head (the reading thread's) */
@@ -3378,8 +3358,8 @@ typedef struct walk_relay {
  * full. */
 static void relay_publish(walk_relay *w)
 {
-    hand_over(w->slot[w->head % WALK_NSLOT], w->stage,
-              w->fill * sizeof *w->stage);
+    memcpy(w->slot[w->head % WALK_NSLOT], w->stage,
+           w->fill * sizeof *w->stage);
     pthread_mutex_lock(&w->mu);
     w->n[w->head % WALK_NSLOT] = w->fill;
     w->head++;
