@@ -41,6 +41,7 @@
 #include <zlib.h>
 
 #include "cvt.h"
+#include "cvt_util.h"
 
 typedef struct env {
     const char *fixtures, *corpus, *tool, *self_time;
@@ -425,6 +426,64 @@ static char *read_file(const char *path)
 }
 
 /* ---- Chrome JSON in: structure ----------------------------------------- */
+
+/* What the JSON writers print for a string and a time, byte for byte:
+ * escapes, bytes that are not UTF-8, and the ends of int64. */
+static char *json_of(const char *s, int64_t ns, int which)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    if (which == 0)
+        cvt_json_string(f, s);
+    else
+        cvt_json_us(f, ns);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}
+
+static void json_strings_and_microseconds_are_written_exactly(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } strs[] = {
+        {"", "\"\""},
+        {"plain", "\"plain\""},
+        {"q\"b\\e", "\"q\\\"b\\\\e\""},
+        {"t\tn\nr\r\x01\x1f\x7f", "\"t\\tn\\nr\\r\\u0001\\u001f\x7f\""},
+        {"\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", "\"\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80\""},
+        /* a lone continuation byte, an overlong form, a surrogate, a cut
+           sequence at the end */
+        {"a\x80" "b\xc0\xaf" "c\xed\xa0\x80" "d\xe6\x97",
+         "\"a\\ufffdb\\ufffd\\ufffdc\\ufffd\\ufffd\\ufffdd\\ufffd\\ufffd\""},
+    };
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+        char *got = json_of(strs[i].in, 0, 0);
+        assert_string_equal(got, strs[i].out);
+        free(got);
+    }
+    static const struct {
+        int64_t ns;
+        const char *out;
+    } times[] = {
+        {0, "0.000"},
+        {7, "0.007"},
+        {999, "0.999"},
+        {1000, "1.000"},
+        {123456789, "123456.789"},
+        {-1, "-0.001"},
+        {-1500, "-1.500"},
+        {INT64_MAX, "9223372036854775.807"},
+        {INT64_MIN, "-9223372036854775.808"},
+    };
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        char *got = json_of(NULL, times[i].ns, 1);
+        assert_string_equal(got, times[i].out);
+        free(got);
+    }
+}
 
 static void object_form_keeps_names_times_counters_and_metadata(void **state)
 {
@@ -2014,6 +2073,7 @@ int main(void)
         cmocka_unit_test(copying_a_complete_capture_changes_nothing_readable),
         cmocka_unit_test(every_corpus_trace_imports_or_fails_with_one_line),
         cmocka_unit_test(corpus_self_time_matches_the_python_reference),
+        cmocka_unit_test(json_strings_and_microseconds_are_written_exactly),
         cmocka_unit_test(help_shows_defaults_and_exit_codes),
         cmocka_unit_test(usage_errors_exit_with_2),
         cmocka_unit_test(unreadable_input_exits_2_and_unwritable_output_1),

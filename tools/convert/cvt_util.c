@@ -214,14 +214,27 @@ static size_t utf8_len(const unsigned char *s)
 
 void cvt_json_string(FILE *f, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *p = (const unsigned char *)s, *run = p;
     fputc('"', f);
-    while (*p) {
+    /* runs of bytes written as they are go out in one fwrite: a write a
+       character cost capture_convert's JSON most of its time */
+    for (;;) {
         unsigned c = *p;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            p++;
+            continue;
+        }
+        if (c == 0)
+            break;
+        size_t n = c >= 0x80 ? utf8_len(p) : 0;
+        if (n > 0) {
+            p += n;
+            continue;
+        }
+        fwrite(run, 1, (size_t)(p - run), f);
         if (c == '"' || c == '\\') {
             fputc('\\', f);
             fputc((int)c, f);
-            p++;
         } else if (c < 0x20) {
             switch (c) {
             case '\n': fputs("\\n", f); break;
@@ -229,26 +242,47 @@ void cvt_json_string(FILE *f, const char *s)
             case '\r': fputs("\\r", f); break;
             default: fprintf(f, "\\u%04x", c); break;
             }
-            p++;
         } else {
-            size_t n = utf8_len(p);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-                p++;
-            } else {
-                fwrite(p, 1, n, f);
-                p += n;
-            }
+            fputs("\\ufffd", f); /* not UTF-8 */
         }
+        p++;
+        run = p;
     }
+    fwrite(run, 1, (size_t)(p - run), f);
     fputc('"', f);
+}
+
+char *cvt_fmt_u64(char *d, uint64_t v)
+{
+    char t[20];
+    size_t n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *d++ = t[--n];
+    return d;
+}
+
+char *cvt_fmt_us(char *d, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    if (ns < 0)
+        *d++ = '-';
+    d = cvt_fmt_u64(d, a / 1000);
+    unsigned r = (unsigned)(a % 1000);
+    d[0] = '.';
+    d[1] = (char)('0' + r / 100);
+    d[2] = (char)('0' + r / 10 % 10);
+    d[3] = (char)('0' + r % 10);
+    return d + 4;
 }
 
 void cvt_json_us(FILE *f, int64_t ns)
 {
-    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    fprintf(f, "%s%llu.%03llu", ns < 0 ? "-" : "",
-            (unsigned long long)(a / 1000), (unsigned long long)(a % 1000));
+    char b[CVT_US_CHARS];
+    fwrite(b, 1, (size_t)(cvt_fmt_us(b, ns) - b), f);
 }
 
 /* ---- numbers ----------------------------------------------------------- */

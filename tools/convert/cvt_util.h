@@ -73,6 +73,14 @@ void cvt_error(cvt_diag *d, const char *fmt, ...)
 void cvt_json_string(FILE *f, const char *s);
 /* Write ns as microseconds with exactly three decimals ("12.345"). */
 void cvt_json_us(FILE *f, int64_t ns);
+/* The characters cvt_fmt_us writes at most ("-9223372036854775.808"). */
+#define CVT_US_CHARS 24
+/* Write v in decimal at d (at most 20 characters, no terminator); returns
+ * the end. */
+char *cvt_fmt_u64(char *d, uint64_t v);
+/* Write ns at d as cvt_json_us writes it (at most CVT_US_CHARS
+ * characters, no terminator); returns the end. */
+char *cvt_fmt_us(char *d, int64_t ns);
 
 /* ---- numbers ----------------------------------------------------------- */
 
