@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # Build and test dependencies, from Debian 12's packages.
 PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libzstd-dev libcsv-dev libcmocka-dev zlib1g-dev
-      libyajl-dev liblz4-dev
+      libyajl-dev liblz4-dev libxxhash-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
       clang libclang-rt-14-dev binutils zstd time
       cmake help2man)

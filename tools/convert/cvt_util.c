@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 int cvt_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -33,12 +35,9 @@ void cvt_sort(void *base, size_t n, size_t size,
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
+    /* XXH3: eight bytes and more a step, where FNV-1a took a multiply a
+       byte (folded stacks are hashed once a scope) */
+    return XXH3_64bits(s, len);
 }
 
 void cvt_strtab_free(cvt_strtab *t)

@@ -25,6 +25,13 @@
 
 enum { W_DAMAGE, W_UNNAMED };
 
+/* A name's frame text (put's rewriting done), made at its first scope:
+ * the text of a name id never changes (its first definition wins). */
+typedef struct frame_text {
+    char *s; /* NULL: not made yet */
+    size_t n;
+} frame_text;
+
 typedef struct folded {
     cvt_diag d;
     cap_reader *r;
@@ -34,6 +41,8 @@ typedef struct folded {
     char *buf;           /* the stack being built */
     size_t len, cap;
     uint64_t unnamed;
+    frame_text *names;   /* by name id */
+    size_t names_cap;
 } folded;
 
 static int sep(folded *f)
@@ -66,8 +75,33 @@ static int put(folded *f, const char *s)
 static int put_name(folded *f, uint32_t id)
 {
     const char *s = cap_reader_name(f->r, id);
-    if (s)
-        return put(f, s);
+    if (s) {
+        if (id >= f->names_cap) {
+            size_t old = f->names_cap;
+            if (cvt_grow((void **)&f->names, &f->names_cap, (size_t)id + 1,
+                         sizeof *f->names))
+                return -1;
+            memset(f->names + old, 0,
+                   (f->names_cap - old) * sizeof *f->names);
+        }
+        frame_text *t = &f->names[id];
+        if (!t->s) { /* put's text, kept */
+            size_t at = f->len;
+            if (put(f, s))
+                return -1;
+            t->n = f->len - at;
+            if (!(t->s = malloc(t->n ? t->n : 1)))
+                return -1;
+            memcpy(t->s, f->buf + at, t->n);
+            return 0;
+        }
+        if (cvt_grow((void **)&f->buf, &f->cap, f->len + t->n + 2, 1))
+            return -1;
+        memcpy(f->buf + f->len, t->s, t->n);
+        f->len += t->n;
+        f->buf[f->len] = '\0';
+        return 0;
+    }
     char tmp[40];
     snprintf(tmp, sizeof tmp, "[unnamed #%u]", id);
     f->unnamed++;
@@ -169,6 +203,9 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
         }
     }
     cap_reader_close(f.r);
+    for (size_t i = 0; i < f.names_cap; i++)
+        free(f.names[i].s);
+    free(f.names);
     if (rc == CVT_OK) {
         line *order = malloc((f.stacks.n ? f.stacks.n : 1) * sizeof *order);
         int to_stdout = strcmp(out, "-") == 0;
