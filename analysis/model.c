@@ -1741,7 +1741,6 @@ scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
         n->calls++;
         cap_stats_sat_add(&n->total_ns, dur);
         cap_stats_sat_add(&n->self_ns, self);
-        rec = n->recursive;
         if (n->row1) { /* the node's row, looked up at its first scope */
             si = (long)n->row1 - 1;
         } else {
@@ -1760,11 +1759,13 @@ scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
         if (si < 0)
             return -1;
     }
-    an_scope *s = &m->scopes[si];
-    s->calls++;
-    cap_stats_sat_add(&s->self_ns, self);
-    if (L->o->by_path || !rec)
-        cap_stats_sat_add(&s->total_ns, dur);
+    if (!L->tree) { /* with a tree, rows_from_nodes sums them at the end */
+        an_scope *s = &m->scopes[si];
+        s->calls++;
+        cap_stats_sat_add(&s->self_ns, self);
+        if (L->o->by_path || !rec)
+            cap_stats_sat_add(&s->total_ns, dur);
+    }
     long f = frame_near(m, h->begin_ns, c);
     if (__builtin_expect(f >= 0, 1)) {
         c->in_frames = 1;
@@ -2923,6 +2924,27 @@ static int split_pops(an_capture *m)
 /* The load, or with visit a read of every (row, frame) value through it
  * (a ring of src->win frames from the start; of walk_win frames that never
  * shortens, zeros handed on, when walk_win > 0: an_series_walk). */
+/* With a call tree, a CPU row's calls and sums are its nodes' (each
+ * scope went into one node, and the node's row is the scope's): summed
+ * here once a node instead of once a scope. The totals of a row by name
+ * leave out its recursive nodes (an ancestor has the name: counted at the
+ * outermost). Every value is >= 0 and the sums saturate, so the order of
+ * the additions does not change them. */
+static void rows_from_nodes(loader *L)
+{
+    an_capture *m = L->m;
+    for (size_t i = 0; i < m->nnodes; i++) {
+        const an_node *n = &m->nodes[i];
+        if (n->kind != AN_CPU || !n->row1 || !n->calls)
+            continue;
+        an_scope *s = &m->scopes[n->row1 - 1];
+        s->calls += n->calls;
+        cap_stats_sat_add(&s->self_ns, n->self_ns);
+        if (L->o->by_path || !n->recursive)
+            cap_stats_sat_add(&s->total_ns, n->total_ns);
+    }
+}
+
 static cap_result load(an_capture **out, const char *path,
                        const an_options *opt, an_series_fn visit,
                        void *visit_ctx, const an_capture *src,
@@ -3003,6 +3025,8 @@ static cap_result load(an_capture **out, const char *path,
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
         res = pass_all(&L, detail, detail_size);
+    if (L.tree)
+        rows_from_nodes(&L);
     if (res == CAP_OK && visit) /* a second read: the same file throughout */
         res = file_same(m, path, detail, detail_size);
     m->max_lag = L.lag;
