@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -650,6 +651,68 @@ static void writer_rejects_misuse_without_damaging_the_file(void **state)
     assert_int_equal(y.frames, 1);
 }
 
+/* A capture may use any name id up to CAP_MAX_NAME_ID (a crafted one
+ * does; capture_convert copies ids as they are): the writer's memory
+ * follows the ids it is given, not the largest (fuzz_stream once found a
+ * copy taking 2.4 GB for one such id). */
+static long peak_rss_kib(void)
+{
+    struct rusage u;
+    assert_int_equal(getrusage(RUSAGE_SELF, &u), 0);
+    return u.ru_maxrss;
+}
+
+static void sparse_name_ids_cost_what_they_use(void **state)
+{
+    (void)state;
+    char path[300];
+    tmp_path(path, sizeof path, "sparse-ids.cap");
+    long before = peak_rss_kib();
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, NULL), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    const uint32_t ids[3] = {1, CAP_MAX_NAME_ID / 2, CAP_MAX_NAME_ID};
+    const char *names[3] = {"first", "middle", "last"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(cap_writer_name(w, ids[i], names[i], NULL, 0),
+                         CAP_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(cap_writer_scope_begin(w, 0, ids[i], 10 + i), CAP_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(cap_writer_scope_end(w, 0, 20 + i), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 0, 5, 30), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    long grew = peak_rss_kib() - before;
+    /* three pages of names: under 1 MiB; a table to CAP_MAX_NAME_ID took
+       2.4 GB */
+    printf("peak RSS grew by %ld KiB\n", grew);
+    assert_true(grew < 64 * 1024);
+
+    cap_reader *r;
+    char d[256];
+    assert_int_equal(cap_reader_open(&r, path, d, sizeof d), CAP_OK);
+    cap_event ev;
+    cap_result res;
+    uint32_t seen[3] = {0, 0, 0};
+    int n = 0;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind != CAP_EV_SCOPE)
+            continue;
+        /* scopes end innermost first: last, middle, first */
+        assert_true(n < 3);
+        seen[n++] = ev.u.scope.name;
+        assert_int_equal(ev.u.scope.depth, 2 - (n - 1));
+    }
+    assert_int_equal(res, CAP_DONE);
+    assert_int_equal(n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(seen[i], ids[2 - i]);
+        assert_string_equal(cap_reader_name(r, ids[i]), names[i]);
+    }
+    cap_reader_close(r);
+    unlink(path);
+}
+
 static void unwritable_path_fails_at_open(void **state)
 {
     (void)state;
@@ -723,6 +786,7 @@ int main(void)
         cmocka_unit_test(future_major_version_is_refused_and_minor_is_read),
         cmocka_unit_test(foreign_and_missing_files_get_distinct_errors),
         cmocka_unit_test(writer_rejects_misuse_without_damaging_the_file),
+        cmocka_unit_test(sparse_name_ids_cost_what_they_use),
         cmocka_unit_test(unwritable_path_fails_at_open),
         cmocka_unit_test(damage_at_the_end_is_reported_as_truncation_and_trailer_checked),
         cmocka_unit_test(varints_that_overflow_64_bits_are_malformed),

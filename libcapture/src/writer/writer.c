@@ -113,8 +113,11 @@ struct cap_writer {
     capf_buf se_out[3]; /* tokens, residuals (rANS), raw bits */
     ZSTD_CCtx *zc;
 
-    wr_name *names;
-    uint32_t names_cap; /* entries allocated (ids 0..cap-1) */
+    /* names by id, in pages of WR_PAGE made when an id in them is first
+       used: a capture whose ids are sparse (a crafted one can use id
+       CAP_MAX_NAME_ID) costs a page an id, not a table to the largest */
+    wr_name **name_pages;
+    uint32_t name_pages_n; /* pages the array holds (made or NULL) */
     wr_thread **threads;
     uint32_t threads_cap;
     wr_track *tracks;
@@ -343,30 +346,50 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
 
 /* ---- tables ------------------------------------------------------------ */
 
-/* name_slot past the table: the table grown to hold id (NULL when out of
- * memory). */
+#define WR_PAGE_BITS 10
+#define WR_PAGE (1u << WR_PAGE_BITS)
+
+/* Name id's slot when its page is made, else NULL. */
+static inline wr_name *name_peek(const cap_writer *w, uint32_t id)
+{
+    uint32_t pg = id >> WR_PAGE_BITS;
+    return pg < w->name_pages_n && w->name_pages[pg]
+               ? &w->name_pages[pg][id & (WR_PAGE - 1)]
+               : NULL;
+}
+
+/* name_slot past the pages made: id's page made (zeroed); NULL when out
+ * of memory or id past CAP_MAX_NAME_ID. */
 __attribute__((noinline)) static wr_name *name_grow(cap_writer *w,
                                                     uint32_t id)
 {
-    if (id >= w->names_cap) {
-        uint32_t n = w->names_cap ? w->names_cap : 64;
-        while (n <= id)
-            n = n > CAP_MAX_NAME_ID / 2 ? CAP_MAX_NAME_ID + 1 : n * 2;
-        wr_name *p = realloc(w->names, (size_t)n * sizeof *p);
+    if (id > CAP_MAX_NAME_ID)
+        return NULL;
+    uint32_t pg = id >> WR_PAGE_BITS;
+    if (pg >= w->name_pages_n) {
+        uint32_t n = w->name_pages_n ? w->name_pages_n : 16;
+        while (n <= pg)
+            n *= 2;
+        wr_name **p = realloc(w->name_pages, (size_t)n * sizeof *p);
         if (!p)
             return NULL;
-        memset(p + w->names_cap, 0, (size_t)(n - w->names_cap) * sizeof *p);
-        w->names = p;
-        w->names_cap = n;
+        memset(p + w->name_pages_n, 0,
+               (size_t)(n - w->name_pages_n) * sizeof *p);
+        w->name_pages = p;
+        w->name_pages_n = n;
     }
-    return &w->names[id];
+    if (!w->name_pages[pg] &&
+        !(w->name_pages[pg] = calloc(WR_PAGE, sizeof **w->name_pages)))
+        return NULL;
+    return &w->name_pages[pg][id & (WR_PAGE - 1)];
 }
 
-/* Name id's slot, made (zeroed) when the table does not reach it yet;
- * NULL when out of memory. The slot moves when the table grows. */
+/* Name id's slot, made (zeroed) when its page is not made yet; NULL when
+ * out of memory. A slot never moves. */
 static inline wr_name *name_slot(cap_writer *w, uint32_t id)
 {
-    return id < w->names_cap ? &w->names[id] : name_grow(w, id);
+    wr_name *n = name_peek(w, id);
+    return n ? n : name_grow(w, id);
 }
 
 static int ref_name(cap_writer *w, uint32_t id)
@@ -597,11 +620,11 @@ cap_result cap_writer_name_flags(cap_writer *w, uint32_t id, uint32_t flags)
     cap_result r = check(w);
     if (r != CAP_OK)
         return r;
-    if (!w->v11 || id == 0 ||
-        id >= w->names_cap || !w->names[id].name ||
+    wr_name *nm = name_peek(w, id);
+    if (!w->v11 || id == 0 || !nm || !nm->name ||
         (flags & ~CAP_NAME_FLAGS_KNOWN))
         return CAP_E_MISUSE;
-    w->names[id].flags |= flags;
+    nm->flags |= flags;
     return CAP_OK;
 }
 
@@ -864,8 +887,9 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
         approx = w->approx_raw;
         wr_open *const stack = t->stack;
         const uint32_t stack_cap = t->stack_cap;
-        const wr_name *const names = w->names;
-        const uint32_t names_cap = w->names_cap;
+        /* no name is made in this loop: the pages stay */
+        wr_name *const *const pages = w->name_pages;
+        const uint32_t npages = w->name_pages_n;
         const uint64_t seq = w->seq;
         /* not in the block yet: the first event goes the per-event way */
         const int in_block = t->events_mark == seq && !t->overflow;
@@ -887,11 +911,16 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
                     skip++;
                     continue;
                 }
-                if (id >= names_cap || !names[id].name) {
+                const uint32_t pg = id >> WR_PAGE_BITS;
+                const wr_name *nm =
+                    pg < npages && pages[pg]
+                        ? &pages[pg][id & (WR_PAGE - 1)]
+                        : NULL;
+                if (!nm || !nm->name) {
                     SYNC();
                     return i;
                 }
-                fast = fast && depth < stack_cap && names[id].block_mark == seq;
+                fast = fast && depth < stack_cap && nm->block_mark == seq;
                 if (fast) {
                     if (tick < last) {
                         backwards++;
@@ -1234,16 +1263,18 @@ static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
     capf_buf *t = &w->tmp;
     t->len = 0;
     size_t count = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ids[i] < w->names_cap && w->names[ids[i]].name)
+    for (size_t i = 0; i < n; i++) {
+        const wr_name *nm = name_peek(w, ids[i]);
+        if (nm && nm->name)
             count++;
+    }
     if (!count)
         return;
     capf_buf_varint(t, count);
     for (size_t i = 0; i < n; i++) {
-        if (ids[i] >= w->names_cap || !w->names[ids[i]].name)
+        const wr_name *nm = name_peek(w, ids[i]);
+        if (!nm || !nm->name)
             continue;
-        const wr_name *nm = &w->names[ids[i]];
         capf_buf_varint(t, ids[i]);
         capf_buf_str(t, nm->name);
         capf_buf_str(t, nm->file);
@@ -1253,19 +1284,20 @@ static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
     /* format 1.1: the flags of the names just listed that have any */
     t->len = 0;
     count = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ids[i] < w->names_cap && w->names[ids[i]].name &&
-            w->names[ids[i]].flags)
+    for (size_t i = 0; i < n; i++) {
+        const wr_name *nm = name_peek(w, ids[i]);
+        if (nm && nm->name && nm->flags)
             count++;
+    }
     if (!count)
         return;
     capf_buf_varint(t, count);
     for (size_t i = 0; i < n; i++) {
-        if (ids[i] >= w->names_cap || !w->names[ids[i]].name ||
-            !w->names[ids[i]].flags)
+        const wr_name *nm = name_peek(w, ids[i]);
+        if (!nm || !nm->name || !nm->flags)
             continue;
         capf_buf_varint(t, ids[i]);
-        capf_buf_varint(t, w->names[ids[i]].flags);
+        capf_buf_varint(t, nm->flags);
     }
     capf_buf_section(p, CAPF_SEC_NAME_FLAGS, t);
 }
@@ -1501,9 +1533,9 @@ static int cmp_u64(const void *a, const void *b)
                     return -1;                                                 \
                 id = (w)->sr_stack[--depth_];                                  \
             }                                                                  \
-            if (id >= (w)->names_cap)                                          \
+            wr_name *nm = name_peek((w), id);                                  \
+            if (!nm)                                                           \
                 return -1;                                                     \
-            wr_name *nm = &(w)->names[id];                                     \
             __VA_ARGS__                                                        \
         }                                                                      \
         if (tk_.bad || dl_.bad || o_.bad)                                      \
@@ -1562,7 +1594,7 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
      * value of a context it leaves out */
     size_t listed = 0;
     for (size_t i = 0; i < nkeys; i++) {
-        wr_name *nm = &w->names[w->sr_keys[i] >> 1];
+        wr_name *nm = name_peek(w, (uint32_t)(w->sr_keys[i] >> 1));
         int kind = (int)(w->sr_keys[i] & 1);
         uint64_t n = nm->sr_n[kind];
         uint64_t pred = sr_pred(n ? nm->sr_m[kind] / n : 0, n, nm->sr_sq[kind]);
@@ -1572,7 +1604,7 @@ static int put_scopes_r(cap_writer *w, capf_buf *t, const wr_thread *th)
     capf_buf_varint(t, listed);
     uint64_t prev = 0;
     for (size_t i = 0; i < nkeys; i++) {
-        wr_name *nm = &w->names[w->sr_keys[i] >> 1];
+        wr_name *nm = name_peek(w, (uint32_t)(w->sr_keys[i] >> 1));
         uint64_t pred = nm->sr_m[w->sr_keys[i] & 1];
         if (!pred)
             continue;
@@ -1790,7 +1822,7 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
         if (tok && nm->se_gen != gen) {
             if (se_add_name(w, tok, &nn, gen) != 0)
                 return -1;
-            nm = &w->names[id]; /* se_add_name may have moved the table */
+            nm = name_peek(w, id); /* the same slot: slots never move */
         }
         if (e < SR_SAMPLE) {
             if (nm->sr_gen[kind] == gen) {
@@ -1810,7 +1842,7 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
     if (nn > 1)
         qsort(w->se_names, nn, sizeof *w->se_names, cmp_u32);
     for (size_t i = 0; i < nn; i++) {
-        wr_name *nm = &w->names[w->se_names[i]];
+        wr_name *nm = name_peek(w, w->se_names[i]);
         nm->se_dense = (uint32_t)(i + 1);
         for (int k = 0; k < 2; k++)
             nm->sr_m[k] = nm->sr_n[k] ? nm->sr_m[k] / nm->sr_n[k] : 0;
@@ -1829,7 +1861,7 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
     capf_buf_varint(t, nn);
     uint32_t prev = 0;
     for (size_t i = 0; i < nn; i++) {
-        wr_name *nm = &w->names[w->se_names[i]];
+        wr_name *nm = name_peek(w, w->se_names[i]);
         capf_buf_varint(t, w->se_names[i] - prev);
         prev = w->se_names[i];
         for (int k = 0; k < 2; k++) {
@@ -1878,7 +1910,8 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
         capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
         uint32_t depth = (uint32_t)capf_cur_varint(&o);
         for (uint32_t i = 0; i < depth && i < CAP_MAX_DEPTH; i++) {
-            dstack[i] = w->names[(uint32_t)capf_cur_varint(&o)].se_dense;
+            const wr_name *nm = name_peek(w, (uint32_t)capf_cur_varint(&o));
+            dstack[i] = nm ? nm->se_dense : 0;
             (void)capf_cur_varint(&o);
             (void)capf_cur_varint(&o);
         }
@@ -2098,12 +2131,13 @@ static int put_all_decls(cap_writer *w, capf_buf *p, int cals)
     }
     uint32_t *ids = NULL;
     size_t n = 0, cap = 0;
-    for (uint32_t i = 1; i < w->names_cap; i++)
-        if (w->names[i].name) {
-            if (grow_u32(&ids, &cap, n + 1) != 0)
-                goto nomem;
-            ids[n++] = i;
-        }
+    for (uint32_t pg = 0; pg < w->name_pages_n; pg++)
+        for (uint32_t j = 0; w->name_pages[pg] && j < WR_PAGE; j++)
+            if (w->name_pages[pg][j].name) {
+                if (grow_u32(&ids, &cap, n + 1) != 0)
+                    goto nomem;
+                ids[n++] = pg << WR_PAGE_BITS | j;
+            }
     put_names(w, p, ids, n);
     n = 0;
     for (uint32_t i = 0; i < w->threads_cap; i++)
@@ -2175,11 +2209,14 @@ static void writer_free(cap_writer *w)
     if (w->own_fd && w->fd >= 0)
         close(w->fd);
     ZSTD_freeCCtx(w->zc);
-    for (uint32_t i = 0; i < w->names_cap; i++) {
-        free(w->names[i].name);
-        free(w->names[i].file);
+    for (uint32_t pg = 0; pg < w->name_pages_n; pg++) {
+        for (uint32_t j = 0; w->name_pages[pg] && j < WR_PAGE; j++) {
+            free(w->name_pages[pg][j].name);
+            free(w->name_pages[pg][j].file);
+        }
+        free(w->name_pages[pg]);
     }
-    free(w->names);
+    free(w->name_pages);
     for (uint32_t i = 0; i < w->threads_cap; i++) {
         wr_thread *t = w->threads[i];
         if (!t)
