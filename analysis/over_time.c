@@ -269,7 +269,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     size_t n = m->nframes;
     ot->nframes = n;
     if (!n) {
-        an_verdicts_add(&ot->verdicts, (an_verdict){AN_V_TOO_SHORT, {0}, 0});
+        an_verdicts_add(&ot->verdicts, (an_verdict){.kind = AN_V_TOO_SHORT});
         return CAP_OK;
     }
     cap_result rc = CAP_E_NOMEM;

@@ -114,14 +114,17 @@ static double added_ms(const double *median, const an_over_time *ot)
  * scopes (not waits, >= AN_OT_MIN_SHARE of the frame, or of the CPU work
  * when the work fills less than the frame): at least two, a
  * mean growth >= AN_OT_GROWTH, each at least half the mean growth, spread
- * <= AN_OT_UNIFORM of the mean. With AN_OT_APART_MIN scopes or more, the
- * one farthest from their median growth may stand apart (*apart, its
- * growth in *apart_g) when the rest pass without it: one scope whose time
- * moved for its own reason (a thread preempted in a new phase, a cache
- * that went cold) does not hide the others' common factor. Figures of the
- * rest in g[0..2] (mean, min, max). */
+ * <= AN_OT_UNIFORM of the mean. One scope in AN_OT_APART_EVERY may stand
+ * apart when the rest pass without it: the one farthest from the median
+ * growth, then (with eight) the one farthest from the median of the rest.
+ * A scope whose time moved for its own reason (a thread preempted in a
+ * new phase; a scope that wakes another thread, whose cost follows the
+ * scheduler, not the clock) does not hide the others' common factor.
+ * Figures of the rest in g[0..2] (mean, min, max); those set apart in
+ * apart[0..*napart) with their growths in apart_g. */
 static int uniform_work(const an_over_time *ot, double g[3],
-                        const an_ot_scope **apart, double *apart_g)
+                        const an_ot_scope *apart[AN_OT_APART_MAX],
+                        double apart_g[AN_OT_APART_MAX], size_t *napart)
 {
     double v[AN_OT_TOP + AN_OT_TOP_WAITS];
     const an_ot_scope *who[AN_OT_TOP + AN_OT_TOP_WAITS];
@@ -142,19 +145,22 @@ static int uniform_work(const an_over_time *ot, double g[3],
         who[k] = S;
         v[k++] = S->growth.value;
     }
-    *apart = NULL;
-    *apart_g = NAN;
-    size_t skip = k; /* none */
-    for (int pass = 0; pass < 2; pass++) {
+    *napart = 0;
+    size_t may = k / AN_OT_APART_EVERY;
+    if (may > AN_OT_APART_MAX)
+        may = AN_OT_APART_MAX;
+    unsigned char out[AN_OT_TOP + AN_OT_TOP_WAITS] = {0};
+    for (size_t pass = 0;; pass++) {
         double lo = INFINITY, hi = 0, sum = 0;
+        double rest[AN_OT_TOP + AN_OT_TOP_WAITS];
         size_t n = 0;
         for (size_t i = 0; i < k; i++) {
-            if (i == skip)
+            if (out[i])
                 continue;
             lo = v[i] < lo ? v[i] : lo;
             hi = v[i] > hi ? v[i] : hi;
             sum += v[i];
-            n++;
+            rest[n++] = v[i];
         }
         double mean = n ? sum / (double)n : NAN;
         if (n >= 2 && mean >= AN_OT_GROWTH && lo - 1.0 >= (mean - 1.0) / 2 &&
@@ -162,24 +168,23 @@ static int uniform_work(const an_over_time *ot, double g[3],
             g[0] = mean;
             g[1] = lo;
             g[2] = hi;
-            if (skip < k) {
-                *apart = who[skip];
-                *apart_g = v[skip];
-            }
             return 1;
         }
-        if (k < AN_OT_APART_MIN)
-            return 0;
-        /* the scope farthest from the median growth */
-        double tmp[AN_OT_TOP + AN_OT_TOP_WAITS];
-        memcpy(tmp, v, k * sizeof *v);
-        double med = median_of(tmp, k), far = -1;
+        if (pass == may)
+            break;
+        /* the scope farthest from the median growth of those left */
+        double med = median_of(rest, n), far = -1;
+        size_t at = k;
         for (size_t i = 0; i < k; i++)
-            if (fabs(v[i] - med) > far) {
+            if (!out[i] && fabs(v[i] - med) > far) {
                 far = fabs(v[i] - med);
-                skip = i;
+                at = i;
             }
+        out[at] = 1;
+        apart[*napart] = who[at];
+        apart_g[(*napart)++] = v[at];
     }
+    *napart = 0;
     return 0;
 }
 
@@ -188,23 +193,28 @@ static int uniform_work(const an_over_time *ot, double g[3],
 static int decide_uniform(an_verdicts *vs, const an_over_time *ot, double fg,
                           int mid)
 {
-    double g[3];
-    const an_ot_scope *apart;
-    double apart_g;
-    if (!uniform_work(ot, g, &apart, &apart_g))
+    double g[3], apart_g[AN_OT_APART_MAX];
+    const an_ot_scope *apart[AN_OT_APART_MAX];
+    size_t napart;
+    if (!uniform_work(ot, g, apart, apart_g, &napart))
         return 0;
     double moved = 0;
     int mem = memory_flat(ot, mid, &moved);
-    an_verdict v = {AN_V_THROTTLING, {g[0], g[1], g[2], fg}, 0};
+    an_verdict v = {
+        .kind = AN_V_THROTTLING, .fig = {g[0], g[1], g[2], fg}, .scope = 0};
     if (mem == 0)
         v.kind = AN_V_THROTTLING_UNCHECKED;
     else if (mem < 0) {
         v.kind = AN_V_UNIFORM_MEMORY_MOVED;
         v.fig[3] = moved;
     }
-    if (apart) {
-        v.scope = apart->scope->name;
-        v.fig[4] = apart_g;
+    if (napart > 0) {
+        v.scope = apart[0]->scope->name;
+        v.fig[4] = apart_g[0];
+    }
+    if (napart > 1) {
+        v.scope2 = apart[1]->scope->name;
+        v.fig2 = apart_g[1];
     }
     an_verdicts_add(vs, v);
     return 1;
@@ -233,14 +243,15 @@ static void decide_growth(an_verdicts *vs, const an_over_time *ot, double fg,
     /* the waits added more time per frame than the work did */
     if (ot->has_waits && best_wait &&
         added_ms(ot->wait.median, ot) > added_ms(ot->work.median, ot)) {
-        an_verdicts_add(vs, (an_verdict){AN_V_WAITS_GREW,
-                                         {fg, best_wait->growth.value},
-                                         best_wait->scope->name});
+        an_verdicts_add(vs, (an_verdict){.kind = AN_V_WAITS_GREW,
+                                         .fig = {fg, best_wait->growth.value},
+                                         .scope = best_wait->scope->name});
         return;
     }
-    an_verdicts_add(vs, (an_verdict){AN_V_WORK_GREW,
-                                     {fg, best ? best->growth.value : NAN},
-                                     best ? best->scope->name : NULL});
+    an_verdicts_add(vs,
+                    (an_verdict){.kind = AN_V_WORK_GREW,
+                                 .fig = {fg, best ? best->growth.value : NAN},
+                                 .scope = best ? best->scope->name : NULL});
 }
 
 static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg,
@@ -253,10 +264,11 @@ static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg,
     double wg = ot->work.growth.value;
     if (wg < AN_OT_GROWTH)
         return;
-    an_verdicts_add(vs, (an_verdict){AN_V_CAPPED_HEADROOM,
-                                     {wg, ot->bins[ot->ref].frame.median,
-                                      ot->bins[ot->last].frame.median, fg},
-                                     NULL});
+    an_verdicts_add(vs,
+                    (an_verdict){.kind = AN_V_CAPPED_HEADROOM,
+                                 .fig = {wg, ot->bins[ot->ref].frame.median,
+                                         ot->bins[ot->last].frame.median, fg},
+                                 .scope = NULL});
     /* the work inside the held frame grew alike everywhere: the throttling
      * signature, which the cap hides from the frame time */
     (void)decide_uniform(vs, ot, fg, mid);
@@ -275,11 +287,11 @@ static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg,
         }
     }
     if (w)
-        an_verdicts_add(vs, (an_verdict){AN_V_CAP_ABSORBING,
-                                         {w->median[ot->ref],
-                                          w->median[ot->last],
-                                          w->growth.value},
-                                         w->scope->name});
+        an_verdicts_add(
+            vs, (an_verdict){.kind = AN_V_CAP_ABSORBING,
+                             .fig = {w->median[ot->ref], w->median[ot->last],
+                                     w->growth.value},
+                             .scope = w->scope->name});
 }
 
 static void decide_start(an_verdicts *vs, const an_over_time *ot, int mid)
@@ -301,10 +313,13 @@ static void decide_start(an_verdicts *vs, const an_over_time *ot, int mid)
         m0++;
     double fm = ot->bins[m0].frame.median, fl = ot->bins[ot->last].frame.median;
     if (fm > 0 && fl / fm >= 1.0 + AN_OT_FLAT)
-        an_verdicts_add(vs, (an_verdict){AN_V_RAMP, {first, fm, fl}, 0});
+        an_verdicts_add(vs, (an_verdict){.kind = AN_V_RAMP,
+                                         .fig = {first, fm, fl},
+                                         .scope = 0});
     else
-        an_verdicts_add(vs, (an_verdict){AN_V_COLD_START, {first, settled},
-                                         0});
+        an_verdicts_add(vs, (an_verdict){.kind = AN_V_COLD_START,
+                                         .fig = {first, settled},
+                                         .scope = 0});
 }
 
 /* The device row for a cause (AN_V_COUNT: none). */
@@ -347,9 +362,10 @@ static void cite_device(an_verdicts *vs, const an_evidence *e)
             if (vs->v[i].kind == growth_rows[k])
                 at = (long)i;
     if (at < 0) {
-        an_verdicts_add(vs, (an_verdict){d, {e->growth, 0, 0, 0, 0,
-                                             AN_V_COUNT},
-                                         NULL});
+        an_verdicts_add(
+            vs, (an_verdict){.kind = d,
+                             .fig = {e->growth, 0, 0, 0, 0, AN_V_COUNT},
+                             .scope = NULL});
         return;
     }
     an_verdict *v = &vs->v[at];
@@ -361,7 +377,8 @@ void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot)
 {
     memset(vs, 0, sizeof *vs);
     if (!ot->nframes || ot->last <= ot->ref) {
-        an_verdicts_add(vs, (an_verdict){AN_V_TOO_SHORT, {0}, 0});
+        an_verdicts_add(
+            vs, (an_verdict){.kind = AN_V_TOO_SHORT, .fig = {0}, .scope = 0});
         return;
     }
     int mid = ot->ref + (ot->last - ot->ref + 1) / 2;
@@ -374,6 +391,7 @@ void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot)
     if (ot->last >= ot->ref + 2)
         decide_start(vs, ot, mid);
     if (!vs->n)
-        an_verdicts_add(vs, (an_verdict){AN_V_STEADY, {fg}, 0});
+        an_verdicts_add(
+            vs, (an_verdict){.kind = AN_V_STEADY, .fig = {fg}, .scope = 0});
     cite_device(vs, &ot->evidence);
 }

@@ -31,8 +31,10 @@
                                   noise for the verdict */
 #define AN_OT_COLD 0.90        /* first bin under 0.9x the settled
                                   median: a cold start */
-#define AN_OT_APART_MIN 4     /* with this many work scopes or more, one
-                                  may stand apart from a uniform growth */
+#define AN_OT_APART_EVERY 4   /* one work scope in this many (one of four
+                                  to seven, two of eight) may stand apart
+                                  from a uniform growth */
+#define AN_OT_APART_MAX 2     /* the most that may (AN_OT_TOP / 4) */
 #define AN_OT_ZERO_MS 0.0005   /* medians under this (shown as 0.000 ms)
                                   are zero: no growth is computed on them */
 
@@ -68,13 +70,16 @@ an_ratio an_ratio_of(double num, double den, double zero);
       "fewer than two non-empty bins: nothing to compare")                    \
     X(AN_V_THROTTLING, "throttling",                                          \
       "mean growth, min growth, max growth, frame growth, growth of `scope` " \
-      "(the one that stood apart, if any)",                                   \
+      "(the one that stood apart, if any; a second in `scope2`, growth "     \
+      "`fig2`)",                                                              \
       "frame median grew >= 1.10x; the work scopes (not waits, >= 2 % of "    \
       "the frame, or of the CPU work when the work fills less of the frame, " \
       "at least two) grew >= 1.10x on average, each by at least "            \
-      "half the mean growth, with a spread <= 20 % of the mean (with four " \
-      "such scopes or more, the one farthest from their median growth may " \
-      "stand apart, named, when the rest pass); memory counters not owned " \
+      "half the mean growth, with a spread <= 20 % of the mean (one such "   \
+      "scope in four may stand apart, named, when the rest pass without "   \
+      "it: with four to seven, the one farthest from their median growth; " \
+      "with eight, two, the farthest then the farthest from the rest's "    \
+      "median); memory counters not owned "                                 \
       "by the profiler changed < 5 % over the second half of the bins; "    \
       "also judged with capped-headroom, where the cap hides the growth "   \
       "from the frame time")                                                 \
@@ -159,6 +164,9 @@ typedef struct an_verdict {
     double fig[6];              /* as the row's `figures` name them */
     const char *scope;          /* a scope name, borrowed from the model,
                                    or NULL */
+    const char *scope2;         /* throttling rows: the second scope that
+                                   stood apart (borrowed), or NULL */
+    double fig2;                /* its growth, when scope2 is set */
 } an_verdict;
 
 #define AN_VERDICTS_MAX 8

@@ -25,7 +25,8 @@
 #include "report.h"
 
 enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY,
-       N_EXTRA1, N_EXTRA2, N_EXTRA3, N_CLOCK, N_TEMP };
+       N_EXTRA1, N_EXTRA2, N_EXTRA3, N_CLOCK, N_TEMP, N_EXTRA4, N_EXTRA5,
+       N_EXTRA6 };
 
 /* A game loop on one thread: work A and B, then a wait W. */
 typedef struct sim {
@@ -39,9 +40,10 @@ typedef struct sim {
     double (*prof)(double x);      /* cap.buffer_memory_mib, or NULL */
     int spark;                     /* a scope only in the second half */
     int tiny;                      /* a scope of 0.0002-0.0004 ms */
-    int extra;                     /* 0-3 more work scopes of 2 ms each */
+    int extra;                     /* 0-6 more work scopes of 2 ms each */
     int apart;                     /* how many of them follow `odd` */
     double (*odd)(double x);       /* their factor instead of `work` */
+    double (*odd2)(double x);      /* the second one's, if not NULL */
     double (*clock)(double x);     /* cpu0.freq_mhz, or NULL */
     double (*temp)(double x);      /* thermal.soc.temp_c, or NULL */
 } sim;
@@ -72,8 +74,9 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
                            "wait_present", "rss_mib",
                            "cap.buffer_memory_mib", "spark", "tiny",
                            "extra1", "extra2", "extra3",
-                           "cpu0.freq_mhz", "thermal.soc.temp_c"};
-    for (uint32_t i = 1; i <= N_TEMP; i++)
+                           "cpu0.freq_mhz", "thermal.soc.temp_c",
+                           "extra4", "extra5", "extra6"};
+    for (uint32_t i = 1; i <= N_EXTRA6; i++)
         assert_int_equal(cap_writer_name(w, i, names[i], NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
     uint64_t t = 1000000;
@@ -99,8 +102,10 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
         scope(w, N_WORK_A, &t, a);
         scope(w, N_WORK_B, &t, b);
         for (int e = 0; e < s->extra; e++)
-            scope(w, (uint32_t)(N_EXTRA1 + e), &t,
-                  2.0 * (e < s->apart ? s->odd(x) : k));
+            scope(w, (uint32_t)(e < 3 ? N_EXTRA1 + e : N_EXTRA4 + e - 3), &t,
+                  2.0 * (e >= s->apart ? k
+                         : e == 1 && s->odd2 ? s->odd2(x)
+                                             : s->odd(x)));
         if (s->spark && x >= 0.5)
             scope(w, N_SPARK, &t, 0.5);
         if (s->tiny)
@@ -261,6 +266,52 @@ static void two_scopes_apart_make_the_growth_uneven(void **state)
      * grew just under 1.10x, the work more: headroom eaten, and with two
      * scopes shrinking, not the throttling signature */
     assert_non_null(find(&v, AN_V_CAPPED_HEADROOM));
+    an_free(m);
+}
+
+static double jumps_to_300(double x)
+{
+    return x < 0.3 ? 1.0 : 3.0;
+}
+
+static void two_of_eight_apart_do_not_hide_a_uniform_growth(void **state)
+{
+    (void)state;
+    /* eight work scopes: six grow 1.3x; extra1 drops to 0.7x halfway,
+     * extra2 triples a third of the way in (a scope that wakes another
+     * thread, on a game with more threads than cores, under TSan): one in
+     * four may stand apart, so both are named and the rest judged */
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .extra = 6, .apart = 2,
+             .odd = drops_to_70, .odd2 = jumps_to_300};
+    an_capture *m = run_sim(&s, 0);
+    char *text;
+    an_verdicts v = verdicts_and_text(m, &text);
+    const an_verdict *t = find(&v, AN_V_THROTTLING);
+    assert_non_null(t);
+    /* the farthest from the median growth (1.3x) first */
+    assert_string_equal(t->scope, "extra2");
+    assert_true(fabs(t->fig[4] - 3.0) < 0.01);
+    assert_string_equal(t->scope2, "extra1");
+    assert_true(fabs(t->fig2 - 0.7) < 0.01);
+    assert_true(t->fig[1] > 1.20 && t->fig[2] < 1.32);
+    assert_non_null(
+        strstr(text, "; extra2 (3.00x) and extra1 (0.70x) stood apart)"));
+    free(text);
+    an_free(m);
+}
+
+static void three_of_eight_apart_make_the_growth_uneven(void **state)
+{
+    (void)state;
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .extra = 6, .apart = 3,
+             .odd = drops_to_70};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    assert_null(find(&v, AN_V_THROTTLING));
+    assert_null(find(&v, AN_V_THROTTLING_UNCHECKED));
+    assert_null(find(&v, AN_V_UNIFORM_MEMORY_MOVED));
     an_free(m);
 }
 
@@ -591,6 +642,8 @@ int main(void)
         cmocka_unit_test(uncapped_ramp_is_throttling_and_a_ramp_not_a_cold_start),
         cmocka_unit_test(one_scope_apart_does_not_hide_a_uniform_growth),
         cmocka_unit_test(two_scopes_apart_make_the_growth_uneven),
+        cmocka_unit_test(two_of_eight_apart_do_not_hide_a_uniform_growth),
+        cmocka_unit_test(three_of_eight_apart_make_the_growth_uneven),
         cmocka_unit_test(frame_growing_less_than_the_work_is_headroom),
         cmocka_unit_test(no_memory_counter_leaves_throttling_unchecked),
         cmocka_unit_test(cold_start_settles_and_is_not_a_ramp),

@@ -413,14 +413,18 @@ static void num_or_dash(FILE *out, const char *fmt, int width, double v)
 }
 
 /* "Every top scope grew by about 1.22x ... (1.21x to 1.22x[; X stood
- * apart at 0.72x])", the opening of the throttling rows. */
+ * apart at 0.72x | ; X (0.72x) and Y (4.10x) stood apart])", the opening
+ * of the throttling rows. */
 static void uniform_growth(FILE *out, const an_verdict *v)
 {
     const double *f = v->fig;
     fprintf(out, "Every top scope grew by about %.2fx from the first bin to "
                  "the last (%.2fx to %.2fx",
             f[0], f[1], f[2]);
-    if (v->scope)
+    if (v->scope && v->scope2)
+        fprintf(out, "; %s (%.2fx) and %s (%.2fx) stood apart", v->scope,
+                f[4], v->scope2, v->fig2);
+    else if (v->scope)
         fprintf(out, "; %s stood apart at %.2fx", v->scope, f[4]);
     fputc(')', out);
 }
