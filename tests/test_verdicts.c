@@ -164,6 +164,14 @@ static const an_verdict *find(const an_verdicts *v, an_verdict_kind k)
     return NULL;
 }
 
+/* No row says the work grew uniformly (the throttling signature). */
+static void assert_not_uniform(const an_verdicts *v)
+{
+    assert_null(find(v, AN_V_THROTTLING));
+    assert_null(find(v, AN_V_THROTTLING_UNCHECKED));
+    assert_null(find(v, AN_V_UNIFORM_MEMORY_MOVED));
+}
+
 static double linear_30(double x)
 {
     return 1.0 + 0.3 * x;
@@ -230,22 +238,45 @@ static double drops_to_70(double x)
     return x < 0.5 ? 1.0 : 0.7;
 }
 
+static double jumps_to_300(double x)
+{
+    return x < 0.3 ? 1.0 : 3.0;
+}
+
+/* `work` scopes (2 to 8) grow 1.3x but `apart` of them drop to 0.7x
+ * halfway, the second of them following odd2 instead if not NULL. The
+ * caller frees *m and, with `text`, *text (as verdicts_and_text). */
+static an_verdicts with_apart(int work, int apart, double (*odd2)(double),
+                              an_capture **m, char **text)
+{
+    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
+             .wait_ms = 1, .rss = flat, .extra = work - 2, .apart = apart,
+             .odd = drops_to_70, .odd2 = odd2};
+    *m = run_sim(&s, 0);
+    return verdicts_and_text(*m, text);
+}
+
+/* The throttling row of v, with the growth of the rest in 1.20-1.32x. */
+static const an_verdict *uniform_row(const an_verdicts *v)
+{
+    const an_verdict *t = find(v, AN_V_THROTTLING);
+    assert_non_null(t);
+    assert_true(t->fig[1] > 1.20 && t->fig[2] < 1.32);
+    return t;
+}
+
 static void one_scope_apart_does_not_hide_a_uniform_growth(void **state)
 {
     (void)state;
     /* five work scopes: four grow 1.3x, extra1 drops to 0.7x halfway (a
      * thread preempted in a new phase, seen on a game on two cores) */
-    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
-             .wait_ms = 1, .rss = flat, .extra = 3, .apart = 1,
-             .odd = drops_to_70};
-    an_capture *m = run_sim(&s, 0);
+    an_capture *m;
     char *text;
-    an_verdicts v = verdicts_and_text(m, &text);
-    const an_verdict *t = find(&v, AN_V_THROTTLING);
-    assert_non_null(t);
+    an_verdicts v = with_apart(5, 1, NULL, &m, &text);
+    const an_verdict *t = uniform_row(&v);
     assert_string_equal(t->scope, "extra1");
     assert_true(fabs(t->fig[4] - 0.7) < 0.01);
-    assert_true(t->fig[1] > 1.20 && t->fig[2] < 1.32);
+    assert_null(t->scope2);
     assert_non_null(strstr(text, "; extra1 stood apart at 0.70x)"));
     free(text);
     an_free(m);
@@ -254,24 +285,14 @@ static void one_scope_apart_does_not_hide_a_uniform_growth(void **state)
 static void two_scopes_apart_make_the_growth_uneven(void **state)
 {
     (void)state;
-    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
-             .wait_ms = 1, .rss = flat, .extra = 3, .apart = 2,
-             .odd = drops_to_70};
-    an_capture *m = run_sim(&s, 0);
-    an_verdicts v = verdicts_of(m);
-    assert_null(find(&v, AN_V_THROTTLING));
-    assert_null(find(&v, AN_V_THROTTLING_UNCHECKED));
-    assert_null(find(&v, AN_V_UNIFORM_MEMORY_MOVED));
+    an_capture *m;
+    an_verdicts v = with_apart(5, 2, NULL, &m, NULL);
+    assert_not_uniform(&v);
     /* medians 15.15 ms in the first bin, 16.65 ms in the last: the frame
      * grew just under 1.10x, the work more: headroom eaten, and with two
      * scopes shrinking, not the throttling signature */
     assert_non_null(find(&v, AN_V_CAPPED_HEADROOM));
     an_free(m);
-}
-
-static double jumps_to_300(double x)
-{
-    return x < 0.3 ? 1.0 : 3.0;
 }
 
 static void two_of_eight_apart_do_not_hide_a_uniform_growth(void **state)
@@ -281,20 +302,15 @@ static void two_of_eight_apart_do_not_hide_a_uniform_growth(void **state)
      * extra2 triples a third of the way in (a scope that wakes another
      * thread, on a game with more threads than cores, under TSan): one in
      * four may stand apart, so both are named and the rest judged */
-    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
-             .wait_ms = 1, .rss = flat, .extra = 6, .apart = 2,
-             .odd = drops_to_70, .odd2 = jumps_to_300};
-    an_capture *m = run_sim(&s, 0);
+    an_capture *m;
     char *text;
-    an_verdicts v = verdicts_and_text(m, &text);
-    const an_verdict *t = find(&v, AN_V_THROTTLING);
-    assert_non_null(t);
+    an_verdicts v = with_apart(8, 2, jumps_to_300, &m, &text);
+    const an_verdict *t = uniform_row(&v);
     /* the farthest from the median growth (1.3x) first */
     assert_string_equal(t->scope, "extra2");
     assert_true(fabs(t->fig[4] - 3.0) < 0.01);
     assert_string_equal(t->scope2, "extra1");
     assert_true(fabs(t->fig2 - 0.7) < 0.01);
-    assert_true(t->fig[1] > 1.20 && t->fig[2] < 1.32);
     assert_non_null(
         strstr(text, "; extra2 (3.00x) and extra1 (0.70x) stood apart)"));
     free(text);
@@ -304,14 +320,9 @@ static void two_of_eight_apart_do_not_hide_a_uniform_growth(void **state)
 static void three_of_eight_apart_make_the_growth_uneven(void **state)
 {
     (void)state;
-    sim s = {.frames = 600, .a_ms = 4, .b_ms = 4, .work = linear_30,
-             .wait_ms = 1, .rss = flat, .extra = 6, .apart = 3,
-             .odd = drops_to_70};
-    an_capture *m = run_sim(&s, 0);
-    an_verdicts v = verdicts_of(m);
-    assert_null(find(&v, AN_V_THROTTLING));
-    assert_null(find(&v, AN_V_THROTTLING_UNCHECKED));
-    assert_null(find(&v, AN_V_UNIFORM_MEMORY_MOVED));
+    an_capture *m;
+    an_verdicts v = with_apart(8, 3, NULL, &m, NULL);
+    assert_not_uniform(&v);
     an_free(m);
 }
 
