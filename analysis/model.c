@@ -2186,10 +2186,14 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
  * thread neither scans stacks nor rewrites records; moving more to it
  * (the frame, the node) would make it the longer of the two (callgrind
  * --separate-threads=yes on the ranking of realistic captures). A scope
- * crosses from one core to the other in its 80-byte cap_event: the 40-byte
- * record it was rewritten into before cost the reader thread 20 more
- * instructions a scope than the model thread's reading the larger event
- * (bench_threads --ranking: the model thread's CPU time the same).
+ * of a run crosses from one core to the other as a 40-byte relay_scope
+ * (its thread the slot's), written by fill_events into the stage beside
+ * the events and copied into the slot with them; other batches cross as
+ * whole 80-byte cap_events. Rewritten in the slot itself, before the stage
+ * (each store a line fetched from the other core), the record cost the
+ * reader thread more than it saved; from the stage it halves the lines
+ * that cross: realistic 100 M, ranking, 5.45 -> 5.03 s CPU for both
+ * threads, wall 3.47 -> 3.22 s (medians of 6, alternating).
  *
  * The reader thread decodes each batch into a stage of its own (events
  * and the usual stacks, ahead.stage and ahead.stk: the same lines batch
@@ -2227,12 +2231,29 @@ enum { ARENA_BLOCK = 16384 }; /* > CAP_MAX_DEPTH: any stack fits one */
  * early for room (at least 2 x CAP_MAX_DEPTH, as the reader asks). */
 enum { SLOT_STACKS = 65536 };
 
+/* A CPU scope as it crosses to the model thread: half a cap_event (40
+ * bytes, not 80), so that half as many lines go from one core to the
+ * other. Its thread is the slot's (rs_tid): a run of scopes is one
+ * SCOPES section's. */
+typedef struct relay_scope {
+    int64_t begin_ns, end_ns, children_ns;
+    const uint32_t *stack; /* in the slot's stk or arena */
+    uint32_t name, depth;
+} relay_scope;
+
 typedef struct slot {
-    cap_event ev[SLOT_EVENTS]; /* the batch, decoded here; the stacks of
+    cap_event ev[SLOT_EVENTS]; /* a batch that is not a run of one
+                                  thread's scopes, whole; the stacks of
                                   the events the model takes point into
                                   the slot's arena, threads' names into
                                   its roots */
     size_t n;
+    relay_scope *rs;  /* SLOT_EVENTS: a run of one thread's scopes, as
+                         the model takes them (those before the cut-off
+                         left out), when `compact` */
+    size_t rs_n;
+    uint32_t rs_tid;
+    int compact;
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
     uint32_t *stk;    /* SLOT_STACKS entries: the reader decodes the
@@ -2276,6 +2297,11 @@ typedef struct ahead {
     cap_event *stage;  /* SLOT_EVENTS */
     uint32_t *stk;     /* SLOT_STACKS: the usual stacks of the batch */
     size_t stk_used;   /* entries of stk the batch's events point into */
+    relay_scope *rstage; /* SLOT_EVENTS: the batch's scopes as they cross */
+    size_t rs_n;       /* records in rstage */
+    uint32_t rs_tid;   /* their thread */
+    int rs_whole;      /* the batch is not a run of one thread's scopes:
+                          it crosses as cap_events */
 } ahead;
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id)
@@ -2385,6 +2411,12 @@ fill_events(ahead *A, slot *s, cap_event *evs, size_t got, int *threads,
                     stk_hi = (uintptr_t)(A->stk + SLOT_STACKS);
     const ptrdiff_t stk_move = s->stk - A->stk;
     size_t stk_used = 0;
+    /* the scopes' records, for a batch that is a run of one thread's */
+    relay_scope *const rs = A->rstage;
+    size_t rn = 0;
+    const uint32_t tid0 =
+        got && evs[0].kind == CAP_EV_SCOPE ? evs[0].u.scope.tid : NONE;
+    int whole = tid0 == NONE;
     for (size_t i = 0; i < got; i++) {
         cap_event *ev = &evs[i];
         if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
@@ -2399,9 +2431,14 @@ fill_events(ahead *A, slot *s, cap_event *evs, size_t got, int *threads,
                 e->stack = st + stk_move;
             }
             if (have_cutoff && e->begin_ns < cutoff_ns)
-                continue; /* on_scope skips it first */
-            if (values_only)
-                continue; /* apply_values takes no stack, no root */
+                continue; /* on_scope skips it first: no record */
+            whole |= tid != tid0;
+            if (values_only) { /* apply_values takes no stack, no root */
+                rs[rn++] = (relay_scope){e->begin_ns, e->end_ns,
+                                         e->children_ns, NULL, e->name,
+                                         depth};
+                continue;
+            }
             /* a stack outside the stage's stk (where the reader decodes
              * the usual ones) is copied into the slot's arena */
             if ((uintptr_t)st - stk_lo >= stk_hi - stk_lo) {
@@ -2454,8 +2491,11 @@ fill_events(ahead *A, slot *s, cap_event *evs, size_t got, int *threads,
                 s->waits[s->waits_n++] = (struct slot_wait){
                     name, name_is_wait(L, L->r, name) ? 2 : 1};
             }
+            rs[rn++] = (relay_scope){e->begin_ns, e->end_ns, e->children_ns,
+                                     e->stack, name, depth};
             continue;
         }
+        whole = 1;
         if (ev->kind == CAP_EV_THREAD) {
             *threads = 1; /* its name into the roots after the loop */
         } else if (ev->kind == CAP_EV_GPU_SPAN) {
@@ -2481,6 +2521,9 @@ fill_events(ahead *A, slot *s, cap_event *evs, size_t got, int *threads,
         /* counters carry no pointer; the model takes nothing else */
     }
     A->stk_used = stk_used;
+    A->rs_n = rn;
+    A->rs_tid = tid0;
+    A->rs_whole = whole;
     return 0;
 }
 
@@ -2512,8 +2555,10 @@ static int fill(ahead *A, slot *s)
     s->roots_n = s->names_n = s->waits_n = 0;
     s->detail[0] = 0;
     size_t got = 0;
-    if (!s->stk && !(s->stk = malloc(SLOT_STACKS * sizeof *s->stk)))
+    if ((!s->stk && !(s->stk = malloc(SLOT_STACKS * sizeof *s->stk))) ||
+        (!s->rs && !(s->rs = malloc(SLOT_EVENTS * sizeof *s->rs))))
         return -1;
+    s->compact = 0;
     cap_event *evs = A->stage;
     s->res = cap_reader_next_batch_into(L->r, evs, SLOT_EVENTS, &got,
                                         A->stk, SLOT_STACKS);
@@ -2549,14 +2594,75 @@ static int fill(ahead *A, slot *s)
        overlap, where the decoder's stores, spread over its work, waited
        for them one by one */
     memcpy(s->stk, A->stk, A->stk_used * sizeof *A->stk);
-    memcpy(s->ev, evs, got * sizeof *evs);
+    if (!A->rs_whole) { /* a run of one thread's scopes: their records */
+        memcpy(s->rs, A->rstage, A->rs_n * sizeof *s->rs);
+        s->rs_n = A->rs_n;
+        s->rs_tid = A->rs_tid;
+        s->compact = 1;
+    } else {
+        memcpy(s->ev, evs, got * sizeof *evs);
+    }
     s->n = got;
+    return 0;
+}
+
+/* A slot's run of scopes (its records) into the model, as apply_as
+ * takes their events (on_scope: the cut-off already applied by fill). */
+static inline __attribute__((always_inline)) int
+apply_relay_as(loader *L, const slot *s, const int pack)
+{
+    const relay_scope *rs = s->rs;
+    const uint32_t tid = s->rs_tid;
+    const int rec = !L->tree;
+    for (size_t i = 0, n = s->rs_n; i < n; i++) {
+        const relay_scope *e = &rs[i];
+        hand h = {.begin_ns = e->begin_ns,
+                  .end_ns = e->end_ns,
+                  .children_ns = e->children_ns,
+                  .name = e->name,
+                  .tid = tid,
+                  .depth = e->depth |
+                           (rec && in_stack(e->stack, e->depth, e->name)
+                                ? HAND_RECURSIVE
+                                : 0)};
+        if (scope_core(L, &h, e->stack, pack) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+__attribute__((noinline)) static int apply_relay_packed(loader *L,
+                                                        const slot *s)
+{
+    return apply_relay_as(L, s, 1);
+}
+
+__attribute__((noinline)) static int apply_relay_plain(loader *L,
+                                                       const slot *s)
+{
+    return apply_relay_as(L, s, 0);
+}
+
+/* A slot's run of scopes on a scan (values_only), as apply_values. */
+static int apply_relay_values(loader *L, const slot *s)
+{
+    const uint32_t tid = s->rs_tid;
+    for (size_t i = 0; i < s->rs_n; i++) {
+        const relay_scope *e = &s->rs[i];
+        if (value_of(L, e->name, tid, e->begin_ns,
+                     cap_self_ns(e->begin_ns, e->end_ns, e->children_ns)) != 0)
+            return -1;
+    }
     return 0;
 }
 
 /* Apply slot s's events in order, as a one-thread load applies a batch. */
 static int apply_slot(loader *L, const slot *s)
 {
+    if (s->compact)
+        return L->values_only ? apply_relay_values(L, s)
+               : L->packing   ? apply_relay_packed(L, s)
+                              : apply_relay_plain(L, s);
     return L->values_only ? apply_values(L, s->ev, s->n)
                           : apply(L, s->ev, s->n);
 }
@@ -2612,7 +2718,9 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     A.seen_cpu = calloc(CAP_MAX_THREADS, 1);
     A.stage = malloc(SLOT_EVENTS * sizeof *A.stage);
     A.stk = malloc(SLOT_STACKS * sizeof *A.stk);
-    if (!A.slots || !A.seen_cpu || !A.stage || !A.stk) {
+    A.rstage = malloc(SLOT_EVENTS * sizeof *A.rstage);
+    if (!A.slots || !A.seen_cpu || !A.stage || !A.stk || !A.rstage) {
+        free(A.rstage);
         free(A.stage);
         free(A.stk);
         free(A.slots);
@@ -2679,6 +2787,7 @@ out:
             free(A.slots[i].blk[b]);
         free(A.slots[i].blk);
         free(A.slots[i].stk);
+        free(A.slots[i].rs);
         free(A.slots[i].roots);
         free(A.slots[i].names);
         free(A.slots[i].waits);
@@ -2688,6 +2797,7 @@ out:
     free(A.seen_cpu);
     free(A.stage);
     free(A.stk);
+    free(A.rstage);
     pthread_mutex_destroy(&A.mu);
     pthread_cond_destroy(&A.cv);
     if (res == CAP_OK)
