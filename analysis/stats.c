@@ -870,7 +870,7 @@ cap_result cap_stats_shift_ci(cap_shift_ci *out, const double *x, size_t nx,
         qu = (mn + 1) / 2;
     /* 1-based order statistics qu and mn - qu + 1 of x[i] - y[j]; the
      * estimate is the median of all of them. */
-    double lo_v, hi_v, m1, m2;
+    double lo_v = 0, hi_v = 0, m1 = 0, m2; /* m1 copied before rc is known */
     cap_result rc = cap_stats_kth_difference(&lo_v, sx, nx, sy, ny, qu - 1);
     if (rc == CAP_OK)
         rc = cap_stats_kth_difference(&hi_v, sx, nx, sy, ny, mn - qu);

@@ -5,12 +5,16 @@
  * Loads the input as a capture (an_load: both passes) and writes every
  * report, text, CSV and SVG, to /dev/null, then compares it with itself the way
  * capture_diff does; then loads it again past read_capture's budget of exact
- * per-frame values (past_budget). A crafted file holds any times at all, so this is
- * where overflowing sums, empty frame lists and huge ids in the report
- * arithmetic show up. Any crash, sanitizer report, leak or hang is a bug.
+ * per-frame values (past_budget); last, loads it on one thread and on two
+ * (threads_agree) and aborts when their CSV differs. A crafted file holds
+ * any times at all, so this is where overflowing sums, empty frame lists
+ * and huge ids in the report arithmetic show up. Any crash, sanitizer
+ * report, leak, hang or difference between the thread counts is a bug.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "diff.h"
 #include "fuzz_input.h"
@@ -63,6 +67,88 @@ static void past_budget(const char *path, FILE *null)
             an_frames_free(&fr);
         }
         an_free(m);
+    }
+}
+
+/* What a load with options o makes of the file, as CSV (the ranking,
+ * the call tree and --over-time's bins; with `frames`, the frames' table)
+ * in *out (malloc'd; the caller frees): the load's result. */
+static cap_result csv_of(const char *path, const an_options *o, int frames,
+                         char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = open_memstream(out, len);
+    if (!f)
+        return CAP_E_NOMEM;
+    an_capture *m;
+    char detail[256];
+    cap_result rc = an_load(&m, path, o, detail, sizeof detail);
+    if (rc == CAP_OK) {
+        if (frames) {
+            an_frames fr;
+            if (an_frames_compute(&fr, m, NULL) == CAP_OK) {
+                an_frame_counters fcs;
+                an_frame_counters_compute(&fcs, m, NULL, 0);
+                an_csv_frames(f, m, &fr, &fcs);
+                an_frame_counters_free(&fcs);
+                an_frames_free(&fr);
+            }
+        } else {
+            an_ranking r;
+            if (an_ranking_compute(&r, m) == CAP_OK) {
+                an_csv_ranking(f, &r);
+                an_ranking_free(&r);
+            }
+            an_tree tr;
+            if (an_tree_compute(&tr, m, -1, 0) == CAP_OK) {
+                an_csv_tree(f, &tr);
+                an_tree_free(&tr);
+            }
+            an_over_time ot;
+            if (an_over_time_compute(&ot, m, 10, 0) == CAP_OK) {
+                an_csv_over_time(f, &ot);
+                an_over_time_free(&ot);
+            }
+        }
+        an_free(m);
+    }
+    fclose(f);
+    return rc;
+}
+
+/* One thread and two (the reader decoding ahead, the scopes crossing as
+ * records) must make the same of any file: the usual load, and --frames'
+ * past its budget (values packed, walked again). A difference aborts. */
+static void threads_agree(const char *path)
+{
+    for (int frames = 0; frames < 2; frames++) {
+        char *out[2];
+        size_t len[2];
+        cap_result rc[2];
+        for (int t = 0; t < 2; t++) {
+            an_options o = {.threads = t + 1};
+            if (frames) {
+                o.series_budget = 1;
+                o.series_reread = 1;
+                o.no_tree = 1;
+                o.pack_bytes = 1;
+            }
+            rc[t] = csv_of(path, &o, frames, &out[t], &len[t]);
+        }
+        int same = rc[0] == rc[1] && len[0] == len[1] &&
+                   (!len[0] || memcmp(out[0], out[1], len[0]) == 0);
+        if (!same) {
+            fprintf(stderr,
+                    "fuzz_analysis: one thread and two differ (%s): "
+                    "results %d and %d\n--- one thread\n%s\n--- two\n%s\n",
+                    frames ? "--frames past its budget" : "usual load",
+                    (int)rc[0], (int)rc[1], out[0] ? out[0] : "",
+                    out[1] ? out[1] : "");
+            abort();
+        }
+        free(out[0]);
+        free(out[1]);
     }
 }
 
@@ -145,5 +231,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     an_free(m);
     past_budget(path, null);
+    threads_agree(path);
     return 0;
 }
