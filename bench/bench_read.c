@@ -18,7 +18,13 @@
  *                  still read, checksummed and decompressed): the floor.
  *   reader_loop_*: every event through cap_reader_next, self time summed
  *                  per name (the minimum a ranking does).
- *   reader_batch_*: the same through cap_reader_next_batch (256 a call).
+ *   reader_batch_*: the same through cap_reader_next_batch (256 a call):
+ *                  the decoder with next to no model (every size, with
+ *                  --realistic too). read_2t_ceiling_*: the ranking's
+ *                  CPU time over it, the most a second thread can
+ *                  shorten the ranking while the reader thread decodes
+ *                  (read_decode_share_*: its inverse, the decoder's share
+ *                  of the ranking).
  *   read_frames_only_*: cap_reader_frames_only, the model's first pass
  *                  (frames only, each block decompressed as far as its
  *                  frames).
@@ -41,7 +47,7 @@
  * With --realistic the captures come from the realistic generator
  * (bench_gen.h: 416 names, 4 to 7 deep, each name's times drawn around its
  * own mean), generated into real-<N>M-v2.cap; every figure's name then
- * ends in _realistic_<N>M, the reader-only and one-vs-two-thread runs are
+ * ends in _realistic_<N>M, reader_loop and the one-vs-two-thread runs are
  * left out, and the figures to read are read*_peak_rss_mib_realistic_*
  * (issue 12: at most 64 MiB at 10, 100 and 300 M scopes).
  *
@@ -475,12 +481,13 @@ int main(int argc, char **argv)
             child_result lp = run_child(loop_argv, 1);
             snprintf(prefix, sizeof prefix, "reader_loop%s", tag);
             report(prefix, lp, n, fl.cpu_s);
-
-            char *batch_argv[] = {self_exe, "--child", "batch", path, NULL};
-            child_result bt = run_child(batch_argv, 1);
-            snprintf(prefix, sizeof prefix, "reader_batch%s", tag);
-            report(prefix, bt, n, fl.cpu_s);
         }
+        /* the decoder with next to no model: what bounds one core, and
+           the reader thread of a two-thread load */
+        char *batch_argv[] = {self_exe, "--child", "batch", path, NULL};
+        child_result bt = run_child(batch_argv, 1);
+        snprintf(prefix, sizeof prefix, "reader_batch%s", tag);
+        report(prefix, bt, n, fl.cpu_s);
 
         if (!tool) {
             fprintf(stderr, "bench_read: no read_capture given; its figures "
@@ -503,6 +510,15 @@ int main(int argc, char **argv)
             child_result tr = run_child_env(targv, NULL, "1");
             snprintf(prefix, sizeof prefix, "read%s%s", modes[m][0], tag);
             report(prefix, tr, n, fl.cpu_s);
+            if (m == 0 && bt.cpu_s > 0 && tr.cpu_s > 0) {
+                /* the ranking's time over the decoder's alone: a split
+                   whose reader thread decodes cannot shorten the wall
+                   time by more (the ceiling of read_2t_wall_ratio) */
+                snprintf(name, sizeof name, "read_2t_ceiling%s", tag);
+                bench_put(name, tr.cpu_s / bt.cpu_s);
+                snprintf(name, sizeof name, "read_decode_share%s", tag);
+                bench_put(name, bt.cpu_s / tr.cpu_s);
+            }
         }
         {   /* --frames --csv as it runs by default (two threads for a file
                over 8 MiB on two cores: its wall figure) */
