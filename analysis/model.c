@@ -1790,19 +1790,27 @@ scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
     return 0;
 }
 
-/* A scope's fields as the model takes them; the recursion flag only when
- * `rec` (without a call tree: with one, the scope's node says it). */
+/* A scope's fields as the model takes them (from its event, or from
+ * its record on a second thread); the recursion flag only when `rec`
+ * (without a call tree: with one, the scope's node says it). */
+static inline hand make_hand(int64_t begin_ns, int64_t end_ns,
+                             int64_t children_ns, uint32_t name, uint32_t tid,
+                             uint32_t depth, const uint32_t *stack, int rec)
+{
+    return (hand){.begin_ns = begin_ns,
+                  .end_ns = end_ns,
+                  .children_ns = children_ns,
+                  .name = name,
+                  .tid = tid,
+                  .depth = depth | (rec && in_stack(stack, depth, name)
+                                        ? HAND_RECURSIVE
+                                        : 0)};
+}
+
 static inline hand scope_hand(const cap_ev_scope *e, int rec)
 {
-    return (hand){.begin_ns = e->begin_ns,
-                  .end_ns = e->end_ns,
-                  .children_ns = e->children_ns,
-                  .name = e->name,
-                  .tid = e->tid,
-                  .depth = e->depth |
-                           (rec && in_stack(e->stack, e->depth, e->name)
-                                ? HAND_RECURSIVE
-                                : 0)};
+    return make_hand(e->begin_ns, e->end_ns, e->children_ns, e->name, e->tid,
+                     e->depth, e->stack, rec);
 }
 
 /* A scope event read on this thread (pack: as note_value). */
@@ -2616,15 +2624,8 @@ apply_relay_as(loader *L, const slot *s, const int pack)
     const int rec = !L->tree;
     for (size_t i = 0, n = s->rs_n; i < n; i++) {
         const relay_scope *e = &rs[i];
-        hand h = {.begin_ns = e->begin_ns,
-                  .end_ns = e->end_ns,
-                  .children_ns = e->children_ns,
-                  .name = e->name,
-                  .tid = tid,
-                  .depth = e->depth |
-                           (rec && in_stack(e->stack, e->depth, e->name)
-                                ? HAND_RECURSIVE
-                                : 0)};
+        hand h = make_hand(e->begin_ns, e->end_ns, e->children_ns, e->name,
+                           tid, e->depth, e->stack, rec);
         if (scope_core(L, &h, e->stack, pack) != 0)
             return -1;
     }

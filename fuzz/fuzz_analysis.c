@@ -24,132 +24,112 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The CSV of model m into f: the ranking, the call tree and --over-time's
+ * bins; with `frames`, the frames' table. */
+static void csv_model(FILE *f, an_capture *m, int frames)
+{
+    if (frames) {
+        an_frames fr;
+        if (an_frames_compute(&fr, m, NULL) == CAP_OK) {
+            an_frame_counters fcs;
+            an_frame_counters_compute(&fcs, m, NULL, 0);
+            an_csv_frames(f, m, &fr, &fcs);
+            an_frame_counters_free(&fcs);
+            an_frames_free(&fr);
+        }
+        return;
+    }
+    an_ranking r;
+    if (an_ranking_compute(&r, m) == CAP_OK) {
+        an_csv_ranking(f, &r);
+        an_ranking_free(&r);
+    }
+    an_tree tr;
+    if (an_tree_compute(&tr, m, -1, 0) == CAP_OK) {
+        an_csv_tree(f, &tr);
+        an_tree_free(&tr);
+    }
+    an_over_time ot;
+    if (an_over_time_compute(&ot, m, 10, 0) == CAP_OK) {
+        an_csv_over_time(f, &ot);
+        an_over_time_free(&ot);
+    }
+}
+
+/* csv_model of m (NULL: nothing) in *out, malloc'd (the caller frees). */
+static void csv_text(an_capture *m, int frames, char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = open_memstream(out, len);
+    if (!f)
+        return;
+    if (m)
+        csv_model(f, m, frames);
+    fclose(f);
+}
+
+/* A load on two threads (o with threads = 2) must make the same CSV as
+ * the load on one thread did (its result rc1, its CSV one): the reader
+ * decoding ahead on its own thread, a run of scopes crossing to the
+ * model thread as 40-byte records. A difference aborts with both
+ * printed. Frees one. */
+static void threads_agree(const char *path, an_options o, int frames,
+                          cap_result rc1, char *one, size_t len1)
+{
+    an_capture *m = NULL;
+    char detail[256];
+    o.threads = 2;
+    cap_result rc2 = an_load(&m, path, &o, detail, sizeof detail);
+    char *two;
+    size_t len2;
+    csv_text(rc2 == CAP_OK ? m : NULL, frames, &two, &len2);
+    if (rc2 == CAP_OK)
+        an_free(m);
+    if (rc1 != rc2 || len1 != len2 || (len1 && memcmp(one, two, len1))) {
+        fprintf(stderr,
+                "fuzz_analysis: one thread and two differ (%s): results %d "
+                "and %d\n--- one thread\n%s\n--- two\n%s\n",
+                frames ? "--frames past its budget" : "usual load", (int)rc1,
+                (int)rc2, one ? one : "", two ? two : "");
+        abort();
+    }
+    free(one);
+    free(two);
+}
+
 /* The loads read_capture makes past its budget of exact per-frame values,
  * with a budget of one so that a small input takes them: the values
  * summarised (the ring and the log histograms) for the ranking, --split
  * and --over-time; and --frames' (series_reread, no call tree) with a pack
  * of one chunk, spilled to a temporary file past it, walked again for the
- * frames' table. */
+ * frames' table, on one thread and on two (threads_agree). */
 static void past_budget(const char *path, FILE *null)
 {
     an_capture *m;
     char detail[256];
     an_options o = {.series_budget = 1};
     if (an_load(&m, path, &o, detail, sizeof detail) == CAP_OK) {
-        an_ranking r;
-        if (an_ranking_compute(&r, m) == CAP_OK) {
-            an_csv_ranking(null, &r);
-            an_ranking_free(&r);
-        }
         an_split sp;
         if (an_split_compute(&sp, m, NULL) == CAP_OK) {
             an_csv_split(null, &sp);
             an_split_free(&sp);
         }
-        an_over_time ot;
-        if (an_over_time_compute(&ot, m, 10, 0) == CAP_OK) {
-            an_csv_over_time(null, &ot);
-            an_over_time_free(&ot);
-        }
+        csv_model(null, m, 0);
         an_free(m);
     }
-    an_options f = {.series_budget = 1,
+    an_options f = {.threads = 1,
+                    .series_budget = 1,
                     .series_reread = 1,
                     .no_tree = 1,
                     .pack_bytes = 1};
-    if (an_load(&m, path, &f, detail, sizeof detail) == CAP_OK) {
-        an_frames fr;
-        if (an_frames_compute(&fr, m, NULL) == CAP_OK) {
-            an_frame_counters fcs;
-            an_frame_counters_compute(&fcs, m, NULL, 0);
-            an_csv_frames(null, m, &fr, &fcs);
-            an_frame_counters_free(&fcs);
-            an_frames_free(&fr);
-        }
+    cap_result rc = an_load(&m, path, &f, detail, sizeof detail);
+    char *one;
+    size_t len;
+    csv_text(rc == CAP_OK ? m : NULL, 1, &one, &len);
+    if (rc == CAP_OK)
         an_free(m);
-    }
-}
-
-/* What a load with options o makes of the file, as CSV (the ranking,
- * the call tree and --over-time's bins; with `frames`, the frames' table)
- * in *out (malloc'd; the caller frees): the load's result. */
-static cap_result csv_of(const char *path, const an_options *o, int frames,
-                         char **out, size_t *len)
-{
-    *out = NULL;
-    *len = 0;
-    FILE *f = open_memstream(out, len);
-    if (!f)
-        return CAP_E_NOMEM;
-    an_capture *m;
-    char detail[256];
-    cap_result rc = an_load(&m, path, o, detail, sizeof detail);
-    if (rc == CAP_OK) {
-        if (frames) {
-            an_frames fr;
-            if (an_frames_compute(&fr, m, NULL) == CAP_OK) {
-                an_frame_counters fcs;
-                an_frame_counters_compute(&fcs, m, NULL, 0);
-                an_csv_frames(f, m, &fr, &fcs);
-                an_frame_counters_free(&fcs);
-                an_frames_free(&fr);
-            }
-        } else {
-            an_ranking r;
-            if (an_ranking_compute(&r, m) == CAP_OK) {
-                an_csv_ranking(f, &r);
-                an_ranking_free(&r);
-            }
-            an_tree tr;
-            if (an_tree_compute(&tr, m, -1, 0) == CAP_OK) {
-                an_csv_tree(f, &tr);
-                an_tree_free(&tr);
-            }
-            an_over_time ot;
-            if (an_over_time_compute(&ot, m, 10, 0) == CAP_OK) {
-                an_csv_over_time(f, &ot);
-                an_over_time_free(&ot);
-            }
-        }
-        an_free(m);
-    }
-    fclose(f);
-    return rc;
-}
-
-/* One thread and two (the reader decoding ahead, the scopes crossing as
- * records) must make the same of any file: the usual load, and --frames'
- * past its budget (values packed, walked again). A difference aborts. */
-static void threads_agree(const char *path)
-{
-    for (int frames = 0; frames < 2; frames++) {
-        char *out[2];
-        size_t len[2];
-        cap_result rc[2];
-        for (int t = 0; t < 2; t++) {
-            an_options o = {.threads = t + 1};
-            if (frames) {
-                o.series_budget = 1;
-                o.series_reread = 1;
-                o.no_tree = 1;
-                o.pack_bytes = 1;
-            }
-            rc[t] = csv_of(path, &o, frames, &out[t], &len[t]);
-        }
-        int same = rc[0] == rc[1] && len[0] == len[1] &&
-                   (!len[0] || memcmp(out[0], out[1], len[0]) == 0);
-        if (!same) {
-            fprintf(stderr,
-                    "fuzz_analysis: one thread and two differ (%s): "
-                    "results %d and %d\n--- one thread\n%s\n--- two\n%s\n",
-                    frames ? "--frames past its budget" : "usual load",
-                    (int)rc[0], (int)rc[1], out[0] ? out[0] : "",
-                    out[1] ? out[1] : "");
-            abort();
-        }
-        free(out[0]);
-        free(out[1]);
-    }
+    threads_agree(path, f, 1, rc, one, len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -161,8 +141,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         null = fopen("/dev/null", "w");
     an_capture *m;
     char detail[256];
-    an_options o = {0};
-    if (an_load(&m, path, &o, detail, sizeof detail) != CAP_OK)
+    an_options o = {.threads = 1}; /* two: threads_agree */
+    cap_result rc = an_load(&m, path, &o, detail, sizeof detail);
+    char *one;
+    size_t len;
+    csv_text(rc == CAP_OK ? m : NULL, 0, &one, &len);
+    threads_agree(path, o, 0, rc, one, len);
+    if (rc != CAP_OK)
         return 0;
     rep_warnings(null, m, "fuzz", 8, 0);
     an_frame_stats fs;
@@ -231,6 +216,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     an_free(m);
     past_budget(path, null);
-    threads_agree(path);
     return 0;
 }
