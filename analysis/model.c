@@ -2262,6 +2262,14 @@ typedef struct slot {
     size_t rs_n;
     uint32_t rs_tid;
     int compact;
+    cap_scope_rec *rec; /* SLOT_EVENTS: on the usual load, a run of one
+                           thread's scopes as the reader gives them
+                           (cap_reader_next_scopes: ticks, converted by
+                           the model thread), after the events above;
+                           their stacks in stk */
+    size_t rec_n;
+    uint32_t rec_tid;
+    double rec_per; /* their period (cap_scope_run.period_ns) */
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
     uint32_t *stk;    /* SLOT_STACKS entries: the reader decodes the
@@ -2306,6 +2314,7 @@ typedef struct ahead {
     uint32_t *stk;     /* SLOT_STACKS: the usual stacks of the batch */
     size_t stk_used;   /* entries of stk the batch's events point into */
     relay_scope *rstage; /* SLOT_EVENTS: the batch's scopes as they cross */
+    cap_scope_rec *recs; /* SLOT_EVENTS: the usual load's records */
     size_t rs_n;       /* records in rstage */
     uint32_t rs_tid;   /* their thread */
     int rs_whole;      /* the batch is not a run of one thread's scopes:
@@ -2387,6 +2396,16 @@ static void roots_reverse(slot_name *r, size_t a, size_t b)
         r[a] = r[b - 1];
         r[b - 1] = t;
     }
+}
+
+/* The root of thread tid into slot s, the first time the reader thread
+ * meets it: 0, or -1 out of memory. */
+static int slot_root_cpu(ahead *A, slot *s, uint32_t tid)
+{
+    if (A->seen_cpu[tid])
+        return 0;
+    A->seen_cpu[tid] = 1;
+    return slot_root(s, AN_CPU, tid, cap_reader_thread_name(A->L->r, tid));
 }
 
 /* fill's pass over the batch's `got` events (decoded into s->ev): each
@@ -2479,12 +2498,8 @@ fill_events(ahead *A, slot *s, cap_event *evs, size_t got, int *threads,
                 e->stack = copy;
             }
             if (tid != last_tid) {
-                if (!seen_cpu[tid]) {
-                    seen_cpu[tid] = 1;
-                    if (slot_root(s, AN_CPU, tid,
-                                  cap_reader_thread_name(L->r, tid)) != 0)
-                        return -1;
-                }
+                if (!seen_cpu[tid] && slot_root_cpu(A, s, tid) != 0)
+                    return -1;
                 last_tid = tid;
             }
             const uint32_t name = e->name;
@@ -2564,21 +2579,42 @@ static int fill(ahead *A, slot *s)
     s->detail[0] = 0;
     size_t got = 0;
     if ((!s->stk && !(s->stk = malloc(SLOT_STACKS * sizeof *s->stk))) ||
-        (!s->rs && !(s->rs = malloc(SLOT_EVENTS * sizeof *s->rs))))
+        (!s->rs && !(s->rs = malloc(SLOT_EVENTS * sizeof *s->rs))) ||
+        (!s->rec && !(s->rec = malloc(SLOT_EVENTS * sizeof *s->rec))))
         return -1;
     s->compact = 0;
-    cap_event *evs = A->stage;
-    s->res = cap_reader_next_batch_into(L->r, evs, SLOT_EVENTS, &got,
-                                        A->stk, SLOT_STACKS);
+    s->rec_n = 0;
     s->n = 0;
+    const int usual = !L->have_cutoff && !A->carry_waits && !L->values_only;
+    cap_scope_run run;
+    size_t rn = 0;
+    if (usual) {
+        /* a run of scopes as records, its ticks converted on the model
+           thread: the reader thread only decodes */
+        cap_reader_next_scopes(L->r, A->recs, SLOT_EVENTS, &rn, A->stk,
+                               SLOT_STACKS, &run);
+        if (rn) {
+            memcpy(s->stk, A->stk, run.stacks_used * sizeof *A->stk);
+            memcpy(s->rec, A->recs, rn * sizeof *s->rec);
+            s->rec_n = rn;
+            s->rec_tid = run.tid;
+            s->rec_per = run.period_ns;
+            s->res = CAP_OK;
+            return slot_root_cpu(A, s, run.tid);
+        }
+    }
+    cap_event *evs = A->stage;
+    /* the usual load takes one event here (a run of scopes follows as
+       records; the other events come one a call anyway) */
+    s->res = cap_reader_next_batch_into(L->r, evs, usual ? 1 : SLOT_EVENTS,
+                                        &got, A->stk, SLOT_STACKS);
     if (s->res != CAP_OK) {
         snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
         return 0;
     }
     int threads = 0;
-    if ((!L->have_cutoff && !A->carry_waits && !L->values_only
-             ? fill_usual(A, s, evs, got, &threads)
-             : fill_any(A, s, evs, got, &threads)) != 0)
+    if ((usual ? fill_usual(A, s, evs, got, &threads)
+               : fill_any(A, s, evs, got, &threads)) != 0)
         return -1;
     if (threads) {
         /* the threads the batch declares go first: root_name finds the
@@ -2611,6 +2647,19 @@ static int fill(ahead *A, slot *s)
         memcpy(s->ev, evs, got * sizeof *evs);
     }
     s->n = got;
+    if (usual && got == 1 && evs[0].kind == CAP_EV_SCOPE) {
+        /* a section's first scope (its stack in the arena, not in stk):
+           the run after it as records, in the same slot */
+        cap_reader_next_scopes(L->r, A->recs, SLOT_EVENTS, &rn, A->stk,
+                               SLOT_STACKS, &run);
+        if (rn) {
+            memcpy(s->stk, A->stk, run.stacks_used * sizeof *A->stk);
+            memcpy(s->rec, A->recs, rn * sizeof *s->rec);
+            s->rec_n = rn;
+            s->rec_tid = run.tid;
+            s->rec_per = run.period_ns;
+        }
+    }
     return 0;
 }
 
@@ -2644,6 +2693,41 @@ __attribute__((noinline)) static int apply_relay_plain(loader *L,
     return apply_relay_as(L, s, 0);
 }
 
+/* A slot's records (cap_reader_next_scopes), as apply_relay_as takes
+ * its: the ticks converted here, as the reader converts them. */
+static inline __attribute__((always_inline)) int
+apply_recs_as(loader *L, const slot *s, const int pack)
+{
+    const cap_scope_rec *rv = s->rec;
+    const uint32_t *const stk = s->stk;
+    const uint32_t tid = s->rec_tid;
+    const double per = s->rec_per;
+    const int rec = !L->tree;
+    for (size_t i = 0, n = s->rec_n; i < n; i++) {
+        const cap_scope_rec *e = &rv[i];
+        const uint32_t *st = stk + e->stack;
+        hand h = make_hand(cap_ticks_ns(e->begin, per),
+                           cap_ticks_ns(e->end, per),
+                           cap_ticks_dur_ns(e->children, per), e->name, tid,
+                           e->depth, st, rec);
+        if (scope_core(L, &h, st, pack) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+__attribute__((noinline)) static int apply_recs_packed(loader *L,
+                                                       const slot *s)
+{
+    return apply_recs_as(L, s, 1);
+}
+
+__attribute__((noinline)) static int apply_recs_plain(loader *L,
+                                                      const slot *s)
+{
+    return apply_recs_as(L, s, 0);
+}
+
 /* A slot's run of scopes on a scan (values_only), as apply_values. */
 static int apply_relay_values(loader *L, const slot *s)
 {
@@ -2660,12 +2744,17 @@ static int apply_relay_values(loader *L, const slot *s)
 /* Apply slot s's events in order, as a one-thread load applies a batch. */
 static int apply_slot(loader *L, const slot *s)
 {
+    int rc;
     if (s->compact)
-        return L->values_only ? apply_relay_values(L, s)
-               : L->packing   ? apply_relay_packed(L, s)
-                              : apply_relay_plain(L, s);
-    return L->values_only ? apply_values(L, s->ev, s->n)
-                          : apply(L, s->ev, s->n);
+        rc = L->values_only ? apply_relay_values(L, s)
+             : L->packing   ? apply_relay_packed(L, s)
+                            : apply_relay_plain(L, s);
+    else
+        rc = L->values_only ? apply_values(L, s->ev, s->n)
+                            : apply(L, s->ev, s->n);
+    if (rc == 0 && s->rec_n) /* the usual load only: not values_only */
+        rc = L->packing ? apply_recs_packed(L, s) : apply_recs_plain(L, s);
+    return rc;
 }
 
 static void *reader_main(void *arg)
@@ -2693,7 +2782,7 @@ static void *reader_main(void *arg)
             snprintf(s->detail, sizeof s->detail, "out of memory");
         }
         uint64_t before = seen;
-        seen += s->n;
+        seen += s->n + s->rec_n;
         if ((seen >> 20) != (before >> 20))
             progress(A->L, "reading", 0);
         cap_result res = s->res;
@@ -2720,7 +2809,10 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     A.stage = malloc(SLOT_EVENTS * sizeof *A.stage);
     A.stk = malloc(SLOT_STACKS * sizeof *A.stk);
     A.rstage = malloc(SLOT_EVENTS * sizeof *A.rstage);
-    if (!A.slots || !A.seen_cpu || !A.stage || !A.stk || !A.rstage) {
+    A.recs = malloc(SLOT_EVENTS * sizeof *A.recs);
+    if (!A.slots || !A.seen_cpu || !A.stage || !A.stk || !A.rstage ||
+        !A.recs) {
+        free(A.recs);
         free(A.rstage);
         free(A.stage);
         free(A.stk);
@@ -2789,6 +2881,7 @@ out:
         free(A.slots[i].blk);
         free(A.slots[i].stk);
         free(A.slots[i].rs);
+        free(A.slots[i].rec);
         free(A.slots[i].roots);
         free(A.slots[i].names);
         free(A.slots[i].waits);
@@ -2799,6 +2892,7 @@ out:
     free(A.stage);
     free(A.stk);
     free(A.rstage);
+    free(A.recs);
     pthread_mutex_destroy(&A.mu);
     pthread_cond_destroy(&A.cv);
     if (res == CAP_OK)

@@ -8,8 +8,12 @@
  * cap_reader_next_batch_into yields the same, and the stacks it decoded
  * into the caller's memory are still those of their events after the
  * next call (two areas taken in turn; one of the smallest size allowed,
- * so that runs end early for room). And cap_reader_frames_only yields the
- * frames of a whole read.
+ * so that runs end early for room). cap_reader_next_scopes, called first
+ * and the batch call only when it gives no scope (or in turn with the
+ * others, every third call), gives the same scopes: its records' ticks
+ * converted with cap_ticks_ns and cap_ticks_dur_ns are the events' ns to
+ * the nanosecond, and the statistics are the same. And
+ * cap_reader_frames_only yields the frames of a whole read.
  *
  * Usage: test_read_batch FIXTURES_DIR
  */
@@ -26,6 +30,7 @@
 static int failures;
 static size_t into_seen; /* scopes whose stacks were decoded into the
                             caller's memory, all reads together */
+static size_t recs_seen; /* scopes read as records */
 
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
@@ -103,6 +108,25 @@ static void flatten(rec *o, int res, const cap_event *ev)
         o->stack[i] = st[i];
 }
 
+/* A record of cap_reader_next_scopes, flattened as flatten does its
+ * event: its ticks converted as the reader converts them. */
+static void flatten_rec(rec *o, const cap_scope_rec *q,
+                        const cap_scope_run *run, const uint32_t *stacks)
+{
+    memset(o, 0, sizeof *o);
+    o->f[0] = CAP_OK;
+    o->f[1] = CAP_EV_SCOPE;
+    int64_t v[] = {run->tid,
+                   q->name,
+                   q->depth,
+                   cap_ticks_ns(q->begin, run->period_ns),
+                   cap_ticks_ns(q->end, run->period_ns),
+                   cap_ticks_dur_ns(q->children, run->period_ns)};
+    memcpy(o->f + 2, v, sizeof v);
+    for (uint32_t i = 0; i < q->depth && i < 64; i++)
+        o->stack[i] = stacks[q->stack + i];
+}
+
 /* Scopes of the previous batch whose stacks are in the caller's memory
  * (cap_reader_next_batch_into): checked again after the next call. */
 typedef struct kept {
@@ -112,9 +136,13 @@ typedef struct kept {
 
 /* Every event of path, read one at a time (batch 0), in batches of
  * `batch`, or (stacks_cap > 0) in batches into two areas of stacks_cap
- * entries taken in turn; *into counts the scopes whose stacks were there. */
+ * entries taken in turn; *into counts the scopes whose stacks were there.
+ * With recs 1, each call asks cap_reader_next_scopes first (up to
+ * `batch`, into the area), and the batch call only when it gave none;
+ * with recs 2, only every third call does. */
 static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
-                          size_t *n_out, cap_reader_stats *st, size_t *into)
+                          size_t *n_out, cap_reader_stats *st, size_t *into,
+                          int recs)
 {
     cap_reader *r;
     *n_out = 0;
@@ -128,6 +156,7 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
     uint32_t *area[2] = {NULL, NULL};
     kept *k_prev = NULL;
     size_t nk = 0;
+    cap_scope_rec *rv = recs ? malloc(batch * sizeof *rv) : NULL;
     if (stacks_cap) {
         area[0] = malloc(stacks_cap * sizeof *area[0]);
         area[1] = malloc(stacks_cap * sizeof *area[1]);
@@ -136,6 +165,44 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
     for (int guard = 0; guard < 10000000; guard++) {
         size_t k = 1;
         uint32_t *a = area[guard & 1];
+        if (recs && (recs == 1 || guard % 3 == 0)) {
+            cap_scope_run run = {0};
+            cap_result res = cap_reader_next_scopes(r, rv, batch, &k, a,
+                                                    stacks_cap, &run);
+            if (res != CAP_OK || k > batch ||
+                run.stacks_used > stacks_cap) {
+                fprintf(stderr, "FAIL %s: cap_reader_next_scopes %d, %zu "
+                        "scopes\n", path, res, k);
+                failures++;
+                break;
+            }
+            for (size_t i = 0; i < nk; i++) /* the previous call's stacks */
+                for (int64_t j = 0; j < v[k_prev[i].at].f[4] && j < 64; j++)
+                    if (k_prev[i].st[j] != v[k_prev[i].at].stack[j]) {
+                        fprintf(stderr, "FAIL %s: record %zu's stack "
+                                "changed after the next call\n", path,
+                                k_prev[i].at);
+                        failures++;
+                        break;
+                    }
+            nk = 0;
+            for (size_t i = 0; i < k; i++) {
+                if (n == cap)
+                    v = realloc(v, (cap *= 2) * sizeof *v);
+                if (rv[i].depth &&
+                    rv[i].stack + (size_t)rv[i].depth > run.stacks_used) {
+                    fprintf(stderr, "FAIL %s: a record's stack past "
+                            "stacks_used\n", path);
+                    failures++;
+                }
+                flatten_rec(&v[n++], &rv[i], &run, a);
+                k_prev[nk++] = (kept){n - 1, a + rv[i].stack};
+                (*into)++;
+            }
+            if (k)
+                continue;
+        }
+        k = 1;
         cap_result res = batch == 0   ? cap_reader_next(r, evs)
                          : stacks_cap ? cap_reader_next_batch_into(
                                             r, evs, batch, &k, a, stacks_cap)
@@ -178,7 +245,23 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
             failures++;
         }
     }
+    if (recs) {
+        size_t k = 0;
+        cap_scope_run run;
+        uint32_t small[16];
+        if (cap_reader_next_scopes(r, rv, batch, &k, small, 16, &run) !=
+                CAP_E_MISUSE ||
+            cap_reader_next_scopes(r, rv, 0, &k, area[0], stacks_cap,
+                                   &run) != CAP_E_MISUSE ||
+            cap_reader_next_scopes(NULL, rv, batch, &k, area[0], stacks_cap,
+                                   &run) != CAP_E_MISUSE) {
+            fprintf(stderr, "FAIL %s: cap_reader_next_scopes took bad "
+                    "arguments\n", path);
+            failures++;
+        }
+    }
     cap_reader_close(r);
+    free(rv);
     free(evs);
     free(area[0]);
     free(area[1]);
@@ -190,7 +273,7 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
 static rec *read_all(const char *path, size_t batch, size_t *n_out,
                      cap_reader_stats *st)
 {
-    return read_all_into(path, batch, 0, n_out, st, NULL);
+    return read_all_into(path, batch, 0, n_out, st, NULL, 0);
 }
 
 /* The frames of path, in order: from a whole read, or frames-only. */
@@ -238,15 +321,24 @@ static void compare(const char *path)
     if (!one)
         return; /* unreadable: both ways fail at open alike */
     /* batches of each size; then into the caller's stacks, 7 and 4,096 a
-     * call, into 65,536 entries and into the fewest allowed */
-    static const size_t sizes[] = {1, 2, 3, 7, 256, 4096, 7, 4096, 4096};
-    static const size_t stacks[] = {0, 0, 0, 0, 0, 0, 65536, 65536,
-                                    2 * CAP_MAX_DEPTH};
+     * call, into 65,536 entries and into the fewest allowed; then as
+     * records first (1 and 4,096 a call, and 4,096 into the fewest stacks
+     * allowed), and records every third call (5 a call) */
+    static const size_t sizes[] = {1, 2, 3, 7, 256, 4096, 7, 4096, 4096,
+                                   1, 4096, 4096, 5};
+    static const size_t stacks[] = {
+        0,     0,     0,     0,     0, 0, 65536, 65536, 2 * CAP_MAX_DEPTH,
+        65536, 65536, 2 * CAP_MAX_DEPTH, 65536};
+    static const int recs[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2};
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
         size_t n2, into;
         cap_reader_stats s2;
-        rec *two = read_all_into(path, sizes[z], stacks[z], &n2, &s2, &into);
-        into_seen += into;
+        rec *two = read_all_into(path, sizes[z], stacks[z], &n2, &s2, &into,
+                                 recs[z]);
+        if (recs[z])
+            recs_seen += into;
+        else
+            into_seen += into;
         if (!two || n1 != n2) {
             fprintf(stderr, "FAIL %s batch %zu: %zu events vs %zu\n", path,
                     sizes[z], n2, n1);
@@ -445,6 +537,10 @@ int main(int argc, char **argv)
     if (!into_seen) {
         fprintf(stderr, "FAIL: no stack was decoded into the caller's "
                 "memory\n");
+        failures++;
+    }
+    if (!recs_seen) {
+        fprintf(stderr, "FAIL: no scope was read as a record\n");
         failures++;
     }
     malformed(path);

@@ -31,6 +31,7 @@
 #ifndef CAP_READER_H
 #define CAP_READER_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -231,6 +232,98 @@ CAP_API cap_result cap_reader_next_batch_into(cap_reader *r, cap_event *ev,
                                               size_t max, size_t *n,
                                               uint32_t *stacks,
                                               size_t stacks_cap);
+
+/* A scope as cap_reader_next_scopes gives it: 40 bytes, its times in CPU
+ * ticks, as the file stores them. begin and end are the ticks minus the
+ * origin's tick (cap_reader_clock), as signed values; children is the
+ * ticks its direct children took. cap_ticks_ns(begin, period) and
+ * cap_ticks_ns(end, period), and cap_ticks_dur_ns(children, period), are
+ * exactly the begin_ns, end_ns and children_ns the other calls report for
+ * the scope (period: the run's cap_scope_run.period_ns). Its ancestors'
+ * names, outermost first, are stacks[stack .. stack + depth) of the
+ * stacks the call was given. */
+typedef struct cap_scope_rec {
+    int64_t begin, end;
+    uint64_t children;
+    uint32_t name;  /* as cap_ev_scope.name */
+    uint32_t depth; /* its ancestors, 0 for a root scope */
+    uint32_t stack; /* where its ancestors' names start in stacks */
+    uint32_t reserved; /* 0 */
+} cap_scope_rec;
+
+/* What the scopes of one cap_reader_next_scopes call share. */
+typedef struct cap_scope_run {
+    uint32_t tid;       /* the thread they ran on */
+    double period_ns;   /* ns per tick of their block (the one its clock
+                           sample sets, else the initial one), also under
+                           cap_reader_set_ticks */
+    size_t stacks_used; /* the records' ancestors are all in stacks[0 ..
+                           stacks_used) (the call may write scratch past
+                           it, below stacks_cap) */
+} cap_scope_run;
+
+/* The next scopes, as compact records in ticks: when the next events are
+ * scopes of a SCOPES section that an earlier call has started (the
+ * section's first event comes from cap_reader_next or a batch call), fills
+ * rec[0 .. *n) with 1 <= *n <= max of them, in the order the other calls
+ * yield them, their ancestors' names into stacks[0 .. stacks_cap) (memory
+ * the caller owns, as in cap_reader_next_batch_into; a run ends early when
+ * it has no room for the next end's), *run with their thread and period,
+ * and returns CAP_OK. Otherwise (the next event is of another kind, or
+ * starts a section, or there is none, or an error was found) it returns
+ * CAP_OK with *n = 0 and leaves everything to the next call of
+ * cap_reader_next or a batch call, which yields that event or reports
+ * that error (so a program calls this first, and one of the others when
+ * it gets no scope). Nothing here converts a tick: a program that hands
+ * scopes to another thread leaves the conversion to that thread. The
+ * scopes count in the statistics as the others' do. Errors: CAP_E_MISUSE
+ * (r, rec, n, stacks or run NULL, max 0, or stacks_cap below 2 x
+ * CAP_MAX_DEPTH). Calls may be mixed with the other three. */
+CAP_API cap_result cap_reader_next_scopes(cap_reader *r, cap_scope_rec *rec,
+                                          size_t max, size_t *n,
+                                          uint32_t *stacks, size_t stacks_cap,
+                                          cap_scope_run *run);
+
+/* llround(x), halves away from zero, without the library call where x is
+ * in [0, 2^52): there x + (1/2 - 2^-54), the largest double below a half,
+ * truncated is the rounded value (libcapture/src/reader/round_ns.h says
+ * why). The reader's rounding of ticks x period; used by the two
+ * conversions below. */
+static inline int64_t cap__round_ns(double x)
+{
+    /* 2^52 and 1/2 - 2^-54, exact (no hexadecimal floats in C++) */
+    const double two52 = 4503599627370496.0,
+                 h = 0.5 - 1.0 / 18014398509481984.0;
+    if (x >= 0 && x < two52) /* the usual case */
+        return (int64_t)(x + h);
+    double a = x < 0 ? -x : x;
+    if (!(a < two52)) /* integral already (or NaN): rare */
+        return (int64_t)llround(x);
+    if (a < 0.5)
+        return 0;
+    int64_t k = (int64_t)(a + 0.5);
+    if ((double)k - a > 0.5) /* a + 0.5 was rounded up to the next integer;
+                                exact subtraction (Sterbenz) */
+        k--;
+    return x < 0 ? -k : k;
+}
+
+/* A time of a cap_scope_rec (ticks since the origin's tick) in ns, as the
+ * reader reports it: the ticks themselves when period_ns is exactly 1.0,
+ * else ticks x period_ns rounded to the nearest (halves away from 0). */
+static inline int64_t cap_ticks_ns(int64_t ticks, double period_ns)
+{
+    return period_ns == 1.0 ? ticks : cap__round_ns((double)ticks * period_ns);
+}
+
+/* A duration in ticks (cap_scope_rec.children) in ns, as the reader
+ * reports it (cap_ev_scope.children_ns): as cap_ticks_ns, 0 staying 0. */
+static inline int64_t cap_ticks_dur_ns(uint64_t ticks, double period_ns)
+{
+    return period_ns == 1.0 || ticks == 0
+               ? (int64_t)ticks
+               : cap__round_ns((double)ticks * period_ns);
+}
 
 /* A one-line explanation of the last error returned (with the byte offset
  * where it was found), or "" when none. Borrowed from r. */

@@ -190,6 +190,8 @@ struct cap_reader {
     uint32_t stk_dense[CAP_MAX_DEPTH];
     uint64_t stk_begin[CAP_MAX_DEPTH];
     int64_t stk_begin_ns[CAP_MAX_DEPTH]; /* stk_begin converted, once */
+    int bns_stale; /* cap_reader_next_scopes pushed scopes without their
+                      stk_begin_ns: converted before events are made */
     uint64_t stk_children[CAP_MAX_DEPTH];
     cap_result pending; /* an error found after a batch's first scopes,
                            reported by the next call */
@@ -1222,6 +1224,7 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
         r->stk_begin_ns[i] = to_ns(r, base - back);
         r->stk_children[i] = ch;
     }
+    r->bns_stale = 0;
     uint64_t n = capf_cur_varint(b);
     if (sr == 2) {
         r->tid = (uint32_t)tid;
@@ -1473,16 +1476,35 @@ static inline uint64_t fast_lim(cap_reader *r)
 /* The scope that begins at tick, pushed (depth below CAP_MAX_DEPTH). */
 static inline __attribute__((always_inline)) void
 scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
-           int unit, double per, uint64_t lim, uint64_t origin)
+           int unit, double per, uint64_t lim, uint64_t origin, const int rec)
 {
     int64_t dn = (int64_t)(tick - origin);
     r->stk_name[depth] = name;
     r->stk_begin[depth] = tick;
-    r->stk_begin_ns[depth] =
-        unit                 ? dn
-        : (uint64_t)dn < lim ? round_pos((double)dn * per)
-                             : round_ns((double)dn * per);
+    if (!rec) /* records keep ticks: stk_begin_ns made when needed */
+        r->stk_begin_ns[depth] = unit                 ? dn
+                                 : (uint64_t)dn < lim ? round_pos((double)dn * per)
+                                                      : round_ns((double)dn * per);
     r->stk_children[depth] = 0;
+}
+
+/* The innermost of depth + 1 open scopes, ended at tick, as a record (its
+ * ancestors at stack in the caller's stacks); its duration added to its
+ * parent's children. */
+static inline __attribute__((always_inline)) void
+scope_pop_rec(cap_reader *r, cap_scope_rec *o, uint32_t dpt, uint64_t tick,
+              uint32_t stack, uint64_t origin)
+{
+    uint64_t begin = r->stk_begin[dpt];
+    o->begin = (int64_t)(begin - origin);
+    o->end = (int64_t)(tick - origin);
+    o->children = r->stk_children[dpt];
+    o->name = r->stk_name[dpt];
+    o->depth = dpt;
+    o->stack = stack;
+    o->reserved = 0;
+    if (dpt)
+        r->stk_children[dpt - 1] += tick - begin;
 }
 
 /* The innermost of depth + 1 open scopes, ended at tick, into *sc with
@@ -1562,8 +1584,8 @@ end_stack(const cap_reader *r, size_t max, uint32_t dpt, uint32_t *arena,
  * The cursors and the stack depth live in locals for the loop and are
  * stored back on the way out. */
 static inline __attribute__((always_inline)) cap_result
-scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
-              size_t *apos, const int sr)
+scopes_run_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
+              size_t *got, size_t *apos, const int sr, const int rec)
 {
     capf_cur tok_c = r->body, dt_c = r->deltas;
     uint64_t left = r->left, tick = r->tick;
@@ -1639,7 +1661,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
                 res = CAP_E_CORRUPT;
                 break;
             }
-            if (max > 1 && !cur && ap + depth - 1 > acap) {
+            if ((rec || max > 1) && !cur && ap + depth - 1 > acap) {
                 r->arena_full = 1; /* full: this end waits */
                 tok_c.p = tok_p;
                 dt_c.p = dt_p;
@@ -1689,7 +1711,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         tick += d;
         if (tok != 0) {
             scope_push(r, depth, (uint32_t)tok, tick, unit, per, lim,
-                       origin);
+                       origin, rec);
             if (sr) {
                 r->stk_epred[depth] = nm->sr_pred[1];
                 r->stk_ecls[depth] = nm->sr_cls[1];
@@ -1699,11 +1721,17 @@ scopes_run_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
             continue;
         }
         uint32_t dpt = depth - 1;
-        const uint32_t *stack = end_stack(r, max, dpt, arena, &ap, &cur);
+        const uint32_t *stack =
+            end_stack(r, rec ? 2 : max, dpt, arena, &ap, &cur);
         depth = dpt;
-        ev[k].kind = CAP_EV_SCOPE;
-        scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per, lim,
-                  origin);
+        if (rec) {
+            scope_pop_rec(r, &rv[k], dpt, tick, (uint32_t)(stack - arena),
+                          origin);
+        } else {
+            ev[k].kind = CAP_EV_SCOPE;
+            scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per,
+                      lim, origin);
+        }
         k++;
         if (k == max) {
             res = CAP_OK;
@@ -1848,8 +1876,9 @@ se_res_rare(const rd_se_ctx *c, unsigned s, se_bits *bs, int *bad)
  * of the list) and residual (a symbol below the escape with k <= 32) take
  * no other branch. */
 static inline __attribute__((always_inline)) cap_result
-scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
-                size_t *apos, const int unit, const int fst)
+scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
+                size_t *got, size_t *apos, const int unit, const int fst,
+                const int rec)
 {
     uint64_t left = r->left, tick = r->tick;
     uint32_t depth = r->depth;
@@ -1979,7 +2008,8 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         left--;
         tick += d;
         if (v) {
-            scope_push(r, depth, names[v].id, tick, unit, per, lim, origin);
+            scope_push(r, depth, names[v].id, tick, unit, per, lim, origin,
+                       rec);
             r->stk_dense[depth] = v;
             depth++;
             cur = NULL;
@@ -1987,17 +2017,23 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, size_t max, size_t *got,
         }
     end:;
         uint32_t dpt = depth - 1;
-        if (max > 1 && !cur && ap + dpt > acap) {
+        if ((rec || max > 1) && !cur && ap + dpt > acap) {
             r->arena_full = 1; /* full: this end waits */
             r->se_pend = 1;
             res = CAP_OK;
             break;
         }
-        const uint32_t *stack = end_stack(r, max, dpt, arena, &ap, &cur);
+        const uint32_t *stack =
+            end_stack(r, rec ? 2 : max, dpt, arena, &ap, &cur);
         depth = dpt;
-        ev[k].kind = CAP_EV_SCOPE;
-        scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per, lim,
-                  origin);
+        if (rec) {
+            scope_pop_rec(r, &rv[k], dpt, tick, (uint32_t)(stack - arena),
+                          origin);
+        } else {
+            ev[k].kind = CAP_EV_SCOPE;
+            scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per,
+                      lim, origin);
+        }
         k++;
         if (k == max) {
             res = CAP_OK;
@@ -2025,19 +2061,42 @@ static cap_result scopes_run_e(cap_reader *r, cap_event *ev, size_t max,
                                size_t *got, size_t *apos)
 {
     if (r->sr_first) /* the section's first call */
-        return scopes_run_e_as(r, ev, max, got, apos, r->period == 1.0, 1);
-    return r->period == 1.0 ? scopes_run_e_as(r, ev, max, got, apos, 1, 0)
-                            : scopes_run_e_as(r, ev, max, got, apos, 0, 0);
+        return scopes_run_e_as(r, ev, NULL, max, got, apos,
+                               r->period == 1.0, 1, 0);
+    return r->period == 1.0
+               ? scopes_run_e_as(r, ev, NULL, max, got, apos, 1, 0, 0)
+               : scopes_run_e_as(r, ev, NULL, max, got, apos, 0, 0, 0);
 }
 
 /* scopes_run_as, made once for SCOPES and once for SCOPES_R. */
 static cap_result scopes_run(cap_reader *r, cap_event *ev, size_t max,
                              size_t *got, size_t *apos)
 {
+    if (r->bns_stale) {
+        /* records ran before: the open scopes' begins in ns, as
+           scope_push would have made them */
+        for (uint32_t i = 0; i < r->depth; i++)
+            r->stk_begin_ns[i] = to_ns(r, r->stk_begin[i]);
+        r->bns_stale = 0;
+    }
     if (r->sr == 2)
         return scopes_run_e(r, ev, max, got, apos);
-    return r->sr ? scopes_run_as(r, ev, max, got, apos, 1)
-                 : scopes_run_as(r, ev, max, got, apos, 0);
+    return r->sr ? scopes_run_as(r, ev, NULL, max, got, apos, 1, 0)
+                 : scopes_run_as(r, ev, NULL, max, got, apos, 0, 0);
+}
+
+/* scopes_run for records (cap_reader_next_scopes): made once for each
+ * kind of section, and for a SCOPES_E section's first call. */
+static cap_result scopes_run_rec(cap_reader *r, cap_scope_rec *rv,
+                                 size_t max, size_t *got, size_t *apos)
+{
+    r->bns_stale = 1;
+    if (r->sr == 2)
+        return r->sr_first
+                   ? scopes_run_e_as(r, NULL, rv, max, got, apos, 0, 1, 1)
+                   : scopes_run_e_as(r, NULL, rv, max, got, apos, 0, 0, 1);
+    return r->sr ? scopes_run_as(r, NULL, rv, max, got, apos, 1, 1)
+                 : scopes_run_as(r, NULL, rv, max, got, apos, 0, 1);
 }
 
 static cap_result scopes_event(cap_reader *r, cap_event *ev)
@@ -2402,6 +2461,42 @@ cap_result cap_reader_next_batch_into(cap_reader *r, cap_event *ev,
     r->arena_cap = own_cap;
     r->arena_full = own_full;
     return res;
+}
+
+cap_result cap_reader_next_scopes(cap_reader *r, cap_scope_rec *rec,
+                                  size_t max, size_t *n, uint32_t *stacks,
+                                  size_t stacks_cap, cap_scope_run *run)
+{
+    if (!r || !rec || !n || max == 0 || !stacks || !run ||
+        stacks_cap < 2 * (size_t)CAP_MAX_DEPTH)
+        return CAP_E_MISUSE;
+    *n = 0;
+    if (r->state != ST_SCOPES || r->pending || r->finished ||
+        r->owe_truncated)
+        return CAP_OK; /* the others' turn */
+    uint32_t *own = r->arena;
+    size_t own_cap = r->arena_cap;
+    int own_full = r->arena_full;
+    r->arena = stacks;
+    r->arena_cap = stacks_cap;
+    r->arena_full = 0;
+    size_t apos = 0, k = 0;
+    cap_result res = scopes_run_rec(r, rec, max, &k, &apos);
+    r->arena = own;
+    r->arena_cap = own_cap;
+    r->arena_full = own_full;
+    r->anc_n = 0;
+    r->last_gpu = 0;
+    if (k) {
+        *n = k;
+        run->tid = r->tid;
+        run->period_ns = r->real_period;
+        run->stacks_used = apos;
+        return CAP_OK;
+    }
+    if (res != CAP_DONE && res != CAP_OK)
+        r->pending = res; /* reported by the next of the other calls */
+    return CAP_OK;
 }
 
 /* cap_reader_next_batch once r->arena is there (or max is 1). */

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "capture/cap_reader.h"
+
 /* llround(x) without the library call, for the conversions done per event:
  * the same result for every x (halves round away from zero); round_pos for
  * x known to be in the usual case, 0 <= x < 2^52 (the reader knows it from
@@ -26,20 +28,12 @@ static inline int64_t round_pos(double x) /* 0 <= x < 2^52 */
     return (int64_t)(x + 0x1.fffffffffffffp-2);
 }
 
+/* Any x: the rounding the public header's tick conversions use
+ * (cap_ticks_ns), so the reader and a program converting cap_scope_rec's
+ * ticks get the same nanosecond. */
 static inline int64_t round_ns(double x)
 {
-    if (x >= 0 && x < 0x1p52) /* the usual case */
-        return round_pos(x);
-    double a = x < 0 ? -x : x;
-    if (!(a < 0x1p52)) /* integral already (or NaN): rare */
-        return (int64_t)llround(x);
-    if (a < 0.5)
-        return 0;
-    int64_t k = (int64_t)(a + 0.5);
-    if ((double)k - a > 0.5) /* a + 0.5 was rounded up to the next integer;
-                                exact subtraction (Sterbenz) */
-        k--;
-    return x < 0 ? -k : k;
+    return cap__round_ns(x);
 }
 
 #endif
