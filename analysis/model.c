@@ -2696,36 +2696,64 @@ __attribute__((noinline)) static int apply_relay_plain(loader *L,
 /* A slot's records (cap_reader_next_scopes), as apply_relay_as takes
  * its: the ticks converted here, as the reader converts them. */
 static inline __attribute__((always_inline)) int
-apply_recs_as(loader *L, const slot *s, const int pack)
+apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
+              const uint32_t *const stk, const uint32_t tid, const double per,
+              const int pack, const int unit)
 {
-    const cap_scope_rec *rv = s->rec;
-    const uint32_t *const stk = s->stk;
-    const uint32_t tid = s->rec_tid;
-    const double per = s->rec_per;
     const int rec = !L->tree;
-    for (size_t i = 0, n = s->rec_n; i < n; i++) {
+    /* ticks below lim make ns below 2^51: cap_ticks_ns's usual case (x
+       in [0, 2^52)) known from one compare of the ticks, as the reader
+       knows it; the others take cap_ticks_ns whole */
+    const uint64_t lim =
+        per >= 1.0 / 2048 && per <= 0x1p60 ? (uint64_t)(0x1p51 / per) : 0;
+    const double half = 0.5 - 0x1p-54; /* cap__round_ns's */
+    for (size_t i = 0; i < n; i++) {
         const cap_scope_rec *e = &rv[i];
         const uint32_t *st = stk + e->stack;
-        hand h = make_hand(cap_ticks_ns(e->begin, per),
-                           cap_ticks_ns(e->end, per),
-                           cap_ticks_dur_ns(e->children, per), e->name, tid,
-                           e->depth, st, rec);
+        int64_t b, en, c;
+        if (unit) {
+            b = e->begin;
+            en = e->end;
+            c = (int64_t)e->children;
+        } else {
+            b = (uint64_t)e->begin < lim
+                    ? (int64_t)((double)e->begin * per + half)
+                    : cap_ticks_ns(e->begin, per);
+            en = (uint64_t)e->end < lim ? (int64_t)((double)e->end * per + half)
+                                        : cap_ticks_ns(e->end, per);
+            c = e->children < lim && e->children
+                    ? (int64_t)((double)e->children * per + half)
+                    : cap_ticks_dur_ns(e->children, per);
+        }
+        hand h = make_hand(b, en, c, e->name, tid, e->depth, st, rec);
         if (scope_core(L, &h, st, pack) != 0)
             return -1;
     }
     return 0;
 }
 
-__attribute__((noinline)) static int apply_recs_packed(loader *L,
-                                                       const slot *s)
+__attribute__((noinline)) static int
+apply_recs_packed(loader *L, const cap_scope_rec *rv, size_t n,
+                  const uint32_t *stk, uint32_t tid, double per)
 {
-    return apply_recs_as(L, s, 1);
+    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 1, 1)
+                      : apply_recs_as(L, rv, n, stk, tid, per, 1, 0);
 }
 
-__attribute__((noinline)) static int apply_recs_plain(loader *L,
-                                                      const slot *s)
+__attribute__((noinline)) static int
+apply_recs_plain(loader *L, const cap_scope_rec *rv, size_t n,
+                 const uint32_t *stk, uint32_t tid, double per)
 {
-    return apply_recs_as(L, s, 0);
+    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 0, 1)
+                      : apply_recs_as(L, rv, n, stk, tid, per, 0, 0);
+}
+
+/* Records into the model (the usual load: no cut-off, not a scan). */
+static int apply_recs(loader *L, const cap_scope_rec *rv, size_t n,
+                      const uint32_t *stk, uint32_t tid, double per)
+{
+    return L->packing ? apply_recs_packed(L, rv, n, stk, tid, per)
+                      : apply_recs_plain(L, rv, n, stk, tid, per);
 }
 
 /* A slot's run of scopes on a scan (values_only), as apply_values. */
@@ -2753,7 +2781,7 @@ static int apply_slot(loader *L, const slot *s)
         rc = L->values_only ? apply_values(L, s->ev, s->n)
                             : apply(L, s->ev, s->n);
     if (rc == 0 && s->rec_n) /* the usual load only: not values_only */
-        rc = L->packing ? apply_recs_packed(L, s) : apply_recs_plain(L, s);
+        rc = apply_recs(L, s->rec, s->rec_n, s->stk, s->rec_tid, s->rec_per);
     return rc;
 }
 
@@ -2931,29 +2959,55 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
     cap_event evs[BATCH]; /* on the stack: a load of a small capture
                              allocates little */
     uint64_t seen = 0;
+    /* the usual load takes runs of scopes as records (ticks, converted by
+       apply_recs), the rest as events */
+    const int usual = !L->have_cutoff && !L->values_only;
+    enum { STACKS = 8 * CAP_MAX_DEPTH };
+    cap_scope_rec *rv = NULL;
+    uint32_t *stk = NULL;
+    if (usual && (!(rv = malloc(BATCH * sizeof *rv)) ||
+                  !(stk = malloc(STACKS * sizeof *stk)))) {
+        free(rv);
+        return CAP_E_NOMEM;
+    }
     for (;;) {
-        size_t n;
-        res = cap_reader_next_batch(L->r, evs, BATCH, &n);
-        if (res == CAP_DONE)
-            break;
-        if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED) {
-            note_damage(m, L->r, res);
-            continue;
-        }
-        if (res != CAP_OK) {
-            snprintf(detail, dsz, "%s", cap_reader_detail(L->r));
-            return res;
+        size_t n = 0;
+        cap_scope_run run;
+        if (usual)
+            cap_reader_next_scopes(L->r, rv, BATCH, &n, stk, STACKS, &run);
+        const int recs = n != 0;
+        if (!recs) {
+            res = cap_reader_next_batch(L->r, evs, BATCH, &n);
+            if (res == CAP_DONE) {
+                res = CAP_OK;
+                break;
+            }
+            if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED) {
+                note_damage(m, L->r, res);
+                continue;
+            }
+            if (res != CAP_OK) {
+                snprintf(detail, dsz, "%s", cap_reader_detail(L->r));
+                break;
+            }
         }
         uint64_t before = seen;
         seen += n;
         if ((seen >> 20) != (before >> 20))
             progress(L, "reading", 0);
         L->gen++; /* the stacks of a new batch */
-        if ((L->values_only ? apply_values(L, evs, n) : apply(L, evs, n)) != 0)
-            return CAP_E_NOMEM;
+        if ((recs ? apply_recs(L, rv, n, stk, run.tid, run.period_ns)
+             : L->values_only ? apply_values(L, evs, n)
+                              : apply(L, evs, n)) != 0) {
+            res = CAP_E_NOMEM;
+            break;
+        }
     }
-    progress(L, "", 1);
-    return CAP_OK;
+    free(rv);
+    free(stk);
+    if (res == CAP_OK)
+        progress(L, "", 1);
+    return res;
 }
 
 static int resolve_names(loader *L)
