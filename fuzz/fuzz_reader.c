@@ -10,7 +10,10 @@
  * after the batch is complete), a fourth with cap_reader_frames_only
  * (blocks decompressed only as far as the footer index says) and a fifth
  * through cap_reader_next_batch_into, the stacks decoded into a buffer of
- * the smallest size allowed on the heap (ASan sees a write past it).
+ * the smallest size allowed on the heap (ASan sees a write past it), and
+ * a sixth through cap_reader_next_scopes (7 records a call, into that
+ * buffer; the batch call when it gives none): a record whose ancestors lie
+ * past the entries the call says it used aborts.
  * Any crash, sanitizer report, leak or hang is a bug in the reader.
  *
  * Both scope encodings are reached from the seeds (smoke.sh copies every
@@ -69,7 +72,8 @@ static void touch_event(const cap_reader *r, const cap_event *ev)
 }
 
 /* mode 0: cap_reader_next; 1: batches of 7; 2: cap_reader_frames_only;
- * 3: batches of 7 into the caller's stacks. */
+ * 3: batches of 7 into the caller's stacks; 4: records first, 7 a call,
+ * into the caller's stacks, else as 3. */
 static void walk(const char *path, unsigned filter, int mode)
 {
     cap_reader *r = NULL;
@@ -89,15 +93,36 @@ static void walk(const char *path, unsigned filter, int mode)
     touch_str(cap_reader_clock_source(r));
     cap_event ev[7];
     uint32_t *stacks = NULL;
-    if (mode == 3 && !(stacks = malloc(2 * CAP_MAX_DEPTH * sizeof *stacks))) {
+    if (mode >= 3 && !(stacks = malloc(2 * CAP_MAX_DEPTH * sizeof *stacks))) {
         cap_reader_close(r);
         return;
     }
     for (;;) {
         size_t n = 1;
+        if (mode == 4) {
+            cap_scope_rec rec[7];
+            cap_scope_run run;
+            if (cap_reader_next_scopes(r, rec, 7, &n, stacks,
+                                       2 * CAP_MAX_DEPTH, &run) != CAP_OK)
+                abort();
+            for (size_t i = 0; i < n; i++) {
+                if (rec[i].depth && rec[i].stack + (size_t)rec[i].depth >
+                                        run.stacks_used)
+                    abort(); /* its ancestors past what the call used */
+                for (uint32_t k = 0; k < rec[i].depth; k++)
+                    touch_str(cap_reader_name(r, stacks[rec[i].stack + k]));
+                touch_str(cap_reader_name(r, rec[i].name));
+                sink += (size_t)cap_ticks_ns(rec[i].end, run.period_ns) +
+                        (size_t)cap_ticks_dur_ns(rec[i].children,
+                                                 run.period_ns);
+            }
+            if (n)
+                continue;
+            n = 1;
+        }
         cap_result res =
             mode == 1   ? cap_reader_next_batch(r, ev, 7, &n)
-            : mode == 3 ? cap_reader_next_batch_into(r, ev, 7, &n, stacks,
+            : mode >= 3 ? cap_reader_next_batch_into(r, ev, 7, &n, stacks,
                                                      2 * CAP_MAX_DEPTH)
                         : cap_reader_next(r, ev);
         if (res == CAP_OK) {
@@ -129,5 +154,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     walk(path, 0, 1);
     walk(path, 0, 2);
     walk(path, 0, 3);
+    walk(path, 0, 4);
     return 0;
 }
