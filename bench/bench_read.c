@@ -20,11 +20,15 @@
  *                  per name (the minimum a ranking does).
  *   reader_batch_*: the same through cap_reader_next_batch (256 a call):
  *                  the decoder with next to no model (every size, with
- *                  --realistic too). read_2t_ceiling_*: the ranking's
- *                  CPU time over it, the most a second thread can
- *                  shorten the ranking while the reader thread decodes
- *                  (read_decode_share_*: its inverse, the decoder's share
- *                  of the ranking).
+ *                  --realistic too).
+ *   reader_records_*: the same through cap_reader_next_scopes (256 a
+ *                  call; self time summed in ticks, nothing converted),
+ *                  the batch call for the other events: what the reader
+ *                  thread of a two-thread load does. read_2t_ceiling_*:
+ *                  the ranking's CPU time over it, the most a second
+ *                  thread can shorten the ranking while the reader thread
+ *                  decodes (read_decode_share_*: its inverse, the
+ *                  decoder's share of the ranking).
  *   read_frames_only_*: cap_reader_frames_only, the model's first pass
  *                  (frames only, each block decompressed as far as its
  *                  frames).
@@ -323,10 +327,28 @@ static int child_read(const char *mode, const char *path)
     int64_t self[1024] = {0};
     uint64_t scopes = 0, frames = 0;
     static cap_event evs[256];
-    size_t max = strcmp(mode, "batch") == 0 ? 256 : 1, n = 1;
+    static cap_scope_rec recs[256];
+    static uint32_t stacks[8 * CAP_MAX_DEPTH];
+    const int records = strcmp(mode, "records") == 0;
+    size_t max = records || strcmp(mode, "batch") == 0 ? 256 : 1, n = 1;
     cap_result res;
-    while ((res = max > 1 ? cap_reader_next_batch(r, evs, max, &n)
-                          : cap_reader_next(r, evs)) != CAP_DONE) {
+    for (;;) {
+        if (records) { /* as the reader thread: ticks, no conversion */
+            cap_scope_run run;
+            cap_reader_next_scopes(r, recs, max, &n, stacks,
+                                   sizeof stacks / sizeof *stacks, &run);
+            for (size_t i = 0; i < n; i++)
+                self[recs[i].name & 1023] += recs[i].end - recs[i].begin -
+                                             (int64_t)recs[i].children;
+            scopes += n;
+            if (n)
+                continue;
+        }
+        /* one event at a time between runs of records, as the load */
+        res = max > 1 ? cap_reader_next_batch(r, evs, records ? 1 : max, &n)
+                      : cap_reader_next(r, evs);
+        if (res == CAP_DONE)
+            break;
         if (res != CAP_OK) {
             fprintf(stderr, "bench_read: %s\n", cap_reader_detail(r));
             return 1;
@@ -485,8 +507,12 @@ int main(int argc, char **argv)
         /* the decoder with next to no model: what bounds one core, and
            the reader thread of a two-thread load */
         char *batch_argv[] = {self_exe, "--child", "batch", path, NULL};
-        child_result bt = run_child(batch_argv, 1);
+        child_result bb = run_child(batch_argv, 1);
         snprintf(prefix, sizeof prefix, "reader_batch%s", tag);
+        report(prefix, bb, n, fl.cpu_s);
+        char *rec_argv[] = {self_exe, "--child", "records", path, NULL};
+        child_result bt = run_child(rec_argv, 1);
+        snprintf(prefix, sizeof prefix, "reader_records%s", tag);
         report(prefix, bt, n, fl.cpu_s);
 
         if (!tool) {
