@@ -13,7 +13,9 @@
  * the smallest size allowed on the heap (ASan sees a write past it), and
  * a sixth through cap_reader_next_scopes (7 records a call, into that
  * buffer; the batch call when it gives none): a record whose ancestors lie
- * past the entries the call says it used aborts.
+ * past the entries the call says it used aborts, and so does a sixth walk
+ * whose scopes (the records converted with cap_ticks_ns), other events
+ * and errors, in order, differ from the fifth's.
  * Any crash, sanitizer report, leak or hang is a bug in the reader.
  *
  * Both scope encodings are reached from the seeds (smoke.sh copies every
@@ -71,16 +73,39 @@ static void touch_event(const cap_reader *r, const cap_event *ev)
     }
 }
 
+/* A digest of what a walk yields, in order: h mixed with v. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+/* A scope into the digest, from its event or its converted record. */
+static uint64_t mix_scope(uint64_t h, uint32_t tid, uint32_t name,
+                          uint32_t depth, int64_t begin, int64_t end,
+                          int64_t children, const uint32_t *stack)
+{
+    h = mix(h, CAP_EV_SCOPE);
+    h = mix(h, (uint64_t)tid << 32 | name);
+    h = mix(h, depth);
+    h = mix(mix(mix(h, (uint64_t)begin), (uint64_t)end), (uint64_t)children);
+    for (uint32_t i = 0; i < depth; i++)
+        h = mix(h, stack[i]);
+    return h;
+}
+
 /* mode 0: cap_reader_next; 1: batches of 7; 2: cap_reader_frames_only;
  * 3: batches of 7 into the caller's stacks; 4: records first, 7 a call,
- * into the caller's stacks, else as 3. */
-static void walk(const char *path, unsigned filter, int mode)
+ * into the caller's stacks, else as 3. Returns the digest of what it
+ * yielded (scopes, other events' kinds, errors; 0 when it cannot open). */
+static uint64_t walk(const char *path, unsigned filter, int mode)
 {
     cap_reader *r = NULL;
     char detail[256];
+    uint64_t h = 1;
     if (cap_reader_open(&r, path, detail, sizeof detail) != CAP_OK) {
         touch_str(detail);
-        return;
+        return 0;
     }
     if (filter)
         cap_reader_set_filter(r, filter);
@@ -95,7 +120,7 @@ static void walk(const char *path, unsigned filter, int mode)
     uint32_t *stacks = NULL;
     if (mode >= 3 && !(stacks = malloc(2 * CAP_MAX_DEPTH * sizeof *stacks))) {
         cap_reader_close(r);
-        return;
+        abort(); /* two walks must be compared */
     }
     for (;;) {
         size_t n = 1;
@@ -112,9 +137,12 @@ static void walk(const char *path, unsigned filter, int mode)
                 for (uint32_t k = 0; k < rec[i].depth; k++)
                     touch_str(cap_reader_name(r, stacks[rec[i].stack + k]));
                 touch_str(cap_reader_name(r, rec[i].name));
-                sink += (size_t)cap_ticks_ns(rec[i].end, run.period_ns) +
-                        (size_t)cap_ticks_dur_ns(rec[i].children,
-                                                 run.period_ns);
+                h = mix_scope(h, run.tid, rec[i].name, rec[i].depth,
+                              cap_ticks_ns(rec[i].begin, run.period_ns),
+                              cap_ticks_ns(rec[i].end, run.period_ns),
+                              cap_ticks_dur_ns(rec[i].children,
+                                               run.period_ns),
+                              stacks + rec[i].stack);
             }
             if (n)
                 continue;
@@ -126,10 +154,17 @@ static void walk(const char *path, unsigned filter, int mode)
                                                      2 * CAP_MAX_DEPTH)
                         : cap_reader_next(r, ev);
         if (res == CAP_OK) {
-            for (size_t i = 0; i < n; i++)
+            for (size_t i = 0; i < n; i++) {
                 touch_event(r, &ev[i]);
+                const cap_ev_scope *e = &ev[i].u.scope;
+                h = ev[i].kind == CAP_EV_SCOPE
+                        ? mix_scope(h, e->tid, e->name, e->depth, e->begin_ns,
+                                    e->end_ns, e->children_ns, e->stack)
+                        : mix(h, ev[i].kind);
+            }
             continue;
         }
+        h = mix(h, 1000 + (uint64_t)(res + 100));
         touch_str(cap_reader_detail(r));
         if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED)
             continue; /* recoverable: a tool reads on */
@@ -140,6 +175,7 @@ static void walk(const char *path, unsigned filter, int mode)
             (size_t)cap_reader_offset(r);
     cap_reader_close(r);
     free(stacks);
+    return h;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -153,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    1u << CAP_EV_GPU_SPAN, 0);
     walk(path, 0, 1);
     walk(path, 0, 2);
-    walk(path, 0, 3);
-    walk(path, 0, 4);
+    if (walk(path, 0, 3) != walk(path, 0, 4))
+        abort(); /* records and events told different stories */
     return 0;
 }
