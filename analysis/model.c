@@ -2171,41 +2171,34 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
 }
 
 /* ---- decoding ahead on a second thread ----------------------------------
- * The reader thread decodes each batch of events straight into a slot of
- * a ring and makes it the slot's own: the stacks of a run of scopes are
- * decoded into the slot's stk (cap_reader_next_batch_into; once per
- * change: the ends of a run share one), those of the other events the
- * model takes copied into the slot's arena, the name of each thread or
- * track as the reader knew it at that thread's first event goes into the
- * slot's roots (root_name), and so do the wait flags of names new to the
- * load (over_time_hint). The calling thread applies the slot's events in
- * order through apply, as a one-thread load applies a batch, so the model
- * is the same.
+ * The reader thread fills the slots of a ring: a run of one thread's
+ * scopes as records in ticks (cap_reader_next_scopes, 40 bytes each,
+ * their stacks decoded into the slot's stk once per change: the ends of a
+ * run share one), or one event of another kind (its stack, if any, copied
+ * into the slot's arena) followed by the records of the run a section's
+ * first scope begins. The name of each thread or track as the reader knew
+ * it at that thread's first counted event goes into the slot's roots
+ * (root_name), and so do the wait flags of names new to the load
+ * (over_time_hint). The calling thread applies each slot in order, the
+ * event through apply and the records through apply_recs, which converts
+ * their ticks as the reader would, as a one-thread load does, so the
+ * model is the same.
  *
  * The split (issue 12): the reader thread's share is the decoding itself
- * (about 330 instructions a realistic scope, reader.c) and that pass over
- * the batch (about 16: fill_usual; 35 while it copied every run's stacks,
- * which made the reader thread the longer one on format 3.0, whose
- * decoding takes 1.2x 2.0's time); the model thread's, the rest (about
- * 330 on the ranking: the call-tree node, the row, the frame, the ring and
- * the histograms). What the model thread needs a scope's stack for it does
- * once per stack (scope_node), and whether a scope recurses is its node's
- * (an_node.recursive, set once when the node is made), so the reader
- * thread neither scans stacks nor rewrites records; moving more to it
- * (the frame, the node) would make it the longer of the two (callgrind
- * --separate-threads=yes on the ranking of realistic captures). A scope
- * of a run crosses from one core to the other as a 40-byte relay_scope
- * (its thread the slot's), written by fill_events into the stage beside
- * the events and copied into the slot with them; other batches cross as
- * whole 80-byte cap_events. Rewritten in the slot itself, before the stage
- * (each store a line fetched from the other core), the record cost the
- * reader thread more than it saved; from the stage it halves the lines
- * that cross: realistic 100 M, ranking, 5.45 -> 5.03 s CPU for both
- * threads, wall 3.47 -> 3.22 s (medians of 6, alternating).
+ * (about 285 instructions a realistic scope, reader.c) and the copy into
+ * the slot; the model thread's, the conversion and the rest (about 190 on
+ * the ranking, plus the frames, rings and histograms). Until the records
+ * the reader thread also converted each tick and made an 80-byte event,
+ * which fill_events read back to write a 40-byte record of the ns: the
+ * reader thread was the longer one (bench_threads --ranking 20 M: 0.58 s
+ * against 0.44) and two threads reached 1.44x; with records 0.51 against
+ * 0.47, 1.64-1.67x (docs/PERFORMANCE.md, "Scopes as records in ticks").
+ * What the model thread needs a scope's stack for it does once per stack
+ * (scope_node), and whether a scope recurses is its node's
+ * (an_node.recursive, set once when the node is made).
  *
- * The reader thread decodes each batch into a stage of its own (events
- * and the usual stacks, ahead.stage and ahead.stk: the same lines batch
- * after batch, in its core's cache), prepares it there (fill_events) and
+ * The reader thread decodes into a stage of its own (ahead.recs and
+ * ahead.stk: the same lines batch after batch, in its core's cache) and
  * copies it into the slot at once (memcpy). Decoded straight into the
  * slot, every line the decoder wrote was one the model thread had read
  * half a ring before, so each store first fetched that line back from
@@ -2239,42 +2232,22 @@ enum { ARENA_BLOCK = 16384 }; /* > CAP_MAX_DEPTH: any stack fits one */
  * early for room (at least 2 x CAP_MAX_DEPTH, as the reader asks). */
 enum { SLOT_STACKS = 65536 };
 
-/* A CPU scope as it crosses to the model thread: half a cap_event (40
- * bytes, not 80), so that half as many lines go from one core to the
- * other. Its thread is the slot's (rs_tid): a run of scopes is one
- * SCOPES section's. */
-typedef struct relay_scope {
-    int64_t begin_ns, end_ns, children_ns;
-    const uint32_t *stack; /* in the slot's stk or arena */
-    uint32_t name, depth;
-} relay_scope;
-
 typedef struct slot {
-    cap_event ev[SLOT_EVENTS]; /* a batch that is not a run of one
-                                  thread's scopes, whole; the stacks of
-                                  the events the model takes point into
-                                  the slot's arena, threads' names into
-                                  its roots */
+    cap_event ev[1]; /* an event that is not a record (n: 0 or 1); the
+                        stacks of the events the model takes point into
+                        the slot's arena, threads' names into its roots */
     size_t n;
-    relay_scope *rs;  /* SLOT_EVENTS: a run of one thread's scopes, as
-                         the model takes them (those before the cut-off
-                         left out), when `compact` */
-    size_t rs_n;
-    uint32_t rs_tid;
-    int compact;
-    cap_scope_rec *rec; /* SLOT_EVENTS: on the usual load, a run of one
-                           thread's scopes as the reader gives them
-                           (cap_reader_next_scopes: ticks, converted by
-                           the model thread), after the events above;
-                           their stacks in stk */
+    cap_scope_rec *rec; /* SLOT_EVENTS: a run of one thread's scopes as
+                           the reader gives them (cap_reader_next_scopes:
+                           ticks, converted by the model thread), after
+                           the event; their stacks in stk */
     size_t rec_n;
     uint32_t rec_tid;
     double rec_per; /* their period (cap_scope_run.period_ns) */
     cap_result res;   /* CAP_OK: events; otherwise the reader's result */
     char detail[320]; /* the reader's detail for a result */
-    uint32_t *stk;    /* SLOT_STACKS entries: the reader decodes the
-                         stacks of a run of scopes here
-                         (cap_reader_next_batch_into) */
+    uint32_t *stk;    /* SLOT_STACKS entries: the stacks of the
+                         records */
     uint32_t **blk;   /* the arena's blocks: the stacks of the other
                          events the model takes */
     size_t nblk, blk_cap;
@@ -2310,15 +2283,9 @@ typedef struct ahead {
     int failed;        /* the reader thread ran out of memory */
     /* the reader thread's stage: a batch is decoded and prepared here,
        then copied into its slot */
-    cap_event *stage;  /* SLOT_EVENTS */
-    uint32_t *stk;     /* SLOT_STACKS: the usual stacks of the batch */
-    size_t stk_used;   /* entries of stk the batch's events point into */
-    relay_scope *rstage; /* SLOT_EVENTS: the batch's scopes as they cross */
-    cap_scope_rec *recs; /* SLOT_EVENTS: the usual load's records */
-    size_t rs_n;       /* records in rstage */
-    uint32_t rs_tid;   /* their thread */
-    int rs_whole;      /* the batch is not a run of one thread's scopes:
-                          it crosses as cap_events */
+    cap_event stage[1];
+    uint32_t *stk;       /* SLOT_STACKS: the records' stacks */
+    cap_scope_rec *recs; /* SLOT_EVENTS: the records */
 } ahead;
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id)
@@ -2408,299 +2375,181 @@ static int slot_root_cpu(ahead *A, slot *s, uint32_t tid)
     return slot_root(s, AN_CPU, tid, cap_reader_thread_name(A->L->r, tid));
 }
 
-/* fill's pass over the batch's `got` events (decoded into s->ev): each
- * stack the model will read copied into the slot's arena once per change
- * and the events pointed at the copy, each thread's and track's first
- * root name, the wait flags of new names: 0, or -1 out of memory;
- * *threads set when the batch declares threads. This is all the reader
- * thread adds to the decoding (the events stay where the reader wrote
- * them), in a loop made twice: for the usual load (no cut-off, no wait
- * flags, not a scan) without the tests the others need. */
-__attribute__((always_inline)) static inline int
-fill_events(ahead *A, slot *s, cap_event *evs, size_t got, int *threads,
-            const int have_cutoff, const int carry_waits,
-            const int values_only)
+/* Whether a scope that begins at ns begin counts: all of them, or those
+ * from the cut-off on (--skip-seconds; on_scope's test). */
+static inline int past_cutoff(const loader *L, int64_t begin)
 {
-    loader *L = A->L;
-    const int64_t cutoff_ns = L->cutoff_ns;
-    uint8_t *const seen_cpu = A->seen_cpu;
-    const uint32_t *prev = NULL, *copy = NULL;
-    uint32_t prev_depth = 0;
-    uint32_t last_tid = NONE; /* a thread whose root is known */
-    /* the arena's block in locals for the loop */
-    uint32_t *blk = s->nblk ? s->blk[0] : NULL;
-    size_t blk_n = 0;
-    s->blk_at = 0;
-    s->blk_n = 0;
-    /* the usual stacks: decoded into the stage's stk, each event's
-       pointer moved to where fill copies them, the slot's stk */
-    const uintptr_t stk_lo = (uintptr_t)A->stk,
-                    stk_hi = (uintptr_t)(A->stk + SLOT_STACKS);
-    const ptrdiff_t stk_move = s->stk - A->stk;
-    size_t stk_used = 0;
-    /* the scopes' records, for a batch that is a run of one thread's */
-    relay_scope *const rs = A->rstage;
-    size_t rn = 0;
-    const uint32_t tid0 =
-        got && evs[0].kind == CAP_EV_SCOPE ? evs[0].u.scope.tid : NONE;
-    int whole = tid0 == NONE;
-    for (size_t i = 0; i < got; i++) {
-        cap_event *ev = &evs[i];
-        if (__builtin_expect(ev->kind == CAP_EV_SCOPE, 1)) {
-            cap_ev_scope *e = &ev->u.scope;
-            const uint32_t *st = e->stack;
-            const uint32_t depth = e->depth, tid = e->tid;
-            if ((uintptr_t)st - stk_lo < stk_hi - stk_lo) {
-                /* the usual stack, in the stage's stk */
-                size_t end = (size_t)(st - A->stk) + depth;
-                if (end > stk_used)
-                    stk_used = end;
-                e->stack = st + stk_move;
-            }
-            if (have_cutoff && e->begin_ns < cutoff_ns)
-                continue; /* on_scope skips it first: no record */
-            whole |= tid != tid0;
-            if (values_only) { /* apply_values takes no stack, no root */
-                rs[rn++] = (relay_scope){e->begin_ns, e->end_ns,
-                                         e->children_ns, NULL, e->name,
-                                         depth};
-                continue;
-            }
-            /* a stack outside the stage's stk (where the reader decodes
-             * the usual ones) is copied into the slot's arena */
-            if ((uintptr_t)st - stk_lo >= stk_hi - stk_lo) {
-                if (st != prev || depth > prev_depth) { /* a new stack */
-                    uint32_t *d;
-                    if (blk && blk_n + depth <= ARENA_BLOCK) {
-                        d = blk + blk_n;
-                        blk_n += depth;
-                    } else {
-                        s->blk_n = blk_n;
-                        if (!(d = arena_take(s, depth)))
-                            return -1;
-                        blk = s->blk[s->blk_at];
-                        blk_n = s->blk_n;
-                    }
-                    /* two entries a step, inline: a call to memcpy costs
-                       more than the copy of a stack of a few entries */
-                    uint32_t k = 0;
-                    for (; k + 2 <= depth; k += 2) {
-                        uint64_t w;
-                        memcpy(&w, st + k, sizeof w);
-                        memcpy(d + k, &w, sizeof w);
-                    }
-                    if (k < depth)
-                        d[k] = st[k];
-                    prev = st;
-                    prev_depth = depth;
-                    copy = d;
-                }
-                e->stack = copy;
-            }
-            if (tid != last_tid) {
-                if (!seen_cpu[tid] && slot_root_cpu(A, s, tid) != 0)
-                    return -1;
-                last_tid = tid;
-            }
-            const uint32_t name = e->name;
-            if (carry_waits &&
-                (name >= A->name_seen_cap || !A->name_seen[name])) {
-                if (grow_zero(&A->name_seen, &A->name_seen_cap,
-                              (size_t)name + 1) != 0 ||
-                    an_grow((void **)&s->waits, &s->waits_cap,
-                            s->waits_n + 1, sizeof *s->waits) != 0)
-                    return -1;
-                A->name_seen[name] = 1;
-                s->waits[s->waits_n++] = (struct slot_wait){
-                    name, name_is_wait(L, L->r, name) ? 2 : 1};
-            }
-            rs[rn++] = (relay_scope){e->begin_ns, e->end_ns, e->children_ns,
-                                     e->stack, name, depth};
-            continue;
-        }
-        whole = 1;
-        if (ev->kind == CAP_EV_THREAD) {
-            *threads = 1; /* its name into the roots after the loop */
-        } else if (ev->kind == CAP_EV_GPU_SPAN) {
-            cap_ev_gpu_span *e = &ev->u.gpu_span;
-            s->blk_n = blk_n;
-            uint32_t *d = arena_take(s, e->depth);
-            if (!d)
-                return -1;
-            blk = s->blk[s->blk_at];
-            blk_n = s->blk_n;
-            if (e->depth)
-                memcpy(d, e->stack, e->depth * sizeof *d);
-            e->stack = d;
-            prev = NULL; /* a span's stack is not a scope's */
-            if (!(have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0) &&
-                !A->seen_gpu[e->track]) {
-                A->seen_gpu[e->track] = 1;
-                if (slot_root(s, AN_GPU, e->track,
-                              cap_reader_track_name(L->r, e->track)) != 0)
-                    return -1;
-            }
-        }
-        /* counters carry no pointer; the model takes nothing else */
-    }
-    A->stk_used = stk_used;
-    A->rs_n = rn;
-    A->rs_tid = tid0;
-    A->rs_whole = whole;
+    return !L->have_cutoff || begin >= L->cutoff_ns;
+}
+
+/* A CPU name met by the reader thread: its wait flag into the slot the
+ * first time (over_time_hint): 0, or -1 out of memory. */
+static int slot_wait(ahead *A, slot *s, uint32_t name)
+{
+    if (name < A->name_seen_cap && A->name_seen[name])
+        return 0;
+    if (grow_zero(&A->name_seen, &A->name_seen_cap, (size_t)name + 1) != 0 ||
+        an_grow((void **)&s->waits, &s->waits_cap, s->waits_n + 1,
+                sizeof *s->waits) != 0)
+        return -1;
+    A->name_seen[name] = 1;
+    s->waits[s->waits_n++] =
+        (struct slot_wait){name, name_is_wait(A->L, A->L->r, name) ? 2 : 1};
     return 0;
 }
 
-/* fill_events for the usual load, and for any (apart: a compiler would
- * otherwise merge them into one that tests the constants). The fields
- * are read here, once: the model thread writes the loader's others. */
-__attribute__((noinline)) static int fill_usual(ahead *A, slot *s,
-                                                cap_event *evs, size_t got,
-                                                int *threads)
+/* fill's work for the event of a slot (one, not a record): its stack
+ * copied into the slot's arena, its thread's or track's first root name,
+ * the wait flag of a new name: 0, or -1 out of memory; *threads set when
+ * it declares a thread (its name goes into the roots after). */
+static int fill_event(ahead *A, slot *s, cap_event *ev, int *threads)
 {
-    return fill_events(A, s, evs, got, threads, 0, 0, 0);
+    loader *L = A->L;
+    if (ev->kind == CAP_EV_SCOPE) {
+        cap_ev_scope *e = &ev->u.scope;
+        if (!past_cutoff(L, e->begin_ns) || L->values_only)
+            return 0; /* on_scope skips it first; apply_values takes no
+                         stack, no root, no flag */
+        uint32_t *d = arena_take(s, e->depth);
+        if (!d)
+            return -1;
+        if (e->depth)
+            memcpy(d, e->stack, e->depth * sizeof *d);
+        e->stack = d;
+        if (slot_root_cpu(A, s, e->tid) != 0)
+            return -1;
+        return A->carry_waits ? slot_wait(A, s, e->name) : 0;
+    }
+    if (ev->kind == CAP_EV_THREAD) {
+        *threads = 1;
+    } else if (ev->kind == CAP_EV_GPU_SPAN) {
+        cap_ev_gpu_span *e = &ev->u.gpu_span;
+        uint32_t *d = arena_take(s, e->depth);
+        if (!d)
+            return -1;
+        if (e->depth)
+            memcpy(d, e->stack, e->depth * sizeof *d);
+        e->stack = d;
+        if (!(L->have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0) &&
+            !A->seen_gpu[e->track]) {
+            A->seen_gpu[e->track] = 1;
+            if (slot_root(s, AN_GPU, e->track,
+                          cap_reader_track_name(L->r, e->track)) != 0)
+                return -1;
+        }
+    }
+    /* counters carry no pointer; the model takes nothing else */
+    return 0;
 }
 
-__attribute__((noinline)) static int fill_any(ahead *A, slot *s,
-                                              cap_event *evs, size_t got,
-                                              int *threads)
+/* fill's work for n records just decoded (thread tid, period per) into
+ * A->recs: the thread's first root name, once one of them counts (the
+ * cut-off), and the wait flags of new names: 0, or -1 out of memory. The
+ * usual load (no cut-off, no wait flags) tests two flags and is done; a
+ * scan (apply_values) takes no root and no flag. */
+static int fill_recs(ahead *A, slot *s, size_t n, uint32_t tid, double per)
 {
     const loader *L = A->L;
-    return fill_events(A, s, evs, got, threads, L->have_cutoff,
-                       A->carry_waits, L->values_only);
-}
-
-/* Fill slot s from the reader: one batch, decoded into the reader
- * thread's own stage (its lines stay in this core's cache, batch after
- * batch), prepared there, then copied into the slot. */
-static int fill(ahead *A, slot *s)
-{
-    loader *L = A->L;
-    s->roots_n = s->names_n = s->waits_n = 0;
-    s->detail[0] = 0;
-    size_t got = 0;
-    if ((!s->stk && !(s->stk = malloc(SLOT_STACKS * sizeof *s->stk))) ||
-        (!s->rs && !(s->rs = malloc(SLOT_EVENTS * sizeof *s->rs))) ||
-        (!s->rec && !(s->rec = malloc(SLOT_EVENTS * sizeof *s->rec))))
-        return -1;
-    s->compact = 0;
-    s->rec_n = 0;
-    s->n = 0;
-    const int usual = !L->have_cutoff && !A->carry_waits && !L->values_only;
-    cap_scope_run run;
-    size_t rn = 0;
-    if (usual) {
-        /* a run of scopes as records, its ticks converted on the model
-           thread: the reader thread only decodes */
-        cap_reader_next_scopes(L->r, A->recs, SLOT_EVENTS, &rn, A->stk,
-                               SLOT_STACKS, &run);
-        if (rn) {
-            memcpy(s->stk, A->stk, run.stacks_used * sizeof *A->stk);
-            memcpy(s->rec, A->recs, rn * sizeof *s->rec);
-            s->rec_n = rn;
-            s->rec_tid = run.tid;
-            s->rec_per = run.period_ns;
-            s->res = CAP_OK;
-            return slot_root_cpu(A, s, run.tid);
-        }
-    }
-    cap_event *evs = A->stage;
-    /* the usual load takes one event here (a run of scopes follows as
-       records; the other events come one a call anyway) */
-    s->res = cap_reader_next_batch_into(L->r, evs, usual ? 1 : SLOT_EVENTS,
-                                        &got, A->stk, SLOT_STACKS);
-    if (s->res != CAP_OK) {
-        snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
+    if (L->values_only)
         return 0;
-    }
-    int threads = 0;
-    if ((usual ? fill_usual(A, s, evs, got, &threads)
-               : fill_any(A, s, evs, got, &threads)) != 0)
-        return -1;
-    if (threads) {
-        /* the threads the batch declares go first: root_name finds the
-         * first entry of a thread, and its declared name wins over the
-         * reader's */
-        size_t k = s->roots_n;
-        for (size_t i = 0; i < got; i++) {
-            cap_event *ev = &evs[i];
-            if (ev->kind != CAP_EV_THREAD)
-                continue;
-            if (slot_root(s, AN_CPU, ev->u.thread.tid, ev->u.thread.name) !=
-                0)
-                return -1;
-            ev->u.thread.name = NULL; /* in the slot's roots */
-        }
-        roots_reverse(s->roots, 0, k);
-        roots_reverse(s->roots, k, s->roots_n);
-        roots_reverse(s->roots, 0, s->roots_n);
-    }
-    /* one copy each, in a burst: the lines' fetches from the other core
-       overlap, where the decoder's stores, spread over its work, waited
-       for them one by one */
-    memcpy(s->stk, A->stk, A->stk_used * sizeof *A->stk);
-    if (!A->rs_whole) { /* a run of one thread's scopes: their records */
-        memcpy(s->rs, A->rstage, A->rs_n * sizeof *s->rs);
-        s->rs_n = A->rs_n;
-        s->rs_tid = A->rs_tid;
-        s->compact = 1;
-    } else {
-        memcpy(s->ev, evs, got * sizeof *evs);
-    }
-    s->n = got;
-    if (usual && got == 1 && evs[0].kind == CAP_EV_SCOPE) {
-        /* a section's first scope (its stack in the arena, not in stk):
-           the run after it as records, in the same slot */
-        cap_reader_next_scopes(L->r, A->recs, SLOT_EVENTS, &rn, A->stk,
-                               SLOT_STACKS, &run);
-        if (rn) {
-            memcpy(s->stk, A->stk, run.stacks_used * sizeof *A->stk);
-            memcpy(s->rec, A->recs, rn * sizeof *s->rec);
-            s->rec_n = rn;
-            s->rec_tid = run.tid;
-            s->rec_per = run.period_ns;
-        }
-    }
-    return 0;
-}
-
-/* A slot's run of scopes (its records) into the model, as apply_as
- * takes their events (on_scope: the cut-off already applied by fill). */
-static inline __attribute__((always_inline)) int
-apply_relay_as(loader *L, const slot *s, const int pack)
-{
-    const relay_scope *rs = s->rs;
-    const uint32_t tid = s->rs_tid;
-    const int rec = !L->tree;
-    for (size_t i = 0, n = s->rs_n; i < n; i++) {
-        const relay_scope *e = &rs[i];
-        hand h = make_hand(e->begin_ns, e->end_ns, e->children_ns, e->name,
-                           tid, e->depth, e->stack, rec);
-        if (scope_core(L, &h, e->stack, pack) != 0)
+    if (!L->have_cutoff && !A->carry_waits)
+        return slot_root_cpu(A, s, tid);
+    for (size_t i = 0; i < n; i++) {
+        const cap_scope_rec *q = &A->recs[i];
+        if (!past_cutoff(L, cap_ticks_ns(q->begin, per)))
+            continue;
+        if (slot_root_cpu(A, s, tid) != 0 ||
+            (A->carry_waits && slot_wait(A, s, q->name) != 0))
             return -1;
     }
     return 0;
 }
 
-__attribute__((noinline)) static int apply_relay_packed(loader *L,
-                                                        const slot *s)
+/* Records from the reader into slot s, after its event (if any): their
+ * stacks and themselves copied from the stage at once. 0, or -1 out of
+ * memory. */
+static int fill_take_recs(ahead *A, slot *s)
 {
-    return apply_relay_as(L, s, 1);
+    cap_scope_run run;
+    size_t rn = 0;
+    cap_reader_next_scopes(A->L->r, A->recs, SLOT_EVENTS, &rn, A->stk,
+                           SLOT_STACKS, &run);
+    if (!rn)
+        return 0;
+    if (fill_recs(A, s, rn, run.tid, run.period_ns) != 0)
+        return -1;
+    /* one copy each, in a burst: the lines' fetches from the other core
+       overlap, where the decoder's stores, spread over its work, waited
+       for them one by one */
+    memcpy(s->stk, A->stk, run.stacks_used * sizeof *A->stk);
+    memcpy(s->rec, A->recs, rn * sizeof *s->rec);
+    s->rec_n = rn;
+    s->rec_tid = run.tid;
+    s->rec_per = run.period_ns;
+    return 0;
 }
 
-__attribute__((noinline)) static int apply_relay_plain(loader *L,
-                                                       const slot *s)
+/* Fill slot s from the reader: a run of scopes as records, decoded into
+ * the reader thread's own stage (its lines stay in this core's cache,
+ * batch after batch) and copied into the slot; or one event (prepared
+ * for the model by fill_event), followed by the run of records a
+ * section's first scope begins. */
+static int fill(ahead *A, slot *s)
 {
-    return apply_relay_as(L, s, 0);
+    loader *L = A->L;
+    s->roots_n = s->names_n = s->waits_n = 0;
+    s->detail[0] = 0;
+    s->blk_at = s->blk_n = 0;
+    s->n = s->rec_n = 0;
+    if ((!s->stk && !(s->stk = malloc(SLOT_STACKS * sizeof *s->stk))) ||
+        (!s->rec && !(s->rec = malloc(SLOT_EVENTS * sizeof *s->rec))))
+        return -1;
+    s->res = CAP_OK;
+    if (fill_take_recs(A, s) != 0)
+        return -1;
+    if (s->rec_n)
+        return 0;
+    /* one event: the others come one a call anyway, and a run of scopes
+       after a section's first follows as records */
+    cap_event *ev = A->stage;
+    size_t got = 0;
+    s->res = cap_reader_next_batch_into(L->r, ev, 1, &got, A->stk,
+                                        SLOT_STACKS);
+    if (s->res != CAP_OK) {
+        snprintf(s->detail, sizeof s->detail, "%s", cap_reader_detail(L->r));
+        return 0;
+    }
+    int threads = 0;
+    if (fill_event(A, s, ev, &threads) != 0)
+        return -1;
+    if (threads) {
+        /* the thread it declares goes first: root_name finds the first
+         * entry of a thread, and its declared name wins over the
+         * reader's */
+        size_t k = s->roots_n;
+        if (slot_root(s, AN_CPU, ev->u.thread.tid, ev->u.thread.name) != 0)
+            return -1;
+        ev->u.thread.name = NULL; /* in the slot's roots */
+        roots_reverse(s->roots, 0, k);
+        roots_reverse(s->roots, k, s->roots_n);
+        roots_reverse(s->roots, 0, s->roots_n);
+    }
+    s->ev[0] = *ev;
+    s->n = 1;
+    return ev->kind == CAP_EV_SCOPE ? fill_take_recs(A, s) : 0;
 }
 
-/* A slot's records (cap_reader_next_scopes), as apply_relay_as takes
- * its: the ticks converted here, as the reader converts them. */
+/* A slot's records (cap_reader_next_scopes) into the model, as on_scope
+ * takes events (those before the cut-off left out): the ticks converted
+ * here, as the reader converts them. */
 static inline __attribute__((always_inline)) int
 apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
               const uint32_t *const stk, const uint32_t tid, const double per,
               const int pack, const int unit)
 {
     const int rec = !L->tree;
+    const int have_cutoff = L->have_cutoff;
+    const int64_t cutoff_ns = L->cutoff_ns;
     /* ticks below lim make ns below 2^51: cap_ticks_ns's usual case (x
        in [0, 2^52)) known from one compare of the ticks, as the reader
        knows it; the others take cap_ticks_ns whole */
@@ -2725,6 +2574,13 @@ apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
                     ? (int64_t)((double)e->children * per + half)
                     : cap_ticks_dur_ns(e->children, per);
         }
+        if (have_cutoff && b < cutoff_ns)
+            continue;
+        if (L->values_only) { /* a scan: the value alone, as apply_values */
+            if (value_of(L, e->name, tid, b, cap_self_ns(b, en, c)) != 0)
+                return -1;
+            continue;
+        }
         hand h = make_hand(b, en, c, e->name, tid, e->depth, st, rec);
         if (scope_core(L, &h, st, pack) != 0)
             return -1;
@@ -2748,7 +2604,7 @@ apply_recs_plain(loader *L, const cap_scope_rec *rv, size_t n,
                       : apply_recs_as(L, rv, n, stk, tid, per, 0, 0);
 }
 
-/* Records into the model (the usual load: no cut-off, not a scan). */
+/* Records into the model. */
 static int apply_recs(loader *L, const cap_scope_rec *rv, size_t n,
                       const uint32_t *stk, uint32_t tid, double per)
 {
@@ -2756,31 +2612,15 @@ static int apply_recs(loader *L, const cap_scope_rec *rv, size_t n,
                       : apply_recs_plain(L, rv, n, stk, tid, per);
 }
 
-/* A slot's run of scopes on a scan (values_only), as apply_values. */
-static int apply_relay_values(loader *L, const slot *s)
-{
-    const uint32_t tid = s->rs_tid;
-    for (size_t i = 0; i < s->rs_n; i++) {
-        const relay_scope *e = &s->rs[i];
-        if (value_of(L, e->name, tid, e->begin_ns,
-                     cap_self_ns(e->begin_ns, e->end_ns, e->children_ns)) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* Apply slot s's events in order, as a one-thread load applies a batch. */
+/* Apply slot s's event and records in order, as a one-thread load
+ * applies them. */
 static int apply_slot(loader *L, const slot *s)
 {
-    int rc;
-    if (s->compact)
-        rc = L->values_only ? apply_relay_values(L, s)
-             : L->packing   ? apply_relay_packed(L, s)
-                            : apply_relay_plain(L, s);
-    else
+    int rc = 0;
+    if (s->n)
         rc = L->values_only ? apply_values(L, s->ev, s->n)
                             : apply(L, s->ev, s->n);
-    if (rc == 0 && s->rec_n) /* the usual load only: not values_only */
+    if (rc == 0 && s->rec_n)
         rc = apply_recs(L, s->rec, s->rec_n, s->stk, s->rec_tid, s->rec_per);
     return rc;
 }
@@ -2834,15 +2674,10 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     ahead A = {.L = L, .carry_waits = m->ot_bin != NULL};
     A.slots = calloc(SLOTS, sizeof *A.slots);
     A.seen_cpu = calloc(CAP_MAX_THREADS, 1);
-    A.stage = malloc(SLOT_EVENTS * sizeof *A.stage);
     A.stk = malloc(SLOT_STACKS * sizeof *A.stk);
-    A.rstage = malloc(SLOT_EVENTS * sizeof *A.rstage);
     A.recs = malloc(SLOT_EVENTS * sizeof *A.recs);
-    if (!A.slots || !A.seen_cpu || !A.stage || !A.stk || !A.rstage ||
-        !A.recs) {
+    if (!A.slots || !A.seen_cpu || !A.stk || !A.recs) {
         free(A.recs);
-        free(A.rstage);
-        free(A.stage);
         free(A.stk);
         free(A.slots);
         free(A.seen_cpu);
@@ -2908,7 +2743,6 @@ out:
             free(A.slots[i].blk[b]);
         free(A.slots[i].blk);
         free(A.slots[i].stk);
-        free(A.slots[i].rs);
         free(A.slots[i].rec);
         free(A.slots[i].roots);
         free(A.slots[i].names);
@@ -2917,9 +2751,7 @@ out:
     free(A.name_seen);
     free(A.slots);
     free(A.seen_cpu);
-    free(A.stage);
     free(A.stk);
-    free(A.rstage);
     free(A.recs);
     pthread_mutex_destroy(&A.mu);
     pthread_cond_destroy(&A.cv);
@@ -2959,22 +2791,20 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
     cap_event evs[BATCH]; /* on the stack: a load of a small capture
                              allocates little */
     uint64_t seen = 0;
-    /* the usual load takes runs of scopes as records (ticks, converted by
-       apply_recs), the rest as events */
-    const int usual = !L->have_cutoff && !L->values_only;
+    /* runs of scopes come as records (ticks, converted by apply_recs),
+       the rest as events */
     enum { STACKS = 8 * CAP_MAX_DEPTH };
-    cap_scope_rec *rv = NULL;
-    uint32_t *stk = NULL;
-    if (usual && (!(rv = malloc(BATCH * sizeof *rv)) ||
-                  !(stk = malloc(STACKS * sizeof *stk)))) {
+    cap_scope_rec *rv = malloc(BATCH * sizeof *rv);
+    uint32_t *stk = malloc(STACKS * sizeof *stk);
+    if (!rv || !stk) {
         free(rv);
+        free(stk);
         return CAP_E_NOMEM;
     }
     for (;;) {
         size_t n = 0;
         cap_scope_run run;
-        if (usual)
-            cap_reader_next_scopes(L->r, rv, BATCH, &n, stk, STACKS, &run);
+        cap_reader_next_scopes(L->r, rv, BATCH, &n, stk, STACKS, &run);
         const int recs = n != 0;
         if (!recs) {
             res = cap_reader_next_batch(L->r, evs, BATCH, &n);
