@@ -2398,6 +2398,17 @@ static int slot_wait(ahead *A, slot *s, uint32_t name)
     return 0;
 }
 
+/* A copy of an event's stack (depth names) in slot s's arena, where it
+ * stays while the slot is applied; NULL when out of memory. */
+static const uint32_t *arena_copy(slot *s, const uint32_t *stack,
+                                  uint32_t depth)
+{
+    uint32_t *d = arena_take(s, depth);
+    if (d && depth)
+        memcpy(d, stack, depth * sizeof *d);
+    return d;
+}
+
 /* fill's work for the event of a slot (one, not a record): its stack
  * copied into the slot's arena, its thread's or track's first root name,
  * the wait flag of a new name: 0, or -1 out of memory; *threads set when
@@ -2410,12 +2421,8 @@ static int fill_event(ahead *A, slot *s, cap_event *ev, int *threads)
         if (!past_cutoff(L, e->begin_ns) || L->values_only)
             return 0; /* on_scope skips it first; apply_values takes no
                          stack, no root, no flag */
-        uint32_t *d = arena_take(s, e->depth);
-        if (!d)
+        if (!(e->stack = arena_copy(s, e->stack, e->depth)))
             return -1;
-        if (e->depth)
-            memcpy(d, e->stack, e->depth * sizeof *d);
-        e->stack = d;
         if (slot_root_cpu(A, s, e->tid) != 0)
             return -1;
         return A->carry_waits ? slot_wait(A, s, e->name) : 0;
@@ -2424,12 +2431,8 @@ static int fill_event(ahead *A, slot *s, cap_event *ev, int *threads)
         *threads = 1;
     } else if (ev->kind == CAP_EV_GPU_SPAN) {
         cap_ev_gpu_span *e = &ev->u.gpu_span;
-        uint32_t *d = arena_take(s, e->depth);
-        if (!d)
+        if (!(e->stack = arena_copy(s, e->stack, e->depth)))
             return -1;
-        if (e->depth)
-            memcpy(d, e->stack, e->depth * sizeof *d);
-        e->stack = d;
         if (!(L->have_cutoff && frame_by_index(L->m, e->cpu_frame) < 0) &&
             !A->seen_gpu[e->track]) {
             A->seen_gpu[e->track] = 1;

@@ -134,6 +134,23 @@ typedef struct kept {
     const uint32_t *st; /* its stack */
 } kept;
 
+/* The previous call's scopes whose stacks are in the caller's memory: each
+ * stack still what it was when its scope was read. */
+static void check_kept(const char *path, const rec *v, const kept *k_prev,
+                       size_t nk)
+{
+    for (size_t i = 0; i < nk; i++) {
+        const rec *o = &v[k_prev[i].at];
+        for (int64_t j = 0; j < o->f[4] && j < 64; j++)
+            if (k_prev[i].st[j] != o->stack[j]) {
+                fprintf(stderr, "FAIL %s: scope %zu's stack changed after "
+                        "the next call\n", path, k_prev[i].at);
+                failures++;
+                break;
+            }
+    }
+}
+
 /* Every event of path, read one at a time (batch 0), in batches of
  * `batch`, or (stacks_cap > 0) in batches into two areas of stacks_cap
  * entries taken in turn; *into counts the scopes whose stacks were there.
@@ -176,15 +193,7 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
                 failures++;
                 break;
             }
-            for (size_t i = 0; i < nk; i++) /* the previous call's stacks */
-                for (int64_t j = 0; j < v[k_prev[i].at].f[4] && j < 64; j++)
-                    if (k_prev[i].st[j] != v[k_prev[i].at].stack[j]) {
-                        fprintf(stderr, "FAIL %s: record %zu's stack "
-                                "changed after the next call\n", path,
-                                k_prev[i].at);
-                        failures++;
-                        break;
-                    }
+            check_kept(path, v, k_prev, nk);
             nk = 0;
             for (size_t i = 0; i < k; i++) {
                 if (n == cap)
@@ -209,16 +218,7 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
                                       : cap_reader_next_batch(r, evs, batch, &k);
         if (res != CAP_OK)
             k = 1;
-        for (size_t i = 0; i < nk; i++) { /* the previous batch's stacks */
-            const rec *o = &v[k_prev[i].at];
-            for (int64_t j = 0; j < o->f[4] && j < 64; j++)
-                if (k_prev[i].st[j] != o->stack[j]) {
-                    fprintf(stderr, "FAIL %s: event %zu's stack changed "
-                            "after the next call\n", path, k_prev[i].at);
-                    failures++;
-                    break;
-                }
-        }
+        check_kept(path, v, k_prev, nk);
         nk = 0;
         for (size_t i = 0; i < k; i++) {
             if (n == cap)

@@ -1533,6 +1533,24 @@ scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t tid, uint32_t dpt,
         r->stk_children[dpt - 1] += tick - begin;
 }
 
+/* The innermost open scope, ended at tick, out as the k-th record (rec)
+ * or event of the run: scope_pop_rec or scope_pop. */
+static inline __attribute__((always_inline)) void
+scope_out(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t k,
+          const int rec, uint32_t tid, uint32_t dpt, uint64_t tick,
+          const uint32_t *stack, const uint32_t *arena, int unit, double per,
+          uint64_t lim, uint64_t origin)
+{
+    if (rec) {
+        scope_pop_rec(r, &rv[k], dpt, tick, (uint32_t)(stack - arena),
+                      origin);
+    } else {
+        ev[k].kind = CAP_EV_SCOPE;
+        scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per, lim,
+                  origin);
+    }
+}
+
 /* The end of a run that filled k scopes and stopped with res: an error
  * after some scopes waits in r->pending; a section's end is found again
  * by the next call. */
@@ -1724,14 +1742,8 @@ scopes_run_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
         const uint32_t *stack =
             end_stack(r, rec ? 2 : max, dpt, arena, &ap, &cur);
         depth = dpt;
-        if (rec) {
-            scope_pop_rec(r, &rv[k], dpt, tick, (uint32_t)(stack - arena),
-                          origin);
-        } else {
-            ev[k].kind = CAP_EV_SCOPE;
-            scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per,
-                      lim, origin);
-        }
+        scope_out(r, ev, rv, k, rec, tid, dpt, tick, stack, arena, unit, per,
+                  lim, origin);
         k++;
         if (k == max) {
             res = CAP_OK;
@@ -2026,14 +2038,8 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
         const uint32_t *stack =
             end_stack(r, rec ? 2 : max, dpt, arena, &ap, &cur);
         depth = dpt;
-        if (rec) {
-            scope_pop_rec(r, &rv[k], dpt, tick, (uint32_t)(stack - arena),
-                          origin);
-        } else {
-            ev[k].kind = CAP_EV_SCOPE;
-            scope_pop(r, &ev[k].u.scope, tid, dpt, tick, stack, unit, per,
-                      lim, origin);
-        }
+        scope_out(r, ev, rv, k, rec, tid, dpt, tick, stack, arena, unit, per,
+                  lim, origin);
         k++;
         if (k == max) {
             res = CAP_OK;
@@ -2440,6 +2446,30 @@ cap_result cap_reader_next_batch(cap_reader *r, cap_event *ev, size_t max,
     return batch_run(r, ev, max, n);
 }
 
+/* The reader's own arena, set aside while a call decodes stacks into the
+ * caller's memory (which does not grow). */
+typedef struct rd_arena {
+    uint32_t *a;
+    size_t cap;
+    int full;
+} rd_arena;
+
+static rd_arena arena_lend(cap_reader *r, uint32_t *stacks, size_t cap)
+{
+    rd_arena own = {r->arena, r->arena_cap, r->arena_full};
+    r->arena = stacks;
+    r->arena_cap = cap;
+    r->arena_full = 0;
+    return own;
+}
+
+static void arena_restore(cap_reader *r, rd_arena own)
+{
+    r->arena = own.a;
+    r->arena_cap = own.cap;
+    r->arena_full = own.full;
+}
+
 cap_result cap_reader_next_batch_into(cap_reader *r, cap_event *ev,
                                       size_t max, size_t *n, uint32_t *stacks,
                                       size_t stacks_cap)
@@ -2450,16 +2480,9 @@ cap_result cap_reader_next_batch_into(cap_reader *r, cap_event *ev,
     *n = 0;
     /* the batch's stacks go to the caller's memory: the reader's own
      * arena is set aside for the call (and does not grow for it) */
-    uint32_t *own = r->arena;
-    size_t own_cap = r->arena_cap;
-    int own_full = r->arena_full;
-    r->arena = stacks;
-    r->arena_cap = stacks_cap;
-    r->arena_full = 0;
+    rd_arena own = arena_lend(r, stacks, stacks_cap);
     cap_result res = batch_run(r, ev, max, n);
-    r->arena = own;
-    r->arena_cap = own_cap;
-    r->arena_full = own_full;
+    arena_restore(r, own);
     return res;
 }
 
@@ -2474,17 +2497,10 @@ cap_result cap_reader_next_scopes(cap_reader *r, cap_scope_rec *rec,
     if (r->state != ST_SCOPES || r->pending || r->finished ||
         r->owe_truncated)
         return CAP_OK; /* the others' turn */
-    uint32_t *own = r->arena;
-    size_t own_cap = r->arena_cap;
-    int own_full = r->arena_full;
-    r->arena = stacks;
-    r->arena_cap = stacks_cap;
-    r->arena_full = 0;
+    rd_arena own = arena_lend(r, stacks, stacks_cap);
     size_t apos = 0, k = 0;
     cap_result res = scopes_run_rec(r, rec, max, &k, &apos);
-    r->arena = own;
-    r->arena_cap = own_cap;
-    r->arena_full = own_full;
+    arena_restore(r, own);
     r->anc_n = 0;
     r->last_gpu = 0;
     if (k) {
