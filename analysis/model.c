@@ -2209,7 +2209,7 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
  * the stage 0.35-0.39 s; non-temporal stores for the copy did no
  * better than memcpy; docs/PERFORMANCE.md). */
 
-/* Batches of 4,096 events, half a ring (8 slots, 32 Ki events) handed
+/* Up to 4,096 records a slot, half a ring (8 slots, 32 Ki scopes) handed
  * over at a time: with 1,024 the threads met four times as often and the
  * records were rewritten while still in the other core's cache (ranking
  * of 100 M scopes on two idle cores: 3.7-4.0 s wall with 1,024, 3.0 s
@@ -2227,7 +2227,7 @@ typedef struct slot_name {
  * batch. */
 enum { ARENA_BLOCK = 16384 }; /* > CAP_MAX_DEPTH: any stack fits one */
 
-/* Entries of a slot's stk: a batch of 4,096 realistic events copies a
+/* Entries of a slot's stk: a run of 4,096 realistic records copies a
  * stack about once per begin, a few entries each, so runs rarely end
  * early for room (at least 2 x CAP_MAX_DEPTH, as the reader asks). */
 enum { SLOT_STACKS = 65536 };
@@ -2455,8 +2455,8 @@ static int fill_recs(ahead *A, slot *s, size_t n, uint32_t tid, double per)
     const loader *L = A->L;
     if (L->values_only)
         return 0;
-    if (!L->have_cutoff && !A->carry_waits)
-        return slot_root_cpu(A, s, tid);
+    if (!A->carry_waits && (!L->have_cutoff || A->seen_cpu[tid]))
+        return slot_root_cpu(A, s, tid); /* nothing to look at per record */
     for (size_t i = 0; i < n; i++) {
         const cap_scope_rec *q = &A->recs[i];
         if (!past_cutoff(L, cap_ticks_ns(q->begin, per)))
@@ -2553,12 +2553,10 @@ apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
     const int rec = !L->tree;
     const int have_cutoff = L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
-    /* ticks below lim make ns below 2^51: cap_ticks_ns's usual case (x
-       in [0, 2^52)) known from one compare of the ticks, as the reader
-       knows it; the others take cap_ticks_ns whole */
-    const uint64_t lim =
-        per >= 1.0 / 2048 && per <= 0x1p60 ? (uint64_t)(0x1p51 / per) : 0;
-    const double half = 0.5 - 0x1p-54; /* cap__round_ns's */
+    /* ticks below lim make ns below 2^51: cap_ticks_ns's usual case
+       known from one compare of the ticks, as the reader knows it; the
+       others take cap_ticks_ns whole */
+    const uint64_t lim = cap__ticks_lim(per);
     for (size_t i = 0; i < n; i++) {
         const cap_scope_rec *e = &rv[i];
         const uint32_t *st = stk + e->stack;
@@ -2568,13 +2566,12 @@ apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
             en = e->end;
             c = (int64_t)e->children;
         } else {
-            b = (uint64_t)e->begin < lim
-                    ? (int64_t)((double)e->begin * per + half)
-                    : cap_ticks_ns(e->begin, per);
-            en = (uint64_t)e->end < lim ? (int64_t)((double)e->end * per + half)
+            b = (uint64_t)e->begin < lim ? cap__round_pos((double)e->begin * per)
+                                         : cap_ticks_ns(e->begin, per);
+            en = (uint64_t)e->end < lim ? cap__round_pos((double)e->end * per)
                                         : cap_ticks_ns(e->end, per);
             c = e->children < lim && e->children
-                    ? (int64_t)((double)e->children * per + half)
+                    ? cap__round_pos((double)e->children * per)
                     : cap_ticks_dur_ns(e->children, per);
         }
         if (have_cutoff && b < cutoff_ns)

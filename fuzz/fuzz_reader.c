@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "fuzz_input.h"
 
@@ -73,11 +74,14 @@ static void touch_event(const cap_reader *r, const cap_event *ev)
     }
 }
 
-/* A digest of what a walk yields, in order: h mixed with v. */
+/* A digest of what a walk yields, in order: zlib's CRC-32 of each value
+ * after the ones before (enough to tell two walks apart). */
 static uint64_t mix(uint64_t h, uint64_t v)
 {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    return crc32((uLong)h, b, sizeof b);
 }
 
 /* A scope into the digest, from its event or its converted record. */

@@ -284,18 +284,35 @@ CAP_API cap_result cap_reader_next_scopes(cap_reader *r, cap_scope_rec *rec,
                                           uint32_t *stacks, size_t stacks_cap,
                                           cap_scope_run *run);
 
+/* llround(x) for x in [0, 2^52), without the library call: x + (1/2 -
+ * 2^-54), the largest double below a half, truncated
+ * (libcapture/src/reader/round_ns.h says why). Internal to the reader and
+ * the conversions below; 1/2 - 2^-54 written exactly, with no
+ * hexadecimal float (C++). */
+static inline int64_t cap__round_pos(double x)
+{
+    return (int64_t)(x + (0.5 - 1.0 / 18014398509481984.0));
+}
+
+/* The bound below which ticks (compared as unsigned) times period_ns is in
+ * [0, 2^51], where cap__round_pos applies: a program converting many
+ * ticks of one period tests each with one compare. 0 when period_ns is
+ * outside [2^-11, 2^60]. Internal to the reader and its analysis. */
+static inline uint64_t cap__ticks_lim(double period_ns)
+{
+    return period_ns >= 1.0 / 2048 && period_ns <= 1152921504606846976.0
+               ? (uint64_t)(2251799813685248.0 / period_ns)
+               : 0;
+}
+
 /* llround(x), halves away from zero, without the library call where x is
- * in [0, 2^52): there x + (1/2 - 2^-54), the largest double below a half,
- * truncated is the rounded value (libcapture/src/reader/round_ns.h says
- * why). The reader's rounding of ticks x period; used by the two
+ * in [0, 2^52). The reader's rounding of ticks x period; used by the two
  * conversions below. */
 static inline int64_t cap__round_ns(double x)
 {
-    /* 2^52 and 1/2 - 2^-54, exact (no hexadecimal floats in C++) */
-    const double two52 = 4503599627370496.0,
-                 h = 0.5 - 1.0 / 18014398509481984.0;
+    const double two52 = 4503599627370496.0; /* 2^52 */
     if (x >= 0 && x < two52) /* the usual case */
-        return (int64_t)(x + h);
+        return cap__round_pos(x);
     double a = x < 0 ? -x : x;
     if (!(a < two52)) /* integral already (or NaN): rare */
         return (int64_t)llround(x);

@@ -289,10 +289,7 @@ static inline int64_t add_ns(int64_t a, int64_t b)
 static inline int64_t to_ns_per(const cap_reader *r, uint64_t tick,
                                 double per)
 {
-    int64_t d = (int64_t)(tick - r->origin_tick);
-    if (per == 1.0)
-        return d;
-    return round_ns((double)d * per);
+    return cap_ticks_ns((int64_t)(tick - r->origin_tick), per);
 }
 
 static inline int64_t to_ns(const cap_reader *r, uint64_t tick)
@@ -1462,9 +1459,7 @@ static inline uint64_t fast_lim(cap_reader *r)
 {
     if (r->lim_per != r->period) {
         double per = r->period;
-        r->fast_lim = per >= 0x1p-11 && per <= 0x1p60
-                          ? (uint64_t)(0x1p51 / per)
-                          : 0;
+        r->fast_lim = cap__ticks_lim(per);
         r->lim_per = per;
     }
     return r->fast_lim;
@@ -2769,9 +2764,7 @@ size_t cap_reader_scope_ancestors(const cap_reader *r, int64_t *begin,
             begin[i] = r->stk_begin_ns[i];
         if (children) {
             uint64_t ch = r->stk_children[i];
-            children[i] = r->period == 1.0 || ch == 0
-                              ? (int64_t)ch
-                              : round_ns((double)ch * r->period);
+            children[i] = cap_ticks_dur_ns(ch, r->period);
         }
     }
     return r->anc_n;

@@ -25,7 +25,7 @@
  * would take 1/2 - 2^-54 to 1.) tests/test_round_ns.c checks it. */
 static inline int64_t round_pos(double x) /* 0 <= x < 2^52 */
 {
-    return (int64_t)(x + 0x1.fffffffffffffp-2);
+    return cap__round_pos(x); /* the public header's, one for both */
 }
 
 /* Any x: the rounding the public header's tick conversions use
