@@ -9,7 +9,8 @@
 # both comparisons read the same files. Required (docs/STATISTICS.md
 # section 16): the same rows; every row's verdict, and so the exit
 # status, the same unless an exact interval bound lies within the error
-# of the band's edge (e = 2^-8 plus 1 %, of base p95 + new p95); medians
+# of the band's edge (e = 2^-8 plus 1 %, of base p95 + new p95) or the
+# exact p_adjusted within a factor 4 of alpha, the other side; medians
 # and p95 within 2^-8 relative; shift and bounds within that error.
 set -u
 sim=$1 diff=$2
@@ -40,7 +41,7 @@ compare() {
     echo "FAIL $name: no note on stderr"; fail=1; return
   fi
   # fields: 1 track 2 name 5 base_median 6 new_median 9 base_p95
-  # 10 new_p95 16 verdict 18 delta_ms 19 ci_low_ms 20 ci_high_ms 21 band_ms
+  # 10 new_p95 15 p_adjusted 16 verdict 18 delta_ms 19 ci_low_ms 20 ci_high_ms 21 band_ms
   awk -F, -v name="$name" '
     function abs(x) { return x < 0 ? -x : x }
     function rel(a, e, what) {
@@ -74,14 +75,19 @@ compare() {
           d1 = abs(e[k] - e[21]); d2 = abs(e[k] + e[21])
           if (d1 < edge) edge = d1; if (d2 < edge) edge = d2
         }
-        if (edge > tol) {
-          printf "FAIL %s: %s verdict %s summarised, %s exact\n", name, $2, $16, e[16]; bad = 1
+        # or p_adjusted on the other side of alpha (0.05) and within a
+        # factor 4 of it: the buckets tie values, which moves z by up to
+        # 0.25 (docs/STATISTICS.md section 16)
+        pedge = ($15 < 0.05) != (e[15] < 0.05) && e[15] >= 0.05 / 4 && e[15] <= 0.05 * 4
+        if (edge > tol && !pedge) {
+          printf "FAIL %s: %s verdict %s summarised, %s exact (p_adjusted %s, %s; bound to band edge %g, allowed %g)\n", \
+            name, $2, $16, e[16], $15, e[15], edge, tol; bad = 1
         } else edges++
       }
     }
     END {
       for (k in ex) if (!(k in seen) && k !~ /geomean/) { printf "FAIL %s: row %s only exact\n", name, k; bad = 1 }
-      if (edges) printf "     %s: %d verdicts differ at the band edge\n", name, edges
+      if (edges) printf "     %s: %d verdicts differ at the band edge or at alpha\n", name, edges
       exit bad ? 1 : edges ? 3 : 0
     }' "$dir/e.csv" "$dir/a.csv"
   rc_awk=$?
