@@ -45,6 +45,19 @@
  * over 2.0's in both block sizes (write_ns_ratio_format3_realistic,
  * _60fps), measured one after the other in this run.
  *
+ * Where a 100 ms block's bytes go: every block declares the text of each
+ * name it uses (format-spec "Declarations": a block decodes on its own),
+ * and this generator's 416 names each run about once a frame, so six
+ * frames pay each name's text, its two predictions and the tables for
+ * six scopes. The same 60 fps events written with their names left
+ * without text (NAMES sections then empty; the events and every other
+ * section the same) give bytes_per_scope_realistic_60fps_no_text, and the
+ * difference, names_text_bytes_per_scope_realistic_60fps, is what the
+ * names' text costs there (after zstd). The same events in 1 s blocks
+ * (flush_interval_ms = 1000, 60 frames a block) give
+ * bytes_per_scope_realistic_60fps_1s and its json_zstd_ratio: what a
+ * program that can wait a second for its data on disk gets back.
+ *
  * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
  *   --zstd-level L: the capture's zstd level (default: the producer's)
  */
@@ -57,8 +70,9 @@
 #include "bench_gen.h"
 
 /* Frames of a 60 fps game in the producer's default 100 ms block
- * (flush_interval_ms) */
+ * (flush_interval_ms), and in 1 s blocks */
 #define GAME_FRAMES_PER_BLOCK 6
+#define GAME_FRAMES_PER_1S_BLOCK 60
 
 #define BUF_EVENTS (1u << 20)
 
@@ -314,11 +328,16 @@ int main(int argc, char **argv)
      * format 2.0 (SCOPES_R, the default before 3.0) at the producer's
      * level */
     double batch_s_v3 = 0; /* pass 0's decoding, for 3.0's ratio */
-    double wns[6] = {0};   /* each pass's write_ns */
-    for (int pass = 0; pass < 6; pass++) {
+    double wns[8] = {0};   /* each pass's write_ns */
+    double rb60 = 0;       /* pass 4's bytes a scope */
+    for (int pass = 0; pass < 8; pass++) {
         int lvl = pass == 1 ? 3 : (level ? level : 1);
-        /* passes 4 and 5: 3.0 and 2.0 in a 60 fps game's 100 ms blocks */
-        const uint64_t block_frames = pass >= 4 ? GAME_FRAMES_PER_BLOCK : 0;
+        /* passes 4 and 5: 3.0 and 2.0 in a 60 fps game's 100 ms blocks;
+           6: 3.0 there, its names without text; 7: 3.0 in 1 s blocks */
+        const uint64_t block_frames = pass == 7   ? GAME_FRAMES_PER_1S_BLOCK
+                                      : pass >= 4 ? GAME_FRAMES_PER_BLOCK
+                                                  : 0;
+        const int name_text = pass != 6;
         const char *rpath = "bench-size-realistic.cap";
         static gen g;
         uint32_t names = gen_init(&g, 1000000);
@@ -332,7 +351,8 @@ int main(int argc, char **argv)
         wo.format_major = pass == 2 ? 1 : pass == 3 || pass == 5 ? 2 : 0;
         cap_writer *w;
         if (cap_writer_open_path(&w, rpath, &wo) != CAP_OK ||
-            gen_declare(&g, w) != CAP_OK)
+            (name_text ? gen_declare(&g, w)
+                       : cap_writer_thread(w, 0, "main")) != CAP_OK)
             BENCH_DIE("cannot write %s", rpath);
         uint64_t wt0 = bench_thread_cpu_ns();
         while (g.scopes < scopes)
@@ -384,6 +404,7 @@ int main(int argc, char **argv)
             bench_put("json_zstd_ratio_realistic_format1",
                       (double)json_zst / (double)file_bytes);
         } else if (pass == 4) {
+            rb60 = rb;
             bench_put("realistic_60fps_scopes_per_block",
                       (double)(block_frames * rs) / (double)g.frames);
             bench_put("bytes_per_scope_realistic_60fps", rb);
@@ -396,6 +417,16 @@ int main(int argc, char **argv)
             bench_put("write_ns_ratio_format3_realistic_60fps",
                       wns[4] / write_ns);
             bench_put("json_zstd_ratio_realistic_60fps_format2",
+                      (double)json_zst / (double)file_bytes);
+        } else if (pass == 6) {
+            bench_put("bytes_per_scope_realistic_60fps_no_text", rb);
+            bench_put("names_text_bytes_per_scope_realistic_60fps",
+                      rb60 - rb);
+        } else if (pass == 7) {
+            bench_put("realistic_60fps_1s_scopes_per_block",
+                      (double)(block_frames * rs) / (double)g.frames);
+            bench_put("bytes_per_scope_realistic_60fps_1s", rb);
+            bench_put("json_zstd_ratio_realistic_60fps_1s",
                       (double)json_zst / (double)file_bytes);
         } else {
             bench_put("bytes_per_scope_realistic_format2", rb);
