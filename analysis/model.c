@@ -2553,9 +2553,9 @@ apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
     const int rec = !L->tree;
     const int have_cutoff = L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
-    /* ticks below lim make ns below 2^51: cap_ticks_ns's usual case
-       known from one compare of the ticks, as the reader knows it; the
-       others take cap_ticks_ns whole */
+    /* the reader's conversion: its usual case known from one compare of
+       the ticks with lim (unit: a period of exactly 1, the ticks as they
+       are) */
     const uint64_t lim = cap__ticks_lim(per);
     for (size_t i = 0; i < n; i++) {
         const cap_scope_rec *e = &rv[i];
@@ -2566,13 +2566,9 @@ apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
             en = e->end;
             c = (int64_t)e->children;
         } else {
-            b = (uint64_t)e->begin < lim ? cap__round_pos((double)e->begin * per)
-                                         : cap_ticks_ns(e->begin, per);
-            en = (uint64_t)e->end < lim ? cap__round_pos((double)e->end * per)
-                                        : cap_ticks_ns(e->end, per);
-            c = e->children < lim && e->children
-                    ? cap__round_pos((double)e->children * per)
-                    : cap_ticks_dur_ns(e->children, per);
+            b = cap__ticks_ns_lim(e->begin, per, lim);
+            en = cap__ticks_ns_lim(e->end, per, lim);
+            c = cap__ticks_dur_ns_lim(e->children, per, lim);
         }
         if (have_cutoff && b < cutoff_ns)
             continue;

@@ -342,6 +342,25 @@ static inline int64_t cap_ticks_dur_ns(uint64_t ticks, double period_ns)
                : cap__round_ns((double)ticks * period_ns);
 }
 
+/* cap_ticks_ns and cap_ticks_dur_ns for a period_ns other than 1.0, with
+ * lim = cap__ticks_lim(period_ns) computed once for many ticks: below lim
+ * the product is in cap__round_pos's range and takes it alone. Internal to
+ * the reader and its analysis (one conversion for both). */
+static inline int64_t cap__ticks_ns_lim(int64_t ticks, double period_ns,
+                                        uint64_t lim)
+{
+    return (uint64_t)ticks < lim ? cap__round_pos((double)ticks * period_ns)
+                                 : cap__round_ns((double)ticks * period_ns);
+}
+
+static inline int64_t cap__ticks_dur_ns_lim(uint64_t ticks, double period_ns,
+                                            uint64_t lim)
+{
+    return ticks == 0     ? 0
+           : ticks < lim ? cap__round_pos((double)ticks * period_ns)
+                         : cap__round_ns((double)ticks * period_ns);
+}
+
 /* A one-line explanation of the last error returned (with the byte offset
  * where it was found), or "" when none. Borrowed from r. */
 CAP_API const char *cap_reader_detail(const cap_reader *r);

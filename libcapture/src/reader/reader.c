@@ -135,7 +135,7 @@ struct cap_reader {
                          scope cap_reader_next yielded last (0: none) */
     int last_gpu;     /* cap_reader_next yielded a GPU span last */
     double lim_per;   /* the period fast_lim was made for (0: none yet) */
-    uint64_t fast_lim; /* tick counts below it are in round_pos's range */
+    uint64_t fast_lim; /* tick counts below it are in cap__round_pos's range */
     int in_footer;
     int finished;     /* CAP_DONE from now on */
     unsigned filter; /* 1u << kind: sections to step over */
@@ -1452,7 +1452,7 @@ static inline const uint8_t *varint_10(const uint8_t *p, uint64_t *out)
 }
 
 /* The tick counts dn for which (double)dn * period is in [0, 2^52), so
- * round_pos converts them: below 2^51 / period (the products' rounding is
+ * cap__round_pos converts them: below 2^51 / period (the products' rounding is
  * far below the factor of 2 left); none (0) for a period that is not
  * between 2^-11 and 2^60. Made again when the period changed. */
 static inline uint64_t fast_lim(cap_reader *r)
@@ -1477,9 +1477,7 @@ scope_push(cap_reader *r, uint32_t depth, uint32_t name, uint64_t tick,
     r->stk_name[depth] = name;
     r->stk_begin[depth] = tick;
     if (!rec) /* records keep ticks: stk_begin_ns made when needed */
-        r->stk_begin_ns[depth] = unit                 ? dn
-                                 : (uint64_t)dn < lim ? round_pos((double)dn * per)
-                                                      : round_ns((double)dn * per);
+        r->stk_begin_ns[depth] = unit ? dn : cap__ticks_ns_lim(dn, per, lim);
     r->stk_children[depth] = 0;
 }
 
@@ -1517,12 +1515,9 @@ scope_pop(cap_reader *r, cap_ev_scope *sc, uint32_t tid, uint32_t dpt,
     sc->name = r->stk_name[dpt];
     sc->depth = dpt;
     sc->begin_ns = r->stk_begin_ns[dpt];
-    sc->end_ns = unit                 ? dn
-                 : (uint64_t)dn < lim ? round_pos((double)dn * per)
-                                      : round_ns((double)dn * per);
-    sc->children_ns = unit || children == 0 ? (int64_t)children
-                      : children < lim ? round_pos((double)children * per)
-                                       : round_ns((double)children * per);
+    sc->end_ns = unit ? dn : cap__ticks_ns_lim(dn, per, lim);
+    sc->children_ns = unit ? (int64_t)children
+                           : cap__ticks_dur_ns_lim(children, per, lim);
     sc->stack = stack;
     if (dpt)
         r->stk_children[dpt - 1] += tick - begin;
