@@ -1559,16 +1559,26 @@ static inline cap_result run_done(cap_reader *r, size_t k, cap_result res,
 }
 
 /* An end's ancestors for scope_pop: the reader's own stack when the call
- * reads one event (max == 1), else a copy in the batch's arena at *ap,
- * made once for a run of ends (*cur; a begin clears it). The caller has
- * checked that the arena holds dpt more. */
+ * reads one event (max == 1), else a copy in the batch's arena at *ap.
+ * *cur is the latest copy, of which the first *cv entries still equal the
+ * open stack's (a begin at depth d lowers *cv to d: pops change nothing
+ * below them): an end at depth dpt <= *cv shares it, so a run of ends and
+ * the siblings that follow each other under one parent take one copy.
+ * The caller has checked that the arena holds dpt more when a copy is
+ * needed (end_copies). */
+static inline __attribute__((always_inline)) int
+end_copies(const uint32_t *cur, uint32_t cv, uint32_t dpt)
+{
+    return !cur || dpt > cv;
+}
+
 static inline __attribute__((always_inline)) const uint32_t *
 end_stack(const cap_reader *r, size_t max, uint32_t dpt, uint32_t *arena,
-          size_t *ap, const uint32_t **cur)
+          size_t *ap, const uint32_t **cur, uint32_t *cv)
 {
     if (max <= 1)
         return r->stk_name;
-    if (!*cur) {
+    if (end_copies(*cur, *cv, dpt)) {
         /* the usual few names in one fixed copy (no library call) when
            the arena has room past them */
         if (dpt <= 8 && *ap + 8 <= r->arena_cap)
@@ -1576,6 +1586,7 @@ end_stack(const cap_reader *r, size_t max, uint32_t dpt, uint32_t *arena,
         else
             memcpy(arena + *ap, r->stk_name, dpt * sizeof *arena);
         *cur = arena + *ap;
+        *cv = dpt;
         *ap += dpt;
     }
     return *cur;
@@ -1603,6 +1614,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
     const uint64_t origin = r->origin_tick;
     const uint64_t lim = fast_lim(r);
     const uint32_t *cur = NULL; /* the latest arena copy */
+    uint32_t cv = 0;            /* its entries still on the stack */
     /* the arena's place, the arena and the thread in locals: the stores
      * into ev and the arena would otherwise load them again each time */
     size_t ap = *apos;
@@ -1669,7 +1681,8 @@ scopes_run_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
                 res = CAP_E_CORRUPT;
                 break;
             }
-            if ((rec || max > 1) && !cur && ap + depth - 1 > acap) {
+            if ((rec || max > 1) && end_copies(cur, cv, depth - 1) &&
+                ap + depth - 1 > acap) {
                 r->arena_full = 1; /* full: this end waits */
                 tok_c.p = tok_p;
                 dt_c.p = dt_p;
@@ -1724,13 +1737,14 @@ scopes_run_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
                 r->stk_epred[depth] = nm->sr_pred[1];
                 r->stk_ecls[depth] = nm->sr_cls[1];
             }
+            if (depth < cv) /* stk_name[depth] is written */
+                cv = depth;
             depth++;
-            cur = NULL;
             continue;
         }
         uint32_t dpt = depth - 1;
         const uint32_t *stack =
-            end_stack(r, rec ? 2 : max, dpt, arena, &ap, &cur);
+            end_stack(r, rec ? 2 : max, dpt, arena, &ap, &cur, &cv);
         depth = dpt;
         scope_out(r, ev, rv, k, rec, tid, dpt, tick, stack, arena, unit, per,
                   lim, origin);
@@ -1887,7 +1901,8 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
     const double per = r->period;
     const uint64_t origin = r->origin_tick;
     const uint64_t lim = fast_lim(r);
-    const uint32_t *cur = NULL;
+    const uint32_t *cur = NULL; /* as in scopes_run_as */
+    uint32_t cv = 0;
     size_t ap = *apos;
     uint32_t *const arena = r->arena;
     const size_t acap = r->arena_cap;
@@ -2013,20 +2028,21 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
             scope_push(r, depth, names[v].id, tick, unit, per, lim, origin,
                        rec);
             r->stk_dense[depth] = v;
+            if (depth < cv) /* stk_name[depth] is written */
+                cv = depth;
             depth++;
-            cur = NULL;
             continue;
         }
     end:;
         uint32_t dpt = depth - 1;
-        if ((rec || max > 1) && !cur && ap + dpt > acap) {
+        if ((rec || max > 1) && end_copies(cur, cv, dpt) && ap + dpt > acap) {
             r->arena_full = 1; /* full: this end waits */
             r->se_pend = 1;
             res = CAP_OK;
             break;
         }
         const uint32_t *stack =
-            end_stack(r, rec ? 2 : max, dpt, arena, &ap, &cur);
+            end_stack(r, rec ? 2 : max, dpt, arena, &ap, &cur, &cv);
         depth = dpt;
         scope_out(r, ev, rv, k, rec, tid, dpt, tick, stack, arena, unit, per,
                   lim, origin);
