@@ -1588,12 +1588,9 @@ static uint32_t event_node(loader *L, an_kind kind, uint32_t id,
  * holds of it, finds its parent there without comparing the stacks (the
  * usual case: the ends of a run share one copy of their ancestors). */
 __attribute__((always_inline)) static inline uint32_t
-scope_node(loader *L, uint32_t tid, const uint32_t *stack, uint32_t depth,
-           uint32_t name, path_cache **cache)
+scope_node_in(loader *L, path_cache *c, const uint32_t *stack,
+              uint32_t depth, uint32_t name)
 {
-    path_cache *c = *cache = event_cache(L, AN_CPU, tid);
-    if (!c)
-        return NONE;
     uint32_t parent;
     if (stack == c->sp && depth <= c->sp_n && c->sp_gen == L->gen) {
         parent = depth ? c->node[depth - 1] : c->root;
@@ -1606,6 +1603,17 @@ scope_node(loader *L, uint32_t tid, const uint32_t *stack, uint32_t depth,
         c->sp_n = depth;
     }
     return own_node(L, c, AN_CPU, parent, depth, name);
+}
+
+/* scope_node_in with the thread's path cache looked up (*cache). */
+__attribute__((always_inline)) static inline uint32_t
+scope_node(loader *L, uint32_t tid, const uint32_t *stack, uint32_t depth,
+           uint32_t name, path_cache **cache)
+{
+    path_cache *c = *cache = event_cache(L, AN_CPU, tid);
+    if (!c)
+        return NONE;
+    return scope_node_in(L, c, stack, depth, name);
 }
 
 /* ---- events ------------------------------------------------------------ */
@@ -1719,9 +1727,12 @@ __attribute__((noinline)) static int scope_value(loader *L, const hand *h)
 }
 
 /* A CPU scope into the model: its node, row, sums and per-frame value.
- * stack: its ancestors (h->depth of them). */
+ * stack: its ancestors (h->depth of them). hc: NULL, or its thread's path
+ * cache on a load known to have a call tree and to be no scan (a batch of
+ * one thread's records: the tests made once a batch, apply_recs_as). */
 __attribute__((always_inline)) static inline int
-scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
+scope_core_in(loader *L, const hand *h, const uint32_t *stack,
+              const int pack, path_cache *const hc)
 {
     an_capture *m = L->m;
     uint32_t depth = h->depth & ~HAND_RECURSIVE;
@@ -1733,8 +1744,13 @@ scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
     uint32_t node = NONE;
     long si; /* the scope's row */
     int rec = !!(h->depth & HAND_RECURSIVE); /* no tree: the stack's answer */
-    if (__builtin_expect(L->tree, 1)) {
-        node = scope_node(L, h->tid, stack, depth, h->name, &c);
+    if (hc || __builtin_expect(L->tree, 1)) {
+        if (hc) {
+            c = hc;
+            node = scope_node_in(L, c, stack, depth, h->name);
+        } else {
+            node = scope_node(L, h->tid, stack, depth, h->name, &c);
+        }
         if (node == NONE)
             return -1;
         an_node *n = &m->nodes[node];
@@ -1759,7 +1775,8 @@ scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
         if (si < 0)
             return -1;
     }
-    if (!L->tree) { /* with a tree, rows_from_nodes sums them at the end */
+    if (!hc && !L->tree) { /* with a tree, rows_from_nodes sums them at
+                              the end */
         an_scope *s = &m->scopes[si];
         s->calls++;
         cap_stats_sat_add(&s->self_ns, self);
@@ -1788,6 +1805,12 @@ scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
         m->last_ns = h->end_ns;
     m->cpu_events++;
     return 0;
+}
+
+__attribute__((always_inline)) static inline int
+scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
+{
+    return scope_core_in(L, h, stack, pack, NULL);
 }
 
 /* A scope's fields as the model takes them (from its event, or from
@@ -2548,10 +2571,15 @@ static int fill(ahead *A, slot *s)
 static inline __attribute__((always_inline)) int
 apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
               const uint32_t *const stk, const uint32_t tid, const double per,
-              const int pack, const int unit)
+              const int pack, const int unit, const int usual)
 {
-    const int rec = !L->tree;
-    const int have_cutoff = L->have_cutoff;
+    /* usual: a call tree, no cut-off, no scan (the caller tested it), so
+       the thread's path cache is looked up once for the batch */
+    path_cache *hc = NULL;
+    if (usual && !(hc = event_cache(L, AN_CPU, tid)))
+        return -1;
+    const int rec = !usual && !L->tree;
+    const int have_cutoff = !usual && L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
     /* the reader's conversion: its usual case known from one compare of
        the ticks with lim (unit: a period of exactly 1, the ticks as they
@@ -2572,32 +2600,45 @@ apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
         }
         if (have_cutoff && b < cutoff_ns)
             continue;
-        if (L->values_only) { /* a scan: the value alone, as apply_values */
+        if (!usual && L->values_only) { /* a scan: the value alone, as
+                                           apply_values */
             if (value_of(L, e->name, tid, b, cap_self_ns(b, en, c)) != 0)
                 return -1;
             continue;
         }
         hand h = make_hand(b, en, c, e->name, tid, e->depth, st, rec);
-        if (scope_core(L, &h, st, pack) != 0)
+        if (scope_core_in(L, &h, st, pack, hc) != 0)
             return -1;
     }
     return 0;
+}
+
+/* apply_recs_as's usual case: a call tree, no cut-off, no scan. */
+static inline int recs_usual(const loader *L)
+{
+    return L->tree && !L->have_cutoff && !L->values_only;
 }
 
 __attribute__((noinline)) static int
 apply_recs_packed(loader *L, const cap_scope_rec *rv, size_t n,
                   const uint32_t *stk, uint32_t tid, double per)
 {
-    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 1, 1)
-                      : apply_recs_as(L, rv, n, stk, tid, per, 1, 0);
+    if (recs_usual(L))
+        return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 1, 1, 1)
+                          : apply_recs_as(L, rv, n, stk, tid, per, 1, 0, 1);
+    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 1, 1, 0)
+                      : apply_recs_as(L, rv, n, stk, tid, per, 1, 0, 0);
 }
 
 __attribute__((noinline)) static int
 apply_recs_plain(loader *L, const cap_scope_rec *rv, size_t n,
                  const uint32_t *stk, uint32_t tid, double per)
 {
-    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 0, 1)
-                      : apply_recs_as(L, rv, n, stk, tid, per, 0, 0);
+    if (recs_usual(L))
+        return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 0, 1, 1)
+                          : apply_recs_as(L, rv, n, stk, tid, per, 0, 0, 1);
+    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 0, 1, 0)
+                      : apply_recs_as(L, rv, n, stk, tid, per, 0, 0, 0);
 }
 
 /* Records into the model. */
