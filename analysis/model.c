@@ -1671,8 +1671,8 @@ static inline int win_fast(loader *L, long si, long f, int64_t self,
  * last ran on, with a value held in its accumulator; the lag measured,
  * the value added there or the held one packed (pack_put). 1: done as
  * pf_note does it; 0: not that case. */
-static inline int pack_fast(loader *L, long si, long f, int64_t self,
-                            uint32_t who)
+__attribute__((always_inline)) static inline int
+pack_fast(loader *L, long si, long f, int64_t self, uint32_t who)
 {
     if (!L->packing || !L->reread || f < 0 || (size_t)si >= L->acc_cap)
         return 0;
