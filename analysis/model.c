@@ -1726,13 +1726,21 @@ __attribute__((noinline)) static int scope_value(loader *L, const hand *h)
                     cap_self_ns(h->begin_ns, h->end_ns, h->children_ns));
 }
 
+/* How a batch of one thread's records is applied (apply_recs_as): the
+ * load's tests made once a batch, the thread's path cache looked up once
+ * (REC_ANY: each scope tests the load and finds its thread's cache). */
+enum {
+    REC_ANY = 0,
+    REC_TREE = 1,   /* a call tree, no cut-off, no scan */
+    REC_NO_TREE = 2 /* no call tree, no cut-off, no scan */
+};
+
 /* A CPU scope into the model: its node, row, sums and per-frame value.
- * stack: its ancestors (h->depth of them). hc: NULL, or its thread's path
- * cache on a load known to have a call tree and to be no scan (a batch of
- * one thread's records: the tests made once a batch, apply_recs_as). */
+ * stack: its ancestors (h->depth of them). mode: REC_ANY, or what the
+ * load is known to be, with hc its thread's path cache. */
 __attribute__((always_inline)) static inline int
 scope_core_in(loader *L, const hand *h, const uint32_t *stack,
-              const int pack, path_cache *const hc)
+              const int pack, const int mode, path_cache *const hc)
 {
     an_capture *m = L->m;
     uint32_t depth = h->depth & ~HAND_RECURSIVE;
@@ -1744,8 +1752,10 @@ scope_core_in(loader *L, const hand *h, const uint32_t *stack,
     uint32_t node = NONE;
     long si; /* the scope's row */
     int rec = !!(h->depth & HAND_RECURSIVE); /* no tree: the stack's answer */
-    if (hc || __builtin_expect(L->tree, 1)) {
-        if (hc) {
+    const int tree = mode == REC_TREE ||
+                     (mode == REC_ANY && __builtin_expect(L->tree, 1));
+    if (tree) {
+        if (mode != REC_ANY) {
             c = hc;
             node = scope_node_in(L, c, stack, depth, h->name);
         } else {
@@ -1766,17 +1776,17 @@ scope_core_in(loader *L, const hand *h, const uint32_t *stack,
                 return -1;
             n->row1 = (uint32_t)si + 1;
         }
-    } else if (L->values_only) {
+    } else if (mode == REC_ANY && L->values_only) {
         return scope_value(L, h);
-    } else if (!(c = event_cache(L, AN_CPU, h->tid))) { /* no_tree */
-        return -1;
+    } else if (!(c = mode != REC_ANY ? hc
+                                     : event_cache(L, AN_CPU, h->tid))) {
+        return -1; /* no_tree */
     } else {
         si = L->o->by_path ? scope_get(m, AN_CPU, node) : cpu_row(L, h->name);
         if (si < 0)
             return -1;
     }
-    if (!hc && !L->tree) { /* with a tree, rows_from_nodes sums them at
-                              the end */
+    if (!tree) { /* with a tree, rows_from_nodes sums them at the end */
         an_scope *s = &m->scopes[si];
         s->calls++;
         cap_stats_sat_add(&s->self_ns, self);
@@ -1810,7 +1820,7 @@ scope_core_in(loader *L, const hand *h, const uint32_t *stack,
 __attribute__((always_inline)) static inline int
 scope_core(loader *L, const hand *h, const uint32_t *stack, const int pack)
 {
-    return scope_core_in(L, h, stack, pack, NULL);
+    return scope_core_in(L, h, stack, pack, REC_ANY, NULL);
 }
 
 /* A scope's fields as the model takes them (from its event, or from
@@ -2571,15 +2581,15 @@ static int fill(ahead *A, slot *s)
 static inline __attribute__((always_inline)) int
 apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
               const uint32_t *const stk, const uint32_t tid, const double per,
-              const int pack, const int unit, const int usual)
+              const int pack, const int unit, const int mode)
 {
-    /* usual: a call tree, no cut-off, no scan (the caller tested it), so
-       the thread's path cache is looked up once for the batch */
+    /* mode (recs_mode): what the load is known to be, the thread's path
+       cache then looked up once for the batch */
     path_cache *hc = NULL;
-    if (usual && !(hc = event_cache(L, AN_CPU, tid)))
+    if (mode != REC_ANY && !(hc = event_cache(L, AN_CPU, tid)))
         return -1;
-    const int rec = !usual && !L->tree;
-    const int have_cutoff = !usual && L->have_cutoff;
+    const int rec = mode == REC_NO_TREE || (mode == REC_ANY && !L->tree);
+    const int have_cutoff = mode == REC_ANY && L->have_cutoff;
     const int64_t cutoff_ns = L->cutoff_ns;
     /* the reader's conversion: its usual case known from one compare of
        the ticks with lim (unit: a period of exactly 1, the ticks as they
@@ -2600,45 +2610,56 @@ apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
         }
         if (have_cutoff && b < cutoff_ns)
             continue;
-        if (!usual && L->values_only) { /* a scan: the value alone, as
-                                           apply_values */
+        if (mode == REC_ANY && L->values_only) { /* a scan: the value
+                                                    alone, as apply_values */
             if (value_of(L, e->name, tid, b, cap_self_ns(b, en, c)) != 0)
                 return -1;
             continue;
         }
         hand h = make_hand(b, en, c, e->name, tid, e->depth, st, rec);
-        if (scope_core_in(L, &h, st, pack, hc) != 0)
+        if (scope_core_in(L, &h, st, pack, mode, hc) != 0)
             return -1;
     }
     return 0;
 }
 
-/* apply_recs_as's usual case: a call tree, no cut-off, no scan. */
-static inline int recs_usual(const loader *L)
+/* The mode of apply_recs_as a batch takes on this load. */
+static inline int recs_mode(const loader *L)
 {
-    return L->tree && !L->have_cutoff && !L->values_only;
+    if (L->have_cutoff || L->values_only)
+        return REC_ANY;
+    return L->tree ? REC_TREE : REC_NO_TREE;
 }
+
+/* apply_recs_as made for each mode, with a period of exactly 1 or not. */
+#define APPLY_RECS_MODES(L, rv, n, stk, tid, per, pack)                      \
+    (recs_mode(L) == REC_TREE                                                \
+         ? (per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, pack, 1,     \
+                                       REC_TREE)                             \
+                       : apply_recs_as(L, rv, n, stk, tid, per, pack, 0,     \
+                                       REC_TREE))                            \
+     : recs_mode(L) == REC_NO_TREE                                           \
+         ? (per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, pack, 1,     \
+                                       REC_NO_TREE)                          \
+                       : apply_recs_as(L, rv, n, stk, tid, per, pack, 0,     \
+                                       REC_NO_TREE))                         \
+         : (per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, pack, 1,     \
+                                       REC_ANY)                              \
+                       : apply_recs_as(L, rv, n, stk, tid, per, pack, 0,     \
+                                       REC_ANY)))
 
 __attribute__((noinline)) static int
 apply_recs_packed(loader *L, const cap_scope_rec *rv, size_t n,
                   const uint32_t *stk, uint32_t tid, double per)
 {
-    if (recs_usual(L))
-        return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 1, 1, 1)
-                          : apply_recs_as(L, rv, n, stk, tid, per, 1, 0, 1);
-    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 1, 1, 0)
-                      : apply_recs_as(L, rv, n, stk, tid, per, 1, 0, 0);
+    return APPLY_RECS_MODES(L, rv, n, stk, tid, per, 1);
 }
 
 __attribute__((noinline)) static int
 apply_recs_plain(loader *L, const cap_scope_rec *rv, size_t n,
                  const uint32_t *stk, uint32_t tid, double per)
 {
-    if (recs_usual(L))
-        return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 0, 1, 1)
-                          : apply_recs_as(L, rv, n, stk, tid, per, 0, 0, 1);
-    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, 0, 1, 0)
-                      : apply_recs_as(L, rv, n, stk, tid, per, 0, 0, 0);
+    return APPLY_RECS_MODES(L, rv, n, stk, tid, per, 0);
 }
 
 /* Records into the model. */
