@@ -75,6 +75,64 @@ static void reader_gpu_span_times_overflow_reads_as_stored(void **state)
     capsum_free(&s);
 }
 
+/* fuzz_analysis (2026-12-02): a SCOPES section whose first scope is the
+ * last one before a malformed event. A batch call took that scope as the
+ * section's first and decoded on into the run, which stopped at the fault
+ * with no scope: the error was dropped and the next call went on past the
+ * bad token, into garbage (73 more events), while one event a call, or a
+ * batch of one and then records (a two-thread load's reader thread),
+ * stopped there: one thread and two made different reports. Every way of
+ * reading must give that one scope, then the fault. */
+static void reader_fault_after_first_scope_stops_every_way(void **state)
+{
+    (void)state;
+    const char *path = fixture("reader-fault-after-first-scope.cap");
+    for (int way = 0; way < 3; way++) {
+        cap_reader *r;
+        assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+        cap_event ev[256];
+        cap_scope_rec rec[256];
+        static uint32_t stk[65536];
+        size_t scopes = 0, corrupt = 0, truncated = 0, calls = 0;
+        uint32_t name = 0, depth = 99;
+        cap_result res = CAP_OK;
+        /* on past damage and the cut, as a tool reads, to the end */
+        while (res != CAP_DONE && calls++ < 1000) {
+            size_t n = 0;
+            if (way == 2) {
+                cap_scope_run run;
+                assert_int_equal(cap_reader_next_scopes(r, rec, 256, &n, stk,
+                                                        65536, &run),
+                                 CAP_OK);
+                scopes += n;
+                if (n)
+                    continue;
+            }
+            res = way == 0   ? cap_reader_next_batch(r, ev, 1, &n)
+                  : way == 1 ? cap_reader_next_batch(r, ev, 256, &n)
+                             : cap_reader_next_batch_into(r, ev, 1, &n, stk,
+                                                          65536);
+            corrupt += res == CAP_E_CORRUPT;
+            truncated += res == CAP_E_TRUNCATED;
+            for (size_t i = 0; res == CAP_OK && i < n; i++) {
+                if (ev[i].kind != CAP_EV_SCOPE)
+                    continue;
+                scopes++;
+                name = ev[i].u.scope.name;
+                depth = ev[i].u.scope.depth;
+            }
+        }
+        cap_reader_close(r);
+        assert_int_equal(res, CAP_DONE);
+        /* a damaged chunk header, then the malformed event */
+        assert_int_equal(corrupt, 2);
+        assert_int_equal(truncated, 1); /* no footer */
+        assert_int_equal(scopes, 1);
+        assert_int_equal(name, 14);
+        assert_int_equal(depth, 0);
+    }
+}
+
 /* A thread with no B/E or X event (here: only a sample): the importer
  * offset a NULL interval array by zero (undefined behaviour). */
 static void chrome_thread_without_intervals_imports_as_an_empty_thread(
@@ -165,6 +223,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reader_empty_metadata_chunk_is_corrupt),
         cmocka_unit_test(reader_gpu_span_times_overflow_reads_as_stored),
+        cmocka_unit_test(reader_fault_after_first_scope_stops_every_way),
         cmocka_unit_test(
             chrome_thread_without_intervals_imports_as_an_empty_thread),
         cmocka_unit_test(every_fuzz_fixture_reads_without_crashing),

@@ -4,7 +4,8 @@
  * whatever the batch size: on every capture under fixtures/ (complete,
  * truncated, damaged, crafted by the fuzzer), on a generated capture with
  * a TSC-like clock, and on hand-made blocks whose SCOPES sections turn
- * malformed half-way (the error must come after the scopes before it).
+ * malformed half-way (the error must come after the scopes before it,
+ * also when the section's first scope is the last before it).
  * cap_reader_next_batch_into yields the same, and the stacks it decoded
  * into the caller's memory are still those of their events after the
  * next call (two areas taken in turn; one of the smallest size allowed,
@@ -442,9 +443,11 @@ static void craft(const char *path, const capf_buf *blocks, int nblocks)
     capf_buf_free(&org);
 }
 
-/* SCOPES of thread 0: `pairs` nested begin/end pairs, then `bad` (a token
- * above the largest name id, or an end with no scope open). */
-static void scopes_section(capf_buf *blk, int pairs, int bad)
+/* SCOPES of thread 0: `pairs` nested begin/end pairs, then with `half`
+ * two begins and one end (a scope, its parent left open), then `bad` (a
+ * token above the largest name id, or an end with no scope open; with
+ * `half` an end closes the parent: bad 1 only). */
+static void scopes_section(capf_buf *blk, int pairs, int half, int bad)
 {
     capf_buf names = {0}, body = {0}, tok = {0}, dt = {0};
     capf_buf_varint(&names, 1);
@@ -464,6 +467,17 @@ static void scopes_section(capf_buf *blk, int pairs, int bad)
         capf_buf_varint(&tok, 0);
         capf_buf_varint(&dt, 13);
         n += 4;
+    }
+    if (half) {
+        /* the section's first scope when pairs is 0: the fault right
+           after it, where a batch goes on decoding the run */
+        capf_buf_varint(&tok, 1);
+        capf_buf_varint(&dt, 5);
+        capf_buf_varint(&tok, 1);
+        capf_buf_varint(&dt, 7);
+        capf_buf_varint(&tok, 0);
+        capf_buf_varint(&dt, 11);
+        n += 3;
     }
     if (bad == 1) {
         capf_buf_varint(&tok, (uint64_t)CAP_MAX_NAME_ID + 1);
@@ -495,29 +509,31 @@ static void scopes_section(capf_buf *blk, int pairs, int bad)
 
 static void malformed(const char *path)
 {
-    for (int bad = 1; bad <= 2; bad++) {
-        for (int pairs = 0; pairs < 6; pairs++) {
-            capf_buf blk[2] = {{0}, {0}};
-            scopes_section(&blk[0], pairs, bad);
-            scopes_section(&blk[1], 3, 0);
-            craft(path, blk, 2);
-            capf_buf_free(&blk[0]);
-            capf_buf_free(&blk[1]);
-            compare(path);
-            /* the fault is reported after the scopes before it */
-            size_t n;
-            cap_reader_stats st;
-            rec *v = read_all(path, 256, &n, &st);
-            CHECK(v != NULL, "%s unreadable", path);
-            size_t scopes = 0, k = 0;
-            while (k < n && v[k].f[0] == CAP_OK) {
-                scopes += v[k].f[1] == CAP_EV_SCOPE;
-                k++;
+    for (int half = 0; half <= 1; half++) {
+        for (int bad = 1; bad <= 2 - half; bad++) {
+            for (int pairs = 0; pairs < 6; pairs++) {
+                capf_buf blk[2] = {{0}, {0}};
+                scopes_section(&blk[0], pairs, half, bad);
+                scopes_section(&blk[1], 3, 0, 0);
+                craft(path, blk, 2);
+                capf_buf_free(&blk[0]);
+                capf_buf_free(&blk[1]);
+                compare(path);
+                /* the fault is reported after the scopes before it */
+                size_t n;
+                cap_reader_stats st;
+                rec *v = read_all(path, 256, &n, &st);
+                CHECK(v != NULL, "%s unreadable", path);
+                size_t scopes = 0, k = 0;
+                while (k < n && v[k].f[0] == CAP_OK) {
+                    scopes += v[k].f[1] == CAP_EV_SCOPE;
+                    k++;
+                }
+                free(v);
+                CHECK(k < n && scopes == (size_t)pairs * 2 + (size_t)half,
+                      "bad %d pairs %d half %d: %zu scopes before the fault",
+                      bad, pairs, half, scopes);
             }
-            free(v);
-            CHECK(k < n && scopes == (size_t)pairs * 2,
-                  "bad %d pairs %d: %zu scopes before the fault", bad, pairs,
-                  scopes);
         }
     }
 }

@@ -2549,10 +2549,13 @@ static cap_result batch_run(cap_reader *r, cap_event *ev, size_t max,
         memcpy(r->arena, ev->u.scope.stack, dpt * sizeof *r->arena);
         ev->u.scope.stack = r->arena;
         apos = dpt;
-        scopes_run(r, ev + 1, max - 1, &k, &apos);
+        cap_result more = scopes_run(r, ev + 1, max - 1, &k, &apos);
         *n += k;
         if (k)
-            r->anc_n = 0;
+            r->anc_n = 0; /* an error after them waits in r->pending */
+        else if (more != CAP_OK && more != CAP_DONE)
+            r->pending = more; /* reported by the next call, as a run
+                                  that gave no scope reports it */
     }
     return CAP_OK;
 }
