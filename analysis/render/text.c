@@ -52,8 +52,8 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
                 (unsigned long long)k, k == 1 ? "" : "s", k == 1 ? "s" : "ve");
         for (size_t i = 0; i < m->unnamed_n; i++)
             fprintf(err, "%s#%u", i ? ", " : "", m->unnamed_ids[i]);
-        if (k > m->unnamed_n)
-            fprintf(err, ", ...");
+        if (k > m->unnamed_n) /* ids the reader met in no row's scope */
+            fprintf(err, "%s...", m->unnamed_n ? ", " : "");
         fprintf(err, "): the file lost its name table (damaged, cut before "
                      "its names were written, or converted by a tool that "
                      "stores names once, as puffin does); they are shown as "
