@@ -384,18 +384,25 @@ static cap_result mw_exact_counts(double *counts, double *total_out,
     return CAP_OK;
 }
 
-/* P(U' <= c): the counts of u <= c over C(m + n, m). */
-static cap_result mw_exact_cdf(double *out, size_t m, size_t n, size_t c)
+/* P(U' <= c[i]) into out[i] for i < k: the counts of u <= c[i] over
+ * C(m + n, m), from one table made up to the largest c[i] (its counts up
+ * to a smaller bound are those a table made up to that bound holds, bit
+ * for bit: the same additions in the same order). */
+static cap_result mw_exact_cdfs(double *out, size_t m, size_t n,
+                                const size_t *c, size_t k)
 {
-    double *counts = malloc((c + 1) * sizeof *counts), total = 1.0;
+    size_t cmax = 0;
+    for (size_t i = 0; i < k; i++)
+        cmax = c[i] > cmax ? c[i] : cmax;
+    double *counts = malloc((cmax + 1) * sizeof *counts), total = 1.0;
     if (!counts)
         return CAP_E_NOMEM;
-    cap_result rc = mw_exact_counts(counts, &total, m, n, c);
-    if (rc == CAP_OK) {
+    cap_result rc = mw_exact_counts(counts, &total, m, n, cmax);
+    for (size_t i = 0; rc == CAP_OK && i < k; i++) {
         double below = 0.0;
-        for (size_t u = 0; u <= c; u++)
+        for (size_t u = 0; u <= c[i]; u++)
             below += counts[u];
-        *out = below / total;
+        out[i] = below / total;
     }
     free(counts);
     return rc;
@@ -532,17 +539,14 @@ cap_result cap_stats_mann_whitney_mu(cap_mw_result *out, const double *x,
         size_t ui = (size_t)u;
         size_t mn_i = nx * ny;
         size_t c = ui <= mn_i - ui ? ui : mn_i - ui;
-        double cdf, le, ge;
-        cap_result rc = mw_exact_cdf(&cdf, nx, ny, c);
-        if (rc == CAP_OK)
-            rc = mw_exact_cdf(&le, nx, ny, ui);
-        if (rc == CAP_OK)
-            rc = mw_exact_cdf(&ge, nx, ny, mn_i - ui);
+        const size_t cs[3] = {c, ui, mn_i - ui};
+        double cdf[3];
+        cap_result rc = mw_exact_cdfs(cdf, nx, ny, cs, 3);
         if (rc != CAP_OK)
             return rc;
-        p = 2.0 * cdf;
-        p_less = le;
-        p_greater = ge;
+        p = 2.0 * cdf[0];
+        p_less = cdf[1];
+        p_greater = cdf[2];
     } else {
         mw_normal(out, rank_sum_x, tie_sum, dnx, dny);
         out->ties = ties;
