@@ -456,28 +456,15 @@ static void scopes_section(capf_buf *blk, int pairs, int half, int bad)
     capf_buf_str(&names, "");
     capf_buf_varint(&names, 0);
     capf_buf_section(blk, CAPF_SEC_NAMES, &names);
+    /* a pair: two begins of name 1, two ends (token, delta each) */
+    static const uint64_t pair[4][2] = {{1, 5}, {1, 7}, {0, 11}, {0, 13}};
     int n = 0;
-    for (int i = 0; i < pairs; i++) {
-        capf_buf_varint(&tok, 1);
-        capf_buf_varint(&dt, 5);
-        capf_buf_varint(&tok, 1);
-        capf_buf_varint(&dt, 7);
-        capf_buf_varint(&tok, 0);
-        capf_buf_varint(&dt, 11);
-        capf_buf_varint(&tok, 0);
-        capf_buf_varint(&dt, 13);
-        n += 4;
-    }
-    if (half) {
-        /* the section's first scope when pairs is 0: the fault right
-           after it, where a batch goes on decoding the run */
-        capf_buf_varint(&tok, 1);
-        capf_buf_varint(&dt, 5);
-        capf_buf_varint(&tok, 1);
-        capf_buf_varint(&dt, 7);
-        capf_buf_varint(&tok, 0);
-        capf_buf_varint(&dt, 11);
-        n += 3;
+    /* with half, the first three events of one more pair: the section's
+       first scope when pairs is 0, the fault right after it, where a
+       batch goes on decoding the run */
+    for (int i = 0; i < 4 * pairs + 3 * !!half; i++, n++) {
+        capf_buf_varint(&tok, pair[i % 4][0]);
+        capf_buf_varint(&dt, pair[i % 4][1]);
     }
     if (bad == 1) {
         capf_buf_varint(&tok, (uint64_t)CAP_MAX_NAME_ID + 1);
