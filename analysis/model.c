@@ -2631,35 +2631,43 @@ static inline int recs_mode(const loader *L)
     return L->tree ? REC_TREE : REC_NO_TREE;
 }
 
-/* apply_recs_as made for each mode, with a period of exactly 1 or not. */
-#define APPLY_RECS_MODES(L, rv, n, stk, tid, per, pack)                      \
-    (recs_mode(L) == REC_TREE                                                \
-         ? (per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, pack, 1,     \
-                                       REC_TREE)                             \
-                       : apply_recs_as(L, rv, n, stk, tid, per, pack, 0,     \
-                                       REC_TREE))                            \
-     : recs_mode(L) == REC_NO_TREE                                           \
-         ? (per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, pack, 1,     \
-                                       REC_NO_TREE)                          \
-                       : apply_recs_as(L, rv, n, stk, tid, per, pack, 0,     \
-                                       REC_NO_TREE))                         \
-         : (per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, pack, 1,     \
-                                       REC_ANY)                              \
-                       : apply_recs_as(L, rv, n, stk, tid, per, pack, 0,     \
-                                       REC_ANY)))
+/* apply_recs_as for one mode, made with a period of exactly 1 and not. */
+__attribute__((always_inline)) static inline int
+apply_recs_unit(loader *L, const cap_scope_rec *rv, size_t n,
+                const uint32_t *stk, uint32_t tid, double per, const int pack,
+                const int mode)
+{
+    return per == 1.0 ? apply_recs_as(L, rv, n, stk, tid, per, pack, 1, mode)
+                      : apply_recs_as(L, rv, n, stk, tid, per, pack, 0, mode);
+}
+
+/* apply_recs_as made for each mode (recs_mode, tested once a batch). */
+__attribute__((always_inline)) static inline int
+apply_recs_modes(loader *L, const cap_scope_rec *rv, size_t n,
+                 const uint32_t *stk, uint32_t tid, double per, const int pack)
+{
+    switch (recs_mode(L)) {
+    case REC_TREE:
+        return apply_recs_unit(L, rv, n, stk, tid, per, pack, REC_TREE);
+    case REC_NO_TREE:
+        return apply_recs_unit(L, rv, n, stk, tid, per, pack, REC_NO_TREE);
+    default:
+        return apply_recs_unit(L, rv, n, stk, tid, per, pack, REC_ANY);
+    }
+}
 
 __attribute__((noinline)) static int
 apply_recs_packed(loader *L, const cap_scope_rec *rv, size_t n,
                   const uint32_t *stk, uint32_t tid, double per)
 {
-    return APPLY_RECS_MODES(L, rv, n, stk, tid, per, 1);
+    return apply_recs_modes(L, rv, n, stk, tid, per, 1);
 }
 
 __attribute__((noinline)) static int
 apply_recs_plain(loader *L, const cap_scope_rec *rv, size_t n,
                  const uint32_t *stk, uint32_t tid, double per)
 {
-    return APPLY_RECS_MODES(L, rv, n, stk, tid, per, 0);
+    return apply_recs_modes(L, rv, n, stk, tid, per, 0);
 }
 
 /* Records into the model. */
