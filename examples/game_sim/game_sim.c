@@ -16,7 +16,8 @@
  * factor of that name, the --ramp factor of the moment and the --bimodal
  * factor of the frame. Waits block on a condition variable (or sleep, for
  * the frame cap) and have no nominal time. `game_sim --help` prints the
- * table. Exit status: 0 capture written, 1 recording failed (cap_open,
+ * table; --truth-report prints, at the end, the spins that ended late (the
+ * thread lost its CPU across the deadline) by scope. Exit status: 0 capture written, 1 recording failed (cap_open,
  * cap_close, a thread), 2 usage error.
  */
 #include <capture/capture.h>
@@ -122,6 +123,19 @@ static const struct scope_def {
 
 /* ---- options and shared state ----------------------------------------- */
 
+/* How punctually the spins of each scope ended (what --truth-report prints):
+ * spins, the time they were asked for, the spins that ended over LATE_NS past
+ * their deadline and by how much in all. */
+typedef struct punctuality {
+    uint64_t spins[S_COUNT], spun_ns[S_COUNT], late[S_COUNT], late_ns[S_COUNT];
+} punctuality;
+
+/* A thread's own state: its jitter stream and its spins' punctuality. */
+typedef struct lane {
+    uint64_t rng;
+    punctuality p;
+} lane;
+
 typedef struct job {
     int kind; /* S_JOB_SKINNING, S_JOB_PARTICLES, S_JOB_VISIBILITY */
     uint64_t ns[3]; /* self time of the job scope and its children */
@@ -158,6 +172,10 @@ typedef struct sim {
     /* start barrier: threads record only once the first frame began */
     int go;
 
+    /* every thread's spins, added when it ends (under qlock) */
+    int truth_report;
+    punctuality p;
+
     uint32_t gpu_track;
     uint32_t gpu_names[6];
 } sim;
@@ -169,10 +187,34 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void spin_ns(uint64_t ns)
+
+/* A spin that ends this far past its deadline lost the CPU across its end:
+ * the scope's self time then holds that time too, not only its work. */
+#define LATE_NS 20000
+
+static void lane_done(sim *g, const lane *ln)
 {
-    uint64_t end = mono_ns() + ns;
-    while (mono_ns() < end) {
+    pthread_mutex_lock(&g->qlock);
+    for (int i = 0; i < S_COUNT; i++) {
+        g->p.spins[i] += ln->p.spins[i];
+        g->p.spun_ns[i] += ln->p.spun_ns[i];
+        g->p.late[i] += ln->p.late[i];
+        g->p.late_ns[i] += ln->p.late_ns[i];
+    }
+    pthread_mutex_unlock(&g->qlock);
+}
+
+/* Spin NS of scope IX's self time. */
+static void spin_ns(lane *ln, int ix, uint64_t ns)
+{
+    uint64_t end = mono_ns() + ns, now;
+    while ((now = mono_ns()) < end) {
+    }
+    ln->p.spins[ix]++;
+    ln->p.spun_ns[ix] += ns;
+    if (now - end > LATE_NS) {
+        ln->p.late[ix]++;
+        ln->p.late_ns[ix] += now - end;
     }
 }
 
@@ -191,18 +233,18 @@ static double rng_unit(uint64_t *s)
 }
 
 /* Nominal self time of scope ix now, in ns. */
-static uint64_t draw_ns(const sim *g, uint64_t *rng, int ix, double factor)
+static uint64_t draw_ns(const sim *g, lane *ln, int ix, double factor)
 {
-    double j = 1.0 - JITTER + 2.0 * JITTER * rng_unit(rng);
+    double j = 1.0 - JITTER + 2.0 * JITTER * rng_unit(&ln->rng);
     double ns = scope_defs[ix].mean_us * 1000.0 * g->scale * g->slow[ix] *
                 factor * j;
     return ns < 1.0 ? 1 : (uint64_t)ns;
 }
 
 /* A work scope: open it, spin its self time; children follow in the block. */
-#define SIM_WORK(ix, g, rng, f)                                                \
+#define SIM_WORK(ix, g, ln, f)                                                 \
     CAP_SCOPE(scope_defs[ix].name);                                            \
-    spin_ns(draw_ns((g), (rng), (ix), (f)))
+    spin_ns((ln), (ix), draw_ns((g), (ln), (ix), (f)))
 #define SIM_WAIT(ix) CAP_WAIT_SCOPE(scope_defs[ix].name)
 
 /* ---- workers ----------------------------------------------------------- */
@@ -222,37 +264,37 @@ static void wait_for_go(sim *g)
 
 /* One call site per name: a CAP_SCOPE site records one name (see
  * --runtime-names for the other case). */
-static void run_job(const job *j)
+static void run_job(lane *ln, const job *j)
 {
     switch (j->kind) {
     case S_JOB_SKINNING: {
         CAP_SCOPE(scope_defs[S_JOB_SKINNING].name);
-        spin_ns(j->ns[0]);
+        spin_ns(ln, j->kind + 0, j->ns[0]);
         {
             CAP_SCOPE(scope_defs[S_SKIN_BONES].name);
-            spin_ns(j->ns[1]);
+            spin_ns(ln, j->kind + 1, j->ns[1]);
         }
         break;
     }
     case S_JOB_PARTICLES: {
         CAP_SCOPE(scope_defs[S_JOB_PARTICLES].name);
-        spin_ns(j->ns[0]);
+        spin_ns(ln, j->kind + 0, j->ns[0]);
         {
             CAP_SCOPE(scope_defs[S_PARTICLES_SIMULATE].name);
-            spin_ns(j->ns[1]);
+            spin_ns(ln, j->kind + 1, j->ns[1]);
             {
                 CAP_SCOPE(scope_defs[S_PARTICLES_COLLIDE].name);
-                spin_ns(j->ns[2]);
+                spin_ns(ln, j->kind + 2, j->ns[2]);
             }
         }
         break;
     }
     default: {
         CAP_SCOPE(scope_defs[S_JOB_VISIBILITY].name);
-        spin_ns(j->ns[0]);
+        spin_ns(ln, j->kind + 0, j->ns[0]);
         {
             CAP_SCOPE(scope_defs[S_VIS_RAYCAST].name);
-            spin_ns(j->ns[1]);
+            spin_ns(ln, j->kind + 1, j->ns[1]);
         }
         break;
     }
@@ -267,6 +309,7 @@ static void *worker_main(void *arg)
     snprintf(name, sizeof name, "worker %u", a->index);
     CAP_THREAD(name);
     wait_for_go(g);
+    lane ln = {0};
     for (;;) {
         job j = {0};
         int have = 0;
@@ -285,26 +328,27 @@ static void *worker_main(void *arg)
         }
         if (!have)
             break;
-        run_job(&j);
+        run_job(&ln, &j);
         pthread_mutex_lock(&g->qlock);
         if (--g->q_unfinished == 0)
             pthread_cond_broadcast(&g->qdone);
         pthread_mutex_unlock(&g->qlock);
     }
+    lane_done(g, &ln);
     cap_thread_unregister();
     return NULL;
 }
 
 /* ---- render ------------------------------------------------------------ */
 
-static void record_gpu(sim *g, uint64_t *rng, uint64_t frame, double f)
+static void record_gpu(sim *g, lane *ln, uint64_t frame, double f)
 {
     cap_gpu_span sp[6];
     uint64_t t = mono_ns(); /* the simulated GPU clock is CLOCK_MONOTONIC */
-    uint64_t root_self = draw_ns(g, rng, G_FRAME, f);
+    uint64_t root_self = draw_ns(g, ln, G_FRAME, f);
     uint64_t at = t + root_self / 2;
     for (int i = 1; i < 6; i++) {
-        uint64_t d = draw_ns(g, rng, G_FRAME + i, f);
+        uint64_t d = draw_ns(g, ln, G_FRAME + i, f);
         sp[i] = (cap_gpu_span){.name = g->gpu_names[i], .parent = 0,
                                .begin_tick = at, .end_tick = at + d,
                                .measured = 1};
@@ -320,7 +364,7 @@ static void record_gpu(sim *g, uint64_t *rng, uint64_t frame, double f)
 static void *render_main(void *arg)
 {
     sim *g = arg;
-    uint64_t rng = g->seed ^ 0x52454e444552ull;
+    lane ln = {.rng = g->seed ^ 0x52454e444552ull};
     CAP_THREAD("render");
     wait_for_go(g);
     for (;;) {
@@ -344,36 +388,37 @@ static void *render_main(void *arg)
         }
         if (stop)
             break;
-        SIM_WORK(S_RENDER_FRAME, g, &rng, f);
+        SIM_WORK(S_RENDER_FRAME, g, &ln, f);
         {
-            SIM_WORK(S_RENDER_BUILD, g, &rng, f);
+            SIM_WORK(S_RENDER_BUILD, g, &ln, f);
             {
-                SIM_WORK(S_BUILD_SHADOWS, g, &rng, f);
-                { SIM_WORK(S_SHADOW_CASCADE, g, &rng, f); }
+                SIM_WORK(S_BUILD_SHADOWS, g, &ln, f);
+                { SIM_WORK(S_SHADOW_CASCADE, g, &ln, f); }
             }
             {
-                SIM_WORK(S_BUILD_OPAQUE, g, &rng, f);
-                { SIM_WORK(S_OPAQUE_SORT, g, &rng, f); }
+                SIM_WORK(S_BUILD_OPAQUE, g, &ln, f);
+                { SIM_WORK(S_OPAQUE_SORT, g, &ln, f); }
                 {
-                    SIM_WORK(S_OPAQUE_ENCODE, g, &rng, f);
+                    SIM_WORK(S_OPAQUE_ENCODE, g, &ln, f);
                     {
-                        SIM_WORK(S_ENCODE_MATERIAL, g, &rng, f);
-                        { SIM_WORK(S_ENCODE_DRAWS, g, &rng, f); }
+                        SIM_WORK(S_ENCODE_MATERIAL, g, &ln, f);
+                        { SIM_WORK(S_ENCODE_DRAWS, g, &ln, f); }
                     }
                 }
             }
-            { SIM_WORK(S_BUILD_TRANSPARENT, g, &rng, f); }
-            { SIM_WORK(S_BUILD_POST, g, &rng, f); }
+            { SIM_WORK(S_BUILD_TRANSPARENT, g, &ln, f); }
+            { SIM_WORK(S_BUILD_POST, g, &ln, f); }
         }
         {
-            SIM_WORK(S_RENDER_SUBMIT, g, &rng, f);
+            SIM_WORK(S_RENDER_SUBMIT, g, &ln, f);
             {
-                SIM_WORK(S_GPU_SUBMIT, g, &rng, f);
-                record_gpu(g, &rng, frame, f);
+                SIM_WORK(S_GPU_SUBMIT, g, &ln, f);
+                record_gpu(g, &ln, frame, f);
             }
         }
-        { SIM_WORK(S_PRESENT, g, &rng, f); }
+        { SIM_WORK(S_PRESENT, g, &ln, f); }
     }
+    lane_done(g, &ln);
     cap_thread_unregister();
     return NULL;
 }
@@ -383,12 +428,13 @@ static void *render_main(void *arg)
 static void *loader_main(void *arg)
 {
     sim *g = arg;
-    uint64_t rng = g->seed ^ 0x4c4f41444552ull;
+    lane ln = {.rng = g->seed ^ 0x4c4f41444552ull};
     CAP_THREAD("asset_loader");
     for (int i = 0; i < LOADER_ASSETS; i++) {
-        SIM_WORK(S_STREAM_ASSET, g, &rng, 1.0);
-        { SIM_WORK(S_DECOMPRESS, g, &rng, 1.0); }
+        SIM_WORK(S_STREAM_ASSET, g, &ln, 1.0);
+        { SIM_WORK(S_DECOMPRESS, g, &ln, 1.0); }
     }
+    lane_done(g, &ln);
     cap_thread_unregister();
     return NULL;
 }
@@ -410,7 +456,7 @@ static double work_factor(const sim *g, uint64_t frame, uint64_t t0)
     return f;
 }
 
-static void submit_jobs(sim *g, uint64_t *rng, double f)
+static void submit_jobs(sim *g, lane *ln, double f)
 {
     static const int kinds[JOBS_PER_FRAME] = {
         S_JOB_SKINNING,  S_JOB_PARTICLES, S_JOB_VISIBILITY, S_JOB_SKINNING,
@@ -419,9 +465,9 @@ static void submit_jobs(sim *g, uint64_t *rng, double f)
     for (int i = 0; i < JOBS_PER_FRAME; i++) {
         job *j = &jobs[i];
         j->kind = kinds[i];
-        j->ns[0] = draw_ns(g, rng, j->kind, f);
-        j->ns[1] = draw_ns(g, rng, j->kind + 1, f);
-        j->ns[2] = j->kind == S_JOB_PARTICLES ? draw_ns(g, rng, j->kind + 2, f)
+        j->ns[0] = draw_ns(g, ln, j->kind, f);
+        j->ns[1] = draw_ns(g, ln, j->kind + 1, f);
+        j->ns[2] = j->kind == S_JOB_PARTICLES ? draw_ns(g, ln, j->kind + 2, f)
                                               : 0;
     }
     pthread_mutex_lock(&g->qlock);
@@ -432,53 +478,53 @@ static void submit_jobs(sim *g, uint64_t *rng, double f)
     pthread_mutex_unlock(&g->qlock);
 }
 
-static void main_frame(sim *g, uint64_t *rng, uint64_t frame, uint64_t cap_frame,
+static void main_frame(sim *g, lane *ln, uint64_t frame, uint64_t cap_frame,
                        double f, uint64_t frame_start)
 {
-    SIM_WORK(S_GAME_FRAME, g, rng, f);
-    { SIM_WORK(S_INPUT_POLL, g, rng, f); }
+    SIM_WORK(S_GAME_FRAME, g, ln, f);
+    { SIM_WORK(S_INPUT_POLL, g, ln, f); }
     {
-        SIM_WORK(S_UPDATE, g, rng, f);
+        SIM_WORK(S_UPDATE, g, ln, f);
         {
-            SIM_WORK(S_SUBMIT_JOBS, g, rng, f);
-            submit_jobs(g, rng, f);
+            SIM_WORK(S_SUBMIT_JOBS, g, ln, f);
+            submit_jobs(g, ln, f);
         }
         {
-            SIM_WORK(S_UPDATE_PHYSICS, g, rng, f);
-            { SIM_WORK(S_PHYSICS_BROADPHASE, g, rng, f); }
+            SIM_WORK(S_UPDATE_PHYSICS, g, ln, f);
+            { SIM_WORK(S_PHYSICS_BROADPHASE, g, ln, f); }
             {
-                SIM_WORK(S_PHYSICS_NARROWPHASE, g, rng, f);
+                SIM_WORK(S_PHYSICS_NARROWPHASE, g, ln, f);
                 {
-                    SIM_WORK(S_PHYSICS_CONTACTS, g, rng, f);
+                    SIM_WORK(S_PHYSICS_CONTACTS, g, ln, f);
                     {
-                        SIM_WORK(S_CONTACT_SOLVE, g, rng, f);
-                        { SIM_WORK(S_CONTACT_ISLAND, g, rng, f); }
+                        SIM_WORK(S_CONTACT_SOLVE, g, ln, f);
+                        { SIM_WORK(S_CONTACT_ISLAND, g, ln, f); }
                     }
                 }
             }
-            { SIM_WORK(S_PHYSICS_INTEGRATE, g, rng, f); }
+            { SIM_WORK(S_PHYSICS_INTEGRATE, g, ln, f); }
         }
         {
-            SIM_WORK(S_UPDATE_AI, g, rng, f);
-            { SIM_WORK(S_AI_PERCEPTION, g, rng, f); }
+            SIM_WORK(S_UPDATE_AI, g, ln, f);
+            { SIM_WORK(S_AI_PERCEPTION, g, ln, f); }
             {
-                SIM_WORK(S_AI_PATHFIND, g, rng, f);
-                { SIM_WORK(S_PATH_ASTAR, g, rng, f); }
+                SIM_WORK(S_AI_PATHFIND, g, ln, f);
+                { SIM_WORK(S_PATH_ASTAR, g, ln, f); }
             }
         }
         {
-            SIM_WORK(S_UPDATE_ANIMATION, g, rng, f);
-            { SIM_WORK(S_ANIM_SAMPLE, g, rng, f); }
-            { SIM_WORK(S_ANIM_BLEND, g, rng, f); }
+            SIM_WORK(S_UPDATE_ANIMATION, g, ln, f);
+            { SIM_WORK(S_ANIM_SAMPLE, g, ln, f); }
+            { SIM_WORK(S_ANIM_BLEND, g, ln, f); }
         }
         if (g->runtime_names) {
-            SIM_WORK(S_STREAM_ASSETS, g, rng, f);
+            SIM_WORK(S_STREAM_ASSETS, g, ln, f);
             for (int k = 0; k < ASSETS_PER_FRAME; k++) {
                 /* one call site, a different runtime string each time */
                 const char *asset =
                     g->assets[(frame * ASSETS_PER_FRAME + (uint64_t)k) % ASSETS];
                 CAP_SCOPE(asset);
-                spin_ns(draw_ns(g, rng, S_ASSET, f));
+                spin_ns(ln, S_ASSET, draw_ns(g, ln, S_ASSET, f));
             }
         }
         {
@@ -490,11 +536,11 @@ static void main_frame(sim *g, uint64_t *rng, uint64_t frame, uint64_t cap_frame
         }
     }
     {
-        SIM_WORK(S_GATHER_RENDER_DATA, g, rng, f);
+        SIM_WORK(S_GATHER_RENDER_DATA, g, ln, f);
         {
-            SIM_WORK(S_CULL, g, rng, f);
-            { SIM_WORK(S_CULL_FRUSTUM, g, rng, f); }
-            { SIM_WORK(S_CULL_OCCLUSION, g, rng, f); }
+            SIM_WORK(S_CULL, g, ln, f);
+            { SIM_WORK(S_CULL_FRUSTUM, g, ln, f); }
+            { SIM_WORK(S_CULL_OCCLUSION, g, ln, f); }
         }
     }
     {
@@ -505,8 +551,8 @@ static void main_frame(sim *g, uint64_t *rng, uint64_t frame, uint64_t cap_frame
         pthread_mutex_unlock(&g->hlock);
     }
     {
-        SIM_WORK(S_HANDOFF, g, rng, f);
-        unsigned draws = 1800 + (unsigned)(rng_next(rng) % 400);
+        SIM_WORK(S_HANDOFF, g, ln, f);
+        unsigned draws = 1800 + (unsigned)(rng_next(&ln->rng) % 400);
         pthread_mutex_lock(&g->hlock);
         g->h_full = 1;
         g->h_frame = cap_frame;
@@ -516,7 +562,7 @@ static void main_frame(sim *g, uint64_t *rng, uint64_t frame, uint64_t cap_frame
         pthread_mutex_unlock(&g->hlock);
         CAP_COUNTER("draw_calls", draws);
     }
-    CAP_COUNTER("entities", 4000 + (double)(rng_next(rng) % 500));
+    CAP_COUNTER("entities", 4000 + (double)(rng_next(&ln->rng) % 500));
     CAP_COUNTER("jobs_per_frame", JOBS_PER_FRAME);
     CAP_COUNTER("work_factor", f);
     if (g->fps_cap > 0) {
@@ -530,13 +576,37 @@ static void main_frame(sim *g, uint64_t *rng, uint64_t frame, uint64_t cap_frame
     }
 }
 
+/* --truth-report: the spins of all threads, then each scope with a late one
+ * (scope, late spins, spins, ms late, ms spun), on stdout. */
+static void truth_report(const punctuality *p)
+{
+    uint64_t spins = 0, spun = 0, late = 0, late_ns = 0;
+    for (int i = 0; i < S_COUNT; i++) {
+        spins += p->spins[i];
+        spun += p->spun_ns[i];
+        late += p->late[i];
+        late_ns += p->late_ns[i];
+    }
+    printf("game_sim: %llu of %llu spins ended over %d us late, by %.3f ms in "
+           "all (%.3f %% of the %.3f ms spun)\n",
+           (unsigned long long)late, (unsigned long long)spins, LATE_NS / 1000,
+           (double)late_ns / 1e6, spun ? 100.0 * (double)late_ns / (double)spun : 0,
+           (double)spun / 1e6);
+    for (int i = 0; i < S_COUNT; i++)
+        if (p->late[i])
+            printf("late %s %llu %llu %.3f %.3f\n", scope_defs[i].name,
+                   (unsigned long long)p->late[i],
+                   (unsigned long long)p->spins[i], (double)p->late_ns[i] / 1e6,
+                   (double)p->spun_ns[i] / 1e6);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
         "usage: game_sim OUT.cap [--seed N] [--seconds S | --frames N]\n"
         "                [--fps-cap HZ] [--slow NAME:PCT] [--ramp PCT] [--bimodal]\n"
         "                [--outside-frames] [--workers N] [--scale F]\n"
-        "                [--runtime-names] [--help]\n"
+        "                [--runtime-names] [--truth-report] [--help]\n"
         "\n"
         "A multi-threaded game loop recorded with libcapture into OUT.cap: a main\n"
         "thread (one frame mark per frame), a render thread fed by a one-slot\n"
@@ -558,6 +628,10 @@ static void usage(FILE *out)
         "  --runtime-names   each frame, stream_assets opens %d scopes named after\n"
         "                    assets (%d names: asset_00_rock ...) at one CAP_SCOPE\n"
         "                    call site\n"
+        "  --truth-report    at the end, print how many spins (the work of a\n"
+        "                    scope) ended over %d us past their deadline, and by\n"
+        "                    how much in all: the time in which the machine, not\n"
+        "                    the program, made the self times\n"
         "\n"
         "Exit status: 0 capture written, 1 recording failed, 2 usage error.\n"
         "\n"
@@ -567,7 +641,7 @@ static void usage(FILE *out)
         "\n"
         "  %-22s %-13s %9s  %s\n",
         JOBS_PER_FRAME, BIMODAL_STRETCH, BIMODAL_STRETCH, BIMODAL_HEAVY,
-        ASSETS_PER_FRAME, ASSETS, JITTER * 100, "name", "thread", "self_us",
+        ASSETS_PER_FRAME, ASSETS, LATE_NS / 1000, JITTER * 100, "name", "thread", "self_us",
         "kind");
     static const char *kinds[] = {"work", "wait", "gpu", "work"};
     for (int i = 0; i < S_COUNT; i++) {
@@ -624,6 +698,8 @@ static int parse_args(sim *g, int argc, char **argv, const char **out)
             g->outside_frames = 1;
         } else if (strcmp(a, "--runtime-names") == 0) {
             g->runtime_names = 1;
+        } else if (strcmp(a, "--truth-report") == 0) {
+            g->truth_report = 1;
         } else if (a[0] == '-' && a[1] == '-') {
             if (!v)
                 return bad("option needs a value", a);
@@ -725,10 +801,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < 6; i++)
         g.gpu_names[i] = cap_name_register(scope_defs[G_FRAME + i].name,
                                            __FILE__, __LINE__);
-    uint64_t rng = g.seed;
+    lane ln = {.rng = g.seed};
 
     if (g.outside_frames) {
-        SIM_WORK(S_LOAD_LEVEL, &g, &rng, 1.0);
+        SIM_WORK(S_LOAD_LEVEL, &g, &ln, 1.0);
         pthread_t loader;
         if (pthread_create(&loader, NULL, loader_main, &g) == 0)
             pthread_join(loader, NULL);
@@ -760,7 +836,7 @@ int main(int argc, char **argv)
             pthread_mutex_unlock(&g.qlock);
         }
         double f = work_factor(&g, frame, t0);
-        main_frame(&g, &rng, frame, cap_frame_current(), f, frame_start);
+        main_frame(&g, &ln, frame, cap_frame_current(), f, frame_start);
         frame++;
         if (g.frames ? frame >= g.frames
                      : mono_ns() - t0 >= (uint64_t)(g.seconds * 1e9))
@@ -786,9 +862,10 @@ int main(int argc, char **argv)
     CAP_FRAME_END();
 
     if (g.outside_frames) {
-        SIM_WORK(S_SAVE_STATE, &g, &rng, 1.0);
-        { SIM_WORK(S_RELEASE_RESOURCES, &g, &rng, 1.0); }
+        SIM_WORK(S_SAVE_STATE, &g, &ln, 1.0);
+        { SIM_WORK(S_RELEASE_RESOURCES, &g, &ln, 1.0); }
     }
+    lane_done(&g, &ln);
     r = cap_close();
     if (failed) {
         fprintf(stderr, "game_sim: cannot start a thread\n");
@@ -799,5 +876,7 @@ int main(int argc, char **argv)
                 cap_result_message(r));
         return 1;
     }
+    if (g.truth_report)
+        truth_report(&g.p);
     return 0;
 }

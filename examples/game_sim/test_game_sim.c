@@ -264,6 +264,106 @@ static void test_game_sim_records_its_truth(void **state)
     }
 }
 
+/* --truth-report: one spin per work scope the capture holds, the late ones
+ * by scope, and a scope's spins no longer than its self times. */
+static void test_game_sim_truth_report(void **state)
+{
+    (void)state;
+    char path[96], out[96];
+    tmp_path(path, sizeof path, "report_cap");
+    tmp_path(out, sizeof out, "report_out");
+    const char *args[] = {path,       "--frames",  "40", "--scale",
+                          "0.25",     "--workers", "2",  "--seed",
+                          "11",       "--fps-cap", "300", "--runtime-names",
+                          "--truth-report", NULL};
+    assert_int_equal(run(out, args), 0);
+
+    /* work scopes of the capture: how many, and self time by name */
+    enum { MAXN = 256 };
+    static char names[MAXN][64];
+    static size_t count[MAXN];
+    static double self_ms[MAXN];
+    size_t nn = 0, work = 0;
+    cap_reader *r;
+    char detail[256];
+    assert_int_equal(cap_reader_open(&r, path, detail, sizeof detail), CAP_OK);
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK) {
+        if (ev.kind != CAP_EV_SCOPE ||
+            (cap_reader_name_flags(r, ev.u.scope.name) & CAP_NAME_WAIT))
+            continue;
+        const char *n = cap_reader_name(r, ev.u.scope.name);
+        assert_non_null(n);
+        size_t i = 0;
+        while (i < nn && strcmp(names[i], n) != 0)
+            i++;
+        if (i == nn) {
+            assert_true(nn < MAXN);
+            snprintf(names[nn++], sizeof names[0], "%s", n);
+        }
+        count[i]++;
+        self_ms[i] += (double)(ev.u.scope.end_ns - ev.u.scope.begin_ns -
+                               ev.u.scope.children_ns) / 1e6;
+        work++;
+    }
+    assert_int_equal(res, CAP_DONE);
+    cap_reader_close(r);
+    unlink(path);
+
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[256];
+    unsigned long long late = 0, spins = 0, sum_late = 0;
+    double late_ms = 0, spun_ms = 0, pct = 0, sum_late_ms = 0;
+    int us = 0, lines = 0;
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_int_equal(sscanf(line,
+                            "game_sim: %llu of %llu spins ended over %d us late, "
+                            "by %lf ms in all (%lf %% of the %lf ms spun)",
+                            &late, &spins, &us, &late_ms, &pct, &spun_ms),
+                     6);
+    assert_int_equal(us, 20);
+    /* every work scope is one spin, and its self time holds it */
+    assert_int_equal(spins, work);
+    assert_true(late <= spins);
+    double all_self_ms = 0;
+    for (size_t i = 0; i < nn; i++)
+        all_self_ms += self_ms[i];
+    assert_true(spun_ms > 0 && spun_ms + late_ms <= all_self_ms + 0.001 * work);
+    while (fgets(line, sizeof line, f)) {
+        char name[64];
+        unsigned long long l, n;
+        double lms, sms;
+        assert_int_equal(sscanf(line, "late %63s %llu %llu %lf %lf", name, &l,
+                                &n, &lms, &sms),
+                         5);
+        lines++;
+        assert_true(l >= 1 && l <= n);
+        assert_true(lms >= l * 0.020);
+        sum_late += l;
+        sum_late_ms += lms;
+        if (strcmp(name, "asset_<name>") == 0)
+            continue; /* the runtime-named scopes, asset_NN_kind, as one */
+        size_t i = 0;
+        while (i < nn && strcmp(names[i], name) != 0)
+            i++;
+        if (i == nn)
+            fail_msg("late scope '%s' is not a work scope of the capture",
+                     name);
+        assert_int_equal(n, count[i]);
+        /* a scope's self time holds its spin and its lateness */
+        if (sms + lms > self_ms[i] + 0.001 * (double)n)
+            fail_msg("'%s': %.3f ms spun and %.3f ms late, %.3f ms of self time",
+                     name, sms, lms, self_ms[i]);
+    }
+    fclose(f);
+    unlink(out);
+    assert_int_equal(sum_late, late);
+    assert_true(sum_late_ms > late_ms - 0.001 * lines - 1e-9 &&
+                sum_late_ms < late_ms + 0.001 * lines + 1e-9);
+}
+
 static void test_game_sim_bad_options(void **state)
 {
     (void)state;
@@ -290,6 +390,7 @@ int main(int argc, char **argv)
     game_sim = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_game_sim_records_its_truth),
+        cmocka_unit_test(test_game_sim_truth_report),
         cmocka_unit_test(test_game_sim_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
