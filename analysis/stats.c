@@ -340,47 +340,75 @@ double cap_stats_geomean(const double *x, size_t n)
 
 /* ---- Mann-Whitney U -------------------------------------------------- */
 
+/* Unsigned 128-bit integers as two limbs (portable C11): the counts of the
+ * exact U law reach C(98, 49) ~ 2.5e28, past a double's 2^53 integers. */
+typedef struct mw_u128 {
+    uint64_t lo, hi;
+} mw_u128;
+
+static void mw_add(mw_u128 *a, mw_u128 b)
+{
+    uint64_t lo = a->lo + b.lo;
+    a->hi += b.hi + (lo < a->lo);
+    a->lo = lo;
+}
+
+static void mw_sub(mw_u128 *a, mw_u128 b)
+{
+    uint64_t lo = a->lo - b.lo;
+    a->hi -= b.hi + (a->lo < b.lo);
+    a->lo = lo;
+}
+
+/* The nearest double but for the rounding of one addition (2^-52
+ * relative at most). */
+static double mw_double(mw_u128 a)
+{
+    return (double)a.hi * 18446744073709551616.0 + (double)a.lo;
+}
+
 /* The null distribution of U without ties, for samples of m and n values:
- * counts[u] for u <= c of the arrangements of the pooled order (positions 0..N-1)
- * whose U is u, and their total C(m + n, m) in *total_out. dp[k][u] counts the ways to place k
- * x-values among the positions seen so far with U = u; an x-value placed
- * at position i after k others beats the i - k y-values before it. */
+ * counts[u] for u <= c of the arrangements of the pooled order whose U is
+ * u, and their total C(m + n, m) in *total_out, each counted exactly and
+ * then rounded to a double. The counts are the coefficients of the
+ * Gaussian binomial [m + n, m] in q, the product over i = 1 .. m of
+ * (1 - q^(n + i)) / (1 - q^i): each step divides by (1 - q^i) (running
+ * sums with stride i) and multiplies by (1 - q^(n + i)); after step i the
+ * polynomial is [n + i, i], so every value stays a count, at most
+ * C(97, 48) < 2^94 between the two halves of a step. O(m c) additions,
+ * against O(m (m + n) c) for the placement recursion. Coefficients up to
+ * c depend on none above it: a table made up to a smaller c holds the
+ * same values. */
 static cap_result mw_exact_counts(double *counts, double *total_out,
                                   size_t m, size_t n, size_t c)
 {
-    if (n < m) { /* the count is symmetric in m and n: keep rows few */
+    if (n < m) { /* the law is symmetric in m and n: keep steps few */
         size_t t = m;
         m = n;
         n = t;
     }
     size_t width = c + 1;
-    double *dp = calloc((m + 1) * width, sizeof *dp);
-    if (!dp)
+    mw_u128 *poly = calloc(width > m + 1 ? width : m + 1, sizeof *poly);
+    if (!poly)
         return CAP_E_NOMEM;
-    dp[0] = 1.0;
-    size_t total_n = m + n;
-    for (size_t i = 0; i < total_n; i++) {
-        size_t kmax = i < m ? i : m - 1;
-        for (size_t k = kmax + 1; k-- > 0;) {
-            if (i - k > n)
-                break; /* more y-values than there are: no valid state */
-            size_t shift = i - k;
-            if (shift > c)
-                break; /* smaller k only shifts further */
-            const double *src = dp + k * width;
-            double *dst = dp + (k + 1) * width;
-            for (size_t u = 0; u + shift <= c; u++)
-                dst[u + shift] += src[u];
-        }
+    poly[0].lo = 1;
+    for (size_t i = 1; i <= m; i++) {
+        for (size_t u = i; u <= c; u++)
+            mw_add(&poly[u], poly[u - i]);
+        for (size_t u = c; u >= n + i && u <= c; u--)
+            mw_sub(&poly[u], poly[u - n - i]);
     }
-    /* C(m + n, m) as a running product: each partial product is itself a
-     * binomial coefficient, so the value stays well rounded. */
-    double total = 1.0;
-    for (size_t i = 1; i <= m; i++)
-        total = total * (double)(n + i) / (double)i;
-    memcpy(counts, dp + m * width, width * sizeof *counts);
-    *total_out = total;
-    free(dp);
+    for (size_t u = 0; u <= c; u++)
+        counts[u] = mw_double(poly[u]);
+    /* C(m + n, m) exactly: row m + n of Pascal's triangle, its first m + 1
+     * entries (every entry at most C(m + n, m)) */
+    memset(poly, 0, (m + 1) * sizeof *poly);
+    poly[0].lo = 1;
+    for (size_t row = 1; row <= m + n; row++)
+        for (size_t k = row < m ? row : m; k > 0; k--)
+            mw_add(&poly[k], poly[k - 1]);
+    *total_out = mw_double(poly[m]);
+    free(poly);
     return CAP_OK;
 }
 

@@ -414,6 +414,23 @@ static void mw_matches_r_on_larger_samples(void **state)
     assert_close(r.u, 1170.0, 0);
     assert_close(r.p_value, 0.83196111564280117, 1e-13);
 
+    /* 49 and 49 far in the tail: U = 10 (one x above the ten smallest y,
+     * the others below all). The counts of U = 0 .. 10 are the partitions
+     * of u (every part at most 49, at most 49 parts), 139 in all, so
+     * p = 2 * 139 / C(98, 49), C(98, 49) = 25477612258980856902730428600:
+     * a relative error, not an absolute one, tells whether the counting
+     * holds at both ends of its range. */
+    for (size_t j = 0; j < 49; j++)
+        y[j] = (double)(j + 1);
+    for (size_t i = 0; i < 49; i++)
+        x[i] = 0.5 + 0.001 * (double)i;
+    x[48] = 10.5;
+    assert_int_equal(cap_stats_mann_whitney(&r, x, 49, y, 49, CAP_MW_AUTO),
+                     CAP_OK);
+    assert_int_equal(r.method, CAP_MW_EXACT);
+    assert_close(r.u, 10.0, 0);
+    assert_close(r.p_value / 1.0911540578219021e-26, 1.0, 1e-14);
+
     /* 50 and 49: one past the limit, normal; exact asked for: misuse. */
     modular_x(x, 50);
     modular_y(y, 49, 0.5);
