@@ -87,38 +87,9 @@ holds_truth() { # CAPTURE FACTOR
     'BEGIN { want = n * k * f / 1000; exit !(m > 0 && m < want * 1.03 && m > want * 0.97) }'
 }
 
-# A work scope's self time is its spins (busy waits to a deadline) plus the
-# time past a deadline in which the thread did not run: game_sim
-# --truth-report counts the spins that ended over 20 us late, by scope
-# ("late NAME N_LATE N_SPINS MS_LATE MS_SPUN"). A guest that loses its CPU
-# in bursts leaves no trace in /proc/stat but shows there.
-late_ms() { # RUN NAME: ms by which NAME's spins ended late in RUN
-  awk -v s="$2" '$1 == "late" && $2 == s { m = $5 } END { print m + 0 }' \
-    "$dir/$1.log"
-}
-
-# The rows of CSV that gate but WANT (space separated) does not name, each
-# with the ms per frame its spins ended late in base run I and in run NEW;
-# exit 0 when there is one and lateness explains every one: the row's
-# interval, less the extra lateness per frame of NEW, does not clear the
-# band (the time the machine took past the deadlines made the regression).
-machine_made() { # I NEW CSV WANT
-  local i=$1 new=$2 csv=$3 want=$4 name lb ln explained=0 unexplained=0
-  while IFS=, read -r name low band; do
-    case " $want " in *" $name "*) continue ;; esac
-    lb=$(late_ms "base$i.cap" "$name")
-    ln=$(late_ms "$new$i.cap" "$name")
-    if awk -v l="$low" -v b="$band" -v lb="$lb" -v ln="$ln" -v f="$frames" \
-        'BEGIN { exit !(l - (ln - lb) / f <= b) }'; then
-      explained=$((explained + 1))
-    else
-      unexplained=$((unexplained + 1))
-    fi
-    echo "$name: late by $lb ms in base run $i, $ln ms in $new run $i" \
-      "(interval from $low ms per frame, band $band ms)"
-  done < <(awk -F, 'NR > 1 && $16 == "regressed" && $23 == "1" { print $2 "," $19 "," $21 }' "$csv")
-  [ "$explained" -gt 0 ] && [ "$unexplained" = 0 ]
-}
+# What the machine took past the spins' deadlines (late_ms, machine_made):
+# tests/game_sim_lateness.sh, whose decisions tests/lateness_rule.sh checks.
+. "$(dirname "$0")/game_sim_lateness.sh"
 
 # game_sim tags its waits (CAP_WAIT_SCOPE), and capture_diff reads the tags.
 # Its two hand-offs are work scopes whose time is mostly the wake-up of the
@@ -193,7 +164,8 @@ check() { # I NEW WANT_RC WANT LABEL
     pass=$((pass + 1))
   else
     local why
-    if why=$(machine_made "$i" "$new" "$dir/out.csv" "$want") &&
+    if why=$(machine_made "$dir/base$i.cap.log" "$dir/$new$i.cap.log" \
+        "$dir/out.csv" "$want" "$frames") &&
         [ -z "${DIFF_GAME_SIM_FORCE:-}" ]; then
       echo "SKIP $label: exit $rc, regressed: '$got', time the machine took" \
         "past the spins' deadlines explains it: $(echo "$why" | paste -sd ';')"
