@@ -17,8 +17,9 @@
  * factor of the frame. Waits block on a condition variable (or sleep, for
  * the frame cap) and have no nominal time. `game_sim --help` prints the
  * table; --truth-report prints, at the end, the spins that ended late (the
- * thread lost its CPU across the deadline) by scope. Exit status: 0 capture written, 1 recording failed (cap_open,
- * cap_close, a thread), 2 usage error.
+ * thread lost its CPU across the deadline) by scope. Exit status: 0
+ * capture written, 1 recording failed (cap_open, cap_close, a thread), 2
+ * usage error.
  */
 #include <capture/capture.h>
 
@@ -187,7 +188,6 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-
 /* A spin that ends this far past its deadline lost the CPU across its end:
  * the scope's self time then holds that time too, not only its work. */
 #define LATE_NS 20000
@@ -269,32 +269,32 @@ static void run_job(lane *ln, const job *j)
     switch (j->kind) {
     case S_JOB_SKINNING: {
         CAP_SCOPE(scope_defs[S_JOB_SKINNING].name);
-        spin_ns(ln, j->kind + 0, j->ns[0]);
+        spin_ns(ln, S_JOB_SKINNING, j->ns[0]);
         {
             CAP_SCOPE(scope_defs[S_SKIN_BONES].name);
-            spin_ns(ln, j->kind + 1, j->ns[1]);
+            spin_ns(ln, S_SKIN_BONES, j->ns[1]);
         }
         break;
     }
     case S_JOB_PARTICLES: {
         CAP_SCOPE(scope_defs[S_JOB_PARTICLES].name);
-        spin_ns(ln, j->kind + 0, j->ns[0]);
+        spin_ns(ln, S_JOB_PARTICLES, j->ns[0]);
         {
             CAP_SCOPE(scope_defs[S_PARTICLES_SIMULATE].name);
-            spin_ns(ln, j->kind + 1, j->ns[1]);
+            spin_ns(ln, S_PARTICLES_SIMULATE, j->ns[1]);
             {
                 CAP_SCOPE(scope_defs[S_PARTICLES_COLLIDE].name);
-                spin_ns(ln, j->kind + 2, j->ns[2]);
+                spin_ns(ln, S_PARTICLES_COLLIDE, j->ns[2]);
             }
         }
         break;
     }
     default: {
         CAP_SCOPE(scope_defs[S_JOB_VISIBILITY].name);
-        spin_ns(ln, j->kind + 0, j->ns[0]);
+        spin_ns(ln, S_JOB_VISIBILITY, j->ns[0]);
         {
             CAP_SCOPE(scope_defs[S_VIS_RAYCAST].name);
-            spin_ns(ln, j->kind + 1, j->ns[1]);
+            spin_ns(ln, S_VIS_RAYCAST, j->ns[1]);
         }
         break;
     }
