@@ -395,7 +395,7 @@ static cap_result mw_exact_counts(double *counts, double *total_out,
     for (size_t i = 1; i <= m; i++) {
         for (size_t u = i; u <= c; u++)
             mw_add(&poly[u], poly[u - i]);
-        for (size_t u = c; u >= n + i && u <= c; u--)
+        for (size_t u = c + 1; u-- > n + i;) /* from the top down */
             mw_sub(&poly[u], poly[u - n - i]);
     }
     for (size_t u = 0; u <= c; u++)

@@ -10,15 +10,13 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 pass=0 fail=0
 
-# A --truth-report: the summary line, then "late NAME N M MS_LATE MS_SPUN".
+# A --truth-report: the summary line, then "late NAME N M MS_LATE MS_SPUN"
+# for each "NAME MS_LATE" pair (printf repeats its format over them).
 report() { # FILE then "NAME MS_LATE" pairs
   local f=$1
   shift
   echo "game_sim: 300 of 8400 spins ended over 20 us late, by 9.000 ms in all" >"$f"
-  while [ $# -gt 0 ]; do
-    echo "late $1 10 450 $2 22.400" >>"$f"
-    shift 2
-  done
+  printf 'late %s 10 450 %s 22.400\n' "$@" >>"$f"
 }
 
 # capture_diff --csv: its header, then a row per "NAME VERDICT CI_LOW_MS
@@ -27,10 +25,8 @@ csv() { # FILE then rows of five words
   local f=$1
   shift
   echo "track,name,base_n,new_n,base_median_ms,new_median_ms,base_mean_ms,new_mean_ms,base_p95_ms,new_p95_ms,delta_pct,ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict,band_pct,delta_ms,ci_low_ms,ci_high_ms,band_ms,wait,gates,block" >"$f"
-  while [ $# -gt 0 ]; do
-    echo "cpu,$1,150,150,0.15,0.19,0.15,0.19,0.18,0.23,29.9,29.4,30.5,1e-30,1e-28,$2,6.7,0.045,$3,0.046,$4,0,$5,1" >>"$f"
-    shift 5
-  done
+  printf 'cpu,%s,150,150,0.15,0.19,0.15,0.19,0.18,0.23,29.9,29.4,30.5,1e-30,1e-28,%s,6.7,0.045,%s,0.046,%s,0,%s,1\n' \
+    "$@" >>"$f"
 }
 
 expect() { # LABEL WANT_RC WANT_LINES -- machine_made arguments
