@@ -128,6 +128,9 @@ typedef struct an_ranking {
     an_rank_row *rows;
     size_t n, ncpu;
     an_totals totals;
+    size_t nwait;    /* CPU rows that are waits (an_scope.is_wait: tagged
+                        by the program, or read_capture --wait) */
+    int64_t wait_ns; /* their self time, part of totals.cpu_ns */
 } an_ranking;
 
 cap_result an_ranking_compute(an_ranking *out, const an_capture *m);

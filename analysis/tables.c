@@ -322,6 +322,10 @@ cap_result an_ranking_compute(an_ranking *out, const an_capture *m)
                                                      ? out->totals.cpu_ns
                                                      : out->totals.gpu_ns);
         out->ncpu += s->kind == AN_CPU;
+        if (s->kind == AN_CPU && s->is_wait) {
+            out->nwait++;
+            cap_stats_sat_add(&out->wait_ns, s->self_ns);
+        }
     }
     qsort(rows, n, sizeof *rows, rank_cmp);
     free(dense);

@@ -296,6 +296,86 @@ static void times_far_apart_do_not_overflow_the_reports(void **state)
     an_free(m);
 }
 
+/* Waits are marked wherever self time is ranked: a name the program
+ * tagged (CAP_NAME_WAIT) and one matched by a --wait glob count in
+ * an_ranking's nwait and wait_ns (their self times, exactly), and the
+ * text and CSV of the ranking and the tree mark those rows and no other. */
+static void waits_are_marked_in_the_ranking_and_the_tree(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    assert_int_equal(cap_writer_name_flags(w, 2, CAP_NAME_WAIT), CAP_OK);
+    /* A[0,100] > B[10,40] (tagged wait) ; C[100,160] (matched by glob) */
+    B(0, 1, 0);
+    B(0, 2, 10);
+    E(0, 40);
+    E(0, 100);
+    B(0, 3, 100);
+    E(0, 160);
+    assert_int_equal(cap_writer_frame(w, 0, 0, 200), CAP_OK);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    const char *globs[] = {"C"};
+    an_options o = {.wait_globs = globs, .nwait_globs = 1};
+    an_capture *m;
+    char d[256];
+    assert_int_equal(an_load(&m, path, &o, d, sizeof d), CAP_OK);
+    unlink(path);
+    an_ranking r;
+    assert_int_equal(an_ranking_compute(&r, m), CAP_OK);
+    assert_int_equal(r.nwait, 2);
+    assert_int_equal(r.wait_ns, 30 + 60);
+    assert_int_equal(r.totals.cpu_ns, 70 + 30 + 60);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    an_csv_ranking(f, &r);
+    fclose(f);
+    assert_string_equal(
+        out, "track,name,calls,total_ms,self_ms,self_ms_per_frame_mean,"
+             "self_ms_per_frame_p95,share_pct,wait\n"
+             "cpu,A,1,0.000100,0.000070,0.000070,0.000070,43.750000,0\n"
+             "cpu,C,1,0.000060,0.000060,0.000060,0.000060,37.500000,1\n"
+             "cpu,B,1,0.000030,0.000030,0.000030,0.000030,18.750000,1\n");
+    free(out);
+    f = open_memstream(&out, &len);
+    assert_non_null(f);
+    an_text_ranking(f, m, &r, 0);
+    fclose(f);
+    assert_non_null(strstr(out, "43.8%\n"));
+    assert_non_null(strstr(out, "37.5%  wait\n"));
+    assert_non_null(strstr(out, "18.8%  wait\n"));
+    assert_non_null(strstr(out, "\nwait: time a thread spent blocked, not "
+                                "working (a scope the program tagged as a "
+                                "wait, or matched by --wait): 2 scopes, "
+                                "0.000 ms, 56.2% of the CPU time\n"));
+    free(out);
+    an_ranking_free(&r);
+    an_tree t;
+    assert_int_equal(an_tree_compute(&t, m, -1, 0.0), CAP_OK);
+    f = open_memstream(&out, &len);
+    assert_non_null(f);
+    an_csv_tree(f, &t);
+    fclose(f);
+    assert_string_equal(out,
+                        "path,depth,track,calls,total_ms,self_ms,share_pct,"
+                        "wait\n"
+                        "main;A,0,cpu,1,0.000100,0.000070,62.500000,0\n"
+                        "main;A;B,1,cpu,1,0.000030,0.000030,18.750000,1\n"
+                        "main;C,0,cpu,1,0.000060,0.000060,37.500000,1\n");
+    free(out);
+    f = open_memstream(&out, &len);
+    assert_non_null(f);
+    an_text_tree(f, m, &t, 0);
+    fclose(f);
+    assert_non_null(strstr(out, "  A\n"));
+    assert_non_null(strstr(out, "    B  (wait)\n"));
+    assert_non_null(strstr(out, "  C  (wait)\n"));
+    free(out);
+    an_tree_free(&t);
+    an_free(m);
+}
+
 /* The warning about ids with no name lists the first few that have a row,
  * then "..." for the ids the reader counted past them; when no row has
  * one (ids met only in scopes a damaged section left open), the list is
@@ -364,6 +444,7 @@ int main(void)
         cmocka_unit_test(times_far_apart_do_not_overflow_the_reports),
         cmocka_unit_test(self_time_helper_clamps_and_never_overflows),
         cmocka_unit_test(unnamed_ids_warning_lists_what_it_has),
+        cmocka_unit_test(waits_are_marked_in_the_ranking_and_the_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

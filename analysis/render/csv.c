@@ -38,7 +38,7 @@ static const char *kind_name(an_kind k)
 void an_csv_ranking(FILE *out, const an_ranking *r)
 {
     fputs("track,name,calls,total_ms,self_ms,self_ms_per_frame_mean,"
-          "self_ms_per_frame_p95,share_pct\n",
+          "self_ms_per_frame_p95,share_pct,wait\n",
           out);
     for (size_t i = 0; i < r->n; i++) {
         const an_rank_row *row = &r->rows[i];
@@ -55,13 +55,13 @@ void an_csv_ranking(FILE *out, const an_ranking *r)
         num(out, row->pf_p95);
         fputc(',', out);
         num(out, row->share_pct);
-        fputc('\n', out);
+        fputs(s->is_wait ? ",1\n" : ",0\n", out);
     }
 }
 
 void an_csv_tree(FILE *out, const an_tree *t)
 {
-    fputs("path,depth,track,calls,total_ms,self_ms,share_pct\n", out);
+    fputs("path,depth,track,calls,total_ms,self_ms,share_pct,wait\n", out);
     for (size_t i = 0; i < t->n; i++) {
         const an_tree_row *r = &t->rows[i];
         if (r->depth < 0)
@@ -74,7 +74,7 @@ void an_csv_tree(FILE *out, const an_tree *t)
         num(out, MS(r->node->self_ns));
         fputc(',', out);
         num(out, r->share_pct);
-        fputc('\n', out);
+        fputs(r->node->is_wait ? ",1\n" : ",0\n", out);
     }
 }
 

@@ -250,9 +250,10 @@ void an_text_ranking(FILE *out, const an_capture *m, const an_ranking *r,
             else
                 fprintf(out, "%14s %12s ", "-", "-");
             if (!isnan(row->share_pct))
-                fprintf(out, "%6.1f%%\n", row->share_pct);
+                fprintf(out, "%6.1f%%", row->share_pct);
             else
-                fprintf(out, "%7s\n", "-");
+                fprintf(out, "%7s", "-");
+            fputs(s->is_wait ? "  wait\n" : "\n", out);
         }
     }
     if (!r->n) {
@@ -267,6 +268,15 @@ void an_text_ranking(FILE *out, const an_capture *m, const an_ranking *r,
         fprintf(out, ", GPU %.3f ms", MS(r->totals.gpu_ns));
     fprintf(out, "), inside frames or not; recursion is not double-counted "
                  "in total\n");
+    if (r->nwait)
+        fprintf(out, "wait: time a thread spent blocked, not working (a "
+                     "scope the program tagged as a wait, or matched by "
+                     "--wait): %zu scope%s, %.3f ms, %.1f%% of the CPU "
+                     "time\n",
+                r->nwait, r->nwait == 1 ? "" : "s", MS(r->wait_ns),
+                r->totals.cpu_ns > 0
+                    ? 100.0 * (double)r->wait_ns / (double)r->totals.cpu_ns
+                    : 0.0);
 }
 
 /* ---- tree -------------------------------------------------------------- */
@@ -295,7 +305,8 @@ void an_text_tree(FILE *out, const an_capture *m, const an_tree *t,
             fprintf(out, "%7s", "-");
         else
             fprintf(out, "%6.1f%%", r->share_pct);
-        fprintf(out, "  %*s%s\n", 2 * r->depth, "", n->name);
+        fprintf(out, "  %*s%s%s\n", 2 * r->depth, "", n->name,
+                n->is_wait ? "  (wait)" : "");
     }
 }
 
