@@ -2230,17 +2230,21 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
  * (scope_node), and whether a scope recurses is its node's
  * (an_node.recursive, set once when the node is made).
  *
- * The reader thread decodes into a stage of its own (ahead.recs and
- * ahead.stk: the same lines batch after batch, in its core's cache) and
- * copies it into the slot at once (memcpy). Decoded straight into the
- * slot, every line the decoder wrote was one the model thread had read
- * half a ring before, so each store first fetched that line back from
- * the other core, one after another: on a guest whose two
- * vCPUs are 480 ns apart (a cache line's round trip, AMD EPYC family 26)
- * the reader thread took twice its one-thread time and two threads were
- * slower than one (realistic 10 M: 0.56-0.61 s wall against 0.49 s; with
- * the stage 0.35-0.39 s; non-temporal stores for the copy did no
- * better than memcpy; docs/PERFORMANCE.md). */
+ * The reader thread decodes the records straight into the slot with
+ * streaming stores (cap_reader_stream_records), and the stacks into a
+ * stage of its own (ahead.stk: the same lines batch after batch, in its
+ * core's cache) copied into the slot at once (memcpy). Decoded into the
+ * slot with ordinary stores, every line the decoder wrote was one the
+ * model thread had read half a ring before, so each store first fetched
+ * that line back from the other core, one after another: on a guest
+ * whose two vCPUs are 480 ns apart (a cache line's round trip, AMD EPYC
+ * family 26) the reader thread took twice its one-thread time and two
+ * threads were slower than one (realistic 10 M: 0.56-0.61 s wall against
+ * 0.49 s; with a stage copied by memcpy 0.35-0.39 s; non-temporal stores
+ * for that copy did no better than memcpy). A streaming store fetches no
+ * line, and with no copy at all the reader thread is 7 % shorter: 100 M
+ * scopes in 1.94-2.04 s wall against 2.15-2.16 s with the records staged
+ * (docs/PERFORMANCE.md, "Records streamed into the slot"). */
 
 /* Up to 4,096 records a slot, half a ring (8 slots, 32 Ki scopes) handed
  * over at a time: with 1,024 the threads met four times as often and the
@@ -2314,11 +2318,11 @@ typedef struct ahead {
     uint8_t *name_seen; /* by CPU name id, the reader thread's */
     size_t name_seen_cap;
     int failed;        /* the reader thread ran out of memory */
-    /* the reader thread's stage: a batch is decoded and prepared here,
-       then copied into its slot */
+    /* the reader thread's stage: an event and the records' stacks are
+       decoded and prepared here, then copied into their slot (the
+       records themselves are streamed into the slot) */
     cap_event stage[1];
     uint32_t *stk;       /* SLOT_STACKS: the records' stacks */
-    cap_scope_rec *recs; /* SLOT_EVENTS: the records */
 } ahead;
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id)
@@ -2478,12 +2482,13 @@ static int fill_event(ahead *A, slot *s, cap_event *ev, int *threads)
     return 0;
 }
 
-/* fill's work for n records just decoded (thread tid, period per) into
- * A->recs: the thread's first root name, once one of them counts (the
+/* fill's work for the n records just decoded (thread tid, period per)
+ * into recs: the thread's first root name, once one of them counts (the
  * cut-off), and the wait flags of new names: 0, or -1 out of memory. The
  * usual load (no cut-off, no wait flags) tests two flags and is done; a
  * scan (apply_values) takes no root and no flag. */
-static int fill_recs(ahead *A, slot *s, size_t n, uint32_t tid, double per)
+static int fill_recs(ahead *A, slot *s, const cap_scope_rec *recs, size_t n,
+                     uint32_t tid, double per)
 {
     const loader *L = A->L;
     if (L->values_only)
@@ -2491,7 +2496,7 @@ static int fill_recs(ahead *A, slot *s, size_t n, uint32_t tid, double per)
     if (!A->carry_waits && (!L->have_cutoff || A->seen_cpu[tid]))
         return slot_root_cpu(A, s, tid); /* nothing to look at per record */
     for (size_t i = 0; i < n; i++) {
-        const cap_scope_rec *q = &A->recs[i];
+        const cap_scope_rec *q = &recs[i];
         if (!past_cutoff(L, cap_ticks_ns(q->begin, per)))
             continue;
         if (slot_root_cpu(A, s, tid) != 0 ||
@@ -2501,33 +2506,33 @@ static int fill_recs(ahead *A, slot *s, size_t n, uint32_t tid, double per)
     return 0;
 }
 
-/* Records from the reader into slot s, after its event (if any): their
- * stacks and themselves copied from the stage at once. 0, or -1 out of
- * memory. */
+/* Records from the reader into slot s, after its event (if any): the
+ * records streamed into the slot, their stacks copied from the stage at
+ * once. 0, or -1 out of memory. */
 static int fill_take_recs(ahead *A, slot *s)
 {
     cap_scope_run run;
     size_t rn = 0;
-    cap_reader_next_scopes(A->L->r, A->recs, SLOT_EVENTS, &rn, A->stk,
+    cap_reader_next_scopes(A->L->r, s->rec, SLOT_EVENTS, &rn, A->stk,
                            SLOT_STACKS, &run);
     if (!rn)
         return 0;
-    if (fill_recs(A, s, rn, run.tid, run.period_ns) != 0)
+    if (fill_recs(A, s, s->rec, rn, run.tid, run.period_ns) != 0)
         return -1;
-    /* one copy each, in a burst: the lines' fetches from the other core
+    /* one copy, in a burst: the lines' fetches from the other core
        overlap, where the decoder's stores, spread over its work, waited
        for them one by one */
     memcpy(s->stk, A->stk, run.stacks_used * sizeof *A->stk);
-    memcpy(s->rec, A->recs, rn * sizeof *s->rec);
     s->rec_n = rn;
     s->rec_tid = run.tid;
     s->rec_per = run.period_ns;
     return 0;
 }
 
-/* Fill slot s from the reader: a run of scopes as records, decoded into
- * the reader thread's own stage (its lines stay in this core's cache,
- * batch after batch) and copied into the slot; or one event (prepared
+/* Fill slot s from the reader: a run of scopes as records, streamed into
+ * the slot, their stacks decoded into the reader thread's own stage (its
+ * lines stay in this core's cache, batch after batch) and copied into
+ * the slot; or one event (prepared
  * for the model by fill_event), followed by the run of records a
  * section's first scope begins. */
 static int fill(ahead *A, slot *s)
@@ -2741,9 +2746,7 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     A.slots = calloc(SLOTS, sizeof *A.slots);
     A.seen_cpu = calloc(CAP_MAX_THREADS, 1);
     A.stk = malloc(SLOT_STACKS * sizeof *A.stk);
-    A.recs = malloc(SLOT_EVENTS * sizeof *A.recs);
-    if (!A.slots || !A.seen_cpu || !A.stk || !A.recs) {
-        free(A.recs);
+    if (!A.slots || !A.seen_cpu || !A.stk) {
         free(A.stk);
         free(A.slots);
         free(A.seen_cpu);
@@ -2754,6 +2757,8 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     pthread_t th;
     cap_result res = CAP_OK;
     L->reader_busy = 1;
+    /* the records go to the other thread: past this core's cache */
+    cap_reader_stream_records(L->r, 1);
     if (pthread_create(&th, NULL, reader_main, &A) != 0) {
         res = CAP_E_NOMEM;
         goto out;
@@ -2803,6 +2808,7 @@ static cap_result pass_ahead(loader *L, char *detail, size_t dsz)
     }
     pthread_join(th, NULL);
 out:
+    cap_reader_stream_records(L->r, 0);
     L->reader_busy = 0;
     for (size_t i = 0; i < SLOTS; i++) {
         for (size_t b = 0; b < A.slots[i].nblk; b++)
@@ -2818,7 +2824,6 @@ out:
     free(A.slots);
     free(A.seen_cpu);
     free(A.stk);
-    free(A.recs);
     pthread_mutex_destroy(&A.mu);
     pthread_cond_destroy(&A.cv);
     if (res == CAP_OK)

@@ -13,7 +13,8 @@
  * and the batch call only when it gives no scope (or in turn with the
  * others, every third call), gives the same scopes: its records' ticks
  * converted with cap_ticks_ns and cap_ticks_dur_ns are the events' ns to
- * the nanosecond, and the statistics are the same. And
+ * the nanosecond, and the statistics are the same, also with the records
+ * written by streaming stores (cap_reader_stream_records). And
  * cap_reader_frames_only yields the frames of a whole read.
  *
  * Usage: test_read_batch FIXTURES_DIR
@@ -157,7 +158,8 @@ static void check_kept(const char *path, const rec *v, const kept *k_prev,
  * entries taken in turn; *into counts the scopes whose stacks were there.
  * With recs 1, each call asks cap_reader_next_scopes first (up to
  * `batch`, into the area), and the batch call only when it gave none;
- * with recs 2, only every third call does. */
+ * with recs 2, only every third call does; recs 3 is recs 1 with the
+ * records streamed (cap_reader_stream_records). */
 static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
                           size_t *n_out, cap_reader_stats *st, size_t *into,
                           int recs)
@@ -168,6 +170,10 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
         *into = 0;
     if (cap_reader_open(&r, path, NULL, 0) != CAP_OK)
         return NULL;
+    if (recs == 3 && cap_reader_stream_records(r, 1) != CAP_OK) {
+        fprintf(stderr, "FAIL %s: cap_reader_stream_records\n", path);
+        failures++;
+    }
     size_t n = 0, cap = 1024;
     rec *v = malloc(cap * sizeof *v);
     cap_event *evs = malloc((batch ? batch : 1) * sizeof *evs);
@@ -183,7 +189,7 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
     for (int guard = 0; guard < 10000000; guard++) {
         size_t k = 1;
         uint32_t *a = area[guard & 1];
-        if (recs && (recs == 1 || guard % 3 == 0)) {
+        if (recs && (recs != 2 || guard % 3 == 0)) {
             cap_scope_run run = {0};
             cap_result res = cap_reader_next_scopes(r, rv, batch, &k, a,
                                                     stacks_cap, &run);
@@ -203,6 +209,11 @@ static rec *read_all_into(const char *path, size_t batch, size_t stacks_cap,
                     rv[i].stack + (size_t)rv[i].depth > run.stacks_used) {
                     fprintf(stderr, "FAIL %s: a record's stack past "
                             "stacks_used\n", path);
+                    failures++;
+                }
+                if (rv[i].reserved != 0) {
+                    fprintf(stderr, "FAIL %s: a record's reserved field "
+                            "is %u\n", path, rv[i].reserved);
                     failures++;
                 }
                 flatten_rec(&v[n++], &rv[i], &run, a);
@@ -324,13 +335,14 @@ static void compare(const char *path)
     /* batches of each size; then into the caller's stacks, 7 and 4,096 a
      * call, into 65,536 entries and into the fewest allowed; then as
      * records first (1 and 4,096 a call, and 4,096 into the fewest stacks
-     * allowed), and records every third call (5 a call) */
+     * allowed), records every third call (5 a call), and records
+     * streamed (7 and 4,096 a call) */
     static const size_t sizes[] = {1, 2, 3, 7, 256, 4096, 7, 4096, 4096,
-                                   1, 4096, 4096, 5};
+                                   1, 4096, 4096, 5, 7, 4096};
     static const size_t stacks[] = {
         0,     0,     0,     0,     0, 0, 65536, 65536, 2 * CAP_MAX_DEPTH,
-        65536, 65536, 2 * CAP_MAX_DEPTH, 65536};
-    static const int recs[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2};
+        65536, 65536, 2 * CAP_MAX_DEPTH, 65536, 65536, 65536};
+    static const int recs[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 3, 3};
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
         size_t n2, into;
         cap_reader_stats s2;

@@ -284,6 +284,21 @@ CAP_API cap_result cap_reader_next_scopes(cap_reader *r, cap_scope_rec *rec,
                                           uint32_t *stacks, size_t stacks_cap,
                                           cap_scope_run *run);
 
+/* Whether cap_reader_next_scopes writes its records with streaming
+ * (non-temporal) stores, for a program that hands them to another
+ * thread: each record's line goes to memory without being read into this
+ * core's cache first, so a buffer the other thread read before is not
+ * fetched back from it line by line (on a guest whose two vCPUs were 0.5
+ * us apart, two threads read a capture 1.1x faster; docs/PERFORMANCE.md).
+ * The call makes a store fence before it returns, so the records are
+ * ordered before whatever the program writes next (a mutex or an atomic
+ * release handing them over). Reading the records back on the same
+ * thread is correct but slower: leave it off (the default) there. Where
+ * the processor has no such stores (other than x86-64, or another
+ * compiler than GCC and Clang) records are written as usual. Takes effect
+ * from the next call. Errors: CAP_E_MISUSE (r NULL). */
+CAP_API cap_result cap_reader_stream_records(cap_reader *r, int on);
+
 /* llround(x) for x in [0, 2^52), without the library call: x + (1/2 -
  * 2^-54), the largest double below a half, truncated
  * (libcapture/src/reader/round_ns.h says why). Internal to the reader and

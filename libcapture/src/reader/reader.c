@@ -22,6 +22,24 @@
 #include "format/format.h"
 #include "round_ns.h"
 
+/* Streaming stores for cap_reader_stream_records: x86-64 has them in its
+ * baseline (SSE2); elsewhere records are written as usual. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#include <stddef.h>
+#define RD_HAVE_STREAM 1
+/* scope_pop_rec streams a record as five 8-byte words */
+_Static_assert(sizeof(cap_scope_rec) == 40 &&
+                   offsetof(cap_scope_rec, children) == 16 &&
+                   offsetof(cap_scope_rec, name) == 24 &&
+                   offsetof(cap_scope_rec, depth) == 28 &&
+                   offsetof(cap_scope_rec, stack) == 32 &&
+                   offsetof(cap_scope_rec, reserved) == 36,
+               "cap_scope_rec as scope_pop_rec streams it");
+#else
+#define RD_HAVE_STREAM 0
+#endif
+
 /* read_chunk: a damaged chunk whose size is trustworthy (skip it whole). */
 #define RD_SKIPPABLE ((cap_result)98)
 
@@ -129,6 +147,7 @@ struct cap_reader {
                          under cap_reader_set_ticks) */
     double real_period; /* ns per CPU tick for the current block, always */
     int ticks;        /* cap_reader_set_ticks: CPU times in ticks */
+    int nt_recs;      /* cap_reader_stream_records (and RD_HAVE_STREAM) */
     int clk_have;     /* the current block's period came from a CLOCK */
     uint64_t clk_tick, clk_mono; /* ... sample: this one */
     uint32_t anc_n;   /* cap_reader_scope_ancestors: the depth of the
@@ -1489,13 +1508,29 @@ scope_pop_rec(cap_reader *r, cap_scope_rec *o, uint32_t dpt, uint64_t tick,
               uint32_t stack, uint64_t origin)
 {
     uint64_t begin = r->stk_begin[dpt];
-    o->begin = (int64_t)(begin - origin);
-    o->end = (int64_t)(tick - origin);
-    o->children = r->stk_children[dpt];
-    o->name = r->stk_name[dpt];
-    o->depth = dpt;
-    o->stack = stack;
-    o->reserved = 0;
+#if RD_HAVE_STREAM
+    if (r->nt_recs) {
+        /* the record's five 8-byte words, past this core's cache: a whole
+           line is written in turn, so none is read first (the fields as
+           the struct lays them out, little-endian) */
+        long long *q = (long long *)(void *)o;
+        _mm_stream_si64(q, (long long)(begin - origin));
+        _mm_stream_si64(q + 1, (long long)(tick - origin));
+        _mm_stream_si64(q + 2, (long long)r->stk_children[dpt]);
+        _mm_stream_si64(q + 3, (long long)((uint64_t)r->stk_name[dpt] |
+                                           (uint64_t)dpt << 32));
+        _mm_stream_si64(q + 4, (long long)(uint64_t)stack);
+    } else
+#endif
+    {
+        o->begin = (int64_t)(begin - origin);
+        o->end = (int64_t)(tick - origin);
+        o->children = r->stk_children[dpt];
+        o->name = r->stk_name[dpt];
+        o->depth = dpt;
+        o->stack = stack;
+        o->reserved = 0;
+    }
     if (dpt)
         r->stk_children[dpt - 1] += tick - begin;
 }
@@ -2506,6 +2541,10 @@ cap_result cap_reader_next_scopes(cap_reader *r, cap_scope_rec *rec,
     rd_arena own = arena_lend(r, stacks, stacks_cap);
     size_t apos = 0, k = 0;
     cap_result res = scopes_run_rec(r, rec, max, &k, &apos);
+#if RD_HAVE_STREAM
+    if (r->nt_recs)
+        _mm_sfence(); /* the streamed records ordered before what follows */
+#endif
     arena_restore(r, own);
     r->anc_n = 0;
     r->last_gpu = 0;
@@ -2743,6 +2782,14 @@ cap_result cap_reader_set_ticks(cap_reader *r, int on)
         return CAP_E_MISUSE;
     r->ticks = on != 0;
     block_clock_reset(r);
+    return CAP_OK;
+}
+
+cap_result cap_reader_stream_records(cap_reader *r, int on)
+{
+    if (!r)
+        return CAP_E_MISUSE;
+    r->nt_recs = RD_HAVE_STREAM && on;
     return CAP_OK;
 }
 
