@@ -2532,9 +2532,8 @@ static int fill_take_recs(ahead *A, slot *s)
 /* Fill slot s from the reader: a run of scopes as records, streamed into
  * the slot, their stacks decoded into the reader thread's own stage (its
  * lines stay in this core's cache, batch after batch) and copied into
- * the slot; or one event (prepared
- * for the model by fill_event), followed by the run of records a
- * section's first scope begins. */
+ * the slot; or one event (prepared for the model by fill_event),
+ * followed by the run of records a section's first scope begins. */
 static int fill(ahead *A, slot *s)
 {
     loader *L = A->L;
