@@ -63,8 +63,8 @@ void an_capture_row_compute(const an_capture *m, unsigned warnings, an_capture_r
         }
     s->gpu_ms_per_frame = s->gpu_frames ? gpu / 1e6 / (double)s->gpu_frames
                                         : 0.0;
-    /* the top scopes by total self time, CPU and GPU together (ties: the
-     * earlier row) */
+    /* the top scopes by total self time, CPU and GPU together, waits
+     * included but marked (ties: the earlier row) */
     double per = m->nframes ? (double)m->nframes : 1.0;
     for (size_t i = 0; i < m->nscopes; i++) {
         const an_scope *sc = &m->scopes[i];
@@ -78,8 +78,8 @@ void an_capture_row_compute(const an_capture *m, unsigned warnings, an_capture_r
             continue;
         size_t last = s->ntop < AN_ROW_TOP ? s->ntop : AN_ROW_TOP - 1;
         memmove(&s->top[k + 1], &s->top[k], (last - k) * sizeof s->top[0]);
-        s->top[k] = (an_capture_row_scope){sc->name, sc->kind,
-                                       (double)sc->self_ns / 1e6 / per};
+        s->top[k] = (an_capture_row_scope){sc->name, sc->kind, sc->is_wait,
+                                           (double)sc->self_ns / 1e6 / per};
         if (s->ntop < AN_ROW_TOP)
             s->ntop++;
     }

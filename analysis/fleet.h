@@ -19,6 +19,8 @@
 typedef struct an_capture_row_scope {
     const char *name;        /* borrowed from the model */
     an_kind kind;
+    int is_wait;              /* a CPU wait (an_scope.is_wait): time spent
+                                 blocked, not working */
     double self_ms_per_frame; /* total self time / frames (0 frames: /1) */
 } an_capture_row_scope;
 

@@ -30,6 +30,8 @@ typedef struct fleet_args {
     const char *export_dir;
     const char *files_from;   /* a file listing captures, one per line */
     double skip_seconds;
+    const char *wait[16];     /* --wait GLOB, as read_capture's */
+    size_t nwait;
     char **files;             /* borrowed from argv */
     int nfiles;
 } fleet_args;
@@ -57,6 +59,12 @@ static void fleet_usage(FILE *f)
           "                     standard input), besides any FILE given\n"
           "  --skip-seconds S   leave out the first S seconds of each capture "
           "(default 0)\n"
+          "  --wait GLOB        scopes whose name matches are waits (time "
+          "spent\n"
+          "                     blocked), besides those the program tagged: "
+          "a wait\n"
+          "                     among the top scopes has kind 'wait' (at most "
+          "16)\n"
           "\n"
           "Each capture's warnings go to stderr, named by file. A file that "
           "cannot be\nread is reported in one line and skipped.\n"
@@ -97,9 +105,9 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
         const char *eq = strchr(s, '=');
         size_t klen = eq ? (size_t)(eq - s) : strlen(s);
         static const char *const needs_value[] = {"--export", "--files-from",
-                                                  "--skip-seconds"};
+                                                  "--skip-seconds", "--wait"};
         int nv = -1;
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             if (strlen(needs_value[k]) == klen &&
                 strncmp(s, needs_value[k], klen) == 0)
                 nv = k;
@@ -134,6 +142,12 @@ static int fleet_parse(int argc, char **argv, fleet_args *a)
                                 ">= 0, not '%s'\n", val);
                 return 2;
             }
+        } else if (nv == 3) {
+            if (a->nwait == sizeof a->wait / sizeof a->wait[0]) {
+                fprintf(stderr, "read_capture: at most 16 --wait patterns\n");
+                return 2;
+            }
+            a->wait[a->nwait++] = val;
         } else {
             fprintf(stderr, "read_capture: %s does not go with --summary or "
                             "--export; see --help\n", s);
@@ -169,6 +183,8 @@ static int fleet_one(fleet_state *st, const char *path)
 {
     an_options opt = {0};
     opt.skip_seconds = st->a->skip_seconds;
+    opt.wait_globs = st->a->wait;
+    opt.nwait_globs = st->a->nwait;
     an_capture *m = NULL;
     char detail[512] = "";
     cap_result r = an_load(&m, path, &opt, detail, sizeof detail);

@@ -11,9 +11,12 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-static const char *kind_word(an_kind k)
+/* "gpu", "cpu", or "wait" for a CPU scope that is time spent blocked (the
+ * producer's tag or --wait): a wait at the top of a capture says what it
+ * waited on, not what worked */
+static const char *kind_word(an_kind k, int is_wait)
 {
-    return k == AN_GPU ? "gpu" : "cpu";
+    return k == AN_GPU ? "gpu" : is_wait ? "wait" : "cpu";
 }
 
 /* ---- --summary ---------------------------------------------------------- */
@@ -30,7 +33,7 @@ int an_fleet_header(FILE *out, int csv)
                     i, i);
         fputs(",warnings\n", out);
     } else {
-        fprintf(out, "%-16s %7s %9s %9s %9s %9s %8s %9s  %-32s %8s  %s\n",
+        fprintf(out, "%-16s %7s %9s %9s %9s %9s %8s %9s  %-38s %8s  %s\n",
                 "capture", "frames", "mean ms", "p95 ms", "p99 ms", "1% low",
                 "stutters", "gpu ms", "top scope (self ms/frame)", "warnings",
                 "file");
@@ -56,7 +59,8 @@ int an_fleet_row(FILE *out, int csv, const an_capture_row *s)
             if (i < s->ntop) {
                 fputc(',', out);
                 an_csv_field(out, s->top[i].name);
-                fprintf(out, ",%s,%.3f", kind_word(s->top[i].kind),
+                fprintf(out, ",%s,%.3f", kind_word(s->top[i].kind,
+                                                  s->top[i].is_wait),
                         s->top[i].self_ms_per_frame);
             } else {
                 fputs(",,,", out);
@@ -70,10 +74,11 @@ int an_fleet_row(FILE *out, int csv, const an_capture_row *s)
             snprintf(nm, sizeof nm, "%s", s->top[0].name);
             if (strlen(s->top[0].name) >= sizeof nm)
                 memcpy(nm + sizeof nm - 4, "...", 4);
-            snprintf(top, sizeof top, "%s (%.3f)", nm,
-                     s->top[0].self_ms_per_frame);
+            snprintf(top, sizeof top, "%s (%.3f%s)", nm,
+                     s->top[0].self_ms_per_frame,
+                     s->top[0].is_wait ? ", wait" : "");
         }
-        fprintf(out, "%-16s %7zu %9.3f %9.3f %9.3f %9.3f %8zu %9.3f  %-32s "
+        fprintf(out, "%-16s %7zu %9.3f %9.3f %9.3f %9.3f %8zu %9.3f  %-38s "
                      "%8u  %s\n",
                 s->id, s->fs.n, s->fs.mean, s->fs.p95, s->fs.p99, s->fs.low1,
                 s->fs.stutters, s->gpu_ms_per_frame, top, s->warnings,
@@ -268,7 +273,7 @@ int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s)
                 continue;
             putf(x, "%s,%llu,%s,", s->id,
                  (unsigned long long)an_frame_index(m, sc->pf_frame[j]),
-                 kind_word(sc->kind));
+                 kind_word(sc->kind, sc->is_wait));
             put_field(x, sc->name);
             putf(x, ",%.6f", (double)sc->pf_self[j] / 1e6);
             end_row(x, T_SCOPES);

@@ -3,7 +3,11 @@
 # stderr and exit status with fixtures/expected/<case>.{out,err}.
 #   run_cases.sh TOOL CASES_FILE EXPECTED_DIR [--update]
 # Run from the repository root (cases name files relative to it).
+# A case's arguments are split at spaces and passed as they are: no quotes
+# (a quote would reach the tool as a character) and no file-name expansion,
+# so a glob such as --wait wait* is written bare.
 set -u
+set -f
 tool=$1 cases=$2 expected=$3 update=${4:-}
 fail=0 n=0
 export NO_COLOR=1
