@@ -988,6 +988,23 @@ static void load_one(load_job *j, size_t i)
     o.summary_ctx = j->sums[i];
     j->rc[i] = an_load(&j->m[i], j->paths[i], &o, j->detail[i],
                        sizeof j->detail[i]);
+    if (j->rc[i] == CAP_OK && an_frames_recheck(j->m[i])) {
+        /* frames from a 3.1 footer's list, a damaged block: the sums
+           again, from the readable blocks' frames (as an_load would) */
+        an_free(j->m[i]);
+        j->m[i] = NULL;
+        an_diff_sums_free(j->sums[i]);
+        j->sums[i] = sums_new(j->block0, j->min_frames);
+        if (!j->sums[i]) {
+            j->rc[i] = CAP_E_NOMEM;
+            snprintf(j->detail[i], sizeof j->detail[i], "out of memory");
+            return;
+        }
+        o.summary_ctx = j->sums[i];
+        o.frames_from_blocks = 1;
+        j->rc[i] = an_load(&j->m[i], j->paths[i], &o, j->detail[i],
+                           sizeof j->detail[i]);
+    }
     if (j->rc[i] == CAP_OK) {
         sums_finish(j->sums[i]);
         if (j->sums[i]->failed) {

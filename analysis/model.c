@@ -2020,7 +2020,11 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
     if (res != CAP_OK)
         return res;
-    cap_reader_frames_only(L->r);
+    if (L->o->frames_from_blocks)
+        cap_reader_frames_only_blocks(L->r);
+    else
+        cap_reader_frames_only(L->r);
+    m->frames_listed = cap_reader_frames_listed(L->r);
     size_t cap = 0;
     cap_event ev;
     uint64_t seen = 0;
@@ -3265,10 +3269,28 @@ static cap_result load(an_capture **out, const char *path,
     return CAP_OK;
 }
 
+int an_frames_recheck(const an_capture *m)
+{
+    return m->frames_listed &&
+           (m->st.corrupt_chunks || m->st.truncated || m->corrupt_seen);
+}
+
 cap_result an_load(an_capture **out, const char *path, const an_options *opt,
                    char *detail, size_t detail_size)
 {
-    return load(out, path, opt, NULL, NULL, NULL, 0, detail, detail_size);
+    cap_result r = load(out, path, opt, NULL, NULL, NULL, 0, detail,
+                        detail_size);
+    const an_capture *m = r == CAP_OK ? *out : NULL;
+    if (!m || !an_frames_recheck(m) || m->load_opt.summary_fn)
+        return r;
+    /* frames from the footer's list, a damaged block found by the load:
+       again, the frames from the readable blocks (as a file without a
+       list reads) */
+    an_options o = m->load_opt;
+    o.frames_from_blocks = 1;
+    an_free(*out);
+    *out = NULL;
+    return load(out, path, &o, NULL, NULL, NULL, 0, detail, detail_size);
 }
 
 typedef struct scan_ctx {

@@ -238,7 +238,8 @@ static int usable(const char *path, uint64_t scopes)
     cap_reader_version(r, &vmaj, &vmin);
     int ok = v && n &&
              strcmp(v, realistic ? GEN_REAL_VERSION : GEN_VERSION) == 0 &&
-             strtoull(n, NULL, 10) == scopes && vmaj == format_major;
+             strtoull(n, NULL, 10) == scopes && vmaj == format_major &&
+             (vmaj != 3 || vmin == 1); /* 3.1: the footer lists frames */
     cap_reader_close(r);
     if (!ok)
         return 0;

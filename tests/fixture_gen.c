@@ -95,8 +95,9 @@ static cap_writer *open_w(const char *dir, const char *file, const char *prog)
     return open_w_minor(dir, file, prog, 0);
 }
 
-/* Every fixture but scope-residuals.cap (2.0) and scope-residuals-3.0.cap
- * is a 1.x file (major 1). */
+/* Every fixture but the scope-residuals ones of 2.0, 3.0 and 3.1 is a 1.x
+ * file (major 1). With major 3, minor 0 writes 3.0 (no frame list in the
+ * footer) and 1 writes 3.1. */
 static cap_writer *open_w_version(const char *dir, const char *file,
                                  const char *prog, unsigned major,
                                  unsigned minor)
@@ -115,8 +116,9 @@ static cap_writer *open_w_version(const char *dir, const char *file,
                             .origin_mono_ns = 1000000000,
                             .origin_unix_ns = 1796040000000000000ll,
                             .block_bytes = 4096,
-                            .format_minor = minor,
-                            .format_major = major};
+                            .format_minor = major == 1 ? minor : 0,
+                            .format_major = major,
+                            .no_frame_list = major == 3 && minor == 0};
     cap_writer *w;
     CHECK(cap_writer_open_path(&w, path, &o));
     return w;
@@ -549,17 +551,22 @@ static void waits_and_strays(const char *dir)
  * With `hurried` (3.0 only: scope-residuals-3.0-hurried.cap) the writer
  * is told to hurry for ten frames out of every twenty, as the producer
  * does while its writer thread is behind, so the file mixes SCOPES_R and
- * SCOPES_E sections, blocks apart and scopes open across the switch. */
-static void scope_residuals(const char *dir, unsigned major, int hurried)
+ * SCOPES_E sections, blocks apart and scopes open across the switch.
+ * With `listed` (3.1: scope-residuals-3.1.cap) the file is 3.0's with
+ * the footer's FRAME_LIST: every block's frames, read without the blocks
+ * by cap_reader_frames_only. */
+static void scope_residuals(const char *dir, unsigned major, int hurried,
+                            int listed)
 {
     rng_state = 2024;
     cap_writer *w = open_w_version(
         dir,
         major == 1   ? "scope-residuals-1.1.cap"
         : major == 2 ? "scope-residuals.cap"
+        : listed     ? "scope-residuals-3.1.cap"
         : hurried    ? "scope-residuals-3.0-hurried.cap"
                      : "scope-residuals-3.0.cap",
-        "residuals", major, 1);
+        "residuals", major, major == 3 ? (unsigned)listed : 1);
     define_names(w, N_VRAM);
     CHECK(cap_writer_thread(w, 0, "main"));
     CHECK(cap_writer_thread(w, 1, "loader"));
@@ -630,9 +637,10 @@ int main(int argc, char **argv)
     outside_frames(argv[1]);
     game_loop(argv[1], 1);
     game_loop(argv[1], 0);
-    scope_residuals(argv[1], 1, 0);
-    scope_residuals(argv[1], 2, 0);
-    scope_residuals(argv[1], 3, 0);
-    scope_residuals(argv[1], 3, 1);
+    scope_residuals(argv[1], 1, 0, 0);
+    scope_residuals(argv[1], 2, 0, 0);
+    scope_residuals(argv[1], 3, 0, 0);
+    scope_residuals(argv[1], 3, 1, 0);
+    scope_residuals(argv[1], 3, 0, 1); /* 3.1: the footer lists frames */
     return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * test_analysis - the self-time arithmetic on hand-built trees: recursion,
  * zero-length scopes, a child as long as its parent, a scope spanning a
- * frame boundary, overlapping GPU children, per-frame attribution.
+ * frame boundary, overlapping GPU children, per-frame attribution; and
+ * frames from a 3.1 footer's list, or from the blocks when one is damaged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -431,6 +432,97 @@ static void self_time_helper_clamps_and_never_overflows(void **state)
     assert_true(cap_duration_ns(0, INT64_MIN) == 0);
 }
 
+/* The ranking CSV of the capture at p, loaded with o: a new string. */
+static char *ranking_csv(const char *p, const an_options *o, size_t *nframes,
+                         int *listed)
+{
+    an_capture *m;
+    char d[256];
+    assert_int_equal(an_load(&m, p, o, d, sizeof d), CAP_OK);
+    *nframes = m->nframes;
+    *listed = m->frames_listed;
+    an_ranking r;
+    assert_int_equal(an_ranking_compute(&r, m), CAP_OK);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    an_csv_ranking(f, &r);
+    fclose(f);
+    an_ranking_free(&r);
+    an_free(m);
+    return out;
+}
+
+/* Format 3.1: the frames come from the footer's list, and the model is
+ * the one the blocks give. With a block damaged, the list still holds its
+ * frames; the load finds the damage and loads again from the blocks, so
+ * that the model is exactly that of a load told to read the blocks (the
+ * damaged block's frames left out, as from a file without a list). */
+static void frames_from_the_footer_list_or_the_blocks(void **state)
+{
+    (void)state;
+    snprintf(path, sizeof path, "/tmp/cap_test_analysis_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cap_writer_options wo = {.block_bytes = 4096};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &wo), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "frame", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 2, "work", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    uint64_t t = 1000;
+    for (uint64_t f = 0; f < 40; f++) {
+        uint64_t b = t;
+        B(0, 1, t);
+        for (int i = 0; i < 60; i++) {
+            B(0, 2, t += 10);
+            E(0, t += 20 + (f * 7 + (uint64_t)i) % 13);
+        }
+        E(0, t += 5);
+        assert_int_equal(cap_writer_frame(w, f, b, t), CAP_OK);
+        t += 100;
+    }
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    an_options o = {0}, blocks = {.frames_from_blocks = 1};
+    size_t n1, n2;
+    int l1, l2;
+    char *a = ranking_csv(path, &o, &n1, &l1);
+    char *b = ranking_csv(path, &blocks, &n2, &l2);
+    assert_int_equal(l1, 1);
+    assert_int_equal(l2, 0);
+    assert_int_equal(n1, 40);
+    assert_int_equal(n2, 40);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    /* one block's payload damaged (the third chunk: the second block) */
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    static unsigned char buf[1 << 18];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    size_t at[4], k = 0;
+    for (size_t i = 0; i + 4 <= len && k < 4; i++)
+        if (memcmp(buf + i, "CHNK", 4) == 0)
+            at[k++] = i;
+    assert_int_equal(k, 4);
+    buf[at[2] + 24 + 10] ^= 0x5a;
+    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    a = ranking_csv(path, &o, &n1, &l1);
+    b = ranking_csv(path, &blocks, &n2, &l2);
+    assert_int_equal(l1, 0); /* loaded again, from the blocks */
+    assert_int_equal(l2, 0);
+    assert_true(n2 > 0 && n2 < 40);
+    assert_int_equal(n1, n2);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +537,7 @@ int main(void)
         cmocka_unit_test(self_time_helper_clamps_and_never_overflows),
         cmocka_unit_test(unnamed_ids_warning_lists_what_it_has),
         cmocka_unit_test(waits_are_marked_in_the_ranking_and_the_tree),
+        cmocka_unit_test(frames_from_the_footer_list_or_the_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -389,12 +389,12 @@ static void format_major_writes_the_version_asked_with_the_same_scopes(
     char *def, *s;
     unsigned maj, min;
     record_in_format(0, &def, &maj, &min);
-    assert_int_equal(maj, 3); /* the default: 3.0 */
-    assert_int_equal(min, 0);
+    assert_int_equal(maj, 3); /* the default: 3.1 (frames listed) */
+    assert_int_equal(min, 1);
     assert_non_null(strstr(def, "wait/1/1:<frame\n")); /* the flag */
     assert_non_null(strstr(def, "inner/0/3:<frame<update<job\n"));
     assert_non_null(strstr(def, "frame_index=99.5\n"));
-    static const unsigned want[][3] = {{3, 3, 0}, {1, 1, 1}, {2, 2, 0}};
+    static const unsigned want[][3] = {{3, 3, 1}, {1, 1, 1}, {2, 2, 0}};
     for (size_t i = 0; i < 3; i++) {
         record_in_format(want[i][0], &s, &maj, &min);
         assert_int_equal(maj, want[i][1]);

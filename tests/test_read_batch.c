@@ -288,15 +288,23 @@ static rec *read_all(const char *path, size_t batch, size_t *n_out,
     return read_all_into(path, batch, 0, n_out, st, NULL, 0);
 }
 
-/* The frames of path, in order: from a whole read, or frames-only. */
-static size_t frames_of(const char *path, int fast, cap_ev_frame *out,
-                        size_t max)
+/* The frames of path, in order: from a whole read (fast 0), frames-only
+ * (1), or frames-only from the blocks (2); *listed (when not NULL):
+ * whether the footer's list gave them. */
+static size_t frames_of_as(const char *path, int fast, cap_ev_frame *out,
+                           size_t max, int *listed)
 {
     cap_reader *r;
+    if (listed)
+        *listed = -1;
     if (cap_reader_open(&r, path, NULL, 0) != CAP_OK)
         return 0;
-    if (fast)
+    if (fast == 1)
         cap_reader_frames_only(r);
+    else if (fast == 2)
+        cap_reader_frames_only_blocks(r);
+    if (listed)
+        *listed = cap_reader_frames_listed(r);
     size_t n = 0;
     cap_event ev;
     cap_result res;
@@ -311,6 +319,12 @@ static size_t frames_of(const char *path, int fast, cap_ev_frame *out,
     return n;
 }
 
+static size_t frames_of(const char *path, int fast, cap_ev_frame *out,
+                        size_t max)
+{
+    return frames_of_as(path, fast, out, max, NULL);
+}
+
 static void compare_frames(const char *path)
 {
     enum { MAXF = 100000 };
@@ -322,6 +336,76 @@ static void compare_frames(const char *path)
                a[i].end_ns == b[i].end_ns;
     CHECK(same, "%s: frames-only read %zu frames, a whole read %zu", path,
           nb, na);
+}
+
+/* Whether cap_reader_frames_only takes path's frames from the footer. */
+static int listed_of(const char *path)
+{
+    int l;
+    cap_ev_frame f[1];
+    frames_of_as(path, 1, f, 1, &l);
+    return l;
+}
+
+static int same_frames(const cap_ev_frame *a, size_t na,
+                       const cap_ev_frame *b, size_t nb)
+{
+    int same = na == nb;
+    for (size_t i = 0; same && i < na; i++)
+        same = a[i].index == b[i].index && a[i].begin_ns == b[i].begin_ns &&
+               a[i].end_ns == b[i].end_ns;
+    return same;
+}
+
+/* Format 3.1's frame list: scope-residuals-3.1.cap's footer lists its
+ * blocks' frames, which frames-only reads give without reading a block
+ * (the same frames as a whole read and as frames-only from the blocks);
+ * its 3.0 twin has no list. A copy with one block damaged: the list
+ * still gives every frame, the blocks one block fewer, which is what a
+ * whole read finds. */
+static void frame_list(const char *dir, const char *tmp)
+{
+    enum { MAXF = 1000 };
+    static cap_ev_frame a[MAXF], b[MAXF], c[MAXF];
+    char p31[512], p30[512];
+    snprintf(p31, sizeof p31, "%s/scope-residuals-3.1.cap", dir);
+    snprintf(p30, sizeof p30, "%s/scope-residuals-3.0.cap", dir);
+    CHECK(listed_of(p31) == 1, "%s: frames not taken from the footer's list",
+          p31);
+    CHECK(listed_of(p30) == 0, "%s: a 3.0 file read as listing its frames",
+          p30);
+    int listed;
+    size_t na = frames_of(p31, 0, a, MAXF), nb = frames_of(p31, 1, b, MAXF);
+    size_t nc = frames_of_as(p31, 2, c, MAXF, &listed);
+    CHECK(na == 60 && same_frames(a, na, b, nb) && same_frames(a, na, c, nc)
+              && listed == 0,
+          "%s: %zu frames in a whole read, %zu from the list, %zu from the "
+          "blocks (listed %d)", p31, na, nb, nc, listed);
+    /* the copy, its second block's payload damaged */
+    FILE *f = fopen(p31, "rb");
+    static uint8_t d[1 << 16];
+    size_t len = f ? fread(d, 1, sizeof d, f) : 0;
+    if (f)
+        fclose(f);
+    size_t blk[8], nblk = 0;
+    for (size_t i = 0; i + 4 <= len && nblk < 8; i++)
+        if (memcmp(d + i, CAPF_CHUNK_SYNC, 4) == 0)
+            blk[nblk++] = i;
+    CHECK(nblk >= 4, "%s: %zu chunks found", p31, nblk);
+    if (nblk < 4)
+        return;
+    d[blk[2] + CAPF_CHUNK_HEADER_LEN + 10] ^= 0x5a;
+    f = fopen(tmp, "wb");
+    CHECK(f && fwrite(d, 1, len, f) == len && fclose(f) == 0,
+          "writing %s", tmp);
+    na = frames_of(tmp, 0, a, MAXF);
+    nb = frames_of(tmp, 1, b, MAXF);
+    nc = frames_of_as(tmp, 2, c, MAXF, &listed);
+    CHECK(listed_of(tmp) == 1 && nb == 60 && na < 60 && na > 0 &&
+              same_frames(a, na, c, nc),
+          "damaged copy: %zu frames from the list (60 expected), %zu in a "
+          "whole read, %zu from the blocks", nb, na, nc);
+    unlink(tmp);
 }
 
 static void compare(const char *path)
@@ -559,6 +643,7 @@ int main(int argc, char **argv)
         failures++;
     }
     malformed(path);
+    frame_list(argv[1], path);
     unlink(path);
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# capture_convert --format-version: a capture re-saved as 1.1, 2.0 or 3.0
-# says that version in read_capture's header line, and every other line of
-# its reports (ranking and --tree), stdout and stderr, is what the default
-# conversion gives (which writes 3.0, the library's default); the default's
+# capture_convert --format-version: a capture re-saved as 1.1, 2.0, 3.0 or
+# 3.1 says that version in read_capture's header line, and every other line
+# of its reports (ranking and --tree), stdout and stderr, is what the
+# default conversion gives (which writes 3.1, the library's default); the
+# default's
 # ranking is the committed expected report of the original fixture. (The
 # copy is faithful to the original, tests/cli/convert_faithful.sh; the
 # default conversion is the reference here.)
@@ -35,11 +36,11 @@ while read -r f rank; do
       2>"$tmp/$b-default$opts.err"
   done
   check "$f default: header" \
-    "capture   $tmp/$b-default.cap (format 3.0)" \
+    "capture   $tmp/$b-default.cap (format 3.1)" \
     "$(head -1 "$tmp/$b-default.out")"
   check "$f default: ranking" "$(sed 1d "fixtures/expected/$rank.out")" \
     "$(sed 1d "$tmp/$b-default.out")"
-  for v in 1.1 2.0 3.0; do
+  for v in 1.1 2.0 3.0 3.1; do
     out="$tmp/$b-$v.cap" before=$fail
     "$convert" --format-version "$v" "$f" "$out" 2>"$tmp/err"
     check "$f $v: exit status" "0" "$?"
@@ -64,7 +65,8 @@ fixtures/scope-residuals.cap scope-residuals
 CASES
 
 # An importer writes the version asked for too: a Chrome trace (with its
-# GPU thread) imported as 1.1 and 3.0 reads as the default import does.
+# GPU thread) imported as 1.1, 3.0 and 3.1 reads as the default import
+# does.
 j=fixtures/convert/chrome-gpu-thread.json
 imp="--frame-scope frame --gpu-thread gpu"
 # shellcheck disable=SC2086
@@ -73,9 +75,9 @@ check "$j default: exit status" "0" "$?"
 for opts in "" "--tree"; do
   "$read" $opts "$tmp/json-default.cap" >"$tmp/json-default$opts.out" 2>&1
 done
-check "$j default: header" "capture   $tmp/json-default.cap (format 3.0)" \
+check "$j default: header" "capture   $tmp/json-default.cap (format 3.1)" \
   "$(head -1 "$tmp/json-default.out")"
-for v in 1.1 3.0; do
+for v in 1.1 3.0 3.1; do
   out="$tmp/json-$v.cap" before=$fail
   # shellcheck disable=SC2086
   "$convert" $imp --format-version "$v" "$j" "$out" 2>"$tmp/err-$v"

@@ -104,6 +104,7 @@ typedef struct copy {
     uint64_t sliced_out;     /* scopes left out by the slice */
     const char *out;
     unsigned format_major;   /* of the output: cvt_options.format_major */
+    int no_frame_list;       /* ... and .no_frame_list */
     cap_reader *r;
     cap_writer *w;
     uint8_t *named;          /* name ids already defined in the output */
@@ -700,6 +701,7 @@ int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
     c->d.file = in;
     c->out = out;
     c->format_major = o ? o->format_major : 0;
+    c->no_frame_list = o ? o->no_frame_list : 0;
     c->r = rd;
     c->lw = win;
     if (win)
@@ -716,6 +718,7 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
     c->d.file = in;
     c->out = out;
     c->format_major = o ? o->format_major : 0;
+    c->no_frame_list = o ? o->no_frame_list : 0;
     const cvt_slice *sl = o ? o->slice : NULL;
     if (sl && sl->kind != CVT_SLICE_NONE) {
         int prc = plan_slice(c, in, sl);
@@ -831,6 +834,7 @@ static int copy_run(copy *c, const char *in, const char *out,
     if (c->format_major) { /* --format-version */
         wo.format_major = c->format_major;
         wo.format_minor = c->format_major == 1; /* 1.1, not 1.0 */
+        wo.no_frame_list = c->no_frame_list;    /* 3.0, not 3.1 */
     }
     res = cap_writer_open_path(&c->w, out, &wo);
     free(meta);

@@ -76,11 +76,13 @@ static void usage(FILE *f)
         "                       folded output: self time in microseconds or\n"
         "                       call counts (default: self-us)\n"
         "  --format-version V   capture output: the version of the capture\n"
-        "                       format written, 1.1, 2.0 or 3.0 (default:\n"
-        "                       3.0, the most compact: about a fifth smaller\n"
-        "                       than 2.0 on varied timings). 2.0 is for\n"
-        "                       readers older than format 3.0, 1.1 for those\n"
-        "                       older than 2.0\n"
+        "                       format written, 1.1, 2.0, 3.0 or 3.1\n"
+        "                       (default: 3.1, the most compact: about a\n"
+        "                       fifth smaller than 2.0 on varied timings,\n"
+        "                       its frames listed in the footer). 3.0 is\n"
+        "                       3.1 without that list, 2.0 for readers older\n"
+        "                       than format 3.0, 1.1 for those older than\n"
+        "                       2.0\n"
         "  -h, --help           show this help\n"
         "  --version            show the version\n"
         "\n"
@@ -299,11 +301,14 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
         case 9:
             c->opt.format_major = strcmp(val, "1.1") == 0   ? 1
                                   : strcmp(val, "2.0") == 0 ? 2
-                                  : strcmp(val, "3.0") == 0 ? 3
-                                                            : 0;
+                                  : strcmp(val, "3.0") == 0 ||
+                                          strcmp(val, "3.1") == 0
+                                      ? 3
+                                      : 0;
+            c->opt.no_frame_list = strcmp(val, "3.0") == 0;
             if (!c->opt.format_major) {
                 fprintf(err, "capture_convert: --format-version '%s': "
-                             "expected 1.1, 2.0 or 3.0\n", val);
+                             "expected 1.1, 2.0, 3.0 or 3.1\n", val);
                 return 2;
             }
             break;

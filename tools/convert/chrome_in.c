@@ -1574,6 +1574,7 @@ static int write_capture(imp *m, const char *in, const char *out)
     wo.tick_period_ns = 1.0;
     wo.format_major = m->o ? m->o->format_major : 0;
     wo.format_minor = wo.format_major == 1; /* 1.1: name flags */
+    wo.no_frame_list = m->o ? m->o->no_frame_list : 0;
     r = cap_writer_open_path(&x.w, out, &wo);
     if (r != CAP_OK) {
         cvt_error(&m->d, "cannot write %s: %s", out,

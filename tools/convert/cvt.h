@@ -53,9 +53,10 @@ typedef struct cvt_options {
     const char *title;       /* svg out: the picture's title (the file the
                                 user named), or NULL for the input's path */
     unsigned format_major;   /* capture out (--format-version): 0 the
-                                writer's default (3.0), 1 writes 1.1, 2
-                                writes 2.0, 3 writes 3.0; see
-                                cap_writer_options */
+                                writer's default (3.1), 1 writes 1.1, 2
+                                writes 2.0, 3 writes 3.1, or 3.0 with
+                                no_frame_list; see cap_writer_options */
+    int no_frame_list;       /* capture out: --format-version 3.0 */
 } cvt_options;
 
 int cvt_chrome_to_cap(const char *in, const char *out, const cvt_options *o);

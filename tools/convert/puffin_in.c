@@ -127,6 +127,7 @@ typedef struct pf_ctx {
     uint64_t pos;  /* read position in the input */
     char err[320]; /* the first problem met, "" when none */
     unsigned format_major; /* of the output: cvt_options.format_major */
+    int no_frame_list;     /* ... and .no_frame_list */
 
     uint64_t ordinal;    /* record being read, from 1 */
     uint64_t rec_offset; /* its offset */
@@ -1217,6 +1218,7 @@ static int pf_write(pf_ctx *c, const char *out)
     opt.tick_period_ns = 1.0;
     opt.format_major = c->format_major;
     opt.format_minor = c->format_major == 1; /* 1.1: name flags */
+    opt.no_frame_list = c->no_frame_list;
     /* puffin's clock counts ns since 1970 from 2021-11 on; earlier files
      * count from the program's start. Only the former gives a date. */
     if (c->have_time && c->min_ns >= INT64_C(946684800000000000))
@@ -1335,6 +1337,7 @@ int cvt_puffin_to_cap(const char *in, const char *out, const cvt_options *o)
     c.diag = o && o->diag ? o->diag : stderr;
     c.path = in ? in : "(null)";
     c.format_major = o ? o->format_major : 0;
+    c.no_frame_list = o ? o->no_frame_list : 0;
     if (!in || !out) {
         fprintf(c.diag, "error: %s: no %s path given\n", c.path,
                 in ? "output" : "input");

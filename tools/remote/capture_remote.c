@@ -30,10 +30,11 @@ static void usage(FILE *f)
           "  --connect-timeout S  keep trying to connect for S seconds "
           "(default 10)\n"
           "  --format-version V   the version of the capture format written,\n"
-          "                       1.1, 2.0 or 3.0 (default: 3.0, the most\n"
-          "                       compact), as in capture_convert: 2.0 is for\n"
-          "                       readers older than format 3.0, 1.1 for those\n"
-          "                       older than 2.0\n"
+          "                       1.1, 2.0, 3.0 or 3.1 (default: 3.1, the most\n"
+          "                       compact), as in capture_convert: 3.0 is 3.1\n"
+          "                       without the frames listed in the footer, 2.0\n"
+          "                       for readers older than format 3.0, 1.1 for\n"
+          "                       those older than 2.0\n"
           "  -q, --quiet          no summary line when all went well\n"
           "  -h, --help           this help\n"
           "  --version            the version, then exit\n"
@@ -107,11 +108,14 @@ int main(int argc, char **argv)
         case O_FORMAT:
             o.format_major = strcmp(optarg, "1.1") == 0   ? 1
                              : strcmp(optarg, "2.0") == 0 ? 2
-                             : strcmp(optarg, "3.0") == 0 ? 3
-                                                          : 0;
+                             : strcmp(optarg, "3.0") == 0 ||
+                                     strcmp(optarg, "3.1") == 0
+                                 ? 3
+                                 : 0;
+            o.no_frame_list = strcmp(optarg, "3.0") == 0;
             if (!o.format_major) {
                 fprintf(stderr, "capture_remote: --format-version '%s': "
-                                "expected 1.1, 2.0 or 3.0\n", optarg);
+                                "expected 1.1, 2.0, 3.0 or 3.1\n", optarg);
                 return REM_USAGE;
             }
             break;

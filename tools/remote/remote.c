@@ -222,7 +222,8 @@ static int finish(const feed *f, const char *part, FILE *diag,
                     .all_names = 1};
     cvt_options co = {.slice = f->res.frames ? &sl : NULL,
                       .diag = null ? null : diag,
-                      .format_major = f->o->format_major};
+                      .format_major = f->o->format_major,
+                      .no_frame_list = f->o->no_frame_list};
     if (cvt_cap_to_cap(part, f->o->out, &co) != CVT_OK) {
         fprintf(diag, "%s: %s: cannot write: %s\n", tool, f->o->out,
                 strerror(errno ? errno : EIO));

@@ -38,8 +38,10 @@ typedef struct rem_options {
     double connect_timeout;  /* seconds of connect retries; default 10 */
     int progress;            /* a progress line on diag (a terminal) */
     int quiet;               /* no summary line on success */
-    unsigned format_major;   /* OUT's format: 1 (1.1), 2 (2.0), 3 (3.0);
-                                0: the default, 3.0 */
+    unsigned format_major;   /* OUT's format: 1 (1.1), 2 (2.0), 3 (3.1,
+                                or 3.0 with no_frame_list); 0: the
+                                default, 3.1 */
+    int no_frame_list;       /* --format-version 3.0 */
     const char *tool;        /* prefix of messages, "capture_remote" */
     FILE *diag;              /* messages; stderr when NULL */
 } rem_options;

@@ -516,12 +516,29 @@ CAP_API void cap_reader_set_filter(cap_reader *r, unsigned mask);
  * a valid footer, each block is decompressed only as far as it takes to
  * hold the frames the footer's block index gives it (frames come first in
  * a block), so a first pass that collects frame times costs a fraction of
- * a full one. A file without a valid footer (truncated, damaged) is read
- * block by block whole, with the same frames as a result. Declarations
- * and statistics after a block's frames are then not read: use it for
- * frames only. Call before the first cap_reader_next. Errors:
+ * a full one. A format 3.1 file whose footer lists every block's frames
+ * (FRAME_LIST, matching the block index) gives them from that list and
+ * reads no block at all (a tenth of the time again). A file without a
+ * valid footer (truncated, damaged) is read block by block whole, with
+ * the same frames as a result. Declarations and statistics after a
+ * block's frames are then not read: use it for frames only. The frames of
+ * a list are those of the blocks as written: a block damaged since still
+ * gives its frames, where reading the blocks skips them (a full read then
+ * counts the block in cap_reader_get_stats' corrupt_chunks); a caller that
+ * needs the readable blocks' frames exactly uses
+ * cap_reader_frames_only_blocks (cap_reader_frames_listed says whether a
+ * list was used). Call before the first cap_reader_next. Errors:
  * CAP_E_MISUSE (r NULL). */
 CAP_API cap_result cap_reader_frames_only(cap_reader *r);
+
+/* As cap_reader_frames_only, reading the blocks even when the footer
+ * lists their frames. Errors: CAP_E_MISUSE (r NULL). */
+CAP_API cap_result cap_reader_frames_only_blocks(cap_reader *r);
+
+/* 1 when cap_reader_frames_only gives the frames from the footer's list
+ * (no block is read), 0 otherwise (no list, the list disagreed with the
+ * block index, cap_reader_frames_only_blocks, or r NULL). */
+CAP_API int cap_reader_frames_listed(const cap_reader *r);
 
 /* Statistics so far; final once cap_reader_next returned CAP_DONE. */
 CAP_API const cap_reader_stats *cap_reader_get_stats(const cap_reader *r);

@@ -122,7 +122,8 @@ typedef struct cap_capture_options {
                                     in its stream); default 8 MiB */
     unsigned format_major;       /* the capture format written (file and
                                     live clients): 0 (default) or 3 writes
-                                    3.0, which range-codes the scopes
+                                    3.1 (3.0 with the frames listed in the
+                                    footer), which range-codes the scopes
                                     (about a fifth smaller than 2.0 on
                                     varied timings, e.g. 1.84 against 2.3
                                     bytes a scope, read in about 1.1x 2.0's

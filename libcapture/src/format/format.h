@@ -34,6 +34,12 @@
 /* 3.0 adds SCOPES_E (0x0E): tokens and residuals entropy-coded (rANS); a
  * writer writes 3.0 unless asked for 1.x or 2.0 (cap_writer_options) */
 #define CAPF_VERSION_MAJOR_SCOPES_E 3
+/* 3.1 adds FRAME_LIST (0x12) to the FOOTER: every block's frames, so that
+ * a reader gets a file's frames without reading its blocks; a writer of
+ * 3.x writes 3.1 unless told not to (cap_writer_options.no_frame_list) */
+#define CAPF_VERSION_MINOR_FRAME_LIST 1
+#define CAPF_FRAME_LIST_MAX_BYTES ((size_t)16 << 20) /* the writer's list:
+                                  past it the footer has none */
 #define CAPF_HEADER_LEN 16
 
 #define CAPF_CHUNK_SYNC "CHNK"
@@ -68,9 +74,12 @@ enum capf_section {
     CAPF_SEC_SCOPES_R = 0x0D,  /* 2.0: SCOPES with predicted tick deltas */
     CAPF_SEC_SCOPES_E = 0x0E,  /* 3.0: SCOPES_R, range-coded (rANS) */
     CAPF_SEC_META_KV = 0x10,   /* v n, n x (str key, str value) */
-    CAPF_SEC_ORIGIN = 0x11     /* str clock_source, f64 period_ns,
+    CAPF_SEC_ORIGIN = 0x11,    /* str clock_source, f64 period_ns,
                                   v origin_tick, v origin_mono_ns,
                                   zz origin_unix_ns */
+    CAPF_SEC_FRAME_LIST = 0x12 /* 3.1, footer: v n, then per block with
+                                  frames v len and its CLOCK (if it has
+                                  one) and FRAMES sections, as in it */
 };
 
 enum capf_stat_kind {

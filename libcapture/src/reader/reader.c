@@ -224,6 +224,12 @@ struct cap_reader {
     uint64_t *idx_off, *idx_frames;
     size_t idx_n, idx_pos;
     int64_t expect_frames;
+    /* 3.1: the footer's FRAME_LIST, checked against the INDEX (NULL: none,
+     * or it disagreed); fl_on: cap_reader_frames_only yields the frames
+     * from it, its entries read in turn as blocks (fl_pos) */
+    uint8_t *fl;
+    size_t fl_len, fl_pos;
+    int fl_on, fl_blocks;
     /* COUNTERS */
     uint64_t prev_tick;
     /* GPU */
@@ -765,6 +771,7 @@ void cap_reader_close(cap_reader *r)
     free(r->se_rt);
     free(r->idx_off);
     free(r->idx_frames);
+    free(r->fl);
     free(r);
 }
 
@@ -2394,6 +2401,24 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             return res;
         }
         /* payload exhausted: the next chunk */
+        if (r->fl_on) {
+            /* frames only, from the footer's list: its next entry read
+               as its block would be (the clock the block had, then its
+               frames), none of the file's blocks */
+            if (r->fl_pos >= r->fl_len) {
+                r->st.has_footer = 1;
+                finish(r);
+                return CAP_DONE;
+            }
+            capf_cur c = {r->fl + r->fl_pos, r->fl + r->fl_len, 0};
+            uint64_t len = capf_cur_varint(&c);
+            block_clock_reset(r);
+            r->in_footer = 0;
+            r->sec = (capf_cur){c.p, c.p + len, 0};
+            r->fl_pos = (size_t)(c.p + len - r->fl);
+            r->fl_blocks++;
+            continue;
+        }
         if (r->in_footer) {
             uint8_t tr[CAPF_TRAILER_LEN];
             size_t got;
@@ -2599,8 +2624,60 @@ static cap_result batch_run(cap_reader *r, cap_event *ev, size_t max,
     return CAP_OK;
 }
 
+static void fl_drop(cap_reader *r)
+{
+    free(r->fl);
+    r->fl = NULL;
+    r->fl_len = r->fl_pos = 0;
+}
+
+/* Does the footer's FRAME_LIST hold one well-formed entry for each block
+ * the INDEX gives frames, with as many frames, in order? Each entry: its
+ * length, then a CLOCK section (optional) and a FRAMES section, nothing
+ * else. The frames themselves are checked as a block's are, when read. */
+static int fl_matches(const cap_reader *r)
+{
+    capf_cur c = {r->fl, r->fl + r->fl_len, 0};
+    uint64_t n = capf_cur_varint(&c), k = 0;
+    size_t i = 0;
+    for (; k < n && !c.bad; k++) {
+        uint64_t len = capf_cur_varint(&c);
+        if (c.bad || len > (uint64_t)(c.end - c.p))
+            return 0;
+        capf_cur e = {c.p, c.p + len, 0};
+        c.p += len;
+        uint64_t frames = 0;
+        int have = 0;
+        while (!e.bad && e.p < e.end) {
+            uint8_t kind = capf_cur_u8(&e);
+            uint64_t sl = capf_cur_varint(&e);
+            if (e.bad || sl > (uint64_t)(e.end - e.p) ||
+                (kind != CAPF_SEC_CLOCK && kind != CAPF_SEC_FRAMES) ||
+                (kind == CAPF_SEC_CLOCK && have))
+                return 0;
+            if (kind == CAPF_SEC_FRAMES) {
+                capf_cur b = {e.p, e.p + sl, 0};
+                frames = capf_cur_varint_max(&b, sl);
+                if (b.bad || have || e.p + sl != e.end)
+                    return 0; /* FRAMES last, once */
+                have = 1;
+            }
+            e.p += sl;
+        }
+        while (i < r->idx_n && r->idx_frames[i] == 0)
+            i++;
+        if (e.bad || !have || i == r->idx_n || r->idx_frames[i] != frames)
+            return 0;
+        i++;
+    }
+    while (i < r->idx_n && r->idx_frames[i] == 0)
+        i++;
+    return !c.bad && k == n && c.p == c.end && i == r->idx_n;
+}
+
 /* The footer's INDEX into r->idx_*, read with pread (the stream's position
- * is left alone). 0 when read; -1 when the file has no usable footer. */
+ * is left alone), and its FRAME_LIST into r->fl when it matches the INDEX.
+ * 0 when read; -1 when the file has no usable footer. */
 static int load_index(cap_reader *r)
 {
     int fd = fileno(r->f);
@@ -2641,6 +2718,15 @@ static int load_index(cap_reader *r)
         }
         capf_cur b = {c.p, c.p + len, 0};
         c.p += len;
+        if (kind == CAPF_SEC_FRAME_LIST &&
+            r->major >= CAPF_VERSION_MAJOR_SCOPES_E) {
+            free(r->fl);
+            r->fl = malloc(len ? len : 1);
+            r->fl_len = r->fl ? len : 0;
+            if (r->fl && len)
+                memcpy(r->fl, b.p, len);
+            continue;
+        }
         if (kind != CAPF_SEC_INDEX)
             continue;
         uint64_t n = capf_cur_varint_max(&b, len);
@@ -2667,12 +2753,15 @@ static int load_index(cap_reader *r)
     free(raw);
     if (!ok) {
         r->idx_n = 0;
+        fl_drop(r);
         return -1;
     }
+    if (r->fl && !fl_matches(r))
+        fl_drop(r);
     return 0;
 }
 
-cap_result cap_reader_frames_only(cap_reader *r)
+static cap_result frames_only(cap_reader *r, int listed)
 {
     if (!r)
         return CAP_E_MISUSE;
@@ -2680,7 +2769,30 @@ cap_result cap_reader_frames_only(cap_reader *r)
                                  (1u << CAP_EV_COUNTER));
     r->frames_only = load_index(r) == 0;
     r->idx_pos = 0;
+    r->fl_on = listed && r->frames_only && r->fl && r->fl_len;
+    if (!r->fl_on) {
+        fl_drop(r);
+        return CAP_OK;
+    }
+    capf_cur c = {r->fl, r->fl + r->fl_len, 0};
+    (void)capf_cur_varint(&c); /* the entries' count (fl_matches) */
+    r->fl_pos = (size_t)(c.p - r->fl);
     return CAP_OK;
+}
+
+cap_result cap_reader_frames_only(cap_reader *r)
+{
+    return frames_only(r, 1);
+}
+
+cap_result cap_reader_frames_only_blocks(cap_reader *r)
+{
+    return frames_only(r, 0);
+}
+
+int cap_reader_frames_listed(const cap_reader *r)
+{
+    return r && r->fl_on;
 }
 
 /* ---- accessors --------------------------------------------------------- */

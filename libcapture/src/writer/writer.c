@@ -95,6 +95,12 @@ struct cap_writer {
     int level;
     unsigned major, minor; /* format version written in the header */
     int v11;        /* the additions of 1.1: name flags, stray ends */
+    int frame_list; /* 3.1: the footer's FRAME_LIST is kept (list, n
+                       blocks in it); 0 once given up (no memory, or past
+                       CAPF_FRAME_LIST_MAX_BYTES): the footer then has
+                       none, which a reader reads as 3.0's */
+    capf_buf list;
+    uint64_t list_n;
     int hurry;      /* 3.0: scopes coded as SCOPES_R while the producer's
                        writer thread is behind (cap__writer_hurry) */
     uint64_t sr_gen;  /* SCOPES_R sections encoded so far */
@@ -526,9 +532,12 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
                    ? o->format_major
                    : CAPF_VERSION_MAJOR_SCOPES_E;
     w->v11 = w->major != CAPF_VERSION_MAJOR || (o && o->format_minor);
+    w->frame_list = w->major == CAPF_VERSION_MAJOR_SCOPES_E &&
+                    !(o && o->no_frame_list);
     w->minor = w->major == CAPF_VERSION_MAJOR && w->v11
                    ? CAPF_VERSION_MINOR_NAME_FLAGS
-                   : CAPF_VERSION_MINOR;
+               : w->frame_list ? CAPF_VERSION_MINOR_FRAME_LIST
+                               : CAPF_VERSION_MINOR;
     capf_header_encode(hdr, (uint16_t)w->major, (uint16_t)w->minor);
     cap_result r = CAP_OK;
     if (write_all(w, hdr, sizeof hdr, NULL, 0) != 0)
@@ -2030,6 +2039,34 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
     return 0;
 }
 
+/* The block just written has frames: its CLOCK (as the block has it) and
+ * FRAMES sections into the footer's list, as one entry. Gives the list up
+ * (w->frame_list 0) when out of memory or past its bound: the capture goes
+ * on, its footer without a list. */
+static void list_block(cap_writer *w)
+{
+    capf_buf *t = &w->tmp, e = {0};
+    if (w->have_clock) {
+        t->len = 0;
+        capf_buf_varint(t, w->clock_tick);
+        capf_buf_varint(t, w->clock_mono);
+        capf_buf_section(&e, CAPF_SEC_CLOCK, t);
+    }
+    t->len = 0;
+    capf_buf_varint(t, w->frames_n);
+    capf_buf_bytes(t, w->frames.data, w->frames.len);
+    capf_buf_section(&e, CAPF_SEC_FRAMES, t);
+    capf_buf_varint(&w->list, e.len);
+    capf_buf_bytes(&w->list, e.data, e.len);
+    w->list_n++;
+    if (e.failed || t->failed || w->list.failed ||
+        w->list.len > CAPF_FRAME_LIST_MAX_BYTES) {
+        w->frame_list = 0;
+        capf_buf_free(&w->list);
+    }
+    capf_buf_free(&e);
+}
+
 cap_result cap_writer_flush(cap_writer *w)
 {
     cap_result r = check(w);
@@ -2110,6 +2147,8 @@ cap_result cap_writer_flush(cap_writer *w)
     if (r != CAP_OK)
         return r;
     w->index[w->index_n++] = ix;
+    if (w->frames_n && w->frame_list)
+        list_block(w);
     block_reset(w);
     /* Shrink buffers that grew for one large block. */
     if (p->cap > (w->block_bytes * 4))
@@ -2193,6 +2232,15 @@ static cap_result write_footer(cap_writer *w)
     capf_buf_section(p, CAPF_SEC_INDEX, t);
     if (t->failed)
         p->failed = 1;
+    if (w->frame_list) { /* 3.1: after the INDEX it matches; left out
+                            when it cannot be made (a 3.0 footer) */
+        capf_buf l = {0};
+        capf_buf_varint(&l, w->list_n);
+        capf_buf_bytes(&l, w->list.data, w->list.len);
+        if (!l.failed)
+            capf_buf_section(p, CAPF_SEC_FRAME_LIST, &l);
+        capf_buf_free(&l);
+    }
     uint64_t off = w->pos;
     cap_result r = put_chunk(w, CAPF_CHUNK_FOOTER, p);
     if (r != CAP_OK)
@@ -2237,6 +2285,7 @@ static void writer_free(cap_writer *w)
     free(w->blk_decl_threads);
     free(w->blk_tracks);
     capf_buf_free(&w->frames);
+    capf_buf_free(&w->list);
     capf_buf_free(&w->counters);
     capf_buf_free(&w->gpu);
     capf_buf_free(&w->payload);
