@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1175,47 +1176,75 @@ static int win_late(loader *L, size_t row, uint64_t frame, int64_t self)
     return 0;
 }
 
+/* n zeroed int64_t for the ring. Its 2 MiB are written all over within
+ * a few frames: asked as one huge page where the system gives them on
+ * request (transparent huge pages, "madvise"), one fault instead of 512
+ * (each several microseconds on a virtual machine). Freed with free. */
+static int64_t *ring_alloc(size_t n)
+{
+    size_t bytes = n * sizeof(int64_t), huge = (size_t)2 << 20;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= huge) {
+        void *p = NULL;
+        size_t len = (bytes + huge - 1) / huge * huge;
+        if (posix_memalign(&p, huge, len) == 0) {
+            (void)madvise(p, len, MADV_HUGEPAGE);
+            memset(p, 0, bytes);
+            return p;
+        }
+    }
+#endif
+    return calloc(n, sizeof(int64_t));
+}
+
+/* The ring made to hold rows up to `row` (ring_cap a power of two past
+ * it), its frames copied over. 0, or -1 when out of memory. */
+static int win_grow(loader *L, size_t row)
+{
+    size_t n = L->ring_cap ? L->ring_cap : 64;
+    while (n <= row)
+        n *= 2;
+    /* more rows: a shorter ring, so that it stays near 2 MiB (its
+       oldest frames are summarised first) */
+    uint32_t nw = win_frames(n);
+    if (nw > L->win || L->fixed_win)
+        nw = L->win;
+    uint64_t nb = L->whi + 1 > nw ? L->whi + 1 - nw : 0;
+    for (; L->wbase < nb; L->wbase++)
+        if (win_emit_frame(L, L->wbase) != 0)
+            return -1;
+    int64_t *p = ring_alloc((size_t)nw * n);
+    uint8_t *q = L->seen ? calloc((size_t)nw * n, 1) : NULL;
+    if (!p || (L->seen && !q)) {
+        free(p);
+        return -1;
+    }
+    for (uint64_t f = L->wbase; L->ring && f < L->wbase + nw; f++) {
+        memcpy(p + (size_t)(f & (nw - 1)) * n,
+               L->ring + (size_t)(f & (L->win - 1)) * L->ring_cap,
+               L->ring_rows * sizeof *p);
+        if (q)
+            memcpy(q + (size_t)(f & (nw - 1)) * n,
+                   L->seen + (size_t)(f & (L->win - 1)) * L->ring_cap,
+                   L->ring_rows);
+    }
+    free(L->ring);
+    L->ring = p;
+    if (q) {
+        free(L->seen);
+        L->seen = q;
+    }
+    L->ring_cap = n;
+    L->win = nw;
+    if (!L->visit)
+        L->m->win = nw;
+    return 0;
+}
+
 static int win_note(loader *L, size_t row, uint64_t frame, int64_t self)
 {
-    if (row >= L->ring_cap) {
-        size_t n = L->ring_cap ? L->ring_cap : 64;
-        while (n <= row)
-            n *= 2;
-        /* more rows: a shorter ring, so that it stays near 2 MiB (its
-           oldest frames are summarised first) */
-        uint32_t nw = win_frames(n);
-        if (nw > L->win || L->fixed_win)
-            nw = L->win;
-        uint64_t nb = L->whi + 1 > nw ? L->whi + 1 - nw : 0;
-        for (; L->wbase < nb; L->wbase++)
-            if (win_emit_frame(L, L->wbase) != 0)
-                return -1;
-        int64_t *p = calloc((size_t)nw * n, sizeof *p);
-        uint8_t *q = L->seen ? calloc((size_t)nw * n, 1) : NULL;
-        if (!p || (L->seen && !q)) {
-            free(p);
-            return -1;
-        }
-        for (uint64_t f = L->wbase; L->ring && f < L->wbase + nw; f++) {
-            memcpy(p + (size_t)(f & (nw - 1)) * n,
-                   L->ring + (size_t)(f & (L->win - 1)) * L->ring_cap,
-                   L->ring_rows * sizeof *p);
-            if (q)
-                memcpy(q + (size_t)(f & (nw - 1)) * n,
-                       L->seen + (size_t)(f & (L->win - 1)) * L->ring_cap,
-                       L->ring_rows);
-        }
-        free(L->ring);
-        L->ring = p;
-        if (q) {
-            free(L->seen);
-            L->seen = q;
-        }
-        L->ring_cap = n;
-        L->win = nw;
-        if (!L->visit)
-            L->m->win = nw;
-    }
+    if (row >= L->ring_cap && win_grow(L, row) != 0)
+        return -1;
     if (frame < L->wbase)
         return win_late(L, row, frame, self);
     if (frame - L->wbase >= L->win) {
@@ -1377,6 +1406,12 @@ static int spill(loader *L)
     L->whi = hi;
     L->windowed = 1;
     m->approx = 1;
+    /* the ring for every row at once (the same window as made row by
+       row: win_frames(ring_cap) is win_frames(nscopes)); grown a row at
+       a time it was allocated, faulted in and copied three times (10 ms
+       of a 10 M scope load, with the reader thread waiting) */
+    if (m->nscopes && win_grow(L, m->nscopes - 1) != 0)
+        return -1;
     for (size_t i = 0; i < m->nscopes; i++) {
         an_scope *s = &m->scopes[i];
         if (sort_pf(s) != 0)
