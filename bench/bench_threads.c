@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     bench_put_machine();
     bench_put_load("start");
     char path[128];
-    snprintf(path, sizeof path, "threads-%lluM-v2-f3.cap",
+    snprintf(path, sizeof path, "threads-%lluM-v2-f31.cap", /* 3.1 */
              (unsigned long long)(scopes / 1000000));
     bench_put("captures_format_major", 3);
     if (access(path, R_OK) != 0) {

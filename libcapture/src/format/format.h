@@ -78,8 +78,9 @@ enum capf_section {
                                   v origin_tick, v origin_mono_ns,
                                   zz origin_unix_ns */
     CAPF_SEC_FRAME_LIST = 0x12 /* 3.1, footer: v n, then per block with
-                                  frames v len and its CLOCK (if it has
-                                  one) and FRAMES sections, as in it */
+                                  frames u8 has_clock, [v tick, v mono],
+                                  v frames, frames x (v dindex, zz gap
+                                  after the previous end, v duration) */
 };
 
 enum capf_stat_kind {

@@ -170,6 +170,7 @@ struct cap_reader {
 
     /* FRAMES */
     uint64_t left, prev_index, prev_begin;
+    uint64_t prev_end; /* FRAME_LIST frames: begins as gaps after it */
     /* SCOPES */
     uint32_t tid;
     uint64_t tick;
@@ -230,6 +231,7 @@ struct cap_reader {
     uint8_t *fl;
     size_t fl_len, fl_pos;
     int fl_on, fl_blocks;
+    int fl_gap;       /* the frames being read are a FRAME_LIST entry's */
     /* COUNTERS */
     uint64_t prev_tick;
     /* GPU */
@@ -329,6 +331,24 @@ static void block_clock_reset(cap_reader *r)
     r->period = r->ticks ? 1.0 : r->meta_period;
     r->clk_have = 0;
 }
+
+/* A CLOCK sample (tick, CLOCK_MONOTONIC ns): the current block's period
+ * from the origin to it, when far enough from the origin. */
+static void clock_sample(cap_reader *r, uint64_t t, uint64_t m)
+{
+    if (r->origin_mono && m >= r->origin_mono + CAPF_CLOCK_MIN_SPAN_NS &&
+        t > r->origin_tick) {
+        r->real_period =
+            (double)(m - r->origin_mono) / (double)(t - r->origin_tick);
+        r->period = r->ticks ? 1.0 : r->real_period;
+        r->clk_have = 1;
+        r->clk_tick = t;
+        r->clk_mono = m;
+    }
+}
+
+static int fl_entry(capf_cur *c, int *has_clock, uint64_t *tick,
+                    uint64_t *mono, uint64_t *n, const uint8_t **frames);
 
 /* ---- open -------------------------------------------------------------- */
 
@@ -1369,15 +1389,7 @@ static cap_result next_section(cap_reader *r)
         uint64_t m = capf_cur_varint(b);
         if (b->bad)
             return CAP_E_CORRUPT;
-        if (r->origin_mono && m >= r->origin_mono + CAPF_CLOCK_MIN_SPAN_NS &&
-            t > r->origin_tick) {
-            r->real_period = (double)(m - r->origin_mono) /
-                             (double)(t - r->origin_tick);
-            r->period = r->ticks ? 1.0 : r->real_period;
-            r->clk_have = 1;
-            r->clk_tick = t;
-            r->clk_mono = m;
-        }
+        clock_sample(r, t, m);
         return CAP_OK;
     }
     case CAPF_SEC_NAMES:
@@ -1417,7 +1429,8 @@ static cap_result next_section(cap_reader *r)
         r->left = capf_cur_varint_max(b, len);
         if (b->bad)
             return CAP_E_CORRUPT;
-        r->prev_index = r->prev_begin = 0;
+        r->prev_index = r->prev_begin = r->prev_end = 0;
+        r->fl_gap = 0;
         r->state = ST_FRAMES;
         return CAP_OK;
     case CAPF_SEC_SCOPES_E:
@@ -2202,12 +2215,16 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
             if (b->bad)
                 return CAP_E_CORRUPT;
             r->prev_index += di;
-            r->prev_begin += (uint64_t)db;
+            /* a block's: the step from the previous begin; a
+               FRAME_LIST's: the gap after the previous end */
+            r->prev_begin = (r->fl_gap ? r->prev_end : r->prev_begin) +
+                            (uint64_t)db;
+            r->prev_end = r->prev_begin + dur;
             r->left--;
             ev->kind = CAP_EV_FRAME;
             ev->u.frame.index = r->prev_index;
             ev->u.frame.begin_ns = to_ns(r, r->prev_begin);
-            ev->u.frame.end_ns = to_ns(r, r->prev_begin + dur);
+            ev->u.frame.end_ns = to_ns(r, r->prev_end);
             r->st.frames++;
         }
         return CAP_OK;
@@ -2403,19 +2420,29 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
         /* payload exhausted: the next chunk */
         if (r->fl_on) {
             /* frames only, from the footer's list: its next entry read
-               as its block would be (the clock the block had, then its
-               frames), none of the file's blocks */
+               as its block's frames would be (the block's clock sample,
+               then its frames), none of the file's blocks */
             if (r->fl_pos >= r->fl_len) {
                 r->st.has_footer = 1;
                 finish(r);
                 return CAP_DONE;
             }
             capf_cur c = {r->fl + r->fl_pos, r->fl + r->fl_len, 0};
-            uint64_t len = capf_cur_varint(&c);
+            int hc;
+            uint64_t t, m, n;
+            const uint8_t *fp;
+            (void)fl_entry(&c, &hc, &t, &m, &n, &fp); /* fl_matches */
             block_clock_reset(r);
+            if (hc)
+                clock_sample(r, t, m);
             r->in_footer = 0;
-            r->sec = (capf_cur){c.p, c.p + len, 0};
-            r->fl_pos = (size_t)(c.p + len - r->fl);
+            r->sec = (capf_cur){c.p, c.p, 0}; /* nothing after them */
+            r->body = (capf_cur){fp, c.p, 0};
+            r->left = n;
+            r->prev_index = r->prev_begin = r->prev_end = 0;
+            r->fl_gap = 1;
+            r->state = ST_FRAMES;
+            r->fl_pos = (size_t)(c.p - r->fl);
             r->fl_blocks++;
             continue;
         }
@@ -2631,42 +2658,46 @@ static void fl_drop(cap_reader *r)
     r->fl_len = r->fl_pos = 0;
 }
 
+/* One FRAME_LIST entry at c (format-spec): its clock sample (*has_clock
+ * 0 or 1, then *tick and *mono), its frames' count, and where its frames
+ * begin; c is left after the entry. 0, or -1 when malformed. */
+static int fl_entry(capf_cur *c, int *has_clock, uint64_t *tick,
+                    uint64_t *mono, uint64_t *n, const uint8_t **frames)
+{
+    uint8_t hc = capf_cur_u8(c);
+    *tick = *mono = 0;
+    if (hc == 1) {
+        *tick = capf_cur_varint(c);
+        *mono = capf_cur_varint(c);
+    }
+    *has_clock = hc;
+    *n = capf_cur_varint_max(c, (uint64_t)(c->end - c->p));
+    *frames = c->p;
+    for (uint64_t i = 0; i < *n && !c->bad; i++) {
+        (void)capf_cur_varint(c);
+        (void)capf_cur_varint(c);
+        (void)capf_cur_varint(c);
+    }
+    return c->bad || hc > 1 ? -1 : 0;
+}
+
 /* Does the footer's FRAME_LIST hold one well-formed entry for each block
- * the INDEX gives frames, with as many frames, in order? Each entry: its
- * length, then a CLOCK section (optional) and a FRAMES section, nothing
- * else. The frames themselves are checked as a block's are, when read. */
+ * the INDEX gives frames, with as many frames, in order, and nothing
+ * after them? */
 static int fl_matches(const cap_reader *r)
 {
     capf_cur c = {r->fl, r->fl + r->fl_len, 0};
     uint64_t n = capf_cur_varint(&c), k = 0;
     size_t i = 0;
     for (; k < n && !c.bad; k++) {
-        uint64_t len = capf_cur_varint(&c);
-        if (c.bad || len > (uint64_t)(c.end - c.p))
+        int hc;
+        uint64_t t, m, frames;
+        const uint8_t *fp;
+        if (fl_entry(&c, &hc, &t, &m, &frames, &fp) != 0)
             return 0;
-        capf_cur e = {c.p, c.p + len, 0};
-        c.p += len;
-        uint64_t frames = 0;
-        int have = 0;
-        while (!e.bad && e.p < e.end) {
-            uint8_t kind = capf_cur_u8(&e);
-            uint64_t sl = capf_cur_varint(&e);
-            if (e.bad || sl > (uint64_t)(e.end - e.p) ||
-                (kind != CAPF_SEC_CLOCK && kind != CAPF_SEC_FRAMES) ||
-                (kind == CAPF_SEC_CLOCK && have))
-                return 0;
-            if (kind == CAPF_SEC_FRAMES) {
-                capf_cur b = {e.p, e.p + sl, 0};
-                frames = capf_cur_varint_max(&b, sl);
-                if (b.bad || have || e.p + sl != e.end)
-                    return 0; /* FRAMES last, once */
-                have = 1;
-            }
-            e.p += sl;
-        }
         while (i < r->idx_n && r->idx_frames[i] == 0)
             i++;
-        if (e.bad || !have || i == r->idx_n || r->idx_frames[i] != frames)
+        if (i == r->idx_n || r->idx_frames[i] != frames)
             return 0;
         i++;
     }

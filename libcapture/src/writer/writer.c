@@ -142,6 +142,10 @@ struct cap_writer {
 
     capf_buf frames;
     uint64_t frames_n, frame_prev_index, frame_prev_begin;
+    capf_buf lframes;        /* 3.1: the block's frames as FRAME_LIST
+                                codes them (begins as gaps after the
+                                previous end) */
+    uint64_t frame_prev_end;
     uint64_t blk_first_frame;
     int have_last_frame;
     uint64_t last_frame_index;
@@ -999,12 +1003,21 @@ cap_result cap_writer_frame(cap_writer *w, uint64_t index, uint64_t begin_tick,
     if (w->frames_n == 0) {
         w->frame_prev_index = 0;
         w->frame_prev_begin = 0;
+        w->frame_prev_end = 0;
         w->blk_first_frame = index;
     }
     capf_buf_varint(&w->frames, index - w->frame_prev_index);
     capf_buf_varint(&w->frames, capf_zigzag((int64_t)(begin_tick -
                                                       w->frame_prev_begin)));
     capf_buf_varint(&w->frames, end_tick - begin_tick);
+    if (w->frame_list) { /* a frame that begins where the last ended: a
+                            zero gap, one byte */
+        capf_buf_varint(&w->lframes, index - w->frame_prev_index);
+        capf_buf_varint(&w->lframes, capf_zigzag((int64_t)(
+                                         begin_tick - w->frame_prev_end)));
+        capf_buf_varint(&w->lframes, end_tick - begin_tick);
+        w->frame_prev_end = end_tick;
+    }
     w->frame_prev_index = index;
     w->frame_prev_begin = begin_tick;
     w->frames_n++;
@@ -1395,6 +1408,7 @@ static void block_reset(cap_writer *w)
     w->blk_names_n = w->blk_threads_n = w->blk_decl_threads_n = 0;
     w->blk_tracks_n = 0;
     w->frames.len = 0;
+    w->lframes.len = 0;
     w->frames_n = 0;
     w->counters.len = 0;
     w->counters_n = 0;
@@ -2039,32 +2053,27 @@ static int put_scopes_e(cap_writer *w, capf_buf *t, const wr_thread *th)
     return 0;
 }
 
-/* The block just written has frames: its CLOCK (as the block has it) and
- * FRAMES sections into the footer's list, as one entry. Gives the list up
- * (w->frame_list 0) when out of memory or past its bound: the capture goes
- * on, its footer without a list. */
+/* The block just written has frames: its clock sample (the block's CLOCK,
+ * when it has one) and its frames into the footer's list, as one entry
+ * (format-spec: FRAME_LIST). Gives the list up (w->frame_list 0) when out
+ * of memory or past its bound: the capture goes on, its footer without a
+ * list. */
 static void list_block(cap_writer *w)
 {
-    capf_buf *t = &w->tmp, e = {0};
+    capf_buf *l = &w->list;
+    capf_buf_u8(l, w->have_clock ? 1 : 0);
     if (w->have_clock) {
-        t->len = 0;
-        capf_buf_varint(t, w->clock_tick);
-        capf_buf_varint(t, w->clock_mono);
-        capf_buf_section(&e, CAPF_SEC_CLOCK, t);
+        capf_buf_varint(l, w->clock_tick);
+        capf_buf_varint(l, w->clock_mono);
     }
-    t->len = 0;
-    capf_buf_varint(t, w->frames_n);
-    capf_buf_bytes(t, w->frames.data, w->frames.len);
-    capf_buf_section(&e, CAPF_SEC_FRAMES, t);
-    capf_buf_varint(&w->list, e.len);
-    capf_buf_bytes(&w->list, e.data, e.len);
+    capf_buf_varint(l, w->frames_n);
+    capf_buf_bytes(l, w->lframes.data, w->lframes.len);
     w->list_n++;
-    if (e.failed || t->failed || w->list.failed ||
-        w->list.len > CAPF_FRAME_LIST_MAX_BYTES) {
+    if (w->lframes.failed || l->failed ||
+        l->len > CAPF_FRAME_LIST_MAX_BYTES) {
         w->frame_list = 0;
-        capf_buf_free(&w->list);
+        capf_buf_free(l);
     }
-    capf_buf_free(&e);
 }
 
 cap_result cap_writer_flush(cap_writer *w)
@@ -2285,6 +2294,7 @@ static void writer_free(cap_writer *w)
     free(w->blk_decl_threads);
     free(w->blk_tracks);
     capf_buf_free(&w->frames);
+    capf_buf_free(&w->lframes);
     capf_buf_free(&w->list);
     capf_buf_free(&w->counters);
     capf_buf_free(&w->gpu);
