@@ -102,10 +102,10 @@ typedef struct cap_writer_options {
                                   1: write 1.0 or 1.1 for readers of 1.x */
     int no_frame_list;         /* format 3 only: 0 (default) writes 3.1,
                                   whose footer lists every block's frames
-                                  (a reader gets the frames without
-                                  reading the blocks: about 5 % of
-                                  read_capture's time); 1 writes 3.0
-                                  exactly as before it */
+                                  (about 4 bytes a frame; a reader gets
+                                  the frames without reading the blocks,
+                                  3-5 % of read_capture's time); 1 writes
+                                  3.0 exactly as before it */
 } cap_writer_options;
 
 /* One GPU span of a frame batch, see cap_writer_gpu_frame. */
