@@ -230,7 +230,7 @@ struct cap_reader {
      * from it, its entries read in turn as blocks (fl_pos) */
     uint8_t *fl;
     size_t fl_len, fl_pos;
-    int fl_on, fl_blocks;
+    int fl_on;
     int fl_gap;       /* the frames being read are a FRAME_LIST entry's */
     /* COUNTERS */
     uint64_t prev_tick;
@@ -2443,7 +2443,6 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             r->fl_gap = 1;
             r->state = ST_FRAMES;
             r->fl_pos = (size_t)(c.p - r->fl);
-            r->fl_blocks++;
             continue;
         }
         if (r->in_footer) {
