@@ -158,15 +158,28 @@ static an_diff_sums *sums_new(size_t block0, size_t min_frames)
     return s;
 }
 
-void an_diff_sums_free(an_diff_sums *s)
+/* Forget every value, keeping what the block size is planned from. */
+static void sums_clear(an_diff_sums *s)
 {
-    if (!s)
-        return;
     for (size_t i = 0; i < s->nrows; i++) {
         an_hist_free(&s->rows[i].h[0]);
         an_hist_free(&s->rows[i].h[1]);
     }
     free(s->rows);
+    *s = (an_diff_sums){.block0 = s->block0, .min_frames = s->min_frames};
+}
+
+/* an_options.summary_reset: the load starts again. */
+static void sums_reset(void *ctx)
+{
+    sums_clear(ctx);
+}
+
+void an_diff_sums_free(an_diff_sums *s)
+{
+    if (!s)
+        return;
+    sums_clear(s);
     free(s);
 }
 
@@ -985,26 +998,10 @@ static void load_one(load_job *j, size_t i)
         return;
     }
     o.summary_fn = sums_hook;
+    o.summary_reset = sums_reset;
     o.summary_ctx = j->sums[i];
     j->rc[i] = an_load(&j->m[i], j->paths[i], &o, j->detail[i],
                        sizeof j->detail[i]);
-    if (j->rc[i] == CAP_OK && an_frames_recheck(j->m[i])) {
-        /* frames from a 3.1 footer's list, a damaged block: the sums
-           again, from the readable blocks' frames (as an_load would) */
-        an_free(j->m[i]);
-        j->m[i] = NULL;
-        an_diff_sums_free(j->sums[i]);
-        j->sums[i] = sums_new(j->block0, j->min_frames);
-        if (!j->sums[i]) {
-            j->rc[i] = CAP_E_NOMEM;
-            snprintf(j->detail[i], sizeof j->detail[i], "out of memory");
-            return;
-        }
-        o.summary_ctx = j->sums[i];
-        o.frames_from_blocks = 1;
-        j->rc[i] = an_load(&j->m[i], j->paths[i], &o, j->detail[i],
-                           sizeof j->detail[i]);
-    }
     if (j->rc[i] == CAP_OK) {
         sums_finish(j->sums[i]);
         if (j->sums[i]->failed) {

@@ -3304,7 +3304,9 @@ static cap_result load(an_capture **out, const char *path,
     return CAP_OK;
 }
 
-int an_frames_recheck(const an_capture *m)
+/* m's frames came from a 3.1 footer's list and its load found damage:
+ * the list holds frames that a read of the blocks leaves out. */
+static int frames_recheck(const an_capture *m)
 {
     return m->frames_listed &&
            (m->st.corrupt_chunks || m->st.truncated || m->corrupt_seen);
@@ -3316,13 +3318,16 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
     cap_result r = load(out, path, opt, NULL, NULL, NULL, 0, detail,
                         detail_size);
     const an_capture *m = r == CAP_OK ? *out : NULL;
-    if (!m || !an_frames_recheck(m) || m->load_opt.summary_fn)
+    if (!m || !frames_recheck(m) ||
+        (m->load_opt.summary_fn && !m->load_opt.summary_reset))
         return r;
     /* frames from the footer's list, a damaged block found by the load:
        again, the frames from the readable blocks (as a file without a
        list reads) */
     an_options o = m->load_opt;
     o.frames_from_blocks = 1;
+    if (o.summary_fn)
+        o.summary_reset(o.summary_ctx);
     an_free(*out);
     *out = NULL;
     return load(out, path, &o, NULL, NULL, NULL, 0, detail, detail_size);

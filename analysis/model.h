@@ -168,16 +168,19 @@ typedef struct an_options {
     void (*summary_fn)(void *ctx, const struct an_capture *m, size_t row,
                        size_t frame, int64_t self_ns);
     void *summary_ctx;
+    /* with summary_fn: forget what summary_fn was given, before an_load
+       loads the file again (frames_from_blocks below); NULL: an_load
+       does not load again, and the model keeps a damaged block's
+       frames */
+    void (*summary_reset)(void *ctx);
     int frames_from_blocks; /* 1: the frames from the blocks, never from
                             a 3.1 footer's list (cap_reader_frames_only_
                             blocks). 0: from the list where the file has
                             one; an_load then loads again from the blocks
                             when the load finds a damaged block
-                            (an_frames_recheck), so that the frames are
-                            those of the readable blocks either way; but
-                            a load with summary_fn, whose calls cannot be
-                            taken back, is left to its caller to load
-                            again */
+                            so that the frames are those of the readable
+                            blocks either way (with summary_fn, only when
+                            summary_reset is given) */
 } an_options;
 
 /* over_time_hint is ignored past this many bins (memory: a histogram per
@@ -322,17 +325,10 @@ typedef struct an_capture {
  * replaced, cut short or rewritten between the load's two passes); then
  * `detail` holds one line. The model is freed with an_free. A 3.1 file's
  * frames come from its footer's list; when the load then finds a damaged
- * block it loads again from the blocks (an_options.frames_from_blocks),
- * unless opt has a summary_fn. */
+ * block it loads again from the blocks (an_options.frames_from_blocks;
+ * with a summary_fn, after summary_reset). */
 cap_result an_load(an_capture **out, const char *path, const an_options *opt,
                    char *detail, size_t detail_size);
-
-/* 1 when m's frames came from a 3.1 footer's list (frames_listed) and its
- * load found a damaged or missing block: the list then holds frames that
- * a read of the blocks leaves out, and a caller that loaded with a
- * summary_fn loads again with frames_from_blocks (an_load does so itself
- * otherwise). */
-int an_frames_recheck(const an_capture *m);
 
 void an_free(an_capture *m);
 

@@ -297,6 +297,18 @@ static void times_far_apart_do_not_overflow_the_reports(void **state)
     an_free(m);
 }
 
+/* r as an_csv_ranking writes it: a new string. */
+static char *csv_of(const an_ranking *r)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_non_null(f);
+    an_csv_ranking(f, r);
+    fclose(f);
+    return out;
+}
+
 /* Waits are marked wherever self time is ranked: a name the program
  * tagged (CAP_NAME_WAIT) and one matched by a --wait glob count in
  * an_ranking's nwait and wait_ns (their self times, exactly), and the
@@ -326,12 +338,7 @@ static void waits_are_marked_in_the_ranking_and_the_tree(void **state)
     assert_int_equal(r.nwait, 2);
     assert_int_equal(r.wait_ns, 30 + 60);
     assert_int_equal(r.totals.cpu_ns, 70 + 30 + 60);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    assert_non_null(f);
-    an_csv_ranking(f, &r);
-    fclose(f);
+    char *out = csv_of(&r);
     assert_string_equal(
         out, "track,name,calls,total_ms,self_ms,self_ms_per_frame_mean,"
              "self_ms_per_frame_p95,share_pct,wait\n"
@@ -339,7 +346,8 @@ static void waits_are_marked_in_the_ranking_and_the_tree(void **state)
              "cpu,C,1,0.000060,0.000060,0.000060,0.000060,37.500000,1\n"
              "cpu,B,1,0.000030,0.000030,0.000030,0.000030,18.750000,1\n");
     free(out);
-    f = open_memstream(&out, &len);
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
     assert_non_null(f);
     an_text_ranking(f, m, &r, 0);
     fclose(f);
@@ -432,7 +440,7 @@ static void self_time_helper_clamps_and_never_overflows(void **state)
     assert_true(cap_duration_ns(0, INT64_MIN) == 0);
 }
 
-/* The ranking CSV of the capture at p, loaded with o: a new string. */
+/* The ranking CSV of the capture at p, loaded with o: a new string (csv_of). */
 static char *ranking_csv(const char *p, const an_options *o, size_t *nframes,
                          int *listed)
 {
@@ -443,12 +451,7 @@ static char *ranking_csv(const char *p, const an_options *o, size_t *nframes,
     *listed = m->frames_listed;
     an_ranking r;
     assert_int_equal(an_ranking_compute(&r, m), CAP_OK);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    assert_non_null(f);
-    an_csv_ranking(f, &r);
-    fclose(f);
+    char *out = csv_of(&r);
     an_ranking_free(&r);
     an_free(m);
     return out;

@@ -24,19 +24,24 @@ open(sys.argv[2], 'wb').write(d)
 PY
 done
 norm() { sed "s|$tmp/damaged-3\.[01]\.cap|X|g; s|(format 3\.[01])|(format 3.x)|"; }
-for opts in "" "--frames --csv" "--over-time"; do
-  # shellcheck disable=SC2086
-  a=$("$read" $opts "$tmp/damaged-3.0.cap" 2>&1 | norm)
-  # shellcheck disable=SC2086
-  b=$("$read" $opts "$tmp/damaged-3.1.cap" 2>&1 | norm)
+# same WHAT CMD...: CMD's output (stdout and stderr, normalised) with the
+# damaged 3.0 file, then with the 3.1 file, where CMD says FILE
+same() {
+  what=$1
+  shift
+  a=$("${@//FILE/$tmp/damaged-3.0.cap}" 2>&1 | norm)
+  b=$("${@//FILE/$tmp/damaged-3.1.cap}" 2>&1 | norm)
   if [ "$a" != "$b" ]; then
-    echo "FAIL read_capture $opts: the damaged 3.1 file reads unlike 3.0's"
+    echo "FAIL $what: the damaged 3.1 file reads unlike 3.0's"
     diff <(printf "%s\n" "$a") <(printf "%s\n" "$b") | head -10
     fail=1
   else
-    echo "ok   read_capture $opts"
+    echo "ok   $what"
   fi
-done
+}
+same "read_capture" "$read" FILE
+same "read_capture --frames --csv" "$read" --frames --csv FILE
+same "read_capture --over-time" "$read" --over-time FILE
 frames() { "$read" "$1" 2>/dev/null | awk '$1 == "frames" { print $2 }'; }
 whole=$(frames fixtures/scope-residuals-3.1.cap)
 cut=$(frames "$tmp/damaged-3.1.cap")
@@ -48,13 +53,5 @@ else
 fi
 "$read" "$tmp/damaged-3.1.cap" 2>&1 >/dev/null | grep -q 'damaged chunk' ||
   { echo "FAIL: no warning of the damaged block"; fail=1; }
-a=$("$diff" "$tmp/damaged-3.0.cap" "$tmp/damaged-3.0.cap" 2>&1 | norm)
-b=$("$diff" "$tmp/damaged-3.1.cap" "$tmp/damaged-3.1.cap" 2>&1 | norm)
-if [ "$a" != "$b" ]; then
-  echo "FAIL capture_diff: the damaged 3.1 file compares unlike 3.0's"
-  diff <(printf "%s\n" "$a") <(printf "%s\n" "$b") | head -10
-  fail=1
-else
-  echo "ok   capture_diff"
-fi
+same "capture_diff" "$diff" FILE FILE
 exit $fail
