@@ -306,6 +306,12 @@ typedef struct an_capture {
     uint64_t pack_file_bytes;   /* of them, bytes in the pack's unlinked
                                    temporary file ($TMPDIR, else /tmp;
                                    closed by an_free); 0: all in memory */
+    /* private: the exact series' arena (a load with a budget: the rows'
+       pf_frame and pf_self are carved from it while it has room, so that
+       they grow without a page fault for each 4 KiB; see pf_add) */
+    unsigned char *pf_arena;
+    size_t pf_arena_len, pf_arena_used;
+    size_t pf_arena_peak; /* bytes the arena gave, once let go (tests) */
     /* private: hash tables */
     uint32_t *scope_ht, *node_ht;
     size_t scope_ht_cap, node_ht_cap;

@@ -713,6 +713,141 @@ static void spill_dir(void)
     printf("an_spill_dir: 6 cases\n");
 }
 
+/* Whether this system makes memory out of transparent huge pages on
+ * request (the model's series arena needs them). */
+static int huge_pages_on_request(void)
+{
+    char mode[64] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (!fgets(mode, sizeof mode, f))
+            mode[0] = 0;
+        fclose(f);
+    }
+    return strstr(mode, "[always]") || strstr(mode, "[madvise]");
+}
+
+/* Row i of a and of e hold the same exact series, value for value. */
+static void same_series(const char *what, const an_capture *a,
+                        const an_capture *e)
+{
+    CHECK(a->nscopes == e->nscopes && !a->approx && !e->approx,
+          "%s: %zu rows (approx %d), exact %zu", what, a->nscopes, a->approx,
+          e->nscopes);
+    for (size_t i = 0; i < a->nscopes && i < e->nscopes; i++) {
+        const an_scope *x = &a->scopes[i], *y = &e->scopes[i];
+        int same = x->pf_n == y->pf_n && strcmp(x->name, y->name) == 0;
+        for (size_t k = 0; same && k < x->pf_n; k++)
+            same = x->pf_frame[k] == y->pf_frame[k] &&
+                   x->pf_self[k] == y->pf_self[k];
+        CHECK(same, "%s: row %zu (%s) differs from the exact one", what, i,
+              x->name);
+        if (!same)
+            return;
+    }
+}
+
+/* The exact series in their arena (a file of 4 MiB or more, a budget):
+ * 300 names, each a scope a frame under its pair's first (depth 2), with
+ * random times so that the file is large, over 4,000 frames: 1.2 M values.
+ * Under a budget they fit, the series must equal those of a load without
+ * a budget (no arena), whether the arena holds them all or is outgrown
+ * (CAP_PF_ARENA_VALUES) and the rows go on in the heap; under a budget
+ * they outgrow, the summaries must agree with the exact model, on one
+ * thread and two. */
+static void arena_capture(void)
+{
+    enum { NAMES = 300, FRAMES = 4000 };
+    char path[] = "/tmp/test_series_budget_XXXXXX";
+    cap_writer *w = temp_writer(path, 1 << 20);
+    if (!w)
+        return;
+    for (uint32_t k = 1; k <= NAMES; k++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "arena_%u", k);
+        cap_writer_name(w, k, nm, "t.c", k);
+    }
+    cap_writer_thread(w, 0, "main");
+    unsigned long long x = 0x9e3779b97f4a7c15ull;
+    uint64_t t = 1000;
+#define ARENA_RAND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    for (int f = 0; f < FRAMES; f++) {
+        uint64_t b = t;
+        for (uint32_t k = 1; k <= NAMES; k += 2) {
+            cap_writer_scope_begin(w, 0, k, t += 1 + ARENA_RAND() % 50000);
+            cap_writer_scope_begin(w, 0, k + 1,
+                                   t += 1 + ARENA_RAND() % 50000);
+            cap_writer_scope_end(w, 0, t += 1 + ARENA_RAND() % 50000);
+            cap_writer_scope_end(w, 0, t += 1 + ARENA_RAND() % 50000);
+        }
+        t += 100;
+        cap_writer_frame(w, (uint64_t)f, b, t);
+    }
+#undef ARENA_RAND
+    CHECK(cap_writer_close(w) == CAP_OK, "close");
+    FILE *fp = fopen(path, "rb");
+    long size = -1;
+    if (fp && fseek(fp, 0, SEEK_END) == 0)
+        size = ftell(fp);
+    if (fp)
+        fclose(fp);
+    CHECK(size >= 4L << 20, "%s: %ld bytes, under the arena's 4 MiB", path,
+          size);
+    an_options oe = {.threads = 1}, ox = {.threads = 1, .series_budget =
+                                                            2000000};
+    an_capture *e = NULL, *a = NULL;
+    char d[400];
+    if (an_load(&e, path, &oe, d, sizeof d) != CAP_OK) {
+        CHECK(0, "%s: %s", path, d);
+        unlink(path);
+        return;
+    }
+    CHECK(e->nscopes == NAMES && e->nframes == FRAMES && !e->pf_arena_used &&
+              !e->pf_arena_peak,
+          "%s: %zu rows, %zu frames, an arena without a budget", path,
+          e->nscopes, e->nframes);
+    int huge = huge_pages_on_request();
+    for (int outgrown = 0; outgrown < 2; outgrown++) {
+        const char *what = outgrown ? "arena outgrown" : "arena";
+        if (outgrown)
+            setenv("CAP_PF_ARENA_VALUES", "20000", 1);
+        if (an_load(&a, path, &ox, d, sizeof d) != CAP_OK) {
+            CHECK(0, "%s %s: %s", path, what, d);
+            continue;
+        }
+        same_series(what, a, e);
+        if (huge) {
+            /* 1.2 M values take 14.4 MB at least; an outgrown arena
+               gives its room and no more */
+            size_t room = 20000 * (sizeof(int64_t) + sizeof(uint32_t));
+            CHECK(outgrown ? a->pf_arena_used > 0 && a->pf_arena_used <= room
+                           : a->pf_arena_used >= (size_t)NAMES * FRAMES * 12,
+                  "%s: the arena gave %zu bytes", what, a->pf_arena_used);
+        }
+        an_free(a);
+        a = NULL;
+    }
+    unsetenv("CAP_PF_ARENA_VALUES");
+    if (!huge)
+        printf("arena_capture: no transparent huge pages on request here: "
+               "the series grew in the heap, the arena was not checked\n");
+    for (int th = 1; th <= 2; th++) {
+        an_options os = {.threads = th, .series_budget = 300000};
+        if (an_load(&a, path, &os, d, sizeof d) != CAP_OK) {
+            CHECK(0, "%s spilled, %d threads: %s", path, th, d);
+            continue;
+        }
+        CHECK(a->approx && !a->pf_arena && (!huge || a->pf_arena_peak > 0),
+              "%s: approx %d, arena %p, peak %zu", path, a->approx,
+              (void *)a->pf_arena, a->pf_arena_peak);
+        compare(path, e, a);
+        an_free(a);
+        a = NULL;
+    }
+    an_free(e);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -724,6 +859,7 @@ int main(int argc, char **argv)
     long_capture(4096);
     long_capture(1 << 20);
     late_worker();
+    arena_capture();
     cap_files_walk(argv[1], one_file);
     printf("%d captures, %d summarised, %d failures\n", files_checked,
            files_approx, failures);
