@@ -605,7 +605,12 @@ static int pf_add(an_capture *m, an_scope *s, long frame, int64_t self)
  * order, when memory runs out, when the file cannot be made or written
  * (a full disk) or would pass the process's file size limit, or past
  * max_chunks when spilling is off. */
-enum { PACK_CHUNK = 512, PACK_SLAB = 512 }; /* 256 KiB slabs */
+/* 2 MiB slabs, each one huge page where the system gives them on
+ * request (huge_alloc): in 256 KiB slabs of 4 KiB pages, the pack's fresh
+ * pages were 90 % of --frames' page faults (5,600 of 6,241 on a realistic
+ * 10 M scope capture, at about 10 us each on this project's virtual
+ * machines) */
+enum { PACK_CHUNK = 512, PACK_SLAB = 4096 };
 #define PACK_HEAD 8 /* a chunk's next chunk (u32, 0: none) and bytes used */
 #define PACK_MIN_BYTES ((size_t)4 << 20) /* in memory before spilling */
 
@@ -671,9 +676,11 @@ static uint32_t pack_new_chunk(struct an_pack *p, uint32_t prev)
     if (p->nchunks >= p->max_chunks)
         return 0;
     if (p->nchunks / PACK_SLAB >= p->nslab) {
+        size_t bytes = (size_t)PACK_SLAB * PACK_CHUNK;
         if (an_grow((void **)&p->slab, &p->slab_cap, p->nslab + 1,
                     sizeof *p->slab) != 0 ||
-            !(p->slab[p->nslab] = malloc((size_t)PACK_SLAB * PACK_CHUNK)))
+            (!(p->slab[p->nslab] = huge_alloc(bytes)) &&
+             !(p->slab[p->nslab] = malloc(bytes))))
             return 0;
         p->nslab++;
     }
