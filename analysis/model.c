@@ -3649,9 +3649,11 @@ static inline int pack_cur_next(const struct an_pack *p,
 }
 
 /* The pack's values (a series_reread load's) in frame order, rows in
- * order within a frame: from memory, or from the temporary file it
- * spilled to through a buffer a row (about 8 MiB in all). */
-static cap_result walk_packed(const an_capture *m, an_series_fn fn, void *ctx)
+ * order within a frame, or (by_row) row by row, each row's in frame
+ * order: from memory, or from the temporary file it spilled to through a
+ * buffer a row (about 2 MiB in all). */
+static cap_result walk_packed_as(const an_capture *m, an_series_fn fn,
+                                 void *ctx, int by_row)
 {
     const struct an_pack *p = m->pack;
     size_t ns = p->nrow < m->nscopes ? p->nrow : m->nscopes;
@@ -3697,7 +3699,15 @@ static cap_result walk_packed(const an_capture *m, an_series_fn fn, void *ctx)
         if (pack_cur_next(p, order, cap, c, 0) != 0)
             goto io;
     }
-    for (size_t fi = 0; fi < m->nframes; fi++)
+    for (size_t r = 0; by_row && r < ns; r++) {
+        pack_cur *c = &cur[r];
+        while (c->frame < m->nframes) {
+            fn(ctx, r, (size_t)c->frame, c->v);
+            if (pack_cur_next(p, order, cap, c, c->frame + 1) != 0)
+                goto io;
+        }
+    }
+    for (size_t fi = 0; !by_row && fi < m->nframes; fi++)
         for (size_t r = 0; r < ns; r++)
             if (cur[r].frame == fi) {
                 fn(ctx, r, fi, cur[r].v);
@@ -3771,7 +3781,7 @@ static void relay_put(void *ctx, size_t row, size_t frame, int64_t v)
 static void *relay_main(void *arg)
 {
     walk_relay *w = arg;
-    cap_result r = walk_packed(w->m, relay_put, w);
+    cap_result r = walk_packed_as(w->m, relay_put, w, 0);
     if (w->fill)
         relay_publish(w);
     pthread_mutex_lock(&w->mu);
@@ -3799,7 +3809,7 @@ static cap_result walk_packed_2t(const an_capture *m, an_series_fn fn,
     walk_relay w = {.m = m};
     walk_val *mem = malloc(sizeof(walk_val) * WALK_SLOT * (WALK_NSLOT + 1));
     if (!mem)
-        return walk_packed(m, fn, ctx);
+        return walk_packed_as(m, fn, ctx, 0);
     for (int i = 0; i < WALK_NSLOT; i++)
         w.slot[i] = mem + (size_t)i * WALK_SLOT;
     w.stage = mem + (size_t)WALK_NSLOT * WALK_SLOT;
@@ -3810,7 +3820,7 @@ static cap_result walk_packed_2t(const an_capture *m, an_series_fn fn,
         pthread_cond_destroy(&w.cv);
         pthread_mutex_destroy(&w.mu);
         free(mem);
-        return walk_packed(m, fn, ctx);
+        return walk_packed_as(m, fn, ctx, 0);
     }
     for (;;) {
         pthread_mutex_lock(&w.mu);
@@ -3837,13 +3847,29 @@ static cap_result walk_packed_2t(const an_capture *m, an_series_fn fn,
     return w.res;
 }
 
+cap_result an_series_rows(const an_capture *m, an_series_fn fn, void *ctx)
+{
+    if (!m->approx) {
+        for (size_t r = 0; r < m->nscopes; r++) {
+            const an_scope *s = &m->scopes[r];
+            for (size_t i = 0; i < s->pf_n; i++)
+                if (s->pf_frame[i] < m->nframes)
+                    fn(ctx, r, s->pf_frame[i], s->pf_self[i]);
+        }
+        return CAP_OK;
+    }
+    if (m->pack)
+        return walk_packed_as(m, fn, ctx, 1);
+    return an_series_walk(m, fn, ctx);
+}
+
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
 {
     if (!m->approx)
         return walk_exact(m, fn, ctx);
     if (pack_walkable(m))
         return walk_threads(m) ? walk_packed_2t(m, fn, ctx)
-                               : walk_packed(m, fn, ctx);
+                               : walk_packed_as(m, fn, ctx, 0);
     an_options o = m->load_opt;
     o.progress = NULL;
     o.series_budget = 0;

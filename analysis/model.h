@@ -423,6 +423,16 @@ cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
 #define AN_PACK_MAX_BYTES ((size_t)32 << 20)
 cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx);
 
+/* The same values as an_series_walk, row by row where they are held: the
+ * exact series (each row's as they hold them, frames in order once
+ * sorted) or a series_reread load's pack (each row's frames in order; no
+ * file read, none of the ring's memory); where neither holds them, as
+ * an_series_walk gives them (frame order). Rows of one name next to each
+ * other compress better: --export's scopes.csv.gz, in gzip, 12 % smaller
+ * and twice as fast to write than in frame order. Errors: as
+ * an_series_walk. */
+cap_result an_series_rows(const an_capture *m, an_series_fn fn, void *ctx);
+
 /* The directory of the pack's temporary file, given $TMPDIR's value
  * (NULL or empty: unset) and the paths of /tmp and /var/tmp: tmpdir when
  * set; else var_tmp where tmp keeps its files in memory (a tmpfs, as

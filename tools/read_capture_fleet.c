@@ -185,6 +185,13 @@ static int fleet_one(fleet_state *st, const char *path)
     opt.skip_seconds = st->a->skip_seconds;
     opt.wait_globs = st->a->wait;
     opt.nwait_globs = st->a->nwait;
+    /* memory bounded whatever the length (issue 12): rows by name alone
+       (the row and its totals take no call tree), the per-frame values
+       past the budget summarised (--summary reads none of them) or, for
+       --export's scopes.csv.gz, packed as --frames keeps them */
+    opt.series_budget = AN_SERIES_BUDGET_DEFAULT;
+    opt.series_reread = st->x != NULL;
+    opt.no_tree = 1;
     an_capture *m = NULL;
     char detail[512] = "";
     cap_result r = an_load(&m, path, &opt, detail, sizeof detail);
@@ -199,8 +206,14 @@ static int fleet_one(fleet_state *st, const char *path)
     an_capture_row_compute(m, w > 0 ? (unsigned)w : 0, &s);
     int rc = 0;
     if (st->x) {
-        if (an_export_add(st->x, m, &s) != 0)
+        char err[400] = "";
+        int e = an_export_add(st->x, m, &s, err, sizeof err);
+        if (e < 0) {
             rc = -1;
+        } else if (e > 0) {
+            fprintf(stderr, "error: %s: %s\n", path, err);
+            st->status = EXIT_INPUT;
+        }
     } else if (an_fleet_row(stdout, st->a->csv, &s) != 0) {
         rc = -1;
     }

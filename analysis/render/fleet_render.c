@@ -236,8 +236,32 @@ int an_export_open(an_export **out, const char *dir, char *err, size_t n)
     return 0;
 }
 
-int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s)
+typedef struct scope_rows {
+    an_export *x;
+    const an_capture *m;
+    const char *id;
+} scope_rows;
+
+/* One scopes.csv.gz row: row's self time in frame (an_series_fn). */
+static void scope_row(void *ctx, size_t row, size_t frame, int64_t self_ns)
 {
+    scope_rows *r = ctx;
+    const an_capture *m = r->m;
+    if (r->x->failed || row >= m->nscopes || frame >= m->nframes)
+        return;
+    const an_scope *sc = &m->scopes[row];
+    putf(r->x, "%s,%llu,%s,", r->id,
+         (unsigned long long)an_frame_index(m, frame),
+         kind_word(sc->kind, sc->is_wait));
+    put_field(r->x, sc->name);
+    putf(r->x, ",%.6f", (double)self_ns / 1e6);
+    end_row(r->x, T_SCOPES);
+}
+
+int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s,
+                  char *err, size_t n)
+{
+    int walk_failed = 0;
     if (x->failed)
         return -1;
     /* captures: the --summary CSV row */
@@ -266,18 +290,16 @@ int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s)
             putf(x, "%.6f", (double)an_frame_gpu_ns(m, i) / 1e6);
         end_row(x, T_FRAMES);
     }
-    for (size_t k = 0; k < m->nscopes && !x->failed; k++) {
-        const an_scope *sc = &m->scopes[k];
-        for (size_t j = 0; j < sc->pf_n && !x->failed; j++) {
-            if (sc->pf_frame[j] >= m->nframes)
-                continue;
-            putf(x, "%s,%llu,%s,", s->id,
-                 (unsigned long long)an_frame_index(m, sc->pf_frame[j]),
-                 kind_word(sc->kind, sc->is_wait));
-            put_field(x, sc->name);
-            putf(x, ",%.6f", (double)sc->pf_self[j] / 1e6);
-            end_row(x, T_SCOPES);
-        }
+    /* every (frame, scope) value, scope by scope: from the model's exact
+       series, or from what a load with a budget kept of them (its pack,
+       else the file read again, frame by frame): an_series_rows */
+    scope_rows sr = {x, m, s->id};
+    cap_result wr = an_series_rows(m, scope_row, &sr);
+    if (wr != CAP_OK && !x->failed) {
+        snprintf(err, n, "its scopes' values could not be read back (%s): "
+                         "scopes.csv.gz lacks some of its rows",
+                 cap_result_message(wr));
+        walk_failed = 1;
     }
     for (size_t k = 0; k < m->ncounters && !x->failed; k++) {
         const an_counter *c = &m->counters[k];
@@ -289,7 +311,7 @@ int an_export_add(an_export *x, const an_capture *m, const an_capture_row *s)
             end_row(x, T_COUNTERS);
         }
     }
-    return x->failed ? -1 : 0;
+    return x->failed ? -1 : walk_failed;
 }
 
 int an_export_close(an_export *x, char *err, size_t n)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <capture/cap_writer.h>
 
@@ -108,10 +109,52 @@ static void one(const char *dir, const char *machine, const char *build,
     CHECK(cap_writer_close(w));
 }
 
+/* --long PATH FRAMES: one capture of FRAMES frames, each LONG_NAMES leaf
+ * scopes named long_0 .. long_<LONG_NAMES-1> on the main thread, scope k
+ * of frame f lasting long_ns(k, f) (what fleet_many.py checks each
+ * scopes.csv.gz row against): past the per-frame values' budget, for the
+ * bounded-memory checks. */
+#define LONG_NAMES 40
+
+static uint64_t long_ns(unsigned k, unsigned long f)
+{
+    return 1000 + (k * 7919u + f * 104729u) % 5000u;
+}
+
+static int long_capture(const char *path, unsigned long frames)
+{
+    cap_writer_options o = {0};
+    o.clock_source = "monotonic";
+    o.tick_period_ns = 1.0;
+    cap_writer *w;
+    CHECK(cap_writer_open_path(&w, path, &o));
+    CHECK(cap_writer_thread(w, 0, "main"));
+    for (unsigned k = 0; k < LONG_NAMES; k++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "long_%u", k);
+        CHECK(cap_writer_name(w, 1 + k, nm, "fleet_gen.c", 1 + (int)k));
+    }
+    uint64_t t = 1000;
+    for (unsigned long f = 0; f < frames; f++) {
+        uint64_t b = t;
+        for (unsigned k = 0; k < LONG_NAMES; k++) {
+            t += 10;
+            scope(w, 1 + k, &t, long_ns(k, f));
+        }
+        t += 100;
+        CHECK(cap_writer_frame(w, f, b, t));
+    }
+    CHECK(cap_writer_close(w));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--long") == 0 && atol(argv[3]) > 0)
+        return long_capture(argv[2], (unsigned long)atol(argv[3]));
     if (argc != 3 || atoi(argv[2]) < 1) {
-        fprintf(stderr, "usage: fleet_gen OUTDIR PER_CELL\n");
+        fprintf(stderr, "usage: fleet_gen OUTDIR PER_CELL\n"
+                        "       fleet_gen --long PATH FRAMES\n");
         return 2;
     }
     int per = atoi(argv[2]);

@@ -13,7 +13,12 @@ vendorB makes `shadows` 25 % slower), then checks:
   - an unreadable file and a foreign file are reported in one line each
     and skipped, the others summarised, exit 2;
   - --export's four tables agree with --summary: frames per capture, the
-    top scope's self time per frame, counter samples.
+    top scope's self time per frame, counter samples;
+  - one long capture past the per-frame values' budget (fleet_gen --long):
+    --summary, --export and capture_convert's SVG flame graph in memory
+    that does not grow with its length (10,000 against 60,000 frames of
+    40 scopes: the exact per-frame values alone would take 24 MB more),
+    and every scopes.csv.gz row of it exact.
 """
 import csv
 import gzip
@@ -25,6 +30,7 @@ import tempfile
 from collections import defaultdict
 
 READ, GEN = sys.argv[1], sys.argv[2]
+CONVERT = sys.argv[3] if len(sys.argv) > 3 else None
 failures = 0
 
 
@@ -154,6 +160,66 @@ with tempfile.TemporaryDirectory() as tmp:
         ncount[(r["capture_id"], r["counter"])] += 1
     check(all(ncount[(k, "rss_mib")] == 120 for k in summary),
           "counters.csv.gz: every rss_mib sample")
+
+    # one long capture: memory bounded whatever its length (issue 12)
+    LONG_NAMES = 40
+
+    def long_ns(k, f):
+        return 1000 + (k * 7919 + f * 104729) % 5000
+    short_cap = os.path.join(tmp, "short.cap")
+    long_cap = os.path.join(tmp, "long.cap")
+    subprocess.run([GEN, "--long", short_cap, "10000"], check=True)
+    subprocess.run([GEN, "--long", long_cap, "60000"], check=True)
+    lexp = os.path.join(tmp, "long-export")
+    rc, out, err = run([READ, "--export", lexp, long_cap])
+    check(rc == 0 and "1 capture(s) exported" in err,
+          "--export of a capture past the budget exits 0")
+    with gzip.open(os.path.join(lexp, "scopes.csv.gz"), "rt",
+                   newline="") as f:
+        bad, n, seen = 0, 0, set()
+        for r in csv.DictReader(f):
+            n += 1
+            k, fr = int(r["scope"][len("long_"):]), int(r["frame"])
+            seen.add((k, fr))
+            bad += r["self_ms"] != "%.6f" % (long_ns(k, fr) / 1e6)
+    check(n == LONG_NAMES * 60000 and len(seen) == n and bad == 0,
+          "scopes.csv.gz past the budget: every (scope, frame) once, exact "
+          "(%d rows, %d wrong)" % (n, bad))
+    rc, out, err = run([READ, "--summary", "--csv", long_cap])
+    row = list(csv.DictReader(io.StringIO(out)))
+    top = max(range(LONG_NAMES),
+              key=lambda k: (sum(long_ns(k, f) for f in range(60000)), -k))
+    want = sum(long_ns(top, f) for f in range(60000)) / 1e6 / 60000
+    check(rc == 0 and len(row) == 1 and row[0]["frames"] == "60000" and
+          row[0]["top1_scope"] == "long_%d" % top and
+          row[0]["top1_self_ms_per_frame"] == "%.3f" % want,
+          "--summary past the budget: its top scope exact")
+    if "ASAN_OPTIONS" in os.environ or "TSAN_OPTIONS" in os.environ:
+        print("skip memory check of the long capture: under a sanitizer")
+    elif os.access(TIME, os.X_OK):
+        runs = [("--summary", lambda c: [READ, "--summary", c]),
+                ("--export", lambda c: [READ, "--export",
+                                        os.path.join(tmp, "x"), c])]
+        if CONVERT:
+            runs.append(("the SVG flame graph", lambda c: [
+                CONVERT, c, os.path.join(tmp, "flame.svg")]))
+        else:
+            print("skip the SVG flame graph: no capture_convert given")
+        for what, argv in runs:
+            # --export's pack in memory up to 6 MiB less 64 bytes a frame
+            # (the long capture's then spills to its temporary file, as a
+            # longer one's would past AN_PACK_MAX_BYTES)
+            os.environ["CAP_PACK_BYTES"] = str(6 << 20)
+            rc_s, rss_s = peak_rss_kib(argv(short_cap))
+            rc_l, rss_l = peak_rss_kib(argv(long_cap))
+            del os.environ["CAP_PACK_BYTES"]
+            print("     %s peak RSS: %d KiB at 10,000 frames, %d KiB at "
+                  "60,000" % (what, rss_s, rss_l))
+            check(rc_s == 0 and rc_l == 0 and rss_l <= rss_s + 8 * 1024 and
+                  rss_l <= 64 * 1024,
+                  "%s: memory does not grow with the capture's length" % what)
+    else:
+        print("skip memory check: %s (package `time`) is not installed" % TIME)
 
 print("%d failed" % failures)
 sys.exit(1 if failures else 0)

@@ -20,7 +20,10 @@
 int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
 {
     cvt_diag d = {.out = o->diag, .file = in};
-    an_options ao = {0};
+    /* the flame graph reads the call tree's totals alone: the per-frame
+       values past the budget are summarised, so that memory stays bounded
+       whatever the length (issue 12) */
+    an_options ao = {.series_budget = AN_SERIES_BUDGET_DEFAULT};
     an_capture *m;
     char detail[400];
     if (an_load(&m, in, &ao, detail, sizeof detail) != CAP_OK) {
