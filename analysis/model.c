@@ -468,12 +468,9 @@ static long scope_get(an_capture *m, an_kind kind, uint32_t id)
  * costs about 10 us a fault (a 10 M scope load took 1,650 to 2,460 of
  * them). NULL where it does not, or when out of memory: the caller
  * allocates as usual. Freed with free. */
-static void *huge_alloc(size_t bytes)
+int an_huge_pages(void)
 {
 #ifdef MADV_HUGEPAGE
-    size_t huge = (size_t)2 << 20;
-    if (bytes < huge)
-        return NULL;
     char mode[64] = "";
     FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
     if (f) {
@@ -481,7 +478,17 @@ static void *huge_alloc(size_t bytes)
             mode[0] = 0;
         fclose(f);
     }
-    if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
+    return strstr(mode, "[always]") || strstr(mode, "[madvise]");
+#else
+    return 0;
+#endif
+}
+
+static void *huge_alloc(size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    size_t huge = (size_t)2 << 20;
+    if (bytes < huge || !an_huge_pages())
         return NULL;
     void *p = NULL;
     size_t len = (bytes + huge - 1) / huge * huge;

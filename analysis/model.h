@@ -433,6 +433,14 @@ cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx);
  * an_series_walk. */
 cap_result an_series_rows(const an_capture *m, an_series_fn fn, void *ctx);
 
+/* 1 where the system makes memory out of transparent huge pages on
+ * request ("always" or "madvise" in
+ * /sys/kernel/mm/transparent_hugepage/enabled), 0 elsewhere. The load
+ * then asks for them where it writes a few MiB at once (the exact series'
+ * arena, the two-thread load's slots, --frames' pack, the ring): on a
+ * virtual machine a 4 KiB page fault can cost 10 us. */
+int an_huge_pages(void);
+
 /* The directory of the pack's temporary file, given $TMPDIR's value
  * (NULL or empty: unset) and the paths of /tmp and /var/tmp: tmpdir when
  * set; else var_tmp where tmp keeps its files in memory (a tmpfs, as

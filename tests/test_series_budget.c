@@ -713,20 +713,6 @@ static void spill_dir(void)
     printf("an_spill_dir: 6 cases\n");
 }
 
-/* Whether this system makes memory out of transparent huge pages on
- * request (the model's series arena needs them). */
-static int huge_pages_on_request(void)
-{
-    char mode[64] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f) {
-        if (!fgets(mode, sizeof mode, f))
-            mode[0] = 0;
-        fclose(f);
-    }
-    return strstr(mode, "[always]") || strstr(mode, "[madvise]");
-}
-
 /* Row i of a and of e hold the same exact series, value for value. */
 static void same_series(const char *what, const an_capture *a,
                         const an_capture *e)
@@ -806,7 +792,7 @@ static void arena_capture(void)
               !e->pf_arena_peak,
           "%s: %zu rows, %zu frames, an arena without a budget", path,
           e->nscopes, e->nframes);
-    int huge = huge_pages_on_request();
+    int huge = an_huge_pages(); /* the arena needs them */
     for (int outgrown = 0; outgrown < 2; outgrown++) {
         const char *what = outgrown ? "arena outgrown" : "arena";
         if (outgrown)
