@@ -461,13 +461,7 @@ static long scope_get(an_capture *m, an_kind kind, uint32_t id)
     return (long)m->nscopes - 1;
 }
 
-/* Where the system makes memory of at least 2 MiB out of huge pages on
- * request (transparent huge pages in "always" or "madvise" mode), bytes
- * (not zeroed) on 2 MiB boundaries, asked as huge pages: a fault each
- * 2 MiB instead of each 4 KiB, which on this project's virtual machines
- * costs about 10 us a fault (a 10 M scope load took 1,650 to 2,460 of
- * them). NULL where it does not, or when out of memory: the caller
- * allocates as usual. Freed with free. */
+/* model.h: read each time (no state kept between loads). */
 int an_huge_pages(void)
 {
 #ifdef MADV_HUGEPAGE
@@ -484,6 +478,12 @@ int an_huge_pages(void)
 #endif
 }
 
+/* Where the system makes memory of at least 2 MiB out of huge pages on
+ * request (an_huge_pages), bytes (not zeroed) on 2 MiB boundaries, asked
+ * as huge pages: a fault each 2 MiB instead of each 4 KiB, which on this
+ * project's virtual machines costs about 10 us a fault (a 10 M scope load
+ * took 1,650 to 2,460 of them). NULL where it does not, or when out of
+ * memory: the caller allocates as usual. Freed with free. */
 static void *huge_alloc(size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
