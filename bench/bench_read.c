@@ -240,12 +240,8 @@ static int usable(const char *path, uint64_t scopes)
              strcmp(v, realistic ? GEN_REAL_VERSION : GEN_VERSION) == 0 &&
              strtoull(n, NULL, 10) == scopes && vmaj == format_major &&
              (vmaj != 3 || vmin == 1); /* 3.1: the footer lists frames */
-    /* and its list is the one the reader takes: a file written while 3.1
-       was in the making (its list coded otherwise) reads its frames from
-       the blocks, and would be measured as what it is not */
-    if (ok && vmaj == 3)
-        ok = cap_reader_frames_only(r) == CAP_OK &&
-             cap_reader_frames_listed(r);
+    if (ok && vmaj == 3) /* and its list is the one the reader takes */
+        ok = bench_frames_listed(r);
     cap_reader_close(r);
     if (!ok)
         return 0;

@@ -19,6 +19,8 @@
 #endif
 
 #include "cap_files.h"
+#include "fleet.h"
+#include "render/fleet_render.h"
 #include "hist.h"
 #include "report.h"
 #include "stats.h"
@@ -837,6 +839,72 @@ static void arena_capture(void)
     unlink(path);
 }
 
+/* --export of a model whose values are not held (a series_reread load
+ * whose pack was given up: its walk reads the file again): all of it
+ * while the file stays; one line and 1 from an_export_add, not a write
+ * failure, when the file was replaced in between, and the export goes
+ * on. */
+static void export_read_back(void)
+{
+    char path[] = "/tmp/test_series_budget_XXXXXX";
+    cap_writer *w = temp_writer(path, 4096);
+    if (!w)
+        return;
+    cap_writer_name(w, 1, "work", "t.c", 1);
+    cap_writer_thread(w, 0, "main");
+    for (uint64_t f = 0, t = 1000; f < 200; f++, t += 1000) {
+        cap_writer_scope_begin(w, 0, 1, t + 10);
+        cap_writer_scope_end(w, 0, t + 20 + f % 7);
+        cap_writer_frame(w, f, t, t + 900);
+    }
+    CHECK(cap_writer_close(w) == CAP_OK, "close");
+    an_options o = {.threads = 1, .series_budget = 1, .series_reread = 1,
+                    .no_tree = 1, .pack_bytes = 1, .pack_no_spill = 1};
+    char dir[] = "/tmp/test_series_budget_exp_XXXXXX", d[400], err[400];
+    an_capture *m = NULL;
+    an_export *x = NULL;
+    if (!mkdtemp(dir) || an_load(&m, path, &o, d, sizeof d) != CAP_OK ||
+        an_export_open(&x, dir, err, sizeof err) != 0) {
+        CHECK(0, "export_read_back: set-up fails");
+        an_free(m);
+        unlink(path);
+        return;
+    }
+    CHECK(m->approx && m->reread && !m->pack, "export_read_back: the pack "
+          "was kept (approx %d, reread %d)", m->approx, m->reread);
+    an_capture_row row;
+    an_capture_row_compute(m, 0, &row);
+    err[0] = 0;
+    CHECK(an_export_add(x, m, &row, err, sizeof err) == 0 && !err[0],
+          "export_read_back: the file there: %s", err);
+    /* replaced: the same bytes in a new file renamed over it */
+    char cp[600];
+    snprintf(cp, sizeof cp, "cp %s %s.new && mv %s.new %s", path, path, path,
+             path);
+    CHECK(system(cp) == 0, "export_read_back: %s", cp);
+    CHECK(an_export_add(x, m, &row, err, sizeof err) == 1 &&
+              strstr(err, "could not be read back"),
+          "export_read_back: the file replaced gives '%s'", err);
+    CHECK(an_export_close(x, err, sizeof err) == 0,
+          "export_read_back: the export goes on: %s", err);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "zcat %s/scopes.csv.gz | grep -c ',work,'",
+             dir);
+    FILE *p = popen(cmd, "r");
+    int rows = -1;
+    if (p && fscanf(p, "%d", &rows) != 1)
+        rows = -1;
+    if (p)
+        pclose(p);
+    CHECK(rows == 200, "export_read_back: %d scope rows, 200 from the "
+          "first add and none from the second", rows);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        CHECK(0, "rm %s", dir);
+    an_free(m);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -849,6 +917,7 @@ int main(int argc, char **argv)
     long_capture(1 << 20);
     late_worker();
     arena_capture();
+    export_read_back();
     cap_files_walk(argv[1], one_file);
     printf("%d captures, %d summarised, %d failures\n", files_checked,
            files_approx, failures);

@@ -519,9 +519,9 @@ CAP_API void cap_reader_set_filter(cap_reader *r, unsigned mask);
  * a full one. A format 3.1 file whose footer lists every block's frames
  * (FRAME_LIST, matching the block index) gives them from that list and
  * reads no block at all (the pass then costs the footer's read: 12 ms
- * for 100 million scopes where it took 103-132; docs/PERFORMANCE.md). A file without a
- * valid footer (truncated, damaged) is read block by block whole, with
- * the same frames as a result. Declarations and statistics after a
+ * for 100 million scopes where it took 103-132; docs/PERFORMANCE.md). A
+ * file without a valid footer (truncated, damaged) is read block by block
+ * whole, with the same frames as a result. Declarations and statistics after a
  * block's frames are then not read: use it for frames only. The frames of
  * a list are those of the blocks as written: a block damaged since still
  * gives its frames, where reading the blocks skips them (a full read then
