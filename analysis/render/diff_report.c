@@ -176,7 +176,8 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
     if (top && shown < d->n - 1)
         fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
     if (!isnan(d->geomean_pct))
-        fprintf(out, "\ngeometric mean of the median changes over %zu scopes: "
+        fprintf(out, "\ngeometric mean of the median changes over %zu scopes "
+                     "(those that gate, both medians at least the floor): "
                      "%+.2f%%\n",
                 d->geomean_used, d->geomean_pct);
     fprintf(out, "\n%zu regressed (%zu gating), %zu improved.\n",
