@@ -168,6 +168,8 @@ void an_tree_free(an_tree *t);
 /* ---- split: fastest vs slowest quarter --------------------------------- */
 
 #define AN_SPLIT_HIST_BINS 9
+/* The two quarters' median frame times within this many percent: held. */
+#define AN_SPLIT_HELD_PCT 2.0
 /* Lower edges of the frame/GPU ratio histogram bins; the last is open. */
 extern const double an_split_hist_edges[AN_SPLIT_HIST_BINS];
 
@@ -184,6 +186,14 @@ typedef struct an_split {
     size_t *pop_frames[2];     /* frame positions of fast, slow (quarter
                                   each, ascending by the ordering key) */
     an_summary frame[2];       /* frame ms */
+    double held_pct;           /* ordered by frame time: how much longer
+                                  the slow quarter's median frame is than
+                                  the fast one's, in percent; NaN when
+                                  ordered by a scope */
+    int held;                  /* held_pct under AN_SPLIT_HELD_PCT: a
+                                  frame cap, vsync or a pacing thread holds
+                                  the frame time, and ordering by it says
+                                  little about the work */
     an_summary ratio[2];       /* frame/GPU ratio over frames with GPU */
     size_t hist[2][AN_SPLIT_HIST_BINS];
     an_split_scope *scopes;    /* by descending |delta of the mean| */

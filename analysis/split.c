@@ -150,6 +150,12 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         }
         out->ratio[p] = an_summarize(tmp, k);
     }
+    out->held_pct = NAN;
+    if (!out->by && out->frame[0].median > 0) {
+        out->held_pct =
+            (out->frame[1].median / out->frame[0].median - 1.0) * 100.0;
+        out->held = out->held_pct < AN_SPLIT_HELD_PCT;
+    }
     /* per-scope self time per frame in each population (a summarised
        model: from histograms, reading the file again) */
     an_summary *approx = NULL;

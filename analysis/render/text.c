@@ -335,6 +335,16 @@ void an_text_split(FILE *out, const an_capture *m, const an_split *s,
             fr[0].median, fr[1].median, fr[1].median - fr[0].median);
     fprintf(out, "  %-24s %12.3f %12.3f %+12.3f\n", "frame ms, p95",
             fr[0].p95, fr[1].p95, fr[1].p95 - fr[0].p95);
+    if (s->held)
+        fprintf(out, "\n  The slow quarter's median frame is only %.2f %% "
+                     "longer than the fast quarter's: most frames are held "
+                     "at one frame time (a frame cap, vsync or a thread "
+                     "that sets the pace) and the slow quarter is mostly "
+                     "such frames, so ordering by frame time says little "
+                     "about the work. --over-time shows whether the work grows inside the cap; "
+                     "--split-by SCOPE orders frames by a scope's self "
+                     "time.\n",
+                s->held_pct);
     if (ra[0].n || ra[1].n) {
         fprintf(out, "\n  %sframe/GPU ratio%s: frame time over the GPU "
                      "work it recorded (1.0: the GPU is the wall; 2.0: "
