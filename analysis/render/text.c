@@ -54,10 +54,12 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
             fprintf(err, "%s#%u", i ? ", " : "", m->unnamed_ids[i]);
         if (k > m->unnamed_n) /* ids the reader met in no row's scope */
             fprintf(err, "%s...", m->unnamed_n ? ", " : "");
-        fprintf(err, "): the file lost its name table (damaged, cut before "
-                     "its names were written, or converted by a tool that "
-                     "stores names once, as puffin does); they are shown as "
-                     "<unnamed #id>, not as real scope names\n");
+        fprintf(err, "): the file holds no name for them (its name table "
+                     "was damaged or cut before the names were written, the "
+                     "trace it was imported from had nameless events, or a "
+                     "converter lost names stored once, as puffin stores "
+                     "them); they are shown as <unnamed #id>, not as real "
+                     "scope names\n");
         n++;
     }
     if (st->truncated) {
