@@ -100,8 +100,15 @@ static void strips(FILE *f, const an_capture *m, const an_split *s)
     fprintf(f, "<path class=\"ax\" d=\"M%d,%d H%d\"/>\n", A_L, axis_y, A_R);
     x_ticks(f, A_L, A_R, axis_y, max, 6, -1);
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">frame time "
-               "(ms); a tick per frame, the black bar the median</text>\n</g>\n",
+               "(ms); a tick per frame, the black bar the median</text>\n",
             (A_L + A_R) / 2, axis_y + 34);
+    if (s->held)
+        fprintf(f, "<text x=\"%d\" y=\"%d\">Held: the slow quarter's median "
+                   "frame is only %.2f %% longer (a frame cap,</text>\n"
+                   "<text x=\"%d\" y=\"%d\">vsync or a pacing thread): "
+                   "ordering by frame time says little about the work</text>\n",
+                A_L - 60, axis_y + 54, s->held_pct, A_L - 60, axis_y + 70);
+    fputs("</g>\n", f);
 }
 
 /* Panel B: the frame/GPU ratio histograms, bars side by side per bin. */
