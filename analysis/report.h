@@ -148,9 +148,10 @@ typedef struct an_tree_row {
     size_t path_off;       /* "thread;a;b" at an_tree.paths + path_off */
 } an_tree_row;
 
-/* The merged call tree in display order (pre-order; CPU roots first, then
- * GPU, children by descending total), after --depth / --min-share pruning
- * (roots are never pruned). */
+/* The merged call tree in display order (pre-order; CPU roots first, in
+ * the order of an_capture.threads (as declared: the header's order), then
+ * GPU tracks as they appeared; children by descending total), after
+ * --depth / --min-share pruning (roots are never pruned). */
 typedef struct an_tree {
     an_tree_row *rows;
     size_t n;

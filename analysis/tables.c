@@ -440,11 +440,38 @@ cap_result an_tree_compute(an_tree *out, const an_capture *m, int max_depth,
     out->denom_ns[AN_GPU] = (double)tot.gpu_ns;
     tree_ctx c = {m, out, 0, 0, 0, max_depth, min_share_pct};
     cap_result rc = CAP_OK;
-    /* roots: CPU threads first, then GPU tracks, in order of appearance */
-    for (int k = AN_CPU; k <= AN_GPU && rc == CAP_OK; k++)
-        for (size_t i = 0; i < m->nnodes && rc == CAP_OK; i++)
+    /* roots: CPU threads in the header's order (m->threads: as the
+     * threads were declared), then any other CPU root and the GPU tracks
+     * in order of appearance. Appearance alone follows the first scope to
+     * end, which in a game is a worker's job, not the main thread's frame
+     * (the main thread came last of six in game_sim). */
+    size_t nroots = 0;
+    for (size_t i = 0; i < m->nnodes; i++)
+        nroots += (size_t)m->nodes[i].is_root;
+    uint32_t *roots = malloc((nroots ? nroots : 1) * sizeof *roots);
+    if (!roots)
+        return CAP_E_NOMEM;
+    size_t nr = 0;
+    for (int k = AN_CPU; k <= AN_GPU; k++)
+        for (size_t i = 0; i < m->nnodes; i++)
             if (m->nodes[i].is_root && (int)m->nodes[i].kind == k)
-                rc = tree_walk(&c, (uint32_t)i, SIZE_MAX);
+                roots[nr++] = (uint32_t)i;
+    size_t placed = 0; /* roots[0 .. placed) are in their final order */
+    for (size_t t = 0; t < m->nthreads; t++)
+        for (size_t j = placed; j < nr; j++) {
+            const an_node *r = &m->nodes[roots[j]];
+            if (r->kind == AN_CPU && strcmp(r->name, m->threads[t]) == 0) {
+                uint32_t x = roots[j]; /* move it to `placed`, keeping the
+                                          others' order */
+                memmove(roots + placed + 1, roots + placed,
+                        (j - placed) * sizeof *roots);
+                roots[placed++] = x;
+                break;
+            }
+        }
+    for (size_t j = 0; j < nr && rc == CAP_OK; j++)
+        rc = tree_walk(&c, roots[j], SIZE_MAX);
+    free(roots);
     if (rc != CAP_OK)
         an_tree_free(out);
     return rc;
