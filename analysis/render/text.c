@@ -343,9 +343,9 @@ void an_text_split(FILE *out, const an_capture *m, const an_split *s,
                      "at one frame time (a frame cap, vsync or a thread "
                      "that sets the pace) and the slow quarter is mostly "
                      "such frames, so ordering by frame time says little "
-                     "about the work. --over-time shows whether the work grows inside the cap; "
-                     "--split-by SCOPE orders frames by a scope's self "
-                     "time.\n",
+                     "about the work. --over-time shows whether the work "
+                     "grows inside the cap; --split-by SCOPE orders frames "
+                     "by a scope's self time.\n",
                 s->held_pct);
     if (ra[0].n || ra[1].n) {
         fprintf(out, "\n  %sframe/GPU ratio%s: frame time over the GPU "

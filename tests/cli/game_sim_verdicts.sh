@@ -7,10 +7,11 @@
 #   game_sim_verdicts.sh GAME_SIM READ_CAPTURE
 # game_sim's truth holds only when its threads get the CPU they ask for:
 # when other programs still keep more than half a core busy after 45 s
-# (measured over one second from /proc/stat) the test is skipped (exit 77). A run that misses is retried once with another seed (timing
-# noise), then fails, unless other programs took more than a quarter of a
-# core while it ran (/proc/stat against this script's children): then it is
-# skipped too.
+# (measured over one second from /proc/stat) the test is skipped (exit 77),
+# and under a sanitizer it is skipped at once. A run that misses is retried
+# once with another seed (timing noise), then fails, unless other programs
+# took more than a quarter of a core while it ran (/proc/stat against this
+# script's children): then it is skipped too.
 # Both cases were right on 6 seeds of each, pinned to 2 idle cores of a
 # 16-core machine, with 1 and with 4 workers (docs/VERDICTS.md).
 # CAP_GAME_SIM_FORCE=1 runs it whatever the load.
