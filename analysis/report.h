@@ -171,6 +171,10 @@ void an_tree_free(an_tree *t);
 #define AN_SPLIT_HIST_BINS 9
 /* The two quarters' median frame times within this many percent: held. */
 #define AN_SPLIT_HELD_PCT 2.0
+/* an_split_compute's split_by that orders frames by their CPU work: the
+ * self time of every CPU scope that is not a wait, summed per frame (the
+ * "(all CPU work)" row of --over-time). */
+#define AN_SPLIT_BY_WORK "(all CPU work)"
 /* Lower edges of the frame/GPU ratio histogram bins; the last is open. */
 extern const double an_split_hist_edges[AN_SPLIT_HIST_BINS];
 
@@ -183,7 +187,11 @@ typedef struct an_split {
     size_t nframes;            /* frames in the capture */
     size_t quarter;            /* frames per population; 0: too few */
     const an_scope *by;        /* ordered by this scope's self time, or
-                                  NULL: by frame time */
+                                  NULL: by frame time (or by_work) */
+    int by_work;               /* ordered by the frame's CPU work
+                                  (AN_SPLIT_BY_WORK) */
+    an_summary work[2];        /* by_work: that CPU work (ms) of each
+                                  population's frames */
     size_t *pop_frames[2];     /* frame positions of fast, slow (quarter
                                   each, ascending by the ordering key) */
     an_summary frame[2];       /* frame ms */
@@ -201,8 +209,11 @@ typedef struct an_split {
     size_t nscopes;
 } an_split;
 
-/* split_by: a scope name (CPU first, then GPU) or NULL. Errors:
- * CAP_E_NOMEM, CAP_E_MISUSE (no such scope). */
+/* split_by: a scope name (CPU first, then GPU), AN_SPLIT_BY_WORK, or NULL
+ * (frame time). AN_SPLIT_BY_WORK on a summarised model (an_capture.approx)
+ * needs the load's over_time_hint (an_capture.ot_sums). Errors:
+ * CAP_E_NOMEM, CAP_E_MISUSE (no such scope; AN_SPLIT_BY_WORK on a
+ * summarised model without those sums). */
 cap_result an_split_compute(an_split *out, const an_capture *m,
                             const char *split_by);
 void an_split_free(an_split *s);

@@ -48,7 +48,7 @@ static cap_result approx_pops(const an_capture *m, const an_split *sp,
 {
     size_t n = m->nframes, ns = m->nscopes;
     /* the load summarised the same populations already (split_hint) */
-    int same = m->pop_of && !sp->by;
+    int same = m->pop_of && !sp->by && !sp->by_work;
     for (int p = 0; p < 2 && same; p++)
         for (size_t i = 0; i < sp->quarter && same; i++)
             same = m->pop_of[sp->pop_frames[p][i]] == p;
@@ -89,13 +89,46 @@ static cap_result approx_pops(const an_capture *m, const an_split *sp,
     return rc;
 }
 
+/* The CPU work of every frame in ms (its order picks the populations):
+ * the load's sums when the model is summarised, else the sum of every CPU
+ * row that is not a wait, in row order as the load sums them. 0, or -1
+ * when out of memory. */
+static int work_per_frame(const an_capture *m, double *work)
+{
+    size_t n = m->nframes;
+    if (m->approx) { /* ot_sums: an_split_compute checked */
+        for (size_t i = 0; i < n; i++)
+            work[i] = m->ot_cpu_ms ? m->ot_cpu_ms[i] : 0.0;
+        return 0;
+    }
+    double *row = malloc((n ? n : 1) * sizeof *row);
+    if (!row)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        work[i] = 0.0;
+    for (size_t s = 0; s < m->nscopes; s++) {
+        const an_scope *sc = &m->scopes[s];
+        if (sc->kind != AN_CPU || sc->is_wait)
+            continue;
+        an_scope_dense(m, sc, row);
+        for (size_t i = 0; i < n; i++)
+            work[i] += row[i] / 1e6;
+    }
+    free(row);
+    return 0;
+}
+
 cap_result an_split_compute(an_split *out, const an_capture *m,
                             const char *split_by)
 {
     memset(out, 0, sizeof *out);
     size_t n = m->nframes, ns = m->nscopes;
     out->nframes = n;
-    if (split_by) {
+    if (split_by && strcmp(split_by, AN_SPLIT_BY_WORK) == 0) {
+        if (m->approx && !m->ot_sums)
+            return CAP_E_MISUSE;
+        out->by_work = 1;
+    } else if (split_by) {
         long by = an_find_scope(m, AN_CPU, split_by);
         if (by < 0)
             by = an_find_scope(m, AN_GPU, split_by);
@@ -108,7 +141,8 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         return CAP_OK;
     cap_result rc = CAP_E_NOMEM;
     ord *o = malloc(n * sizeof *o);
-    double *dense = malloc((out->by || !m->approx ? n : 1) * sizeof *dense);
+    double *dense = malloc((out->by || out->by_work || !m->approx ? n : 1) *
+                           sizeof *dense);
     double *tmp = malloc(q * sizeof *tmp); /* a population at most */
     ord *so = malloc((ns ? ns : 1) * sizeof *so);
     an_split_scope *sc = calloc(ns ? ns : 1, sizeof *sc);
@@ -120,9 +154,12 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
     out->quarter = q;
     if (out->by)
         an_scope_dense(m, out->by, dense);
+    if (out->by_work && work_per_frame(m, dense) != 0)
+        goto done;
     for (size_t i = 0; i < n; i++) {
         o[i].pos = i;
-        o[i].key = out->by ? dense[i] : (double)an_frame_ns(&m->frames[i]);
+        o[i].key = out->by || out->by_work ? dense[i]
+                                           : (double)an_frame_ns(&m->frames[i]);
     }
     if (n > ((size_t)1 << 16))
         an_sort_in_place(o, n, sizeof *o, ord_cmp); /* qsort would copy o
@@ -138,6 +175,11 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         for (size_t i = 0; i < q; i++)
             tmp[i] = MS(an_frame_ns(&m->frames[pf[i]]));
         out->frame[p] = an_summarize(tmp, q);
+        if (out->by_work) {
+            for (size_t i = 0; i < q; i++)
+                tmp[i] = dense[pf[i]];
+            out->work[p] = an_summarize(tmp, q);
+        }
         size_t k = 0;
         for (size_t i = 0; i < q; i++) {
             const an_frame *f = &m->frames[pf[i]];
@@ -151,7 +193,7 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         out->ratio[p] = an_summarize(tmp, k);
     }
     out->held_pct = NAN;
-    if (!out->by && out->frame[0].median > 0) {
+    if (!out->by && !out->by_work && out->frame[0].median > 0) {
         out->held_pct =
             (out->frame[1].median / out->frame[0].median - 1.0) * 100.0;
         out->held = out->held_pct < AN_SPLIT_HELD_PCT;

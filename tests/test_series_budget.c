@@ -92,10 +92,11 @@ static void compare(const char *path, const an_capture *e,
     an_ranking_free(&re);
     an_ranking_free(&ra);
 
-    /* --split, by frame time and by the first CPU scope */
-    for (int by = 0; by < 2; by++) {
-        const char *name = NULL;
-        for (size_t i = 0; by && i < e->nscopes && !name; i++)
+    /* --split, by frame time, by the first CPU scope and by CPU work
+     * (which a summarised model orders by the over-time hint's sums) */
+    for (int by = 0; by < 3; by++) {
+        const char *name = by == 2 ? AN_SPLIT_BY_WORK : NULL;
+        for (size_t i = 0; by == 1 && i < e->nscopes && !name; i++)
             if (e->scopes[i].kind == AN_CPU)
                 name = e->scopes[i].name;
         if (by && !name)
@@ -105,7 +106,21 @@ static void compare(const char *path, const an_capture *e,
             CHECK(0, "%s split", path);
             continue;
         }
+        if (by == 2 && a->approx && !a->ot_sums) {
+            CHECK(an_split_compute(&sa, a, name) == CAP_E_MISUSE,
+                  "%s split by work without the over-time sums", path);
+            an_split_free(&se);
+            continue;
+        }
         CHECK(an_split_compute(&sa, a, name) == CAP_OK, "%s split", path);
+        for (int p = 0; by == 2 && p < 2; p++)
+            CHECK(se.by_work && sa.by_work &&
+                      near_sum(sa.work[p].mean, se.work[p].mean) &&
+                      near_sum(sa.work[p].median, se.work[p].median),
+                  "%s split by work: population %d's work %.9g / %.9g, "
+                  "exact %.9g / %.9g",
+                  path, p, sa.work[p].mean, sa.work[p].median,
+                  se.work[p].mean, se.work[p].median);
         CHECK(sa.quarter == se.quarter && sa.nscopes == se.nscopes,
               "%s split shape", path);
         for (size_t i = 0; i < se.quarter && i < sa.quarter; i++)
@@ -118,7 +133,10 @@ static void compare(const char *path, const an_capture *e,
                 if (sa.scopes[k].scope - a->scopes ==
                     se.scopes[i].scope - e->scopes)
                     for (int p = 0; p < 2; p++)
-                        same_summary(by ? "split-by" : "split", path,
+                        same_summary(by == 2   ? "split-by-work"
+                                     : by ? "split-by"
+                                          : "split",
+                                     path,
                                      se.scopes[i].scope->name,
                                      sa.scopes[k].pop[p], se.scopes[i].pop[p]);
         an_split_free(&se);

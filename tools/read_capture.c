@@ -46,6 +46,7 @@ typedef struct args {
     int depth;
     double min_share;
     const char *split_by;
+    int split_work; /* --split-by-work */
     int bins;
     double bin_seconds;
     const char *scope;
@@ -78,6 +79,11 @@ static void usage(FILE *f)
           "frame/GPU ratio\n"
           "    --split-by SCOPE order frames by SCOPE's self time instead of "
           "frame time\n"
+          "    --split-by-work  order frames by their CPU work (every CPU "
+          "scope that is\n"
+          "                     not a wait, summed): the order to use when a "
+          "frame cap\n"
+          "                     holds the frame time\n"
           "  --over-time        frames binned by elapsed time (throttling, "
           "warm-up)\n"
           "    --bins N         number of bins (default 10)\n"
@@ -143,13 +149,14 @@ static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
            O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP,
-           O_WAIT, O_SVG, O_SECONDS, O_COUNTER };
+           O_WAIT, O_SVG, O_SECONDS, O_COUNTER, O_SPLITWORK };
     static const struct option opts[] = {
         {"tree", no_argument, 0, O_TREE},
         {"depth", required_argument, 0, O_DEPTH},
         {"min-share", required_argument, 0, O_MINSHARE},
         {"split", no_argument, 0, O_SPLIT},
         {"split-by", required_argument, 0, O_SPLITBY},
+        {"split-by-work", no_argument, 0, O_SPLITWORK},
         {"over-time", no_argument, 0, O_OVER},
         {"bins", required_argument, 0, O_BINS},
         {"bin-seconds", required_argument, 0, O_BINSEC},
@@ -181,6 +188,7 @@ static int parse_args(int argc, char **argv, args *a)
         case O_CSV: a->csv = 1; break;
         case O_STRICT: a->strict = 1; break;
         case O_SPLITBY: a->split_by = optarg; break;
+        case O_SPLITWORK: a->split_work = 1; break;
         case O_SCOPE: a->scope = optarg; break;
         case O_WAIT:
             if (a->nwait == sizeof a->wait / sizeof a->wait[0]) {
@@ -239,10 +247,15 @@ static int parse_args(int argc, char **argv, args *a)
                         "--over-time or --frames\n");
         return -1;
     }
-    if (a->split_by && a->report != R_SPLIT)
+    if (a->split_by && a->split_work) {
+        fprintf(stderr, "read_capture: choose --split-by or --split-by-work\n");
+        return -1;
+    }
+    if ((a->split_by || a->split_work) && a->report != R_SPLIT)
         a->report = reports ? a->report : R_SPLIT;
-    if (a->split_by && a->report != R_SPLIT) {
-        fprintf(stderr, "read_capture: --split-by goes with --split\n");
+    if ((a->split_by || a->split_work) && a->report != R_SPLIT) {
+        fprintf(stderr, "read_capture: %s goes with --split\n",
+                a->split_by ? "--split-by" : "--split-by-work");
         return -1;
     }
     if (a->scope && a->report != R_FRAMES) {
@@ -305,7 +318,9 @@ static cap_result render(const args *a, const an_capture *m, int colour,
     }
     case R_SPLIT: {
         an_split s;
-        if ((rc = an_split_compute(&s, m, a->split_by)) != CAP_OK)
+        if ((rc = an_split_compute(&s, m,
+                                   a->split_work ? AN_SPLIT_BY_WORK
+                                                 : a->split_by)) != CAP_OK)
             break;
         a->csv ? an_csv_split(out, &s) : an_text_split(out, m, &s, colour);
         if (svg)
@@ -366,8 +381,10 @@ static int run(const args *a)
     o.series_budget = AN_SERIES_BUDGET_DEFAULT;
     o.series_reread = a->report == R_FRAMES;
     o.no_tree = a->report == R_FRAMES;
-    o.split_hint = a->report == R_SPLIT && !a->split_by;
-    o.over_time_hint = a->report == R_OVER_TIME;
+    o.split_hint = a->report == R_SPLIT && !a->split_by && !a->split_work;
+    /* --split-by-work orders frames by the CPU work the over-time hint
+       sums per frame as it reads */
+    o.over_time_hint = a->report == R_OVER_TIME || a->split_work;
     o.ot_bins = a->bins;
     o.ot_bin_seconds = a->bin_seconds;
     /* --wait: marked by the load, so that --over-time sums work and waits

@@ -269,7 +269,11 @@ cap_result an_svg_split(FILE *out, const an_capture *m, const an_split *s,
         char sub[400];
         snprintf(sub, sizeof sub, "%zu frames ordered by %s%s: the fastest "
                  "quarter vs the slowest quarter (%zu frames each)",
-                 s->nframes, s->by ? "the self time of " : "frame time",
+                 s->nframes,
+                 s->by        ? "the self time of "
+                 : s->by_work ? "their CPU work (every CPU scope that is not "
+                                "a wait, summed)"
+                              : "frame time",
                  s->by ? s->by->name : "", s->quarter);
         an__svg_text(out, sub, an__svg_fit(W - 20, 12));
     }

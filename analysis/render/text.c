@@ -327,7 +327,10 @@ void an_text_split(FILE *out, const an_capture *m, const an_split *s,
     fprintf(out, "\n%sSplit%s: %zu frames ordered by %s%s; the fastest "
                  "quarter vs the slowest quarter (%zu frames each)\n",
             bold(colour), reset(colour), s->nframes,
-            s->by ? "the self time of " : "frame time",
+            s->by ? "the self time of "
+            : s->by_work ? "their CPU work (every CPU scope that is not a "
+                           "wait, summed)"
+                         : "frame time",
             s->by ? s->by->name : "", q);
     const an_summary *fr = s->frame, *ra = s->ratio;
     fprintf(out, "  %-24s %12s %12s %12s\n", "", "fast", "slow", "delta");
@@ -337,15 +340,22 @@ void an_text_split(FILE *out, const an_capture *m, const an_split *s,
             fr[0].median, fr[1].median, fr[1].median - fr[0].median);
     fprintf(out, "  %-24s %12.3f %12.3f %+12.3f\n", "frame ms, p95",
             fr[0].p95, fr[1].p95, fr[1].p95 - fr[0].p95);
+    if (s->by_work) {
+        const an_summary *wk = s->work;
+        fprintf(out, "  %-24s %12.3f %12.3f %+12.3f\n", "CPU work ms, mean",
+                wk[0].mean, wk[1].mean, wk[1].mean - wk[0].mean);
+        fprintf(out, "  %-24s %12.3f %12.3f %+12.3f\n", "CPU work ms, median",
+                wk[0].median, wk[1].median, wk[1].median - wk[0].median);
+    }
     if (s->held)
         fprintf(out, "\n  The slow quarter's median frame is only %.2f %% "
                      "longer than the fast quarter's: most frames are held "
                      "at one frame time (a frame cap, vsync or a thread "
                      "that sets the pace) and the slow quarter is mostly "
                      "such frames, so ordering by frame time says little "
-                     "about the work. --over-time shows whether the work "
-                     "grows inside the cap; --split-by SCOPE orders frames "
-                     "by a scope's self time.\n",
+                     "about the work. --split-by-work orders frames by "
+                     "their CPU work instead; --over-time shows whether the "
+                     "work grows inside the cap.\n",
                 s->held_pct);
     if (ra[0].n || ra[1].n) {
         fprintf(out, "\n  %sframe/GPU ratio%s: frame time over the GPU "
