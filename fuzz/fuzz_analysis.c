@@ -178,12 +178,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     an_split sp;
-    if (an_split_compute(&sp, m, NULL) == CAP_OK) {
-        an_text_split(null, m, &sp, 0);
-        an_csv_split(null, &sp);
-        an_svg_split(null, m, &sp, NULL);
-        an_split_free(&sp);
-    }
+    for (int by = 0; by < 2; by++) /* by frame time, by CPU work */
+        if (an_split_compute(&sp, m, by ? AN_SPLIT_BY_WORK : NULL) ==
+            CAP_OK) {
+            an_text_split(null, m, &sp, 0);
+            an_csv_split(null, &sp);
+            an_svg_split(null, m, &sp, NULL);
+            an_split_free(&sp);
+        }
     an_frames fr;
     if (an_frames_compute(&fr, m, NULL) == CAP_OK) {
         an_frame_counters fcs;
