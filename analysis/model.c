@@ -3995,6 +3995,20 @@ void an_scope_dense(const an_capture *m, const an_scope *s, double *dense_ns)
             dense_ns[s->pf_frame[i]] += (double)s->pf_self[i];
 }
 
+void an_cpu_frame_sums(const an_capture *m, double *row_ns,
+                       double *const sum_ms[2])
+{
+    for (size_t s = 0; s < m->nscopes; s++) {
+        const an_scope *sc = &m->scopes[s];
+        double *to = sum_ms[sc->is_wait != 0];
+        if (sc->kind != AN_CPU || !to)
+            continue;
+        an_scope_dense(m, sc, row_ns);
+        for (size_t i = 0; i < m->nframes; i++)
+            to[i] += row_ns[i] / 1e6;
+    }
+}
+
 const char *an_meta(const an_capture *m, const char *key)
 {
     for (size_t i = 0; i < m->meta_n; i++)

@@ -378,6 +378,14 @@ static inline int an_frame_has_gpu(const an_capture *m, size_t i)
  * the file again (an_series_scan); when that fails, dense is all NAN. */
 void an_scope_dense(const an_capture *m, const an_scope *s, double *dense_ns);
 
+/* On a model that is not summarised (!approx): add, frame by frame and in
+ * row order, the self time (ms) of every CPU row that is not a wait to
+ * sum_ms[0][i] and of every CPU wait row to sum_ms[1][i] (a NULL array
+ * is skipped). row_ns: scratch of nframes doubles. --over-time's
+ * "(all CPU work)" / "(all CPU waits)" and --split-by-work use it. */
+void an_cpu_frame_sums(const an_capture *m, double *row_ns,
+                       double *const sum_ms[2]);
+
 /* Called once for each (row, frame) with the row's self time in that
  * frame (!= 0): row indexes m->scopes, frame m->frames. */
 typedef void (*an_series_fn)(void *ctx, size_t row, size_t frame,

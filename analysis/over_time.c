@@ -402,17 +402,11 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             free(sum[1]);
             goto done;
         }
-        for (size_t s = 0; s < m->nscopes; s++) {
-            const an_scope *sc = &m->scopes[s];
-            if (sc->kind != AN_CPU)
-                continue;
-            ot->has_waits |= sc->is_wait != 0;
-            if (m->approx)
-                continue;
-            an_scope_dense(m, sc, dense);
-            for (size_t i = 0; i < n; i++)
-                sum[sc->is_wait != 0][i] += MS(dense[i]);
-        }
+        for (size_t s = 0; s < m->nscopes; s++)
+            ot->has_waits |= m->scopes[s].kind == AN_CPU &&
+                             m->scopes[s].is_wait != 0;
+        if (!m->approx)
+            an_cpu_frame_sums(m, dense, sum);
         bin_medians(cpu ? cpu : sum[0], first, order, nb, tmp,
                     ot->work.median);
         bin_medians(wcpu ? wcpu : sum[1], first, order, nb, tmp,

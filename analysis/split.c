@@ -106,14 +106,7 @@ static int work_per_frame(const an_capture *m, double *work)
         return -1;
     for (size_t i = 0; i < n; i++)
         work[i] = 0.0;
-    for (size_t s = 0; s < m->nscopes; s++) {
-        const an_scope *sc = &m->scopes[s];
-        if (sc->kind != AN_CPU || sc->is_wait)
-            continue;
-        an_scope_dense(m, sc, row);
-        for (size_t i = 0; i < n; i++)
-            work[i] += row[i] / 1e6;
-    }
+    an_cpu_frame_sums(m, row, (double *const[2]){work, NULL});
     free(row);
     return 0;
 }

@@ -27,14 +27,13 @@ cores=$(nproc)
 # load average, used before, lags: after the parallel tests that meson runs
 # before this one (which runs alone, is_parallel: false) it stayed above 2
 # on 2 cores for more than 45 s, and CI skipped this test every time.
+. "$(dirname "$0")/../others_load.sh"
 busy_now() {
-  a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6; exit }' /proc/stat)
+  b0=$(others_busy_s) t0=$(date +%s.%N)
   sleep 1
-  b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6; exit }' /proc/stat)
-  awk -v a="$a" -v b="$b" -v c="$cores" 'BEGIN {
-    split(a, x, " "); split(b, y, " ");
-    u = y[1] - x[1]; i = y[2] - x[2];
-    printf "%.2f", (u + i > 0 ? u / (u + i) : 0) * c }'
+  b1=$(others_busy_s) t1=$(date +%s.%N)
+  awk -v b0="$b0" -v b1="$b1" -v t0="$t0" -v t1="$t1" \
+    'BEGIN { printf "%.2f", (b1 - b0) / (t1 - t0) }'
 }
 busy() { awk -v l="$1" 'BEGIN { exit !(l > 0.5) }'; }
 if [ -z "${CAP_GAME_SIM_FORCE:-}" ]; then
@@ -53,7 +52,6 @@ export NO_COLOR=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 waits=(--wait 'wait*' --wait '*_wait')
-. "$(dirname "$0")/../others_load.sh"
 # check NAME GAME_SIM_ARGS MUST_NOT_MATCH MUST_MATCH...
 # returns 0 (right), 1 (wrong on a quiet machine), 2 (wrong while other
 # programs took more than a quarter of a core: not game_sim's truth)
