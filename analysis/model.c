@@ -36,6 +36,9 @@ typedef struct path_cache {
      * one that holds no time) */
     int64_t fr_begin;
     uint64_t fr_len;
+    int64_t fr_end;  /* frame_near's last answer's end, INT64_MIN when it
+                        was none (cpu_value: a scope ending past it spans
+                        frames, or began in none) */
     int in_frames, outside; /* CPU: a scope began in a frame, in none */
     /* CPU: the stack of the last scope resolved (sp, in the batch sp_gen):
      * name[0..sp_n) holds its first sp_n entries, so that a scope of that
@@ -43,6 +46,21 @@ typedef struct path_cache {
     const uint32_t *sp;
     uint64_t sp_gen;
     uint32_t sp_n;
+    /* CPU: the time of the scopes that ended at depth d since the last
+     * one at depth d - 1 (the children of the scope open at d - 1), by
+     * frame, for a parent that spans frames (span_values): kid[d] the
+     * latest frame's, the earlier frames' in pieces (a stack, deepest
+     * last). f1 is the frame position + 1, 0 for none. */
+    struct kid_sum {
+        uint32_t f1;
+        uint64_t sum; /* wraps on a crafted file's times (span_values
+                         clamps what it takes) */
+    } kid[CAP_MAX_DEPTH + 2];
+    struct kid_piece {
+        uint32_t depth, f1;
+        uint64_t sum;
+    } *pieces;
+    size_t npieces, pieces_cap;
 } path_cache;
 
 typedef struct loader {
@@ -241,6 +259,9 @@ frame_near(const an_capture *m, int64_t t, path_cache *c)
     if (f >= 0) {
         c->fr_begin = m->frames[f].begin_ns;
         c->fr_len = (uint64_t)m->frames[f].end_ns - (uint64_t)c->fr_begin;
+        c->fr_end = m->frames[f].end_ns;
+    } else {
+        c->fr_end = INT64_MIN;
     }
     return f;
 }
@@ -1868,11 +1889,195 @@ note_value(loader *L, long si, long f, int64_t self, uint32_t who,
     return pf_note(L, si, f, self, who);
 }
 
-/* A scan's scope (values_only): its row's value in its frame, and nothing
- * else (rows by name are made in the order of the load's). */
+/* ---- scopes that span frames --------------------------------------------
+ * A CPU scope's self time goes to the frames it ran in: in each, the time
+ * it overlaps that frame less its children's time there. A scope within
+ * one frame (nearly every one) has its children there too, and its self
+ * time goes there whole (note_value). One that runs past its frame's end
+ * (a worker waiting for jobs over several frames, a level load) is
+ * shared out by span_values; for that, every scope adds its time by frame
+ * to its parent's sums as it ends (kid_add: scopes end before their
+ * parent, children in order). Its self time outside every frame (before,
+ * between or after them) counts outside, as a scope that begins there. */
+
+/* The most pieces a thread holds (16 MiB): more (a crafted file's) are
+ * let go, and the parent that would take them shares its self time out
+ * with less subtracted (its values still add up to its self time). */
+#define KID_PIECES_MAX ((size_t)1 << 20)
+
+static int kid_push(path_cache *c, uint32_t depth, const struct kid_sum *k)
+{
+    if (c->npieces == KID_PIECES_MAX)
+        return 0;
+    if (c->npieces == c->pieces_cap) {
+        size_t n = c->pieces_cap ? 2 * c->pieces_cap : 16;
+        struct kid_piece *p = realloc(c->pieces, n * sizeof *p);
+        if (!p)
+            return -1;
+        c->pieces = p;
+        c->pieces_cap = n;
+    }
+    c->pieces[c->npieces++] = (struct kid_piece){depth, k->f1, k->sum};
+    return 0;
+}
+
+/* kid_add's other case: the scope in another frame than the sum held. */
+__attribute__((noinline)) static int kid_move(path_cache *c, uint32_t depth,
+                                              uint32_t f1, uint64_t t)
+{
+    struct kid_sum *k = &c->kid[depth];
+    if (k->sum && depth && kid_push(c, depth, k) != 0) /* roots': unread */
+        return -1;
+    k->f1 = f1;
+    k->sum = t;
+    return 0;
+}
+
+/* A scope at `depth` that ran t ns in frame position f (-1: in none),
+ * into its parent's sums by frame (a root's, at depth 0, are never read).
+ * 0, or -1 when out of memory. */
 __attribute__((always_inline)) static inline int
-value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
-         int64_t self)
+kid_add(path_cache *c, uint32_t depth, long f, int64_t t)
+{
+    struct kid_sum *k = &c->kid[depth];
+    uint32_t f1 = (uint32_t)(f + 1);
+    if (__builtin_expect(k->f1 == f1, 1)) {
+        k->sum += (uint64_t)t;
+        return 0;
+    }
+    return kid_move(c, depth, f1, (uint64_t)t);
+}
+
+/* Position of the first frame that begins after t (m->nframes: none). */
+static size_t frame_after(const an_capture *m, int64_t t)
+{
+    size_t lo = 0, hi = m->nframes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->frames[mid].begin_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A scope [b, e) at `depth` with self time `self` that spans frames
+ * (cpu_value), begun in frame position f (-1: in none): its self time
+ * in each frame it overlaps (its overlap less its children's time there,
+ * from their sums) noted for row si (where positive, and in f always),
+ * the rest outside (in m->outside_ns when `outside`); then its own time by frame into its parent's sums.
+ * 0, or -1 when out of memory. */
+__attribute__((noinline)) static int
+span_values(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
+            uint32_t depth, int64_t self, uint32_t who, int pack, int outside)
+{
+    an_capture *m = L->m;
+    const an_frame *fr = m->frames;
+    const size_t n = m->nframes;
+    const size_t k0 = f >= 0 ? (size_t)f : frame_after(m, b);
+    size_t p0 = c->npieces; /* the children's pieces: those on top */
+    while (p0 && c->pieces[p0 - 1].depth > depth)
+        p0--;
+    const struct kid_sum last = c->kid[depth + 1];
+    int64_t left = self;
+    size_t p = p0, k;
+    for (k = k0; k < n && fr[k].begin_ns < e; k++) {
+        int64_t ov = cap_duration_ns(fr[k].begin_ns > b ? fr[k].begin_ns : b,
+                                     fr[k].end_ns < e ? fr[k].end_ns : e);
+        uint64_t kids = 0;
+        const uint32_t f1 = (uint32_t)k + 1;
+        /* pieces in frame order (those of no frame, or out of order,
+           skipped) */
+        for (; p < c->npieces && c->pieces[p].f1 <= f1; p++)
+            if (c->pieces[p].f1 == f1 && c->pieces[p].depth == depth + 1)
+                kids += c->pieces[p].sum;
+        if (last.f1 == f1)
+            kids += last.sum;
+        int64_t v = (uint64_t)ov > kids ? (int64_t)((uint64_t)ov - kids) : 0;
+        if (v > left)
+            v = left;
+        left -= v;
+        if ((v || (long)k == f) &&
+            note_value(L, si, (long)k, v, who, pack) != 0)
+            return -1;
+        if (v || (long)k == f)
+            c->in_frames = 1;
+    }
+    if (left > 0 && outside) {
+        int where = b < fr[0].begin_ns ? 0 : e > fr[n - 1].end_ns ? 2 : 1;
+        cap_stats_sat_add(&m->outside_ns[where], left);
+        c->outside = 1;
+    }
+    c->npieces = p0;
+    c->kid[depth + 1].sum = 0;
+    for (k = k0; k < n && fr[k].begin_ns < e; k++) {
+        int64_t ov = cap_duration_ns(fr[k].begin_ns > b ? fr[k].begin_ns : b,
+                                     fr[k].end_ns < e ? fr[k].end_ns : e);
+        if (ov && kid_add(c, depth, (long)k, ov) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* cpu_value's other cases: a scope begun in no frame (counted outside
+ * when `outside`, unless it runs into a frame), or one that runs past the
+ * end of the frame it began in (span_values). */
+__attribute__((noinline)) static int
+cpu_value_rare(loader *L, path_cache *c, long si, long f, int64_t b,
+               int64_t e, int64_t dur, uint32_t depth, int64_t self,
+               uint32_t who, int pack, int outside)
+{
+    an_capture *m = L->m;
+    size_t k = f < 0 && m->nframes && e > b ? frame_after(m, b) : m->nframes;
+    if (f >= 0 || (k < m->nframes && m->frames[k].begin_ns < e))
+        return span_values(L, c, si, f, b, e, depth, self, who, pack,
+                           outside);
+    c->kid[depth + 1].sum = 0; /* outside every frame, as its children */
+    if (kid_add(c, depth, f, dur) != 0)
+        return -1;
+    if (outside && m->nframes) {
+        c->outside = 1; /* before the frames, between them, after them */
+        int where = b < m->frames[0].begin_ns                ? 0
+                    : b >= m->frames[m->nframes - 1].end_ns ? 2
+                                                             : 1;
+        cap_stats_sat_add(&m->outside_ns[where], self);
+    }
+    return 0;
+}
+
+/* A CPU scope's value (note_value) in the frame it began in, f, or shared
+ * out over the frames it spans (span_values), and its time in its
+ * parent's sums by frame. The scope is [b, e), `dur` long, with self time
+ * `self`, at `depth`, on the thread of cache c (its frame_near answer f);
+ * outside: 1 to count its self time outside every frame in
+ * m->outside_ns (a scan: 0). 0, or -1 when out of memory. */
+__attribute__((always_inline)) static inline int
+cpu_value(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
+          int64_t dur, uint32_t depth, int64_t self, uint32_t who,
+          const int pack, const int outside)
+{
+    /* within frame f, and its children with it (e before b, from a
+       crafted file, goes to span_values, which notes no time) */
+    if (__builtin_expect(e > c->fr_end, 0))
+        return cpu_value_rare(L, c, si, f, b, e, dur, depth, self, who, pack,
+                              outside);
+    /* its children's sums let go (their frame kept: the next child's,
+       most likely), its own time into its parent's; pieces left by
+       children in other frames can only come from a parent that spans
+       (span_values takes them) */
+    c->kid[depth + 1].sum = 0;
+    if (kid_add(c, depth, f, dur) != 0)
+        return -1;
+    c->in_frames = 1;
+    return note_value(L, si, f, self, who, pack);
+}
+
+/* A scan's scope (values_only): its row's value in the frames it ran in,
+ * and nothing else (rows by name are made in the order of the load's). */
+__attribute__((always_inline)) static inline int
+value_of(loader *L, uint32_t name, uint32_t tid, uint32_t depth,
+         int64_t begin_ns, int64_t end_ns, int64_t self)
 {
     long si = cpu_row(L, name);
     if (si < 0)
@@ -1885,13 +2090,16 @@ value_of(loader *L, uint32_t name, uint32_t tid, int64_t begin_ns,
         L->last_tid = tid;
     }
     long f = frame_near(L->m, begin_ns, c);
-    return note_value(L, si, f, self, tid & 0x7fffffffu, 0);
+    return cpu_value(L, c, si, f, begin_ns, end_ns,
+                     cap_duration_ns(begin_ns, end_ns), depth, self,
+                     tid & 0x7fffffffu, 0, 0);
 }
 
 /* value_of for a scan's scope (scope_core, values_only). */
 __attribute__((noinline)) static int scope_value(loader *L, const hand *h)
 {
-    return value_of(L, h->name, h->tid, h->begin_ns,
+    return value_of(L, h->name, h->tid, h->depth & ~HAND_RECURSIVE,
+                    h->begin_ns, h->end_ns,
                     cap_self_ns(h->begin_ns, h->end_ns, h->children_ns));
 }
 
@@ -1963,21 +2171,11 @@ scope_core_in(loader *L, const hand *h, const uint32_t *stack,
             cap_stats_sat_add(&s->total_ns, dur);
     }
     long f = frame_near(m, h->begin_ns, c);
-    if (__builtin_expect(f >= 0, 1)) {
-        c->in_frames = 1;
-    } else if (m->nframes) {
-        c->outside = 1; /* before the frames, between them, after them */
-        int where = h->begin_ns < m->frames[0].begin_ns                ? 0
-                    : h->begin_ns >= m->frames[m->nframes - 1].end_ns ? 2
-                                                                       : 1;
-        cap_stats_sat_add(&m->outside_ns[where], self);
-    }
-    if (L->dropping) { /* pf_note's --frames lag, its values let go */
-        if (f >= 0)
-            lag_note(L, (uint64_t)f);
-    } else if (note_value(L, si, f, self, h->tid & 0x7fffffffu, pack) != 0) {
+    /* (past --frames' budget, L->dropping: pf_note measures the lag and
+       lets the values go) */
+    if (cpu_value(L, c, si, f, h->begin_ns, h->end_ns, dur, depth, self,
+                  h->tid & 0x7fffffffu, pack, 1) != 0)
         return -1;
-    }
     if (h->begin_ns < L->cpu_first)
         L->cpu_first = h->begin_ns;
     if (h->end_ns > m->last_ns)
@@ -2369,7 +2567,7 @@ static int apply_values(loader *L, const cap_event *evs, size_t n)
         const cap_ev_scope *e = &ev->u.scope;
         if (have_cutoff && e->begin_ns < cutoff_ns)
             continue;
-        if (value_of(L, e->name, e->tid, e->begin_ns,
+        if (value_of(L, e->name, e->tid, e->depth, e->begin_ns, e->end_ns,
                      cap_self_ns(e->begin_ns, e->end_ns, e->children_ns)) != 0)
             return -1;
     }
@@ -2791,7 +2989,8 @@ apply_recs_as(loader *L, const cap_scope_rec *rv, size_t n,
             continue;
         if (mode == REC_ANY && L->values_only) { /* a scan: the value
                                                     alone, as apply_values */
-            if (value_of(L, e->name, tid, b, cap_self_ns(b, en, c)) != 0)
+            if (value_of(L, e->name, tid, e->depth, b, en,
+                         cap_self_ns(b, en, c)) != 0)
                 return -1;
             continue;
         }
@@ -3425,8 +3624,11 @@ static cap_result load(an_capture **out, const char *path,
         }
     }
     cap_reader_close(L.r);
-    for (size_t i = 0; i < L.threads_cap; i++)
+    for (size_t i = 0; i < L.threads_cap; i++) {
+        if (L.threads[i])
+            free(L.threads[i]->pieces);
         free(L.threads[i]);
+    }
     free(L.threads);
     for (size_t i = 0; i < L.tracks_cap; i++)
         free(L.tracks[i]);

@@ -13,8 +13,10 @@
  *
  * Attribution rules (documented in the README and tested):
  *   - a CPU scope belongs to the frame whose [begin, end) contains the
- *     scope's begin; a scope that spans a frame boundary is charged whole
- *     to the frame it began in; scopes outside every frame count in the
+ *     scope's begin; a scope that runs past that frame's end has its self
+ *     time shared out: in each frame it overlaps, its time there less its
+ *     children's time there (so no frame holds more of a thread's time
+ *     than the frame lasted); self time outside every frame counts in the
  *     totals but in no frame;
  *   - a GPU span belongs to the CPU frame that recorded it;
  *   - a frame's GPU time is the sum of the self times of its measured GPU
@@ -231,17 +233,18 @@ typedef struct an_capture {
     char **threads; /* names of CPU threads seen */
     size_t nthreads;
     char **outside_threads; /* names of CPU threads whose every scope
-                               began in no frame (a loader before the
+                               ran in no frame (a loader before the
                                first frame mark, ...) */
     size_t noutside_threads;
     char **tracks;  /* names of GPU tracks seen */
     size_t ntracks;
 
     int64_t first_ns, last_ns; /* extent of frames and events */
-    int64_t outside_ns[3];     /* CPU self time of scopes begun in no
-                                  frame: before the first frame, between
-                                  frames, after the last (0 without
-                                  frames) */
+    int64_t outside_ns[3];     /* CPU self time in no frame: before the
+                                  first frame, between frames, after the
+                                  last (of a scope that spans frames, the
+                                  place of its begin when outside, else of
+                                  its end; 0 without frames) */
     uint64_t cpu_events, gpu_events;
 
     cap_reader_stats st;        /* damage and drop statistics */

@@ -94,7 +94,15 @@ typedef struct an_totals {
     int64_t between_ns;      /* ... in gaps between frames */
     int64_t after_ns;        /* ... after the last frame ended */
     size_t threads;          /* CPU threads declared or seen */
+    int outside_shown;       /* 1 when the reports name the time outside
+                                frames: at least AN_OUTSIDE_SHOWN_PERMILLE
+                                thousandths of cpu_ns, or a thread that ran
+                                only outside frames (a few scopes still
+                                running when the last frame ended are not
+                                worth a warning) */
 } an_totals;
+
+#define AN_OUTSIDE_SHOWN_PERMILLE 1
 
 /* Fill *t from the model. Cannot fail. */
 void an_totals_compute(const an_capture *m, an_totals *t);

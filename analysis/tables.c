@@ -145,6 +145,11 @@ void an_totals_compute(const an_capture *m, an_totals *t)
     for (int k = 0; k < 3; k++)
         cap_stats_sat_add(&t->outside_ns, m->outside_ns[k]);
     t->threads = m->nthreads;
+    t->outside_shown =
+        t->outside_ns > 0 &&
+        (m->noutside_threads ||
+         (double)t->outside_ns * 1000.0 >=
+             (double)AN_OUTSIDE_SHOWN_PERMILLE * (double)t->cpu_ns);
 }
 
 /* ---- frame statistics -------------------------------------------------- */

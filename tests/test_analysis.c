@@ -131,27 +131,89 @@ static void child_as_long_as_parent_leaves_no_self_time(void **state)
     an_free(m);
 }
 
-static void scope_spanning_a_frame_boundary_is_charged_to_its_first_frame(void **state)
+static void scope_spanning_frames_is_shared_out_by_its_time_in_each(void **state)
 {
     (void)state;
     cap_writer *w = open_writer();
-    /* frames [0,100) [100,200) [200,300); C runs 150..250 */
+    /* frames [0,100) [100,200) [200,300) [300,400) on main.
+     * A 10..40 (frame 0); C 50..350 spans all four, its children
+     * B 60..90, B 120..230 (over frames 1 and 2, holding G 190..210 over
+     * the same boundary), B 310..320; then A 380..450 runs past the last
+     * frame. */
     B(0, 1, 10);
     E(0, 40);
-    B(0, 3, 150);
-    E(0, 250);
-    B(0, 1, 260);
-    E(0, 270);
-    assert_int_equal(cap_writer_frame(w, 0, 0, 100), CAP_OK);
-    assert_int_equal(cap_writer_frame(w, 1, 100, 200), CAP_OK);
-    assert_int_equal(cap_writer_frame(w, 2, 200, 300), CAP_OK);
+    B(0, 3, 50);
+    B(0, 2, 60);
+    E(0, 90);
+    B(0, 2, 120);
+    B(0, 4, 190);
+    E(0, 210);
+    E(0, 230);
+    B(0, 2, 310);
+    E(0, 320);
+    E(0, 350);
+    B(0, 1, 380);
+    E(0, 450);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(cap_writer_frame(w, i, 100 * i, 100 * i + 100),
+                         CAP_OK);
     an_capture *m = load(w);
-    assert_int_equal(m->nframes, 3);
-    double dense[3];
-    an_scope_dense(m, row(m, AN_CPU, "C"), dense);
-    assert_true(dense[0] == 0 && dense[1] == 100 && dense[2] == 0);
-    an_scope_dense(m, row(m, AN_CPU, "A"), dense);
-    assert_true(dense[0] == 30 && dense[1] == 0 && dense[2] == 10);
+    assert_int_equal(m->nframes, 4);
+    double d[4];
+    /* C: its time in each frame less its children's there */
+    an_scope_dense(m, row(m, AN_CPU, "C"), d);
+    assert_true(d[0] == 50 - 30 && d[1] == 100 - 80 && d[2] == 100 - 30 &&
+                d[3] == 50 - 10);
+    assert_int_equal(row(m, AN_CPU, "C")->self_ns, 150);
+    /* B: 30; 80 less G's 10; 30 less G's 10; 10 */
+    an_scope_dense(m, row(m, AN_CPU, "B"), d);
+    assert_true(d[0] == 30 && d[1] == 70 && d[2] == 20 && d[3] == 10);
+    an_scope_dense(m, row(m, AN_CPU, "G"), d);
+    assert_true(d[0] == 0 && d[1] == 10 && d[2] == 10 && d[3] == 0);
+    /* A: 30 in frame 0, 20 in frame 3, the 50 after it outside */
+    an_scope_dense(m, row(m, AN_CPU, "A"), d);
+    assert_true(d[0] == 30 && d[1] == 0 && d[2] == 0 && d[3] == 20);
+    assert_int_equal(row(m, AN_CPU, "A")->self_ns, 100);
+    assert_true(m->outside_ns[0] == 0 && m->outside_ns[1] == 0 &&
+                m->outside_ns[2] == 50);
+    /* no frame holds more of the thread's time than it lasted */
+    double sum[4] = {0};
+    for (size_t i = 0; i < m->nscopes; i++) {
+        an_scope_dense(m, &m->scopes[i], d);
+        for (int k = 0; k < 4; k++)
+            sum[k] += d[k];
+    }
+    assert_true(sum[0] == 30 + 50 && sum[1] == 100 && sum[2] == 100 &&
+                sum[3] == 70);
+    an_free(m);
+}
+
+static void scope_from_a_gap_into_frames_counts_its_time_in_them(void **state)
+{
+    (void)state;
+    cap_writer *w = open_writer();
+    /* frames [100,200) and [300,400): A 50..150 begins before the first
+     * (50 before, 50 in frame 0); C 250..320 in the gap and frame 1,
+     * holding B 260..310 across the same edge */
+    B(0, 1, 50);
+    E(0, 150);
+    B(0, 3, 250);
+    B(0, 2, 260);
+    E(0, 310);
+    E(0, 320);
+    assert_int_equal(cap_writer_frame(w, 0, 100, 200), CAP_OK);
+    assert_int_equal(cap_writer_frame(w, 1, 300, 400), CAP_OK);
+    an_capture *m = load(w);
+    double d[2];
+    an_scope_dense(m, row(m, AN_CPU, "A"), d);
+    assert_true(d[0] == 50 && d[1] == 0);
+    an_scope_dense(m, row(m, AN_CPU, "B"), d);
+    assert_true(d[0] == 0 && d[1] == 10);
+    an_scope_dense(m, row(m, AN_CPU, "C"), d);
+    assert_true(d[0] == 0 && d[1] == 20 - 10);
+    /* A's 50 before; B's 40 and C's 10 in the gap, by their begins */
+    assert_true(m->outside_ns[0] == 50 && m->outside_ns[1] == 40 + 10 &&
+                m->outside_ns[2] == 0);
     an_free(m);
 }
 
@@ -532,7 +594,8 @@ int main(void)
         cmocka_unit_test(recursion_is_not_double_counted_in_total),
         cmocka_unit_test(zero_length_scopes_count_calls_and_no_time),
         cmocka_unit_test(child_as_long_as_parent_leaves_no_self_time),
-        cmocka_unit_test(scope_spanning_a_frame_boundary_is_charged_to_its_first_frame),
+        cmocka_unit_test(scope_spanning_frames_is_shared_out_by_its_time_in_each),
+        cmocka_unit_test(scope_from_a_gap_into_frames_counts_its_time_in_them),
         cmocka_unit_test(gpu_self_time_subtracts_the_union_of_overlapping_children),
         cmocka_unit_test(frame_indices_and_gpu_time_beside_the_frames),
         cmocka_unit_test(threads_with_the_same_name_merge_in_the_tree),

@@ -126,7 +126,7 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
     }
     an_totals t;
     an_totals_compute(m, &t);
-    if (t.outside_ns > 0) {
+    if (t.outside_shown) {
         fprintf(err, "%s %s: %.3f ms of CPU time (%.1f%% of all recorded) "
                      "ran outside every frame (before the first frame mark, "
                      "between frames or after the last",
@@ -207,7 +207,7 @@ void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
                      "frames around them\n",
                 fs->stutters);
     }
-    if (t->outside_ns > 0)
+    if (t->outside_shown)
         fprintf(out, "\n%sTime outside frames%s: %.3f ms of CPU self time "
                      "(%.1f%% of the %.3f ms recorded): %.3f ms before the "
                      "first frame, %.3f ms between frames, %.3f ms after "
@@ -218,7 +218,7 @@ void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
                               : 100.0,
                 MS(t->cpu_ns), MS(t->before_ns), MS(t->between_ns),
                 MS(t->after_ns));
-    if (t->outside_ns > 0 && m->noutside_threads) {
+    if (t->outside_shown && m->noutside_threads) {
         fprintf(out, "  thread%s that ran only outside frames: ",
                 m->noutside_threads == 1 ? "" : "s");
         join_names(out, m->outside_threads, m->noutside_threads);

@@ -7,9 +7,9 @@
 # frame time, GPU time) is in the program's file, the window's frames are
 # consecutive, every scope name of the file is in the remote capture, and
 # the exit statuses are 0. Bounded: each command runs under `timeout`.
-#   live_game_sim.sh GAME_SIM CAPTURE_REMOTE READ_CAPTURE
+#   live_game_sim.sh GAME_SIM CAPTURE_REMOTE READ_CAPTURE CAPTURE_CONVERT
 set -u
-sim=$1 remote=$2 rc_tool=$3
+sim=$1 remote=$2 rc_tool=$3 conv=$4
 tmp=$(mktemp -d)
 pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
@@ -58,14 +58,24 @@ for w in remote live; do
     echo "ok   $w: frames $first..$last ($n) equal to the file's"
 done
 # every scope's self time in the window's frames is the file's, to the ns
-# (times keep the program's ticks and clock: docs/CONVERT.md); the first
-# and last frame of the window are left out (a tree that began before or
-# ends after the window is not in it whole)
+# (times keep the program's ticks and clock: docs/CONVERT.md). The window
+# holds the span trees that began once capture_remote had connected, in
+# its first frame or later; a scope's self time is shared out over the
+# frames it spans. So both are cut to the trees that begin in the
+# window's second frame to its last (capture_convert --frames), and
+# compared in the frames between (the last left out: a tree that ends
+# after the window is not in it whole).
 rows() { grep -v '^frame' | cut -d, -f1,3-7 | sort; }
 "$rc_tool" --frames --csv "$tmp/remote.cap" 2>/dev/null | rows >"$tmp/wr"
-"$rc_tool" --frames --csv "$tmp/file.cap" 2>/dev/null | rows >"$tmp/fr"
 first=$(cut -d, -f1 "$tmp/wr" | sort -n | head -1)
 last=$(cut -d, -f1 "$tmp/wr" | sort -n | tail -1)
+for c in remote file; do
+    "$conv" --frames "$((first + 1)):$((last + 1))" "$tmp/$c.cap" \
+        "$tmp/$c-cut.cap" 2>"$tmp/conv.err" ||
+        fail "capture_convert --frames on the $c capture: $(cat "$tmp/conv.err")"
+done
+"$rc_tool" --frames --csv "$tmp/remote-cut.cap" 2>/dev/null | rows >"$tmp/wr"
+"$rc_tool" --frames --csv "$tmp/file-cut.cap" 2>/dev/null | rows >"$tmp/fr"
 inner() { awk -F, -v a="$first" -v b="$last" '$1 > a && $1 < b'; }
 inner <"$tmp/wr" >"$tmp/wi"
 inner <"$tmp/fr" >"$tmp/fi"
