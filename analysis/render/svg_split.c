@@ -4,7 +4,8 @@
  *
  * Layout: the title, what the frames were ordered by, a legend (fast in
  * blue, slow in vermillion); then three panels: the frame time of every
- * frame of each quarter as a strip of ticks with its median marked; the
+ * frame of each quarter as a strip of ticks with its median marked (and,
+ * ordered by CPU work, that work's median and mean under them); the
  * histograms of the frame/GPU ratio of both quarters (an_split.hist); and
  * the scopes whose mean self time per frame differs most, as pairs of
  * bars with their values.
@@ -108,6 +109,14 @@ static void strips(FILE *f, const an_capture *m, const an_split *s)
                    "<text x=\"%d\" y=\"%d\">vsync or a pacing thread): "
                    "ordering by frame time says little about the work</text>\n",
                 A_L - 60, axis_y + 54, s->held_pct, A_L - 60, axis_y + 70);
+    if (s->by_work) /* what orders the frames, under their frame times */
+        fprintf(f, "<text x=\"%d\" y=\"%d\">CPU work per frame (the "
+                   "order), ms:</text>\n<text x=\"%d\" y=\"%d\">median "
+                   "fast %.3f, slow %.3f \xC2\xB7 mean fast %.3f, slow "
+                   "%.3f</text>\n",
+                A_L - 60, axis_y + 54, A_L - 60, axis_y + 70,
+                s->work[0].median, s->work[1].median, s->work[0].mean,
+                s->work[1].mean);
     fputs("</g>\n", f);
 }
 
