@@ -1966,8 +1966,9 @@ static size_t frame_after(const an_capture *m, int64_t t)
  * (cpu_value), begun in frame position f (-1: in none): its self time
  * in each frame it overlaps (its overlap less its children's time there,
  * from their sums) noted for row si (where positive, and in f always),
- * the rest outside (in m->outside_ns when `outside`); then its own time by frame into its parent's sums.
- * 0, or -1 when out of memory. */
+ * the rest outside (in m->outside_ns when `outside`); then its own time
+ * by frame into its parent's sums. Its cost grows with the frames it
+ * spans. 0, or -1 when out of memory. */
 __attribute__((noinline)) static int
 span_values(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
             uint32_t depth, int64_t self, uint32_t who, int pack, int outside)
@@ -2058,7 +2059,7 @@ cpu_value(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
           const int pack, const int outside)
 {
     /* within frame f, and its children with it (e before b, from a
-       crafted file, goes to span_values, which notes no time) */
+       crafted file: no time, noted in f) */
     if (__builtin_expect(e > c->fr_end, 0))
         return cpu_value_rare(L, c, si, f, b, e, dur, depth, self, who, pack,
                               outside);

@@ -188,6 +188,26 @@ static void scope_spanning_frames_is_shared_out_by_its_time_in_each(void **state
     an_free(m);
 }
 
+static void a_few_ns_past_the_last_frame_are_not_worth_a_warning(void **state)
+{
+    (void)state;
+    for (int big = 0; big < 2; big++) {
+        cap_writer *w = open_writer();
+        /* frame [0,100000); A runs 20 ns (0.02 % of its time) or 200 ns
+         * (0.2 %) past it */
+        B(0, 1, 0);
+        E(0, big ? 100200 : 100020);
+        assert_int_equal(cap_writer_frame(w, 0, 0, 100000), CAP_OK);
+        an_capture *m = load(w);
+        an_totals t;
+        an_totals_compute(m, &t);
+        assert_int_equal(t.outside_ns, big ? 200 : 20);
+        assert_int_equal(t.after_ns, big ? 200 : 20);
+        assert_int_equal(t.outside_shown, big);
+        an_free(m);
+    }
+}
+
 static void scope_from_a_gap_into_frames_counts_its_time_in_them(void **state)
 {
     (void)state;
@@ -596,6 +616,7 @@ int main(void)
         cmocka_unit_test(child_as_long_as_parent_leaves_no_self_time),
         cmocka_unit_test(scope_spanning_frames_is_shared_out_by_its_time_in_each),
         cmocka_unit_test(scope_from_a_gap_into_frames_counts_its_time_in_them),
+        cmocka_unit_test(a_few_ns_past_the_last_frame_are_not_worth_a_warning),
         cmocka_unit_test(gpu_self_time_subtracts_the_union_of_overlapping_children),
         cmocka_unit_test(frame_indices_and_gpu_time_beside_the_frames),
         cmocka_unit_test(threads_with_the_same_name_merge_in_the_tree),
