@@ -217,7 +217,19 @@ static void frame_index_compact(an_capture *m)
     m->frame_index = NULL;
 }
 
-/* Position of the frame containing t, or -1. */
+/* Where frame position k's time ends for attribution: its end, or the
+ * next frame's begin when that comes first (frames that overlap by a few
+ * ns, their marks taken apart), so that each instant is in one frame at
+ * most, the last that began before it. */
+static inline int64_t frame_until(const an_capture *m, size_t k)
+{
+    int64_t e = m->frames[k].end_ns;
+    if (k + 1 < m->nframes && m->frames[k + 1].begin_ns < e)
+        e = m->frames[k + 1].begin_ns;
+    return e;
+}
+
+/* Position of the frame containing t (up to frame_until), or -1. */
 static long frame_at(const an_capture *m, int64_t t, size_t *hint)
 {
     size_t n = m->nframes;
@@ -225,9 +237,9 @@ static long frame_at(const an_capture *m, int64_t t, size_t *hint)
         return -1;
     size_t h = *hint < n ? *hint : 0;
     const an_frame *f = m->frames;
-    if (f[h].begin_ns <= t && t < f[h].end_ns)
+    if (f[h].begin_ns <= t && t < frame_until(m, h))
         return (long)h;
-    if (h + 1 < n && f[h + 1].begin_ns <= t && t < f[h + 1].end_ns) {
+    if (h + 1 < n && f[h + 1].begin_ns <= t && t < frame_until(m, h + 1)) {
         *hint = h + 1;
         return (long)h + 1;
     }
@@ -242,7 +254,8 @@ static long frame_at(const an_capture *m, int64_t t, size_t *hint)
     if (lo == 0)
         return -1;
     size_t k = lo - 1;
-    if (t >= f[k].end_ns && !(f[k].end_ns == f[k].begin_ns && t == f[k].begin_ns))
+    if (t >= frame_until(m, k) &&
+        !(f[k].end_ns == f[k].begin_ns && t == f[k].begin_ns))
         return -1;
     *hint = k;
     return (long)k;
@@ -258,8 +271,8 @@ frame_near(const an_capture *m, int64_t t, path_cache *c)
     long f = frame_at(m, t, &c->frame_hint);
     if (f >= 0) {
         c->fr_begin = m->frames[f].begin_ns;
-        c->fr_len = (uint64_t)m->frames[f].end_ns - (uint64_t)c->fr_begin;
-        c->fr_end = m->frames[f].end_ns;
+        c->fr_end = frame_until(m, (size_t)f);
+        c->fr_len = (uint64_t)c->fr_end - (uint64_t)c->fr_begin;
     } else {
         c->fr_end = INT64_MIN;
     }
@@ -1984,8 +1997,9 @@ span_values(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
     int64_t left = self;
     size_t p = p0, k;
     for (k = k0; k < n && fr[k].begin_ns < e; k++) {
+        int64_t until = frame_until(m, k);
         int64_t ov = cap_duration_ns(fr[k].begin_ns > b ? fr[k].begin_ns : b,
-                                     fr[k].end_ns < e ? fr[k].end_ns : e);
+                                     until < e ? until : e);
         uint64_t kids = 0;
         const uint32_t f1 = (uint32_t)k + 1;
         /* pieces in frame order (those of no frame, or out of order,
@@ -2013,8 +2027,9 @@ span_values(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
     c->npieces = p0;
     c->kid[depth + 1].sum = 0;
     for (k = k0; k < n && fr[k].begin_ns < e; k++) {
+        int64_t until = frame_until(m, k);
         int64_t ov = cap_duration_ns(fr[k].begin_ns > b ? fr[k].begin_ns : b,
-                                     fr[k].end_ns < e ? fr[k].end_ns : e);
+                                     until < e ? until : e);
         if (ov && kid_add(c, depth, (long)k, ov) != 0)
             return -1;
     }
