@@ -1194,7 +1194,8 @@ typedef struct slice_view {
 } slice_view;
 
 /* Read cap; keep[] (NULL: everything) selects frames by position in file
- * order, and with them the scopes whose root begins in a kept frame. */
+ * order, and with them the scopes that run in a kept frame for some time
+ * (one of no length: that begins in one). */
 static void read_view(const char *cap, const unsigned char *keep,
                       slice_view *v)
 {
@@ -1214,10 +1215,8 @@ static void read_view(const char *cap, const unsigned char *keep,
         }
     }
     cap_reader_close(r);
-    /* pass 2: scopes by root, GPU spans by frame */
+    /* pass 2: scopes by their time, GPU spans by frame */
     assert_int_equal(cap_reader_open(&r, cap, NULL, 0), CAP_OK);
-    sc *pending[16] = {0};
-    size_t npend[16] = {0}, cap_all = 0;
     while ((res = cap_reader_next(r, &ev)) != CAP_DONE) {
         assert_int_equal(res, CAP_OK);
         if (ev.kind == CAP_EV_GPU_SPAN) {
@@ -1232,35 +1231,25 @@ static void read_view(const char *cap, const unsigned char *keep,
         const char *nm = cap_reader_name(r, s->name);
         v->unnamed += nm == NULL;
         snprintf(one.name, sizeof one.name, "%s", nm ? nm : "?");
-        pending[s->tid] = realloc(pending[s->tid],
-                                  (npend[s->tid] + 1) * sizeof *pending[0]);
-        assert_non_null(pending[s->tid]);
-        pending[s->tid][npend[s->tid]++] = one;
-        if (s->depth)
-            continue;
         int in = keep == NULL;
         for (size_t i = 0; !in && i < v->nframes; i++)
-            in = keep[i] && v->fb[i] <= s->begin_ns && s->begin_ns < v->fe[i];
+            in = keep[i] && (s->begin_ns < s->end_ns
+                                 ? s->begin_ns < v->fe[i] && s->end_ns > v->fb[i]
+                                 : v->fb[i] <= s->begin_ns &&
+                                       s->begin_ns < v->fe[i]);
         if (in) {
-            v->scopes = realloc(v->scopes, (v->nscopes + npend[s->tid] + 1) *
-                                               sizeof *v->scopes);
+            v->scopes = realloc(v->scopes, (v->nscopes + 1) * sizeof *v->scopes);
             assert_non_null(v->scopes);
-            memcpy(v->scopes + v->nscopes, pending[s->tid],
-                   npend[s->tid] * sizeof *v->scopes);
-            v->nscopes += npend[s->tid];
+            v->scopes[v->nscopes++] = one;
         }
-        npend[s->tid] = 0;
     }
-    (void)cap_all;
-    for (int i = 0; i < 16; i++)
-        free(pending[i]);
     cap_reader_close(r);
     qsort(v->scopes, v->nscopes, sizeof *v->scopes, cmp_sc);
 }
 
-/* The slice holds exactly the frames asked for, every scope whose root
- * began in one of them (same times, same names), the GPU spans of those
- * frames and no unnamed id. */
+/* The slice holds exactly the frames asked for, every scope that ran in
+ * one of them (same times, same names), the GPU spans of those frames and
+ * no unnamed id. */
 static void check_slice(env *e, const char *demo, const char *const *args,
                         const unsigned char *keep)
 {

@@ -47,10 +47,13 @@
  *
  * Slices (cvt_options.slice): a first pass reads only the frames and picks
  * those to keep; consecutive kept frames make one time window. The copy
- * then keeps the frames picked, every root scope (with its whole tree) that
- * begins inside a window, the GPU spans recorded by a kept frame and the
- * counter samples inside a window. Names are defined as they are used, so
- * the slice names every id it holds and nothing more.
+ * then keeps the frames picked, every scope that runs in a window for some
+ * time (with its ancestors; a wait that began before the first kept frame
+ * included, so that each kept frame holds the self time it held: the
+ * reports share a spanning scope out over its frames), the GPU spans
+ * recorded by a kept frame and the counter samples inside a window. Names
+ * are defined as they are used, so the slice names every id it holds and
+ * nothing more.
  *
  * A live window (cvt_copy_reader, capture_remote): the reader is already
  * open on a stream that cannot be read twice, so frames are judged as they
@@ -306,17 +309,32 @@ static int kept(const copy *c, uint64_t index)
     return lo < c->nkeep && c->keep[lo] == index;
 }
 
-static int in_window(const copy *c, int64_t t)
+/* The first window that ends after t (c->nwin: none). */
+static size_t window_after(const copy *c, int64_t t)
 {
     size_t lo = 0, hi = c->nwin;
-    while (lo < hi) { /* the first window that ends after t */
+    while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (c->win[mid].end <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < c->nwin && c->win[lo].begin <= t;
+    return lo;
+}
+
+static int in_window(const copy *c, int64_t t)
+{
+    size_t k = window_after(c, t);
+    return k < c->nwin && c->win[k].begin <= t;
+}
+
+/* 1 when [b, e) runs in a window for some time (a scope of no length: when
+ * b is inside one). */
+static int runs_in_window(const copy *c, int64_t b, int64_t e)
+{
+    size_t k = window_after(c, b);
+    return k < c->nwin && (c->win[k].begin <= b || c->win[k].begin < e);
 }
 
 static int oom(copy *c)
@@ -481,12 +499,14 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
         return wfail(c, CAP_E_NOMEM, "scopes");
     if (cap_reader_scope_ancestors(c->r, c->anc, c->anc_ch, d) != d)
         return wfail(c, CAP_E_MISUSE, "scopes");
-    if (c->sliced || c->lw) { /* by the root's begin: whole trees */
-        int64_t b = to_ns(c, d ? c->anc[0] : s->begin_ns, c->rsi);
-        if (!(c->lw ? live_in(c, b) : in_window(c, b))) {
-            c->sliced_out++;
-            return 0;
-        }
+    /* a live window: whole trees, by their root's begin; a slice: every
+       scope that runs in a window for some time (with its ancestors,
+       which then do too), so that the frames kept hold what they held */
+    if (c->lw ? !live_in(c, to_ns(c, d ? c->anc[0] : s->begin_ns, c->rsi))
+              : c->sliced && !runs_in_window(c, to_ns(c, s->begin_ns, c->rsi),
+                                             to_ns(c, s->end_ns, c->rsi))) {
+        c->sliced_out++;
+        return 0;
     }
     if (tid >= c->last_cap) {
         size_t old = c->last_cap;
