@@ -25,6 +25,13 @@ fi
 "$rc" --split --svg "$tmp/split.svg" "$tmp/slow.cap" >/dev/null 2>&1 || fail "--split --svg"
 "$rc" --over-time --bins 5 --svg "$tmp/over-time.svg" "$tmp/slow.cap" >/dev/null 2>&1 ||
   fail "--over-time --svg"
+# the over-time picture draws all CPU work, with the text report's growth
+g=$("$rc" --over-time --bins 5 "$tmp/slow.cap" 2>/dev/null |
+    sed -n 's/^  (all CPU work) .* \([^ ]*\)$/\1/p')
+[ -n "$g" ] || fail "--over-time: no (all CPU work) row"
+grep -q "<g id=\"work\"><title>all CPU work .*growth $g</title>" \
+  "$tmp/over-time.svg" && grep -q ">all CPU work $g</text>" "$tmp/over-time.svg" ||
+  fail "--over-time --svg: no all CPU work line, or not growing $g as the text says"
 "$cv" "$tmp/slow.cap" "$tmp/convert.svg" 2>/dev/null || fail "capture_convert to svg"
 "$diff" --by-path --svg "$tmp/diff.svg" "$tmp/base.cap" "$tmp/slow.cap" >"$tmp/diff.txt" 2>&1
 [ $? = 1 ] || { cat "$tmp/diff.txt"; fail "capture_diff did not find the regression"; }

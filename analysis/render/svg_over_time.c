@@ -5,8 +5,9 @@
  * Layout: the title, a summary line, the verdicts written out in a box
  * (the sentences of the text report); then the plot: x is the time since
  * the first frame (each bin a point at its middle), the left axis ms (the
- * frame median per bin in black, each top scope's median self time per
- * frame in its colour, waits dashed), the right axis the counters' means
+ * frame median per bin in black, all CPU work summed per frame in black
+ * long dashes, each top scope's median self time per frame in its colour,
+ * waits dashed), the right axis the counters' means
  * per bin (grey, dotted, square marks). Every line is named at its right
  * end with its growth, labels moved apart where they would collide.
  */
@@ -213,8 +214,8 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
         char sub[300];
         snprintf(sub, sizeof sub,
                  "%zu frames in %d bins of %.3f s \xC2\xB7 left: median ms "
-                 "per bin (the frame, and each top scope's self time per "
-                 "frame)%s",
+                 "per bin (the frame; per frame, all CPU work summed and "
+                 "each top scope's self time)%s",
                  ot->nframes, ot->nbins, ot->width_s,
                  ot->ncounters ? " \xC2\xB7 right: counters' means" : "");
         fputs("<text class=\"sub\" x=\"10\" y=\"46\">", out);
@@ -247,7 +248,7 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
     if (!(p.t1 > p.t0))
         p.t1 = p.t0 + 1;
     frame_med = malloc((size_t)ot->nbins * sizeof *frame_med);
-    labs = calloc(1 + ot->nscopes + shown_counters, sizeof *labs);
+    labs = calloc(2 + ot->nscopes + shown_counters, sizeof *labs);
     if (!frame_med || !labs)
         goto done;
     double lmax = 0, rmax = 0;
@@ -258,6 +259,8 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
         for (size_t j = 0; j < ot->nscopes; j++)
             if (ot->scopes[j].median[b] > lmax)
                 lmax = ot->scopes[j].median[b];
+        if (ot->work.median && ot->work.median[b] > lmax)
+            lmax = ot->work.median[b];
         for (size_t c = 0; c < shown_counters; c++)
             if (ot->counters[c].mean[b] > rmax)
                 rmax = ot->counters[c].mean[b];
@@ -342,6 +345,21 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
             L->name = S->scope->name;
             snprintf(L->text, sizeof L->text, "%s%s %s", S->scope->name,
                      S->scope->is_wait ? " (wait)" : "", gr);
+        }
+    }
+    if (ot->work.median) { /* the CPU work the frame holds, summed */
+        ratio_text(gr, sizeof gr, ot->work.growth);
+        snprintf(tip, sizeof tip, "all CPU work (every CPU scope that is not "
+                 "a wait, summed per frame): median per bin, growth %s", gr);
+        double y = series(&p, ot, ot->work.median, p.lmax, AN__SVG_INK,
+                          "12 4", 0, 2.5, "work", tip);
+        if (!isnan(y)) {
+            label *L = &labs[nl++];
+            L->y0 = L->y = y;
+            L->colour = AN__SVG_INK;
+            L->dash = "12 4";
+            L->name = "(all CPU work)";
+            snprintf(L->text, sizeof L->text, "all CPU work %s", gr);
         }
     }
     {
