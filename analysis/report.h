@@ -99,10 +99,17 @@ typedef struct an_totals {
                                 thousandths of cpu_ns, or a thread that ran
                                 only outside frames (a few scopes still
                                 running when the last frame ended are not
-                                worth a warning) */
+                                worth a line) */
+    int outside_warned;      /* ... and warn of it: at least
+                                AN_OUTSIDE_WARNED_PERMILLE thousandths, or
+                                such a thread (a live window's waits that
+                                run past its last frame, 0.2 % of a 1 s
+                                window, are not worth a warning that
+                                --strict turns into a failure) */
 } an_totals;
 
 #define AN_OUTSIDE_SHOWN_PERMILLE 1
+#define AN_OUTSIDE_WARNED_PERMILLE 10
 
 /* Fill *t from the model. Cannot fail. */
 void an_totals_compute(const an_capture *m, an_totals *t);

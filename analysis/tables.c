@@ -145,11 +145,15 @@ void an_totals_compute(const an_capture *m, an_totals *t)
     for (int k = 0; k < 3; k++)
         cap_stats_sat_add(&t->outside_ns, m->outside_ns[k]);
     t->threads = m->nthreads;
-    t->outside_shown =
-        t->outside_ns > 0 &&
-        (m->noutside_threads ||
-         (double)t->outside_ns * 1000.0 >=
-             (double)AN_OUTSIDE_SHOWN_PERMILLE * (double)t->cpu_ns);
+    double permille = t->cpu_ns > 0 ? (double)t->outside_ns * 1000.0 /
+                                          (double)t->cpu_ns
+                                    : 1000.0;
+    t->outside_shown = t->outside_ns > 0 &&
+                       (m->noutside_threads ||
+                        permille >= AN_OUTSIDE_SHOWN_PERMILLE);
+    t->outside_warned = t->outside_ns > 0 &&
+                        (m->noutside_threads ||
+                         permille >= AN_OUTSIDE_WARNED_PERMILLE);
 }
 
 /* ---- frame statistics -------------------------------------------------- */

@@ -204,8 +204,19 @@ static void a_few_ns_past_the_last_frame_are_not_worth_a_warning(void **state)
         assert_int_equal(t.outside_ns, big ? 200 : 20);
         assert_int_equal(t.after_ns, big ? 200 : 20);
         assert_int_equal(t.outside_shown, big);
+        assert_int_equal(t.outside_warned, 0); /* under 1 % */
         an_free(m);
     }
+    /* 2,000 of 102,000 ns (2 %) past the frame: warned */
+    cap_writer *w = open_writer();
+    B(0, 1, 0);
+    E(0, 102000);
+    assert_int_equal(cap_writer_frame(w, 0, 0, 100000), CAP_OK);
+    an_capture *m = load(w);
+    an_totals t;
+    an_totals_compute(m, &t);
+    assert_true(t.outside_shown && t.outside_warned);
+    an_free(m);
 }
 
 static void scope_from_a_gap_into_frames_counts_its_time_in_them(void **state)

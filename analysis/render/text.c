@@ -126,7 +126,7 @@ int an_text_warnings(FILE *err, const an_capture *m, const char *report,
     }
     an_totals t;
     an_totals_compute(m, &t);
-    if (t.outside_shown) {
+    if (t.outside_warned) {
         fprintf(err, "%s %s: %.3f ms of CPU time (%.1f%% of all recorded) "
                      "ran outside every frame (before the first frame mark, "
                      "between frames or after the last",
