@@ -2026,6 +2026,8 @@ span_values(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
     }
     c->npieces = p0;
     c->kid[depth + 1].sum = 0;
+    if (!depth) /* a root's sums are never read */
+        return 0;
     for (k = k0; k < n && fr[k].begin_ns < e; k++) {
         int64_t until = frame_until(m, k);
         int64_t ov = cap_duration_ns(fr[k].begin_ns > b ? fr[k].begin_ns : b,
