@@ -50,12 +50,15 @@ typedef struct path_cache {
      * one at depth d - 1 (the children of the scope open at d - 1), by
      * frame, for a parent that spans frames (span_values): kid[d] the
      * latest frame's, the earlier frames' in pieces (a stack, deepest
-     * last). f1 is the frame position + 1, 0 for none. */
+     * last). f1 is the frame position + 1, 0 for none. kid holds
+     * kid_cap entries, grown with the deepest scope (kids_for): a
+     * thread's cache stays small where a capture has thousands. */
     struct kid_sum {
         uint32_t f1;
         uint64_t sum; /* wraps on a crafted file's times (span_values
                          clamps what it takes) */
-    } kid[CAP_MAX_DEPTH + 2];
+    } *kid;
+    uint32_t kid_cap;
     struct kid_piece {
         uint32_t depth, f1;
         uint64_t sum;
@@ -1934,6 +1937,32 @@ static int kid_push(path_cache *c, uint32_t depth, const struct kid_sum *k)
     return 0;
 }
 
+/* kids_for's other case: kid grown to hold depth + 1 (zeroed). 0, or -1
+ * when out of memory. */
+__attribute__((noinline)) static int kids_grow(path_cache *c, uint32_t depth)
+{
+    size_t n = c->kid_cap ? c->kid_cap : 16;
+    while (n <= (size_t)depth + 1)
+        n *= 2;
+    struct kid_sum *k = realloc(c->kid, n * sizeof *k);
+    if (!k)
+        return -1;
+    memset(k + c->kid_cap, 0, (n - c->kid_cap) * sizeof *k);
+    c->kid = k;
+    c->kid_cap = (uint32_t)n;
+    return 0;
+}
+
+/* c->kid made to hold entries depth and depth + 1 (a scope's own and its
+ * children's). 0, or -1 when out of memory. */
+__attribute__((always_inline)) static inline int kids_for(path_cache *c,
+                                                          uint32_t depth)
+{
+    if (__builtin_expect(depth + 1 < c->kid_cap, 1))
+        return 0;
+    return kids_grow(c, depth);
+}
+
 /* kid_add's other case: the scope in another frame than the sum held. */
 __attribute__((noinline)) static int kid_move(path_cache *c, uint32_t depth,
                                               uint32_t f1, uint64_t t)
@@ -2075,6 +2104,8 @@ cpu_value(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
           int64_t dur, uint32_t depth, int64_t self, uint32_t who,
           const int pack, const int outside)
 {
+    if (kids_for(c, depth) != 0)
+        return -1;
     /* within frame f, and its children with it (e before b, from a
        crafted file: no time, noted in f) */
     if (__builtin_expect(e > c->fr_end, 0))
@@ -3643,8 +3674,10 @@ static cap_result load(an_capture **out, const char *path,
     }
     cap_reader_close(L.r);
     for (size_t i = 0; i < L.threads_cap; i++) {
-        if (L.threads[i])
+        if (L.threads[i]) {
             free(L.threads[i]->pieces);
+            free(L.threads[i]->kid);
+        }
         free(L.threads[i]);
     }
     free(L.threads);
