@@ -39,7 +39,7 @@ typedef struct path_cache {
     int64_t fr_end;  /* frame_near's last answer's end, INT64_MIN when it
                         was none (cpu_value: a scope ending past it spans
                         frames, or began in none) */
-    int in_frames, outside; /* CPU: a scope began in a frame, in none */
+    int in_frames, outside; /* CPU: a scope ran in a frame, in none */
     /* CPU: the stack of the last scope resolved (sp, in the batch sp_gen):
      * name[0..sp_n) holds its first sp_n entries, so that a scope of that
      * batch with the same stack and depth <= sp_n has its parent at once */
@@ -232,6 +232,20 @@ static inline int64_t frame_until(const an_capture *m, size_t k)
     return e;
 }
 
+/* Position of the first frame that begins after t (m->nframes: none). */
+static size_t frame_after(const an_capture *m, int64_t t)
+{
+    size_t lo = 0, hi = m->nframes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->frames[mid].begin_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Position of the frame containing t (up to frame_until), or -1. */
 static long frame_at(const an_capture *m, int64_t t, size_t *hint)
 {
@@ -246,14 +260,7 @@ static long frame_at(const an_capture *m, int64_t t, size_t *hint)
         *hint = h + 1;
         return (long)h + 1;
     }
-    size_t lo = 0, hi = n; /* first frame with begin > t */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f[mid].begin_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = frame_after(m, t);
     if (lo == 0)
         return -1;
     size_t k = lo - 1;
@@ -1988,20 +1995,6 @@ kid_add(path_cache *c, uint32_t depth, long f, int64_t t)
         return 0;
     }
     return kid_move(c, depth, f1, (uint64_t)t);
-}
-
-/* Position of the first frame that begins after t (m->nframes: none). */
-static size_t frame_after(const an_capture *m, int64_t t)
-{
-    size_t lo = 0, hi = m->nframes;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->frames[mid].begin_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* A scope [b, e) at `depth` with self time `self` that spans frames

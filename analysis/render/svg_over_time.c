@@ -155,6 +155,21 @@ typedef struct label {
     const char *name;  /* the full name, for the tooltip */
 } label;
 
+/* The label of a line drawn (series' y: NAN when it drew nothing, then
+ * NULL), appended to labs; the caller writes its text. */
+static label *add_label(label *labs, size_t *nl, double y, const char *colour,
+                        const char *dash, const char *name)
+{
+    if (isnan(y))
+        return NULL;
+    label *L = &labs[(*nl)++];
+    L->y0 = L->y = y;
+    L->colour = colour;
+    L->dash = dash;
+    L->name = name;
+    return L;
+}
+
 cap_result an_svg_over_time(FILE *out, const an_capture *m,
                             const an_over_time *ot, const char *title)
 {
@@ -315,14 +330,9 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
                  gr);
         double y = series(&p, ot, C->mean, p.rmax, "#777777", "2 3", 1, 1.5,
                           id, tip);
-        if (!isnan(y)) {
-            label *L = &labs[nl++];
-            L->y0 = L->y = y;
-            L->colour = "#777777";
-            L->dash = "2 3";
-            L->name = C->name;
+        label *L = add_label(labs, &nl, y, "#777777", "2 3", C->name);
+        if (L)
             snprintf(L->text, sizeof L->text, "%s %s (right)", C->name, gr);
-        }
     }
     for (size_t j = 0; j < ot->nscopes; j++) {
         const an_ot_scope *S = &ot->scopes[j];
@@ -337,15 +347,10 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
                  S->scope->kind == AN_GPU ? "GPU" : "CPU", S->scope->name,
                  S->scope->is_wait ? " (a wait)" : "", gr);
         double y = series(&p, ot, S->median, p.lmax, colour, dash, 0, 2, id, tip);
-        if (!isnan(y)) {
-            label *L = &labs[nl++];
-            L->y0 = L->y = y;
-            L->colour = colour;
-            L->dash = dash;
-            L->name = S->scope->name;
+        label *L = add_label(labs, &nl, y, colour, dash, S->scope->name);
+        if (L)
             snprintf(L->text, sizeof L->text, "%s%s %s", S->scope->name,
                      S->scope->is_wait ? " (wait)" : "", gr);
-        }
     }
     if (ot->work.median) { /* the CPU work the frame holds, summed */
         ratio_text(gr, sizeof gr, ot->work.growth);
@@ -353,28 +358,19 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
                  "a wait, summed per frame): median per bin, growth %s", gr);
         double y = series(&p, ot, ot->work.median, p.lmax, AN__SVG_INK,
                           "12 4", 0, 2.5, "work", tip);
-        if (!isnan(y)) {
-            label *L = &labs[nl++];
-            L->y0 = L->y = y;
-            L->colour = AN__SVG_INK;
-            L->dash = "12 4";
-            L->name = "(all CPU work)";
+        label *L = add_label(labs, &nl, y, AN__SVG_INK, "12 4",
+                             "(all CPU work)");
+        if (L)
             snprintf(L->text, sizeof L->text, "all CPU work %s", gr);
-        }
     }
     {
         ratio_text(gr, sizeof gr, ot->bins[ot->last >= 0 ? ot->last : 0].growth);
         snprintf(tip, sizeof tip, "frame time: median per bin, growth %s", gr);
         double y = series(&p, ot, frame_med, p.lmax, AN__SVG_INK, "", 0, 3,
                           "frame", tip);
-        if (!isnan(y)) {
-            label *L = &labs[nl++];
-            L->y0 = L->y = y;
-            L->colour = AN__SVG_INK;
-            L->dash = "";
-            L->name = "frame";
+        label *L = add_label(labs, &nl, y, AN__SVG_INK, "", "frame");
+        if (L)
             snprintf(L->text, sizeof L->text, "frame time (median) %s", gr);
-        }
     }
     /* the labels at the right, apart */
     double ys[64];
