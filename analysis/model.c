@@ -1997,6 +1997,23 @@ kid_add(path_cache *c, uint32_t depth, long f, int64_t t)
     return kid_move(c, depth, f1, (uint64_t)t);
 }
 
+/* How long [b, e) runs in frame position k (up to frame_until). */
+static inline int64_t frame_overlap(const an_capture *m, size_t k, int64_t b,
+                                    int64_t e)
+{
+    int64_t lo = m->frames[k].begin_ns, hi = frame_until(m, k);
+    return cap_duration_ns(lo > b ? lo : b, hi < e ? hi : e);
+}
+
+/* Where time t lies outside the frames (m->nframes > 0): 0 before the
+ * first, 2 at or after the last one's end, 1 between two. */
+static inline int outside_where(const an_capture *m, int64_t t)
+{
+    return t < m->frames[0].begin_ns                      ? 0
+           : t >= m->frames[m->nframes - 1].end_ns ? 2
+                                                    : 1;
+}
+
 /* A scope [b, e) at `depth` with self time `self` that spans frames
  * (cpu_value), begun in frame position f (-1: in none): its self time
  * in each frame it overlaps (its overlap less its children's time there,
@@ -2015,18 +2032,17 @@ span_values(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
     size_t p0 = c->npieces; /* the children's pieces: those on top */
     while (p0 && c->pieces[p0 - 1].depth > depth)
         p0--;
+    const size_t p1 = c->npieces; /* the parent's are pushed past it */
     const struct kid_sum last = c->kid[depth + 1];
     int64_t left = self;
-    size_t p = p0, k;
-    for (k = k0; k < n && fr[k].begin_ns < e; k++) {
-        int64_t until = frame_until(m, k);
-        int64_t ov = cap_duration_ns(fr[k].begin_ns > b ? fr[k].begin_ns : b,
-                                     until < e ? until : e);
+    size_t p = p0;
+    for (size_t k = k0; k < n && fr[k].begin_ns < e; k++) {
+        int64_t ov = frame_overlap(m, k, b, e);
         uint64_t kids = 0;
         const uint32_t f1 = (uint32_t)k + 1;
         /* pieces in frame order (those of no frame, or out of order,
            skipped) */
-        for (; p < c->npieces && c->pieces[p].f1 <= f1; p++)
+        for (; p < p1 && c->pieces[p].f1 <= f1; p++)
             if (c->pieces[p].f1 == f1 && c->pieces[p].depth == depth + 1)
                 kids += c->pieces[p].sum;
         if (last.f1 == f1)
@@ -2035,28 +2051,27 @@ span_values(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
         if (v > left)
             v = left;
         left -= v;
-        if ((v || (long)k == f) &&
-            note_value(L, si, (long)k, v, who, pack) != 0)
-            return -1;
-        if (v || (long)k == f)
+        if (v || (long)k == f) {
+            if (note_value(L, si, (long)k, v, who, pack) != 0)
+                return -1;
             c->in_frames = 1;
+        }
+        /* its own time there into its parent's sums (a root's are never
+           read) */
+        if (depth && ov && kid_add(c, depth, (long)k, ov) != 0)
+            return -1;
     }
     if (left > 0 && outside) {
-        int where = b < fr[0].begin_ns ? 0 : e > fr[n - 1].end_ns ? 2 : 1;
+        int where = outside_where(m, b < fr[0].begin_ns ? b : e - 1);
         cap_stats_sat_add(&m->outside_ns[where], left);
         c->outside = 1;
     }
-    c->npieces = p0;
+    /* the children's pieces let go, the parent's moved down over them */
+    size_t pushed = c->npieces - p1;
+    if (pushed && p1 > p0)
+        memmove(c->pieces + p0, c->pieces + p1, pushed * sizeof *c->pieces);
+    c->npieces = p0 + pushed;
     c->kid[depth + 1].sum = 0;
-    if (!depth) /* a root's sums are never read */
-        return 0;
-    for (k = k0; k < n && fr[k].begin_ns < e; k++) {
-        int64_t until = frame_until(m, k);
-        int64_t ov = cap_duration_ns(fr[k].begin_ns > b ? fr[k].begin_ns : b,
-                                     until < e ? until : e);
-        if (ov && kid_add(c, depth, (long)k, ov) != 0)
-            return -1;
-    }
     return 0;
 }
 
@@ -2078,10 +2093,7 @@ cpu_value_rare(loader *L, path_cache *c, long si, long f, int64_t b,
         return -1;
     if (outside && m->nframes) {
         c->outside = 1; /* before the frames, between them, after them */
-        int where = b < m->frames[0].begin_ns                ? 0
-                    : b >= m->frames[m->nframes - 1].end_ns ? 2
-                                                             : 1;
-        cap_stats_sat_add(&m->outside_ns[where], self);
+        cap_stats_sat_add(&m->outside_ns[outside_where(m, b)], self);
     }
     return 0;
 }
