@@ -113,17 +113,197 @@ static void top_scopes(const an_capture *m, int waits, size_t max,
     }
 }
 
-/* Per-bin medians of v[frame] (ms) into out[bin]. */
-static void bin_medians(const double *v, const size_t *first,
+/* ---- two groups of frames (report.h, AN_OT_GROUP_*) -------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of sorted x[0..n) (n > 0). */
+static double sorted_median(const double *x, size_t n)
+{
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* 1.4826 MAD of sorted x[0..n) about its median, at least 0.005 (the
+ * spread of a group of equal frames is not zero: 0.5 % in log time). */
+static double robust_spread(const double *x, size_t n, double *dev)
+{
+    double m = sorted_median(x, n);
+    for (size_t i = 0; i < n; i++)
+        dev[i] = fabs(x[i] - m);
+    qsort(dev, n, sizeof *dev, cmp_double);
+    double s = 1.4826 * sorted_median(dev, n);
+    return s > 0.005 ? s : 0.005;
+}
+
+/* A frame's log time in ms (a crafted frame of 0 ns counts as 1 ns). */
+static double log_ms(const an_frame *f)
+{
+    double ms = MS(an_frame_ns(f));
+    return log(ms > 1e-6 ? ms : 1e-6);
+}
+
+/* Where sorted log frame times x[0..k) split cleanly in two: the index of
+ * the first heavy frame, or 0 when they do not (report.h's rule); *gap
+ * gets the log of the heavy median over the light one. */
+static size_t clean_split(const double *x, size_t k, double *dev,
+                          double *gap)
+{
+    if (k < AN_OT_GROUP_MIN_BIN)
+        return 0;
+    size_t min_side = (size_t)ceil(AN_OT_GROUP_MIN_SHARE * (double)k);
+    if (min_side < 2)
+        min_side = 2;
+    double total = 0;
+    for (size_t i = 0; i < k; i++)
+        total += x[i];
+    /* Otsu: the split with the most between-group variance */
+    double left = 0, best = -1;
+    size_t at = 0;
+    for (size_t s = 1; s < k; s++) {
+        left += x[s - 1];
+        if (s < min_side || k - s < min_side || !(x[s] > x[s - 1]))
+            continue;
+        double ml = left / (double)s, mr = (total - left) / (double)(k - s);
+        double v = (double)s * (double)(k - s) * (mr - ml) * (mr - ml);
+        if (v > best) {
+            best = v;
+            at = s;
+        }
+    }
+    if (!at)
+        return 0;
+    double ml = sorted_median(x, at), mh = sorted_median(x + at, k - at);
+    double sl = robust_spread(x, at, dev), sh = robust_spread(x + at, k - at,
+                                                              dev);
+    if (mh - ml < log(AN_OT_GROWTH) ||
+        mh - ml < AN_OT_GROUP_SEPARATION * sqrt((sl * sl + sh * sh) / 2))
+        return 0;
+    *gap = mh - ml;
+    return at;
+}
+
+/* Do the frames fall in two groups in every bin? Then mark each frame's
+ * group (heavy[i]), order each bin's frames light first (light[b]: how
+ * many) and fill ot->group_*; 1 when they do, 0 (nothing changed) when
+ * not, -1 out of memory. order[first[b]..first[b+1]) are bin b's frames. */
+static int find_groups(an_over_time *ot, const an_capture *m,
+                       const size_t *first, uint32_t *order, size_t nb,
+                       size_t most, size_t *light)
+{
+    size_t n = m->nframes;
+    double *x = malloc(most * sizeof *x), *dev = malloc(most * sizeof *dev);
+    double *cut = malloc(nb * sizeof *cut), *gap = malloc(nb * sizeof *gap);
+    uint32_t *tmp = malloc(most * sizeof *tmp);
+    int rc = -1;
+    if (!x || !dev || !cut || !gap || !tmp)
+        goto out;
+    rc = 0;
+    size_t split = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t k = first[b + 1] - first[b];
+        if (!k)
+            continue;
+        for (size_t j = 0; j < k; j++)
+            x[j] = log_ms(&m->frames[order[first[b] + j]]);
+        qsort(x, k, sizeof *x, cmp_double);
+        size_t at = clean_split(x, k, dev, &gap[split++]);
+        if (!at)
+            goto out;
+        cut[b] = x[at]; /* heavy: log frame time at or above the cut */
+    }
+    /* the same two groups in every bin: a bin whose heavy frames stand
+       apart from its light ones by another factor split something else
+       (a few slow frames at the start) */
+    if (split < 2)
+        goto out; /* one bin: nothing to compare, its median is its own */
+    qsort(gap, split, sizeof *gap, cmp_double);
+    double typical = sorted_median(gap, split);
+    if (fabs(gap[0] - typical) > AN_OT_GROUP_SAME * typical ||
+        fabs(gap[split - 1] - typical) > AN_OT_GROUP_SAME * typical)
+        goto out;
+    /* every bin splits: light frames first in each bin, in time order */
+    size_t count[2] = {0, 0};
+    double *all = malloc(n * sizeof *all);
+    if (!all) {
+        rc = -1;
+        goto out;
+    }
+    for (int g = 0; g < 2; g++) {
+        size_t k = 0;
+        for (size_t b = 0; b < nb; b++)
+            for (size_t i = first[b]; i < first[b + 1]; i++) {
+                if ((log_ms(&m->frames[order[i]]) >= cut[b]) == g)
+                    all[k++] = MS(an_frame_ns(&m->frames[order[i]]));
+            }
+        count[g] = k;
+        ot->group_ms[g] = an_summarize(all, k).median;
+    }
+    free(all);
+    for (size_t b = 0; b < nb; b++) {
+        size_t k[2] = {0, 0}, w = first[b];
+        for (size_t i = first[b]; i < first[b + 1]; i++) {
+            int g = log_ms(&m->frames[order[i]]) >= cut[b];
+            if (g)
+                tmp[k[1]++] = order[i];
+            else
+                order[w++] = order[i], k[0]++;
+        }
+        memcpy(order + w, tmp, k[1] * sizeof *tmp);
+        light[b] = k[0];
+        ot->bins[b].group_frames[0] = k[0];
+        ot->bins[b].group_frames[1] = k[1];
+    }
+    ot->groups = 2;
+    for (int g = 0; g < 2; g++)
+        ot->group_share[g] = (double)count[g] / (double)n;
+    rc = 1;
+out:
+    free(x);
+    free(dev);
+    free(cut);
+    free(gap);
+    free(tmp);
+    return rc;
+}
+
+/* The figure of bin b that bins are compared by, from the values of its
+ * frames v[order[first[b]..first[b+1])]: their median, or with two
+ * groups (light[b] light frames first) each group's median weighted by
+ * the capture's mix. Sorts tmp. NAN for an empty bin. */
+static double bin_level(const an_over_time *ot, const double *v,
+                        const size_t *first, const size_t *light,
+                        const uint32_t *order, size_t b, double *tmp)
+{
+    size_t lo = first[b], hi = first[b + 1];
+    if (ot->groups != 2) {
+        size_t k = 0;
+        for (size_t i = lo; i < hi; i++)
+            tmp[k++] = v[order[i]];
+        return an_summarize(tmp, k).median;
+    }
+    double level = 0;
+    size_t cut = lo + light[b];
+    for (int g = 0; g < 2; g++) {
+        size_t k = 0;
+        for (size_t i = g ? cut : lo; i < (g ? hi : cut); i++)
+            tmp[k++] = v[order[i]];
+        level += ot->group_share[g] * an_summarize(tmp, k).median;
+    }
+    return level;
+}
+
+/* Per-bin figures (bin_level) of v[frame] (ms) into out[bin]. */
+static void bin_medians(const an_over_time *ot, const double *v,
+                        const size_t *first, const size_t *light,
                         const uint32_t *order, size_t nb, double *tmp,
                         double *out)
 {
-    for (size_t b = 0; b < nb; b++) {
-        size_t k = 0;
-        for (size_t i = first[b]; i < first[b + 1]; i++)
-            tmp[k++] = v[order[i]];
-        out[b] = an_summarize(tmp, k).median;
-    }
+    for (size_t b = 0; b < nb; b++)
+        out[b] = bin_level(ot, v, first, light, order, b, tmp);
 }
 
 /* A summarised model (m->approx): the top scopes' per-bin summaries
@@ -131,10 +311,10 @@ static void bin_medians(const double *v, const size_t *first,
  * read of the file. */
 typedef struct ot_sum_ctx {
     const an_capture *m;
-    const uint16_t *bin_of;
+    const uint16_t *cell_of;        /* frame -> bin x groups + group */
     const size_t *slot_of; /* row -> top index or -1 */
-    size_t nb;
-    an_hist *h;                     /* top x bins */
+    size_t nc;                      /* cells: bins x groups */
+    an_hist *h;                     /* top x cells */
     double *sum[2];
     int failed;
 } ot_sum_ctx;
@@ -147,7 +327,7 @@ static void ot_sum_visit(void *p, size_t row, size_t frame, int64_t v)
         c->sum[sc->is_wait != 0][frame] += MS(v);
     size_t k = c->slot_of[row];
     if (k != SIZE_MAX &&
-        an_hist_add(&c->h[k * c->nb + c->bin_of[frame]], v) != 0)
+        an_hist_add(&c->h[k * c->nc + c->cell_of[frame]], v) != 0)
         c->failed = 1;
 }
 
@@ -183,6 +363,25 @@ static an_summary hist_summary(const an_hist *h, size_t k)
     return s;
 }
 
+/* A bin's summary from its cells' histograms h[0..groups) of k[g] frames
+ * each: p95 and mean over the bin's frames, the median as bin_level
+ * takes it (two groups: each one's weighted by the mix). */
+static an_summary cells_summary(const an_over_time *ot, const an_hist *h,
+                                const size_t *k, int *failed)
+{
+    if (ot->groups != 2)
+        return hist_summary(h, k[0]);
+    an_hist both = {0};
+    if (an_hist_merge(&both, &h[0]) != 0 || an_hist_merge(&both, &h[1]) != 0)
+        *failed = 1;
+    an_summary s = hist_summary(&both, k[0] + k[1]);
+    an_hist_free(&both);
+    s.median = 0;
+    for (int g = 0; g < 2; g++)
+        s.median += ot->group_share[g] * hist_summary(&h[g], k[g]).median;
+    return s;
+}
+
 /* The load summarised the rows over these very bins
  * (an_options.over_time_hint): 1 when m->ot_bin matches bin_of. */
 static int hint_matches(const an_capture *m, const uint16_t *bin_of,
@@ -198,11 +397,12 @@ static int hint_matches(const an_capture *m, const uint16_t *bin_of,
 
 /* The top scopes' per-bin summaries into out (top_n x nb) and the work
  * and wait sums per frame into sum[2], in one read of the file. */
-static cap_result ot_approx(const an_capture *m, const uint16_t *bin_of,
-                            const size_t *first, size_t nb, const size_t *top,
-                            size_t top_n, double *sum[2], an_summary **out)
+static cap_result ot_approx(const an_over_time *ot, const an_capture *m,
+                            const uint16_t *cell_of, const size_t *cfirst,
+                            size_t nb, const size_t *top, size_t top_n,
+                            double *sum[2], an_summary **out)
 {
-    size_t nh = top_n * nb;
+    size_t G = ot->groups == 2 ? 2 : 1, nc = nb * G, nh = top_n * nc;
     size_t *slot_of = malloc((m->nscopes ? m->nscopes : 1) * sizeof *slot_of);
     an_hist *h = calloc(nh ? nh : 1, sizeof *h);
     *out = malloc((nh ? nh : 1) * sizeof **out);
@@ -212,14 +412,18 @@ static cap_result ot_approx(const an_capture *m, const uint16_t *bin_of,
             slot_of[r] = SIZE_MAX;
         for (size_t j = 0; j < top_n; j++)
             slot_of[top[j]] = j;
-        ot_sum_ctx c = {m, bin_of, slot_of, nb, h, {sum[0], sum[1]}, 0};
+        ot_sum_ctx c = {m, cell_of, slot_of, nc, h, {sum[0], sum[1]}, 0};
         rc = an_series_scan(m, ot_sum_visit, &c);
+        for (size_t j = 0; rc == CAP_OK && j < top_n; j++)
+            for (size_t b = 0; b < nb; b++) {
+                size_t k[2];
+                for (size_t g = 0; g < G; g++)
+                    k[g] = cfirst[b * G + g + 1] - cfirst[b * G + g];
+                (*out)[j * nb + b] =
+                    cells_summary(ot, &h[j * nc + b * G], k, &c.failed);
+            }
         if (rc == CAP_OK && c.failed)
             rc = CAP_E_NOMEM;
-        for (size_t j = 0; rc == CAP_OK && j < top_n; j++)
-            for (size_t b = 0; b < nb; b++)
-                (*out)[j * nb + b] = hist_summary(&h[j * nb + b],
-                                                  first[b + 1] - first[b]);
     }
     for (size_t i = 0; h && i < nh; i++)
         an_hist_free(&h[i]);
@@ -238,16 +442,17 @@ static cap_result ot_approx(const an_capture *m, const uint16_t *bin_of,
  * ot_wait_ms unless the load could not sum them (!m->ot_sums: a row's
  * wait flag changed after its values were summed), and only then is the
  * file read again), else from one more read of the file (ot_approx). */
-static cap_result ot_summaries(const an_capture *m, int hinted, int waits,
-                               const uint16_t *bin_of, const size_t *first,
-                               size_t nb, const size_t *top, size_t top_n,
+static cap_result ot_summaries(const an_over_time *ot, const an_capture *m,
+                               int hinted, int waits, const uint16_t *cell_of,
+                               const size_t *first, size_t nb,
+                               const size_t *top, size_t top_n,
                                double *sum[2], an_summary **out)
 {
     if (!hinted)
-        return ot_approx(m, bin_of, first, nb, top, top_n, sum, out);
+        return ot_approx(ot, m, cell_of, first, nb, top, top_n, sum, out);
     cap_result rc;
-    if (waits && (rc = ot_approx(m, bin_of, first, nb, top, 0, sum, out)) !=
-                     CAP_OK)
+    if (waits && (rc = ot_approx(ot, m, cell_of, first, nb, top, 0, sum,
+                                 out)) != CAP_OK)
         return rc;
     free(*out);
     *out = malloc((top_n * nb > 0 ? top_n * nb : 1) * sizeof **out);
@@ -276,9 +481,10 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     /* 2 + 4 bytes a frame, and tmp as long as the largest bin (300 M
        scopes of bench_gen.h: 768,197 frames) */
     uint16_t *bin_of = NULL; /* AN_OT_MAX_BINS fits */
+    uint16_t *cell_of = NULL; /* two groups: bin x 2 + group */
     uint32_t *order = NULL;
-    size_t *first = NULL;
-    double *tmp = NULL, *dense = NULL;
+    size_t *first = NULL, *light = NULL, *cfirst = NULL;
+    double *tmp = NULL, *dense = NULL, *fms = NULL;
     int64_t t0 = m->frames[0].begin_ns;
     double width;
     bins = choose_bins(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
@@ -290,9 +496,14 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     first = calloc(nb + 1, sizeof *first);
     order = malloc(n * sizeof *order);
     dense = malloc((m->approx ? 1 : n) * sizeof *dense); /* exact only */
+    fms = malloc(n * sizeof *fms);
+    light = calloc(nb, sizeof *light);
+    cfirst = malloc((2 * nb + 1) * sizeof *cfirst);
     ot->bins = calloc(nb, sizeof *ot->bins);
-    if (!bin_of || !first || !order || !dense || !ot->bins || n > UINT32_MAX)
+    if (!bin_of || !first || !order || !dense || !fms || !light || !cfirst ||
+        !ot->bins || n > UINT32_MAX)
         goto done;
+    _Static_assert(2 * AN_OT_MAX_BINS <= UINT16_MAX, "a frame's cell");
     for (size_t i = 0; i < n; i++) {
         bin_of[i] = (uint16_t)bin_index(
             an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
@@ -321,18 +532,46 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     ot->last = bins - 1;
     while (ot->last > ot->ref && ot->bins[ot->last].frames == 0)
         ot->last--;
+    /* a light and a heavy group of frames in every bin: each bin's
+       frames ordered light first, its cells (bin x group) in cfirst */
+    ot->groups = 1;
+    if (find_groups(ot, m, first, order, nb, most, light) < 0)
+        goto done;
+    size_t G = (size_t)ot->groups;
+    for (size_t b = 0; b < nb; b++) {
+        cfirst[b * G] = first[b];
+        if (G == 2)
+            cfirst[b * G + 1] = first[b] + light[b];
+    }
+    cfirst[nb * G] = first[nb];
+    if (G == 2 && m->approx) {
+        if (!(cell_of = malloc(n * sizeof *cell_of)))
+            goto done;
+        for (size_t c = 0; c < nb * G; c++)
+            for (size_t i = cfirst[c]; i < cfirst[c + 1]; i++)
+                cell_of[order[i]] = (uint16_t)c;
+    }
+    for (size_t i = 0; i < n; i++)
+        fms[i] = MS(an_frame_ns(&m->frames[i]));
     for (size_t b = 0; b < nb; b++) {
         an_ot_bin *B = &ot->bins[b];
         B->start_s = (double)b * width / 1e9;
         B->end_s = (double)(b + 1) * width / 1e9;
         size_t k = 0;
         for (size_t j = first[b]; j < first[b + 1]; j++)
-            tmp[k++] = MS(an_frame_ns(&m->frames[order[j]]));
+            tmp[k++] = fms[order[j]];
         B->frame = an_summarize(tmp, k);
+        B->level = bin_level(ot, fms, first, light, order, b, tmp);
+        for (size_t g = 0; G == 2 && g < 2; g++) {
+            k = 0;
+            for (size_t j = cfirst[2 * b + g]; j < cfirst[2 * b + g + 1]; j++)
+                tmp[k++] = fms[order[j]];
+            B->group_median[g] = an_summarize(tmp, k).median;
+        }
     }
     for (size_t b = 0; b < nb; b++)
-        ot->bins[b].growth = an_ratio_of(ot->bins[b].frame.median,
-                                         ot->bins[ot->ref].frame.median, 0);
+        ot->bins[b].growth = an_ratio_of(ot->bins[b].level,
+                                         ot->bins[ot->ref].level, 0);
 
     /* top scopes: median and p95 of their self time per frame, by bin */
     size_t top[AN_OT_TOP + AN_OT_TOP_WAITS], top_n = 0;
@@ -343,7 +582,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         goto done;
     int64_t ft = an_total_frame_ns(m);
     an_summary *approx = NULL;
-    int hinted = hint_matches(m, bin_of, nb);
+    int hinted = G == 1 && hint_matches(m, bin_of, nb);
     /* the load's sums of work and waits per frame (borrowed; NULL: 0),
        or (waits = 1) they come from one more read */
     int waits = hinted && !m->ot_sums;
@@ -352,9 +591,10 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     double *sum[2] = {cpu ? NULL : calloc(n, sizeof(double)),
                       wcpu ? NULL : calloc(n, sizeof(double))};
     if ((!cpu && !sum[0]) || (!wcpu && !sum[1]) ||
-        (m->approx && (rc = ot_summaries(m, hinted, waits, bin_of, first, nb,
-                                         top, top_n, sum, &approx)) !=
-                          CAP_OK)) {
+        (m->approx &&
+         (rc = ot_summaries(ot, m, hinted, waits, G == 2 ? cell_of : bin_of,
+                            cfirst, nb, top, top_n, sum, &approx)) !=
+             CAP_OK)) {
         free(sum[0]);
         free(sum[1]);
         goto done;
@@ -378,13 +618,14 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         }
         if (!approx)
             an_scope_dense(m, S->scope, dense);
+        for (size_t i = 0; !approx && i < n; i++)
+            dense[i] = MS(dense[i]);
         for (size_t b = 0; !approx && b < nb; b++) {
             size_t k = 0;
             for (size_t i = first[b]; i < first[b + 1]; i++)
-                tmp[k++] = MS(dense[order[i]]);
-            an_summary s = an_summarize(tmp, k);
-            S->median[b] = s.median;
-            S->p95[b] = s.p95;
+                tmp[k++] = dense[order[i]];
+            S->p95[b] = an_summarize(tmp, k).p95;
+            S->median[b] = bin_level(ot, dense, first, light, order, b, tmp);
         }
         S->growth = an_ratio_of(S->median[ot->last], S->median[ot->ref],
                                 AN_OT_ZERO_MS);
@@ -407,9 +648,9 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
                              m->scopes[s].is_wait != 0;
         if (!m->approx)
             an_cpu_frame_sums(m, dense, sum);
-        bin_medians(cpu ? cpu : sum[0], first, order, nb, tmp,
+        bin_medians(ot, cpu ? cpu : sum[0], first, light, order, nb, tmp,
                     ot->work.median);
-        bin_medians(wcpu ? wcpu : sum[1], first, order, nb, tmp,
+        bin_medians(ot, wcpu ? wcpu : sum[1], first, light, order, nb, tmp,
                     ot->wait.median);
         free(sum[0]);
         free(sum[1]);
@@ -463,6 +704,10 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     rc = CAP_OK;
 done:
     free(bin_of);
+    free(cell_of);
+    free(light);
+    free(cfirst);
+    free(fms);
     free(first);
     free(order);
     free(tmp);

@@ -239,16 +239,42 @@ void an_split_free(an_split *s);
 #define AN_OT_TOP 8          /* top work scopes followed over time */
 #define AN_OT_TOP_WAITS 4    /* and top wait scopes */
 
+/* Two groups of frames (a game that alternates light and heavy frames):
+ * when every bin's frame times split cleanly in two, a bin's median would
+ * jump between the groups with the share of heavy frames it happens to
+ * hold. Then each group's median is taken apart and the two weighted by
+ * the capture's mix (docs/VERDICTS.md, "Two groups of frames"). A bin is
+ * split where it holds the most between-group variance of log frame
+ * time; it splits cleanly with at least AN_OT_GROUP_MIN_BIN frames, each
+ * side at least 2 frames and AN_OT_GROUP_MIN_SHARE of them, the heavy
+ * side's median at least AN_OT_GROWTH times the light one's, and the gap
+ * between the medians at least AN_OT_GROUP_SEPARATION times the sides'
+ * spread (root mean square of 1.4826 MAD each, at least 0.5 %); and the
+ * groups are the same in every bin: each bin's gap (log of heavy median
+ * over light) within AN_OT_GROUP_SAME of the bins' median gap. */
+#define AN_OT_GROUP_MIN_BIN 8
+#define AN_OT_GROUP_MIN_SHARE 0.05
+#define AN_OT_GROUP_SEPARATION 4.0
+#define AN_OT_GROUP_SAME 0.25
+
 typedef struct an_ot_bin {
     double start_s, end_s;   /* since the first frame's begin */
     size_t frames;
     an_summary frame;        /* frame ms of the frames begun in the bin */
-    an_ratio growth;         /* frame median over the reference bin's */
+    double level;            /* the frame ms compared across bins:
+                                frame.median, or with two groups
+                                (an_over_time.groups == 2) each group's
+                                median weighted by the capture's mix */
+    size_t group_frames[2];  /* two groups: light and heavy frames here */
+    double group_median[2];  /* two groups: their median frame ms here */
+    an_ratio growth;         /* level over the reference bin's */
 } an_ot_bin;
 
 typedef struct an_ot_scope {
     const an_scope *scope;   /* borrowed; scope->is_wait marks a wait */
-    double *median, *p95;    /* per bin, self ms per frame; NAN: empty */
+    double *median, *p95;    /* per bin, self ms per frame; NAN: empty.
+                                median: with two groups, each group's
+                                median weighted by the mix (as level) */
     an_ratio growth;         /* last non-empty bin over the reference */
     double share;            /* self time over the frame time (0..) */
 } an_ot_scope;
@@ -266,7 +292,8 @@ typedef struct an_ot_counter {
 
 /* A per-frame sum followed over time (all CPU work, or all CPU waits). */
 typedef struct an_ot_total {
-    double *median;          /* per bin, ms per frame; NAN: empty bin */
+    double *median;          /* per bin, ms per frame; NAN: empty bin
+                                (two groups: weighted by the mix) */
     an_ratio growth;         /* last non-empty bin over the reference */
 } an_ot_total;
 
@@ -275,6 +302,11 @@ typedef struct an_over_time {
     int nbins;
     double width_s;          /* bin width */
     int ref, last;           /* first and last non-empty bins */
+    int groups;              /* 1, or 2: every bin's frames fall in a light
+                                and a heavy group (AN_OT_GROUP_*) */
+    double group_share[2];   /* two groups: the share of all frames in the
+                                light and the heavy group (the mix) */
+    double group_ms[2];      /* two groups: each one's median frame ms */
     an_ot_bin *bins;
     an_ot_scope *scopes;     /* the top AN_OT_TOP work scopes by self
                                 time, then the top AN_OT_TOP_WAITS waits */

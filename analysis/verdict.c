@@ -133,7 +133,7 @@ static int uniform_work(const an_over_time *ot, double g[3],
      * their share of the work, not of the frame */
     double floor = AN_OT_MIN_SHARE;
     double wf = ot->work.median ? ot->work.median[ot->ref] /
-                                      ot->bins[ot->ref].frame.median
+                                      ot->bins[ot->ref].level
                                 : NAN;
     if (wf > 0 && wf < 1)
         floor *= wf;
@@ -266,8 +266,8 @@ static void decide_capped(an_verdicts *vs, const an_over_time *ot, double fg,
         return;
     an_verdicts_add(vs,
                     (an_verdict){.kind = AN_V_CAPPED_HEADROOM,
-                                 .fig = {wg, ot->bins[ot->ref].frame.median,
-                                         ot->bins[ot->last].frame.median, fg},
+                                 .fig = {wg, ot->bins[ot->ref].level,
+                                         ot->bins[ot->last].level, fg},
                                  .scope = NULL});
     /* the work inside the held frame grew alike everywhere: the throttling
      * signature, which the cap hides from the frame time */
@@ -302,16 +302,16 @@ static void decide_start(an_verdicts *vs, const an_over_time *ot, int mid)
     size_t k = 0;
     for (int b = mid; b <= ot->last; b++)
         if (ot->bins[b].frames)
-            f[k++] = ot->bins[b].frame.median;
+            f[k++] = ot->bins[b].level;
     double settled = median_of(f, k);
     free(f);
-    double first = ot->bins[ot->ref].frame.median;
+    double first = ot->bins[ot->ref].level;
     if (!k || !(first < AN_OT_COLD * settled))
         return;
     int m0 = mid;
     while (m0 < ot->last && !ot->bins[m0].frames)
         m0++;
-    double fm = ot->bins[m0].frame.median, fl = ot->bins[ot->last].frame.median;
+    double fm = ot->bins[m0].level, fl = ot->bins[ot->last].level;
     if (fm > 0 && fl / fm >= 1.0 + AN_OT_FLAT)
         an_verdicts_add(vs, (an_verdict){.kind = AN_V_RAMP,
                                          .fig = {first, fm, fl},

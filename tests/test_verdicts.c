@@ -46,6 +46,8 @@ typedef struct sim {
     double (*odd2)(double x);      /* the second one's, if not NULL */
     double (*clock)(double x);     /* cpu0.freq_mhz, or NULL */
     double (*temp)(double x);      /* thermal.soc.temp_c, or NULL */
+    double (*mode)(int i);         /* frame i's own work factor (light or
+                                      heavy frames), or NULL */
 } sim;
 
 static char path[64];
@@ -82,7 +84,7 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
     uint64_t t = 1000000;
     for (int i = 0; i < s->frames; i++) {
         double x = (double)i / (s->frames - 1);
-        double k = s->work ? s->work(x) : 1.0;
+        double k = (s->work ? s->work(x) : 1.0) * (s->mode ? s->mode(i) : 1.0);
         double a = s->a_ms * k, b = s->b_ms * k;
         double wt = s->cap_ms > 0 ? s->cap_ms - a - b
                                   : s->wait_ms * (s->wait ? s->wait(x) : 1.0);
@@ -170,6 +172,17 @@ static void assert_not_uniform(const an_verdicts *v)
     assert_null(find(v, AN_V_THROTTLING));
     assert_null(find(v, AN_V_THROTTLING_UNCHECKED));
     assert_null(find(v, AN_V_UNIFORM_MEMORY_MOVED));
+}
+
+/* Seven light frames, then seven heavy ones doing 1.6x the work. */
+static double sevens(int i)
+{
+    return (i / 7) % 2 ? 1.6 : 1.0;
+}
+
+static double linear_40(double x)
+{
+    return 1.0 + 0.4 * x;
 }
 
 static double linear_30(double x)
@@ -646,6 +659,113 @@ static void every_row_of_the_table_has_a_key_and_a_rule(void **state)
     assert_string_equal(an_verdict_key(AN_V_COUNT), "?");
 }
 
+/* |a - b| <= eps, in double (cmocka's float assertions are not in every
+ * release Debian ships). */
+#define assert_near(a, b, eps) assert_true(fabs((a) - (b)) <= (eps))
+
+/* The over-time figures of 10 bins (caller frees with an_over_time_free). */
+static void over_time_of(an_capture *m, an_over_time *ot)
+{
+    assert_int_equal(an_over_time_compute(ot, m, 10, 0), CAP_OK);
+}
+
+/* A game that alternates light and heavy frames: a bin's plain median
+ * lands on whichever group holds more of its frames, so the medians jump
+ * by the heavy factor with no change in the work. The two groups are
+ * found, weighted by the capture's mix, and nothing grew. */
+static void alternating_heavy_frames_are_steady_not_throttling(void **state)
+{
+    (void)state;
+    sim s = {.frames = 200, .a_ms = 4, .b_ms = 3, .wait_ms = 2,
+             .work = flat, .mode = sevens};
+    an_capture *m = run_sim(&s, 0);
+    an_over_time ot;
+    over_time_of(m, &ot);
+    /* the trap: plain medians jump between 9 and 13.2 ms */
+    double lo = INFINITY, hi = 0;
+    for (int b = 0; b < ot.nbins; b++) {
+        lo = fmin(lo, ot.bins[b].frame.median);
+        hi = fmax(hi, ot.bins[b].frame.median);
+    }
+    assert_true(hi / lo > 1.4);
+    assert_int_equal(ot.groups, 2);
+    assert_near(ot.group_ms[0], 9.0, 1e-6);
+    assert_near(ot.group_ms[1], 13.2, 1e-6);
+    assert_near(ot.group_share[0] + ot.group_share[1], 1.0, 1e-12);
+    for (int b = 0; b < ot.nbins; b++) {
+        const an_ot_bin *B = &ot.bins[b];
+        assert_near(B->group_median[0], 9.0, 1e-6);
+        assert_near(B->group_median[1], 13.2, 1e-6);
+        assert_int_equal(B->group_frames[0] + B->group_frames[1], B->frames);
+        assert_near(B->level,
+                            9.0 * ot.group_share[0] + 13.2 * ot.group_share[1],
+                            1e-6);
+        assert_int_equal(B->growth.state, AN_RATIO_VALUE);
+        assert_near(B->growth.value, 1.0, 1e-9);
+    }
+    for (size_t j = 0; j < ot.nscopes; j++)
+        if (ot.scopes[j].growth.state == AN_RATIO_VALUE)
+            assert_near(ot.scopes[j].growth.value, 1.0, 1e-9);
+    an_over_time_free(&ot);
+    char *text;
+    an_verdicts v = verdicts_and_text(m, &text);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.v[0].kind, AN_V_STEADY);
+    assert_non_null(strstr(text, "Frames fall in two groups in every bin: "
+                                 "light (median 9.000 ms"));
+    assert_non_null(strstr(text, "mixed ms"));
+    free(text);
+    an_free(m);
+}
+
+/* The same frames on a device that slows 1.4x over the run: both groups
+ * slow alike, and the growth is the clock's, not the mix's. */
+static void alternating_heavy_frames_under_throttling_grow_by_the_clock(
+    void **state)
+{
+    (void)state;
+    sim s = {.frames = 200, .a_ms = 4, .b_ms = 3, .wait_ms = 0.001,
+             .work = linear_40, .mode = sevens};
+    an_capture *m = run_sim(&s, 0);
+    an_over_time ot;
+    over_time_of(m, &ot);
+    assert_int_equal(ot.groups, 2);
+    /* each group's median grew about as the work factor between the two
+       bins' middles (1.4x over the run) */
+    double g[2];
+    for (int k = 0; k < 2; k++)
+        g[k] = ot.bins[ot.last].group_median[k] /
+               ot.bins[ot.ref].group_median[k];
+    assert_true(g[0] > 1.28 && g[0] < 1.40);
+    assert_true(g[1] > 1.28 && g[1] < 1.40);
+    double fg = ot.bins[ot.last].growth.value;
+    assert_true(fabs(fg - (g[0] + g[1]) / 2) < 0.03);
+    an_over_time_free(&ot);
+    an_verdicts v = verdicts_of(m);
+    const an_verdict *t = find(&v, AN_V_THROTTLING_UNCHECKED);
+    assert_non_null(t);
+    assert_true(t->fig[0] > 1.28 && t->fig[0] < 1.40);
+    an_free(m);
+}
+
+/* Frames that vary without falling in two groups keep plain medians. */
+static void frames_in_one_group_keep_plain_medians(void **state)
+{
+    (void)state;
+    sim s = {.frames = 200, .a_ms = 4, .b_ms = 3, .wait_ms = 2,
+             .work = linear_30};
+    an_capture *m = run_sim(&s, 0);
+    an_over_time ot;
+    over_time_of(m, &ot);
+    assert_int_equal(ot.groups, 1);
+    for (int b = 0; b < ot.nbins; b++)
+        assert_true(ot.bins[b].level == ot.bins[b].frame.median ||
+                    (isnan(ot.bins[b].level) &&
+                     isnan(ot.bins[b].frame.median)));
+    an_over_time_free(&ot);
+    an_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -668,6 +788,10 @@ int main(void)
         cmocka_unit_test(clock_fell_but_scopes_flat_says_the_evidence_contradicts),
         cmocka_unit_test(heat_without_a_clock_cannot_tell_and_a_cap_is_cited),
         cmocka_unit_test(every_row_of_the_table_has_a_key_and_a_rule),
+        cmocka_unit_test(alternating_heavy_frames_are_steady_not_throttling),
+        cmocka_unit_test(
+            alternating_heavy_frames_under_throttling_grow_by_the_clock),
+        cmocka_unit_test(frames_in_one_group_keep_plain_medians),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -226,13 +226,24 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
     size_t shown_counters = ot->ncounters < MAX_COUNTERS ? ot->ncounters
                                                           : MAX_COUNTERS;
     {
-        char sub[300];
-        snprintf(sub, sizeof sub,
-                 "%zu frames in %d bins of %.3f s \xC2\xB7 left: median ms "
-                 "per bin (the frame; per frame, all CPU work summed and "
-                 "each top scope's self time)%s",
-                 ot->nframes, ot->nbins, ot->width_s,
-                 ot->ncounters ? " \xC2\xB7 right: counters' means" : "");
+        char sub[400];
+        if (ot->groups == 2) /* the light and heavy medians, by the mix */
+            snprintf(sub, sizeof sub,
+                     "%zu frames in %d bins of %.3f s \xC2\xB7 left: ms per "
+                     "bin, light (%.3f ms) and heavy (%.3f ms) frames' "
+                     "medians mixed %.0f/%.0f%s",
+                     ot->nframes, ot->nbins, ot->width_s, ot->group_ms[0],
+                     ot->group_ms[1], ot->group_share[0] * 100,
+                     ot->group_share[1] * 100,
+                     ot->ncounters ? " \xC2\xB7 right: counters" : "");
+        else
+            snprintf(sub, sizeof sub,
+                     "%zu frames in %d bins of %.3f s \xC2\xB7 left: median "
+                     "ms per bin (the frame; per frame, all CPU work summed "
+                     "and each top scope's self time)%s",
+                     ot->nframes, ot->nbins, ot->width_s,
+                     ot->ncounters ? " \xC2\xB7 right: counters' means"
+                                   : "");
         fputs("<text class=\"sub\" x=\"10\" y=\"46\">", out);
         an__svg_text(out, sub, an__svg_fit(W - 20, 12));
         fputs("</text>\n", out);
@@ -268,7 +279,7 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
         goto done;
     double lmax = 0, rmax = 0;
     for (int b = 0; b < ot->nbins; b++) {
-        frame_med[b] = ot->bins[b].frames ? ot->bins[b].frame.median : NAN;
+        frame_med[b] = ot->bins[b].frames ? ot->bins[b].level : NAN;
         if (frame_med[b] > lmax)
             lmax = frame_med[b];
         for (size_t j = 0; j < ot->nscopes; j++)
@@ -284,7 +295,13 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
     p.rmax = an__svg_axis_top(rmax);
 
     /* axes */
-    axis_y(&p, p.lmax, 0, "median ms per frame");
+    /* two groups of frames: each group's median weighted by the mix */
+    const char *med = ot->groups == 2 ? "mixed median" : "median";
+    {
+        char ax[48];
+        snprintf(ax, sizeof ax, "%s ms per frame", med);
+        axis_y(&p, p.lmax, 0, ax);
+    }
     if (shown_counters)
         axis_y(&p, p.rmax, 1, "counters");
     {
@@ -343,9 +360,10 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
          * colours, dash-dotted */
         const char *dash = S->scope->is_wait ? "7 4" : j >= 6 ? "10 3 2 3" : "";
         ratio_text(gr, sizeof gr, S->growth);
-        snprintf(tip, sizeof tip, "%s %s%s: median self ms per frame, growth %s",
+        snprintf(tip, sizeof tip, "%s %s%s: %s self ms per frame, growth %s",
                  S->scope->kind == AN_GPU ? "GPU" : "CPU", S->scope->name,
-                 S->scope->is_wait ? " (a wait)" : "", gr);
+                 S->scope->is_wait ? " (a wait)" : "",
+                 ot->groups == 2 ? "mixed median" : "median", gr);
         double y = series(&p, ot, S->median, p.lmax, colour, dash, 0, 2, id, tip);
         label *L = add_label(labs, &nl, y, colour, dash, S->scope->name);
         if (L)
@@ -355,7 +373,7 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
     if (ot->work.median) { /* the CPU work the frame holds, summed */
         ratio_text(gr, sizeof gr, ot->work.growth);
         snprintf(tip, sizeof tip, "all CPU work (every CPU scope that is not "
-                 "a wait, summed per frame): median per bin, growth %s", gr);
+                 "a wait, summed per frame): %s per bin, growth %s", med, gr);
         double y = series(&p, ot, ot->work.median, p.lmax, AN__SVG_INK,
                           "12 4", 0, 2.5, "work", tip);
         label *L = add_label(labs, &nl, y, AN__SVG_INK, "12 4",
@@ -365,12 +383,13 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
     }
     {
         ratio_text(gr, sizeof gr, ot->bins[ot->last >= 0 ? ot->last : 0].growth);
-        snprintf(tip, sizeof tip, "frame time: median per bin, growth %s", gr);
+        snprintf(tip, sizeof tip, "frame time: %s per bin, growth %s", med,
+                 gr);
         double y = series(&p, ot, frame_med, p.lmax, AN__SVG_INK, "", 0, 3,
                           "frame", tip);
         label *L = add_label(labs, &nl, y, AN__SVG_INK, "", "frame");
         if (L)
-            snprintf(L->text, sizeof L->text, "frame time (median) %s", gr);
+            snprintf(L->text, sizeof L->text, "frame time (%s) %s", med, gr);
     }
     /* the labels at the right, apart */
     double ys[64];

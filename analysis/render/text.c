@@ -672,23 +672,45 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
     fprintf(out, "\n%sOver time%s: %zu frames in %d bins of %.3f s (by "
                  "each frame's start since the first frame)\n",
             bold(colour), reset(colour), ot->nframes, bins, ot->width_s);
-    fprintf(out, "  %4s %9s %9s %7s %11s %11s %8s\n", "bin", "start s",
-            "end s", "frames", "median ms", "p95 ms", "growth");
+    int two = ot->groups == 2;
+    if (two)
+        fprintf(out, "  Frames fall in two groups in every bin: light (median "
+                     "%.3f ms, %.0f %% of frames) and heavy (%.3f ms, %.0f "
+                     "%%). A bin's median would jump between them with the "
+                     "share of heavy frames it holds, so each figure below is "
+                     "a mixed median: each group's median in the bin, "
+                     "weighted by the capture's mix.\n",
+                ot->group_ms[0], ot->group_share[0] * 100, ot->group_ms[1],
+                ot->group_share[1] * 100);
+    fprintf(out, "  %4s %9s %9s %7s", "bin", "start s", "end s", "frames");
+    if (two)
+        fprintf(out, " %9s %9s %6s", "light ms", "heavy ms", "heavy");
+    fprintf(out, " %11s %11s %8s\n", two ? "mixed ms" : "median ms",
+            "p95 ms", "growth");
     for (int b = 0; b < bins; b++) {
         const an_ot_bin *B = &ot->bins[b];
         fprintf(out, "  %4d %9.3f %9.3f %7zu", b, B->start_s, B->end_s,
                 B->frames);
-        num_or_dash(out, " %11.3f", 11, B->frame.median);
+        if (two) {
+            num_or_dash(out, " %9.3f", 9, B->group_median[0]);
+            num_or_dash(out, " %9.3f", 9, B->group_median[1]);
+            if (B->frames)
+                fprintf(out, " %5.0f%%",
+                        100.0 * (double)B->group_frames[1] / (double)B->frames);
+            else
+                fprintf(out, " %6s", "-");
+        }
+        num_or_dash(out, " %11.3f", 11, B->level);
         num_or_dash(out, " %11.3f", 11, B->frame.p95);
         fputc(' ', out);
         an_text_ratio(out, B->growth, 8);
         fputc('\n', out);
     }
     if (ot->nscopes) {
-        fprintf(out, "\n  %stop scopes: median self ms per frame by bin, "
+        fprintf(out, "\n  %stop scopes: %s self ms per frame by bin, "
                      "growth of the last bin over the first (work: every "
                      "CPU scope that is not a wait, summed per frame)%s\n",
-                bold(colour), reset(colour));
+                bold(colour), two ? "mixed median" : "median", reset(colour));
         fprintf(out, "  %-28s", "scope");
         for (int b = 0; b < bins; b++)
             fprintf(out, " %8d", b);

@@ -3,7 +3,10 @@
 # with and without --fps-cap: read_capture --over-time must say, under the
 # cap, that headroom is being eaten and that the growth has the throttling
 # signature; without it, the throttling signature; never "did more work",
-# never a cold start.
+# never a cold start. With --bimodal (25 light and 25 heavy frames in turn,
+# work x1.6) the report must find the two groups of frames, and say the
+# throttling signature under the ramp and steady without it (--ramp 0):
+# a bin's plain median jumps between the groups with the mix it holds.
 #   game_sim_verdicts.sh GAME_SIM READ_CAPTURE
 # game_sim's truth holds only when its threads get the CPU they ask for:
 # when other programs still keep more than half a core busy after 45 s
@@ -87,14 +90,22 @@ check() {
   return 1
 }
 fail=0 skip=0
-for c in capped uncapped; do
-  if [ $c = capped ]; then
+for c in capped uncapped bimodal bimodal-steady; do
+  case $c in
+  capped)
     check capped "--fps-cap 30 --scale 0.25" "did more work|not warm" \
-      "eating its headroom" "throttling signature"
-  else
+      "eating its headroom" "throttling signature" ;;
+  uncapped)
     check uncapped "--scale 0.5" "did more work|not warm" \
-      "throttling signature"
-  fi
+      "throttling signature" ;;
+  bimodal)
+    check bimodal "--scale 0.5 --bimodal" "did more work|not warm" \
+      "two groups in every bin" "throttling signature" ;;
+  bimodal-steady)
+    check bimodal-steady "--scale 0.5 --bimodal --ramp 0" \
+      "did more work|not warm|grew|rose|throttling" \
+      "two groups in every bin" "steady across the bins" ;;
+  esac
   case $? in 1) fail=1 ;; 2) skip=1 ;; esac
 done
 [ $fail = 1 ] && exit 1
