@@ -139,10 +139,9 @@ static double robust_spread(const double *x, size_t n, double *dev)
     return s > 0.005 ? s : 0.005;
 }
 
-/* A frame's log time in ms (a crafted frame of 0 ns counts as 1 ns). */
-static double log_ms(const an_frame *f)
+/* The log of a time in ms (0, or a crafted negative, counts as 1 ns). */
+static double log_ms(double ms)
 {
-    double ms = MS(an_frame_ns(f));
     return log(ms > 1e-6 ? ms : 1e-6);
 }
 
@@ -186,68 +185,115 @@ static size_t clean_split(const double *x, size_t k, double *dev,
     return at;
 }
 
-/* Do the frames fall in two groups in every bin? Then mark each frame's
- * group (heavy[i]), order each bin's frames light first (light[b]: how
- * many) and fill ot->group_*; 1 when they do, 0 (nothing changed) when
- * not, -1 out of memory. order[first[b]..first[b+1]) are bin b's frames. */
-static int find_groups(an_over_time *ot, const an_capture *m,
+/* Do the frames fall in two groups by v[frame] (ms: the frame time, or
+ * the CPU work)? The frames, in time order, are cut into chunks of
+ * AN_OT_GROUP_CHUNK; each chunk's frames are split at the cut of its
+ * window (the chunk and AN_OT_GROUP_REACH chunks each side, as wide at
+ * the ends; log v less the window's linear trend), which must split
+ * cleanly, every window with about the same gap (report.h). Then order each bin's frames light first (light[b]: how
+ * many), fill ot->groups, group_share, group_ms (medians of v) and each
+ * bin's group_frames and group_median (of v; NAN for a group the bin
+ * lacks); 1 when they do, 0 (nothing changed) when not, -1 out of
+ * memory. order[first[b]..first[b+1]) are bin b's frames, n in all. */
+static int find_groups(an_over_time *ot, const double *v, size_t n,
                        const size_t *first, uint32_t *order, size_t nb,
-                       size_t most, size_t *light)
+                       size_t *light)
 {
-    size_t n = m->nframes;
-    double *x = malloc(most * sizeof *x), *dev = malloc(most * sizeof *dev);
-    double *cut = malloc(nb * sizeof *cut), *gap = malloc(nb * sizeof *gap);
-    uint32_t *tmp = malloc(most * sizeof *tmp);
+    size_t chunks = (n + AN_OT_GROUP_CHUNK - 1) / AN_OT_GROUP_CHUNK;
+    size_t wmax = (2 * AN_OT_GROUP_REACH + 1) * AN_OT_GROUP_CHUNK;
+    if (wmax > n)
+        wmax = n;
+    double *x = malloc(wmax * sizeof *x), *dev = malloc(wmax * sizeof *dev);
+    double *cut = malloc(chunks * sizeof *cut);
+    double *gap = malloc(chunks * sizeof *gap);
+    double *slope = malloc(chunks * sizeof *slope);
+    double *mid = malloc(chunks * sizeof *mid);
+    double *all = malloc(n * sizeof *all);
+    uint8_t *heavy = malloc(n);
+    uint32_t *tmp = malloc(n * sizeof *tmp);
     int rc = -1;
-    if (!x || !dev || !cut || !gap || !tmp)
+    if (!x || !dev || !cut || !gap || !slope || !mid || !all || !heavy ||
+        !tmp)
         goto out;
     rc = 0;
-    size_t split = 0;
-    for (size_t b = 0; b < nb; b++) {
-        size_t k = first[b + 1] - first[b];
-        if (!k)
-            continue;
-        for (size_t j = 0; j < k; j++)
-            x[j] = log_ms(&m->frames[order[first[b] + j]]);
+    /* two bins at least hold frames: else nothing is compared */
+    size_t filled = 0;
+    for (size_t b = 0; b < nb; b++)
+        filled += first[b + 1] > first[b];
+    if (filled < 2)
+        goto out;
+    for (size_t c = 0; c < chunks; c++) {
+        size_t lo = c > AN_OT_GROUP_REACH ? c - AN_OT_GROUP_REACH : 0;
+        size_t hi = (c + AN_OT_GROUP_REACH + 1) * AN_OT_GROUP_CHUNK;
+        lo *= AN_OT_GROUP_CHUNK;
+        hi = hi < n ? hi : n;
+        if (hi - lo < wmax) { /* the ends: a window as wide as the rest */
+            lo = hi >= wmax ? hi - wmax : 0;
+            hi = lo + wmax;
+        }
+        /* less the window's trend (least squares of log v on the frame
+           index): a device that slows through the window spreads each
+           group, not the gap between them */
+        double im = (double)(lo + hi - 1) / 2, ym = 0, sxy = 0, sxx = 0;
+        for (size_t i = lo; i < hi; i++)
+            ym += log_ms(v[i]);
+        ym /= (double)(hi - lo);
+        for (size_t i = lo; i < hi; i++) {
+            double d = (double)i - im;
+            sxy += d * (log_ms(v[i]) - ym);
+            sxx += d * d;
+        }
+        slope[c] = sxx > 0 ? sxy / sxx : 0;
+        mid[c] = im;
+        size_t k = 0;
+        for (size_t i = lo; i < hi; i++)
+            x[k++] = log_ms(v[i]) - slope[c] * ((double)i - im);
         qsort(x, k, sizeof *x, cmp_double);
-        size_t at = clean_split(x, k, dev, &gap[split++]);
+        size_t at = clean_split(x, k, dev, &gap[c]);
         if (!at)
             goto out;
-        cut[b] = x[at]; /* heavy: log frame time at or above the cut */
+        cut[c] = x[at]; /* heavy: detrended log v at or above the cut */
     }
-    /* the same two groups in every bin: a bin whose heavy frames stand
+    /* the same two groups all along: a window whose heavy frames stand
        apart from its light ones by another factor split something else
        (a few slow frames at the start) */
-    if (split < 2)
-        goto out; /* one bin: nothing to compare, its median is its own */
-    qsort(gap, split, sizeof *gap, cmp_double);
-    double typical = sorted_median(gap, split);
-    if (fabs(gap[0] - typical) > AN_OT_GROUP_SAME * typical ||
-        fabs(gap[split - 1] - typical) > AN_OT_GROUP_SAME * typical)
+    memcpy(all, gap, chunks * sizeof *gap);
+    qsort(all, chunks, sizeof *all, cmp_double);
+    double typical = sorted_median(all, chunks);
+    if (fabs(all[0] - typical) > AN_OT_GROUP_SAME * typical ||
+        fabs(all[chunks - 1] - typical) > AN_OT_GROUP_SAME * typical)
         goto out;
-    /* every bin splits: light frames first in each bin, in time order */
     size_t count[2] = {0, 0};
-    double *all = malloc(n * sizeof *all);
-    if (!all) {
-        rc = -1;
-        goto out;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = i / AN_OT_GROUP_CHUNK;
+        double y = log_ms(v[i]) - slope[c] * ((double)i - mid[c]);
+        count[heavy[i] = y >= cut[c]]++;
     }
+    /* the groups matter: one bin holds as many heavy frames as light ones
+       or more, another as many light ones or more; else every bin's
+       median lies in one group, where the mix moves it little */
+    int more[2] = {0, 0};
+    for (size_t b = 0; b < nb; b++) {
+        size_t h = 0, f = first[b + 1] - first[b];
+        for (size_t i = first[b]; i < first[b + 1]; i++)
+            h += heavy[order[i]];
+        more[1] |= f && 2 * h >= f;
+        more[0] |= f && 2 * h <= f;
+    }
+    if (!more[0] || !more[1])
+        goto out;
     for (int g = 0; g < 2; g++) {
         size_t k = 0;
-        for (size_t b = 0; b < nb; b++)
-            for (size_t i = first[b]; i < first[b + 1]; i++) {
-                if ((log_ms(&m->frames[order[i]]) >= cut[b]) == g)
-                    all[k++] = MS(an_frame_ns(&m->frames[order[i]]));
-            }
-        count[g] = k;
+        for (size_t i = 0; i < n; i++)
+            if (heavy[i] == g)
+                all[k++] = v[i];
         ot->group_ms[g] = an_summarize(all, k).median;
+        ot->group_share[g] = (double)count[g] / (double)n;
     }
-    free(all);
     for (size_t b = 0; b < nb; b++) {
         size_t k[2] = {0, 0}, w = first[b];
         for (size_t i = first[b]; i < first[b + 1]; i++) {
-            int g = log_ms(&m->frames[order[i]]) >= cut[b];
-            if (g)
+            if (heavy[order[i]])
                 tmp[k[1]++] = order[i];
             else
                 order[w++] = order[i], k[0]++;
@@ -256,54 +302,88 @@ static int find_groups(an_over_time *ot, const an_capture *m,
         light[b] = k[0];
         ot->bins[b].group_frames[0] = k[0];
         ot->bins[b].group_frames[1] = k[1];
+        for (int g = 0; g < 2; g++) {
+            size_t j = 0, lo = first[b] + (g ? k[0] : 0);
+            for (size_t i = lo; i < lo + k[g]; i++)
+                all[j++] = v[order[i]];
+            ot->bins[b].group_median[g] = an_summarize(all, j).median;
+        }
     }
     ot->groups = 2;
-    for (int g = 0; g < 2; g++)
-        ot->group_share[g] = (double)count[g] / (double)n;
     rc = 1;
 out:
     free(x);
     free(dev);
     free(cut);
     free(gap);
+    free(slope);
+    free(mid);
+    free(all);
+    free(heavy);
     free(tmp);
     return rc;
 }
 
-/* The figure of bin b that bins are compared by, from the values of its
- * frames v[order[first[b]..first[b+1])]: their median, or with two
- * groups (light[b] light frames first) each group's median weighted by
- * the capture's mix. Sorts tmp. NAN for an empty bin. */
-static double bin_level(const an_over_time *ot, const double *v,
-                        const size_t *first, const size_t *light,
-                        const uint32_t *order, size_t b, double *tmp)
+/* Two groups: each bin's figure from its light and heavy medians
+ * med[g * nb + b] (NAN where the bin has no frame of the group), weighted
+ * by the capture's mix; a group a bin lacks takes its median from the
+ * nearest bins that have it (between two, on the line through them).
+ * Empty bins get NAN. */
+static void mix_levels(const an_over_time *ot, const double *med,
+                       size_t nb, double *out)
 {
-    size_t lo = first[b], hi = first[b + 1];
-    if (ot->groups != 2) {
-        size_t k = 0;
-        for (size_t i = lo; i < hi; i++)
-            tmp[k++] = v[order[i]];
-        return an_summarize(tmp, k).median;
+    for (size_t b = 0; b < nb; b++) {
+        out[b] = NAN;
+        if (!ot->bins[b].frames)
+            continue;
+        double level = 0;
+        for (size_t g = 0; g < 2; g++) {
+            const double *m = med + g * nb;
+            double x = m[b];
+            if (isnan(x)) {
+                long lo = (long)b - 1, hi = (long)b + 1;
+                while (lo >= 0 && isnan(m[lo]))
+                    lo--;
+                while (hi < (long)nb && isnan(m[hi]))
+                    hi++;
+                if (lo >= 0 && hi < (long)nb)
+                    x = m[lo] + (m[hi] - m[lo]) * (double)((long)b - lo) /
+                                    (double)(hi - lo);
+                else
+                    x = lo >= 0 ? m[lo] : hi < (long)nb ? m[hi] : NAN;
+            }
+            level += ot->group_share[g] * x;
+        }
+        out[b] = level;
     }
-    double level = 0;
-    size_t cut = lo + light[b];
-    for (int g = 0; g < 2; g++) {
-        size_t k = 0;
-        for (size_t i = g ? cut : lo; i < (g ? hi : cut); i++)
-            tmp[k++] = v[order[i]];
-        level += ot->group_share[g] * an_summarize(tmp, k).median;
-    }
-    return level;
 }
 
-/* Per-bin figures (bin_level) of v[frame] (ms) into out[bin]. */
+/* Per-bin figures of v[frame] (ms) into out[bin]: the median of the
+ * bin's frames, or with two groups (light[b] light frames first in each
+ * bin) the mix of each group's median (mix_levels). tmp holds a bin,
+ * med 2 x nb values. NAN for an empty bin. */
 static void bin_medians(const an_over_time *ot, const double *v,
                         const size_t *first, const size_t *light,
                         const uint32_t *order, size_t nb, double *tmp,
-                        double *out)
+                        double *med, double *out)
 {
-    for (size_t b = 0; b < nb; b++)
-        out[b] = bin_level(ot, v, first, light, order, b, tmp);
+    size_t G = ot->groups == 2 ? 2 : 1;
+    for (size_t b = 0; b < nb; b++) {
+        size_t lo = first[b], hi = first[b + 1];
+        size_t cut = G == 2 ? lo + light[b] : hi;
+        for (size_t g = 0; g < G; g++) {
+            size_t k = 0;
+            for (size_t i = g ? cut : lo; i < (g ? hi : cut); i++)
+                tmp[k++] = v[order[i]];
+            double x = an_summarize(tmp, k).median;
+            if (G == 2)
+                med[g * nb + b] = x;
+            else
+                out[b] = x;
+        }
+    }
+    if (G == 2)
+        mix_levels(ot, med, nb, out);
 }
 
 /* A summarised model (m->approx): the top scopes' per-bin summaries
@@ -323,8 +403,9 @@ static void ot_sum_visit(void *p, size_t row, size_t frame, int64_t v)
 {
     ot_sum_ctx *c = p;
     const an_scope *sc = &c->m->scopes[row];
-    if (sc->kind == AN_CPU)
-        c->sum[sc->is_wait != 0][frame] += MS(v);
+    double *to = c->sum[sc->is_wait != 0];
+    if (sc->kind == AN_CPU && to)
+        to[frame] += MS(v);
     size_t k = c->slot_of[row];
     if (k != SIZE_MAX &&
         an_hist_add(&c->h[k * c->nc + c->cell_of[frame]], v) != 0)
@@ -364,10 +445,12 @@ static an_summary hist_summary(const an_hist *h, size_t k)
 }
 
 /* A bin's summary from its cells' histograms h[0..groups) of k[g] frames
- * each: p95 and mean over the bin's frames, the median as bin_level
- * takes it (two groups: each one's weighted by the mix). */
+ * each: p95 and mean over the bin's frames; with two groups each group's
+ * median into gmed[g * nb] (NAN: none of its frames here) and the median
+ * left NAN for mix_levels. */
 static an_summary cells_summary(const an_over_time *ot, const an_hist *h,
-                                const size_t *k, int *failed)
+                                const size_t *k, double *gmed, size_t nb,
+                                int *failed)
 {
     if (ot->groups != 2)
         return hist_summary(h, k[0]);
@@ -376,9 +459,9 @@ static an_summary cells_summary(const an_over_time *ot, const an_hist *h,
         *failed = 1;
     an_summary s = hist_summary(&both, k[0] + k[1]);
     an_hist_free(&both);
-    s.median = 0;
-    for (int g = 0; g < 2; g++)
-        s.median += ot->group_share[g] * hist_summary(&h[g], k[g]).median;
+    s.median = NAN;
+    for (size_t g = 0; g < 2; g++)
+        gmed[g * nb] = hist_summary(&h[g], k[g]).median;
     return s;
 }
 
@@ -395,12 +478,14 @@ static int hint_matches(const an_capture *m, const uint16_t *bin_of,
     return 1;
 }
 
-/* The top scopes' per-bin summaries into out (top_n x nb) and the work
- * and wait sums per frame into sum[2], in one read of the file. */
+/* The top scopes' per-bin summaries into out (top_n x nb; with two
+ * groups, the medians of each scope's groups by bin into
+ * gmed[(j x 2 + g) x nb + b]) and the work and wait sums per frame into
+ * sum[2] (NULL ones not summed), in one read of the file. */
 static cap_result ot_approx(const an_over_time *ot, const an_capture *m,
                             const uint16_t *cell_of, const size_t *cfirst,
                             size_t nb, const size_t *top, size_t top_n,
-                            double *sum[2], an_summary **out)
+                            double *sum[2], an_summary **out, double *gmed)
 {
     size_t G = ot->groups == 2 ? 2 : 1, nc = nb * G, nh = top_n * nc;
     size_t *slot_of = malloc((m->nscopes ? m->nscopes : 1) * sizeof *slot_of);
@@ -420,7 +505,9 @@ static cap_result ot_approx(const an_over_time *ot, const an_capture *m,
                 for (size_t g = 0; g < G; g++)
                     k[g] = cfirst[b * G + g + 1] - cfirst[b * G + g];
                 (*out)[j * nb + b] =
-                    cells_summary(ot, &h[j * nc + b * G], k, &c.failed);
+                    cells_summary(ot, &h[j * nc + b * G], k,
+                                  G == 2 ? &gmed[j * 2 * nb + b] : NULL, nb,
+                                  &c.failed);
             }
         if (rc == CAP_OK && c.failed)
             rc = CAP_E_NOMEM;
@@ -449,10 +536,11 @@ static cap_result ot_summaries(const an_over_time *ot, const an_capture *m,
                                double *sum[2], an_summary **out)
 {
     if (!hinted)
-        return ot_approx(ot, m, cell_of, first, nb, top, top_n, sum, out);
+        return ot_approx(ot, m, cell_of, first, nb, top, top_n, sum, out,
+                         NULL);
     cap_result rc;
     if (waits && (rc = ot_approx(ot, m, cell_of, first, nb, top, 0, sum,
-                                 out)) != CAP_OK)
+                                 out, NULL)) != CAP_OK)
         return rc;
     free(*out);
     *out = malloc((top_n * nb > 0 ? top_n * nb : 1) * sizeof **out);
@@ -484,7 +572,9 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     uint16_t *cell_of = NULL; /* two groups: bin x 2 + group */
     uint32_t *order = NULL;
     size_t *first = NULL, *light = NULL, *cfirst = NULL;
-    double *tmp = NULL, *dense = NULL, *fms = NULL;
+    double *tmp = NULL, *dense = NULL, *fms = NULL, *sum[2] = {NULL, NULL};
+    double *med = NULL, *gmed = NULL; /* two groups: medians by group, bin */
+    an_summary *approx = NULL;
     int64_t t0 = m->frames[0].begin_ns;
     double width;
     bins = choose_bins(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
@@ -498,10 +588,11 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     dense = malloc((m->approx ? 1 : n) * sizeof *dense); /* exact only */
     fms = malloc(n * sizeof *fms);
     light = calloc(nb, sizeof *light);
+    med = malloc(2 * nb * sizeof *med);
     cfirst = malloc((2 * nb + 1) * sizeof *cfirst);
     ot->bins = calloc(nb, sizeof *ot->bins);
-    if (!bin_of || !first || !order || !dense || !fms || !light || !cfirst ||
-        !ot->bins || n > UINT32_MAX)
+    if (!bin_of || !first || !order || !dense || !fms || !light || !med ||
+        !cfirst || !ot->bins || n > UINT32_MAX)
         goto done;
     _Static_assert(2 * AN_OT_MAX_BINS <= UINT16_MAX, "a frame's cell");
     for (size_t i = 0; i < n; i++) {
@@ -532,46 +623,8 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     ot->last = bins - 1;
     while (ot->last > ot->ref && ot->bins[ot->last].frames == 0)
         ot->last--;
-    /* a light and a heavy group of frames in every bin: each bin's
-       frames ordered light first, its cells (bin x group) in cfirst */
-    ot->groups = 1;
-    if (find_groups(ot, m, first, order, nb, most, light) < 0)
-        goto done;
-    size_t G = (size_t)ot->groups;
-    for (size_t b = 0; b < nb; b++) {
-        cfirst[b * G] = first[b];
-        if (G == 2)
-            cfirst[b * G + 1] = first[b] + light[b];
-    }
-    cfirst[nb * G] = first[nb];
-    if (G == 2 && m->approx) {
-        if (!(cell_of = malloc(n * sizeof *cell_of)))
-            goto done;
-        for (size_t c = 0; c < nb * G; c++)
-            for (size_t i = cfirst[c]; i < cfirst[c + 1]; i++)
-                cell_of[order[i]] = (uint16_t)c;
-    }
     for (size_t i = 0; i < n; i++)
         fms[i] = MS(an_frame_ns(&m->frames[i]));
-    for (size_t b = 0; b < nb; b++) {
-        an_ot_bin *B = &ot->bins[b];
-        B->start_s = (double)b * width / 1e9;
-        B->end_s = (double)(b + 1) * width / 1e9;
-        size_t k = 0;
-        for (size_t j = first[b]; j < first[b + 1]; j++)
-            tmp[k++] = fms[order[j]];
-        B->frame = an_summarize(tmp, k);
-        B->level = bin_level(ot, fms, first, light, order, b, tmp);
-        for (size_t g = 0; G == 2 && g < 2; g++) {
-            k = 0;
-            for (size_t j = cfirst[2 * b + g]; j < cfirst[2 * b + g + 1]; j++)
-                tmp[k++] = fms[order[j]];
-            B->group_median[g] = an_summarize(tmp, k).median;
-        }
-    }
-    for (size_t b = 0; b < nb; b++)
-        ot->bins[b].growth = an_ratio_of(ot->bins[b].level,
-                                         ot->bins[ot->ref].level, 0);
 
     /* top scopes: median and p95 of their self time per frame, by bin */
     size_t top[AN_OT_TOP + AN_OT_TOP_WAITS], top_n = 0;
@@ -581,41 +634,100 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     if (!ot->scopes)
         goto done;
     int64_t ft = an_total_frame_ns(m);
-    an_summary *approx = NULL;
-    int hinted = G == 1 && hint_matches(m, bin_of, nb);
-    /* the load's sums of work and waits per frame (borrowed; NULL: 0),
-       or (waits = 1) they come from one more read */
+
+    /* all CPU work and all CPU waits, summed per frame: the load's sums
+       (borrowed), or summed here (exact), or by the scan that also
+       summarises the top scopes by bin (summarised model; waits = 1: the
+       load summarised them but could not sum, so one more read) */
+    ot->groups = 1;
+    int hinted = hint_matches(m, bin_of, nb);
     int waits = hinted && !m->ot_sums;
     const double *cpu = hinted && m->ot_sums ? m->ot_cpu_ms : NULL;
     const double *wcpu = hinted && m->ot_sums ? m->ot_wait_ms : NULL;
-    double *sum[2] = {cpu ? NULL : calloc(n, sizeof(double)),
-                      wcpu ? NULL : calloc(n, sizeof(double))};
-    if ((!cpu && !sum[0]) || (!wcpu && !sum[1]) ||
-        (m->approx &&
-         (rc = ot_summaries(ot, m, hinted, waits, G == 2 ? cell_of : bin_of,
-                            cfirst, nb, top, top_n, sum, &approx)) !=
-             CAP_OK)) {
-        free(sum[0]);
-        free(sum[1]);
+    if ((!cpu && !(sum[0] = calloc(n, sizeof(double)))) ||
+        (!wcpu && !(sum[1] = calloc(n, sizeof(double)))))
         goto done;
+    if (m->approx) {
+        if ((rc = ot_summaries(ot, m, hinted, waits, bin_of, first, nb, top,
+                               top_n, sum, &approx)) != CAP_OK)
+            goto done;
+        rc = CAP_E_NOMEM;
+    } else
+        an_cpu_frame_sums(m, dense, sum);
+    const double *work = cpu ? cpu : sum[0], *wait = wcpu ? wcpu : sum[1];
+
+    /* a light and a heavy group of frames all along, by frame time or,
+       where the frame times do not split (a cap holds them), by the CPU
+       work: each bin's frames ordered light first, its cells (bin x
+       group) in cfirst */
+    int g = find_groups(ot, fms, n, first, order, nb, light);
+    if (g == 0) {
+        g = find_groups(ot, work, n, first, order, nb, light);
+        ot->group_by_work = g == 1;
     }
-    rc = CAP_E_NOMEM;
+    if (g < 0)
+        goto done;
+    size_t G = (size_t)ot->groups;
+    for (size_t b = 0; b < nb; b++) {
+        cfirst[b * G] = first[b];
+        if (G == 2)
+            cfirst[b * G + 1] = first[b] + light[b];
+    }
+    cfirst[nb * G] = first[nb];
+    if (G == 2 && m->approx) {
+        /* the scopes' summaries again, by bin and group */
+        if (!(cell_of = malloc(n * sizeof *cell_of)))
+            goto done;
+        for (size_t c = 0; c < nb * G; c++)
+            for (size_t i = cfirst[c]; i < cfirst[c + 1]; i++)
+                cell_of[order[i]] = (uint16_t)c;
+        double *none[2] = {NULL, NULL};
+        free(approx);
+        approx = NULL;
+        if (!(gmed = malloc((top_n ? top_n : 1) * 2 * nb * sizeof *gmed)))
+            goto done;
+        if ((rc = ot_approx(ot, m, cell_of, cfirst, nb, top, top_n, none,
+                            &approx, gmed)) != CAP_OK)
+            goto done;
+        rc = CAP_E_NOMEM;
+    }
+
+    for (size_t b = 0; b < nb; b++) {
+        an_ot_bin *B = &ot->bins[b];
+        B->start_s = (double)b * width / 1e9;
+        B->end_s = (double)(b + 1) * width / 1e9;
+        size_t k = 0;
+        for (size_t j = first[b]; j < first[b + 1]; j++)
+            tmp[k++] = fms[order[j]];
+        B->frame = an_summarize(tmp, k);
+    }
+    {
+        double *level = malloc(nb * sizeof *level);
+        if (!level)
+            goto done;
+        bin_medians(ot, fms, first, light, order, nb, tmp, med, level);
+        for (size_t b = 0; b < nb; b++)
+            ot->bins[b].level = level[b];
+        free(level);
+    }
+    for (size_t b = 0; b < nb; b++)
+        ot->bins[b].growth = an_ratio_of(ot->bins[b].level,
+                                         ot->bins[ot->ref].level, 0);
+
     for (size_t j = 0; j < top_n; j++) {
         an_ot_scope *S = &ot->scopes[ot->nscopes++];
         S->scope = &m->scopes[top[j]];
         S->share = ft > 0 ? (double)S->scope->self_ns / (double)ft : 0;
         S->median = malloc(nb * sizeof *S->median);
         S->p95 = malloc(nb * sizeof *S->p95);
-        if (!S->median || !S->p95) {
-            free(approx);
-            free(sum[0]);
-            free(sum[1]);
+        if (!S->median || !S->p95)
             goto done;
-        }
         for (size_t b = 0; approx && b < nb; b++) {
             S->median[b] = approx[j * nb + b].median;
             S->p95[b] = approx[j * nb + b].p95;
         }
+        if (approx && G == 2)
+            mix_levels(ot, &gmed[j * 2 * nb], nb, S->median);
         if (!approx)
             an_scope_dense(m, S->scope, dense);
         for (size_t i = 0; !approx && i < n; i++)
@@ -625,40 +737,27 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             for (size_t i = first[b]; i < first[b + 1]; i++)
                 tmp[k++] = dense[order[i]];
             S->p95[b] = an_summarize(tmp, k).p95;
-            S->median[b] = bin_level(ot, dense, first, light, order, b, tmp);
         }
+        if (!approx)
+            bin_medians(ot, dense, first, light, order, nb, tmp, med,
+                        S->median);
         S->growth = an_ratio_of(S->median[ot->last], S->median[ot->ref],
                                 AN_OT_ZERO_MS);
     }
-    free(approx);
 
-    /* all CPU work and all CPU waits, summed per frame (summarised model:
-       summed by the scan above) */
-    {
-        ot->work.median = malloc(nb * sizeof(double));
-        ot->wait.median = malloc(nb * sizeof(double));
-        if ((!cpu && !sum[0]) || (!wcpu && !sum[1]) || !ot->work.median ||
-            !ot->wait.median) {
-            free(sum[0]);
-            free(sum[1]);
-            goto done;
-        }
-        for (size_t s = 0; s < m->nscopes; s++)
-            ot->has_waits |= m->scopes[s].kind == AN_CPU &&
-                             m->scopes[s].is_wait != 0;
-        if (!m->approx)
-            an_cpu_frame_sums(m, dense, sum);
-        bin_medians(ot, cpu ? cpu : sum[0], first, light, order, nb, tmp,
-                    ot->work.median);
-        bin_medians(ot, wcpu ? wcpu : sum[1], first, light, order, nb, tmp,
-                    ot->wait.median);
-        free(sum[0]);
-        free(sum[1]);
-        ot->work.growth = an_ratio_of(ot->work.median[ot->last],
-                                      ot->work.median[ot->ref], AN_OT_ZERO_MS);
-        ot->wait.growth = an_ratio_of(ot->wait.median[ot->last],
-                                      ot->wait.median[ot->ref], AN_OT_ZERO_MS);
-    }
+    ot->work.median = malloc(nb * sizeof(double));
+    ot->wait.median = malloc(nb * sizeof(double));
+    if (!ot->work.median || !ot->wait.median)
+        goto done;
+    for (size_t s = 0; s < m->nscopes; s++)
+        ot->has_waits |= m->scopes[s].kind == AN_CPU &&
+                         m->scopes[s].is_wait != 0;
+    bin_medians(ot, work, first, light, order, nb, tmp, med, ot->work.median);
+    bin_medians(ot, wait, first, light, order, nb, tmp, med, ot->wait.median);
+    ot->work.growth = an_ratio_of(ot->work.median[ot->last],
+                                  ot->work.median[ot->ref], AN_OT_ZERO_MS);
+    ot->wait.growth = an_ratio_of(ot->wait.median[ot->last],
+                                  ot->wait.median[ot->ref], AN_OT_ZERO_MS);
 
     /* counters: mean per bin, by sample time */
     ot->counters = calloc(m->ncounters ? m->ncounters : 1,
@@ -703,6 +802,11 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     an_verdicts_decide(&ot->verdicts, ot);
     rc = CAP_OK;
 done:
+    free(approx);
+    free(med);
+    free(gmed);
+    free(sum[0]);
+    free(sum[1]);
     free(bin_of);
     free(cell_of);
     free(light);

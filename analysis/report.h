@@ -240,18 +240,29 @@ void an_split_free(an_split *s);
 #define AN_OT_TOP_WAITS 4    /* and top wait scopes */
 
 /* Two groups of frames (a game that alternates light and heavy frames):
- * when every bin's frame times split cleanly in two, a bin's median would
- * jump between the groups with the share of heavy frames it happens to
- * hold. Then each group's median is taken apart and the two weighted by
- * the capture's mix (docs/VERDICTS.md, "Two groups of frames"). A bin is
- * split where it holds the most between-group variance of log frame
- * time; it splits cleanly with at least AN_OT_GROUP_MIN_BIN frames, each
- * side at least 2 frames and AN_OT_GROUP_MIN_SHARE of them, the heavy
- * side's median at least AN_OT_GROWTH times the light one's, and the gap
- * between the medians at least AN_OT_GROUP_SEPARATION times the sides'
- * spread (root mean square of 1.4826 MAD each, at least 0.5 %); and the
- * groups are the same in every bin: each bin's gap (log of heavy median
- * over light) within AN_OT_GROUP_SAME of the bins' median gap. */
+ * a bin's median would jump between the groups with the share of heavy
+ * frames it happens to hold (or land on one group when the bins are
+ * shorter than the alternation). When the frames split cleanly in two
+ * all along the capture, each group's median is taken apart in each bin
+ * and the two weighted by the capture's mix (docs/VERDICTS.md, "Two
+ * groups of frames"). The frames, in time order, are cut into chunks of
+ * AN_OT_GROUP_CHUNK, each split where its window (the chunk and
+ * AN_OT_GROUP_REACH chunks each side) holds the most between-group
+ * variance of log frame time (less the window's linear trend: a device
+ * that slows spreads each group, not the gap). Every window must split
+ * cleanly: at least AN_OT_GROUP_MIN_BIN frames, each side at least 2
+ * frames and AN_OT_GROUP_MIN_SHARE of them, the heavy side's median at least
+ * AN_OT_GROWTH times the light one's, and the gap between the medians (in
+ * log) at least AN_OT_GROUP_SEPARATION times the sides' spread (root mean
+ * square of 1.4826 MAD each, at least 0.5 %); and every window's gap
+ * within AN_OT_GROUP_SAME of the windows' median gap. Two bins at least
+ * must hold frames, and the groups must matter: one bin holds as many
+ * heavy frames as light ones or more, another as many light ones or more
+ * (else every bin's median lies in one group, where the mix moves it
+ * little). When the frame times do not split (a cap holds them), the same
+ * is tried on the CPU work per frame. */
+#define AN_OT_GROUP_CHUNK 64
+#define AN_OT_GROUP_REACH 2
 #define AN_OT_GROUP_MIN_BIN 8
 #define AN_OT_GROUP_MIN_SHARE 0.05
 #define AN_OT_GROUP_SEPARATION 4.0
@@ -266,7 +277,11 @@ typedef struct an_ot_bin {
                                 (an_over_time.groups == 2) each group's
                                 median weighted by the capture's mix */
     size_t group_frames[2];  /* two groups: light and heavy frames here */
-    double group_median[2];  /* two groups: their median frame ms here */
+    double group_median[2];  /* two groups: their median frame ms here
+                                (CPU work ms with group_by_work); NAN
+                                for a group with no frame here (the
+                                bin's figures then take that group's
+                                median from the nearest bins with it) */
     an_ratio growth;         /* level over the reference bin's */
 } an_ot_bin;
 
@@ -304,9 +319,14 @@ typedef struct an_over_time {
     int ref, last;           /* first and last non-empty bins */
     int groups;              /* 1, or 2: every bin's frames fall in a light
                                 and a heavy group (AN_OT_GROUP_*) */
+    int group_by_work;       /* two groups: found in the CPU work per frame
+                                (all CPU scopes not waits, summed), the
+                                frame times not splitting (a frame cap
+                                holds them); 0: in the frame time */
     double group_share[2];   /* two groups: the share of all frames in the
                                 light and the heavy group (the mix) */
-    double group_ms[2];      /* two groups: each one's median frame ms */
+    double group_ms[2];      /* two groups: each one's median frame ms (CPU
+                                work ms with group_by_work) */
     an_ot_bin *bins;
     an_ot_scope *scopes;     /* the top AN_OT_TOP work scopes by self
                                 time, then the top AN_OT_TOP_WAITS waits */

@@ -711,7 +711,7 @@ static void alternating_heavy_frames_are_steady_not_throttling(void **state)
     an_verdicts v = verdicts_and_text(m, &text);
     assert_int_equal(v.n, 1);
     assert_int_equal(v.v[0].kind, AN_V_STEADY);
-    assert_non_null(strstr(text, "Frames fall in two groups in every bin: "
+    assert_non_null(strstr(text, "Frames fall in two groups all along the capture: "
                                  "light (median 9.000 ms"));
     assert_non_null(strstr(text, "mixed ms"));
     free(text);
@@ -742,6 +742,60 @@ static void alternating_heavy_frames_under_throttling_grow_by_the_clock(
     assert_true(fabs(fg - (g[0] + g[1]) / 2) < 0.03);
     an_over_time_free(&ot);
     an_verdicts v = verdicts_of(m);
+    const an_verdict *t = find(&v, AN_V_THROTTLING_UNCHECKED);
+    assert_non_null(t);
+    assert_true(t->fig[0] > 1.28 && t->fig[0] < 1.40);
+    an_free(m);
+}
+
+/* Under a frame cap the frame times are all the cap's: the light and
+ * heavy frames split by their CPU work instead, and the work's mixed
+ * median holds while the mix moves. */
+static void capped_alternating_heavy_frames_split_by_work_and_hold(
+    void **state)
+{
+    (void)state;
+    sim s = {.frames = 200, .cap_ms = 16.667, .a_ms = 4, .b_ms = 3,
+             .work = flat, .mode = sevens};
+    an_capture *m = run_sim(&s, 0);
+    an_over_time ot;
+    over_time_of(m, &ot);
+    assert_int_equal(ot.groups, 2);
+    assert_int_equal(ot.group_by_work, 1);
+    assert_near(ot.group_ms[0], 7.0, 1e-6);
+    assert_near(ot.group_ms[1], 11.2, 1e-6);
+    for (int b = ot.ref; b <= ot.last; b++) {
+        assert_near(ot.bins[b].group_median[0], 7.0, 1e-6);
+        assert_near(ot.bins[b].group_median[1], 11.2, 1e-6);
+        assert_near(ot.work.median[b],
+                    7.0 * ot.group_share[0] + 11.2 * ot.group_share[1], 1e-6);
+    }
+    assert_int_equal(ot.work.growth.state, AN_RATIO_VALUE);
+    assert_near(ot.work.growth.value, 1.0, 1e-9);
+    an_over_time_free(&ot);
+    char *text;
+    an_verdicts v = verdicts_and_text(m, &text);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.v[0].kind, AN_V_STEADY);
+    assert_non_null(strstr(text, "two groups all along the capture by their CPU work"));
+    assert_non_null(strstr(text, "light work"));
+    free(text);
+    an_free(m);
+}
+
+/* The same capped frames on a device that slows 1.4x: the headroom is
+ * eaten, by the clock's factor, whatever the mix of the last bin. */
+static void capped_alternating_heavy_frames_under_throttling_eat_headroom(
+    void **state)
+{
+    (void)state;
+    sim s = {.frames = 200, .cap_ms = 16.667, .a_ms = 4, .b_ms = 3,
+             .work = linear_40, .mode = sevens};
+    an_capture *m = run_sim(&s, 0);
+    an_verdicts v = verdicts_of(m);
+    const an_verdict *h = find(&v, AN_V_CAPPED_HEADROOM);
+    assert_non_null(h);
+    assert_true(h->fig[0] > 1.28 && h->fig[0] < 1.40);
     const an_verdict *t = find(&v, AN_V_THROTTLING_UNCHECKED);
     assert_non_null(t);
     assert_true(t->fig[0] > 1.28 && t->fig[0] < 1.40);
@@ -792,6 +846,10 @@ int main(void)
         cmocka_unit_test(
             alternating_heavy_frames_under_throttling_grow_by_the_clock),
         cmocka_unit_test(frames_in_one_group_keep_plain_medians),
+        cmocka_unit_test(
+            capped_alternating_heavy_frames_split_by_work_and_hold),
+        cmocka_unit_test(
+            capped_alternating_heavy_frames_under_throttling_eat_headroom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,7 +114,8 @@ void an_csv_split(FILE *out, const an_split *s)
 void an_csv_over_time(FILE *out, const an_over_time *ot)
 {
     fputs("bin,start_s,end_s,kind,track,name,frames,median_ms,p95_ms,mean,"
-          "growth,light_frames,light_median_ms,heavy_frames,heavy_median_ms\n",
+          "growth,groups_by,light_frames,light_median_ms,heavy_frames,"
+          "heavy_median_ms\n",
           out);
     for (int b = 0; b < ot->nbins; b++) {
         const an_ot_bin *B = &ot->bins[b];
@@ -128,13 +129,14 @@ void an_csv_over_time(FILE *out, const an_over_time *ot)
         fputc(',', out);
         ratio(out, B->growth);
         if (ot->groups == 2) {
-            fprintf(out, ",%zu,", B->group_frames[0]);
+            fprintf(out, ",%s,%zu,", ot->group_by_work ? "work" : "frame",
+                    B->group_frames[0]);
             num(out, B->group_median[0]);
             fprintf(out, ",%zu,", B->group_frames[1]);
             num(out, B->group_median[1]);
             fputc('\n', out);
         } else
-            fputs(",,,,\n", out);
+            fputs(",,,,,\n", out);
         for (size_t j = 0; j < ot->nscopes; j++) {
             const an_ot_scope *S = &ot->scopes[j];
             fprintf(out, "%d,%.6f,%.6f,scope,%s,", b, B->start_s, B->end_s,
@@ -148,7 +150,7 @@ void an_csv_over_time(FILE *out, const an_over_time *ot)
             /* growth of this bin over the reference */
             ratio(out, an_ratio_of(S->median[b], S->median[ot->ref],
                                    AN_OT_ZERO_MS));
-            fputs(",,,,\n", out);
+            fputs(",,,,,\n", out);
         }
         for (size_t c = 0; c < ot->ncounters; c++) {
             const an_ot_counter *C = &ot->counters[c];
@@ -158,7 +160,7 @@ void an_csv_over_time(FILE *out, const an_over_time *ot)
             num(out, C->mean[b]);
             fputc(',', out);
             ratio(out, an_ratio_of(C->mean[b], C->mean[ot->ref], 0));
-            fputs(",,,,\n", out);
+            fputs(",,,,,\n", out);
         }
     }
 }

@@ -230,9 +230,10 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
         if (ot->groups == 2) /* the light and heavy medians, by the mix */
             snprintf(sub, sizeof sub,
                      "%zu frames in %d bins of %.3f s \xC2\xB7 left: ms per "
-                     "bin, light (%.3f ms) and heavy (%.3f ms) frames' "
+                     "bin, light (%.3f ms%s) and heavy (%.3f ms) frames' "
                      "medians mixed %.0f/%.0f%s",
                      ot->nframes, ot->nbins, ot->width_s, ot->group_ms[0],
+                     ot->group_by_work ? " of work" : "",
                      ot->group_ms[1], ot->group_share[0] * 100,
                      ot->group_share[1] * 100,
                      ot->ncounters ? " \xC2\xB7 right: counters" : "");

@@ -673,18 +673,33 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
                  "each frame's start since the first frame)\n",
             bold(colour), reset(colour), ot->nframes, bins, ot->width_s);
     int two = ot->groups == 2;
-    if (two)
-        fprintf(out, "  Frames fall in two groups in every bin: light (median "
-                     "%.3f ms, %.0f %% of frames) and heavy (%.3f ms, %.0f "
-                     "%%). A bin's median would jump between them with the "
-                     "share of heavy frames it holds, so each figure below is "
-                     "a mixed median: each group's median in the bin, "
-                     "weighted by the capture's mix.\n",
-                ot->group_ms[0], ot->group_share[0] * 100, ot->group_ms[1],
-                ot->group_share[1] * 100);
+    int by_work = two && ot->group_by_work;
+    if (two) {
+        int lacks = 0; /* a bin with frames of one group only */
+        for (int b = 0; b < bins; b++)
+            lacks |= ot->bins[b].frames &&
+                     (!ot->bins[b].group_frames[0] ||
+                      !ot->bins[b].group_frames[1]);
+        fprintf(out, "  Frames fall in two groups all along the capture%s: "
+                     "light (median %.3f ms%s, %.0f %% of frames) and heavy "
+                     "(%.3f ms, %.0f %%). A bin's median would jump between "
+                     "them with the share of heavy frames it holds, so each "
+                     "figure below is a mixed median: each group's median in "
+                     "the bin, weighted by the capture's mix%s.\n",
+                by_work ? " by their CPU work (the frame times do not split: "
+                          "something holds them)"
+                        : "",
+                ot->group_ms[0], by_work ? " of work" : "",
+                ot->group_share[0] * 100, ot->group_ms[1],
+                ot->group_share[1] * 100,
+                lacks ? " (a bin without frames of a group takes that "
+                        "group's median from the nearest bins with it)"
+                      : "");
+    }
     fprintf(out, "  %4s %9s %9s %7s", "bin", "start s", "end s", "frames");
     if (two)
-        fprintf(out, " %9s %9s %6s", "light ms", "heavy ms", "heavy");
+        fprintf(out, " %10s %10s %6s", by_work ? "light work" : "light ms",
+                by_work ? "heavy work" : "heavy ms", "heavy");
     fprintf(out, " %11s %11s %8s\n", two ? "mixed ms" : "median ms",
             "p95 ms", "growth");
     for (int b = 0; b < bins; b++) {
@@ -692,8 +707,8 @@ void an_text_over_time(FILE *out, const an_capture *m, const an_over_time *ot,
         fprintf(out, "  %4d %9.3f %9.3f %7zu", b, B->start_s, B->end_s,
                 B->frames);
         if (two) {
-            num_or_dash(out, " %9.3f", 9, B->group_median[0]);
-            num_or_dash(out, " %9.3f", 9, B->group_median[1]);
+            num_or_dash(out, " %10.3f", 10, B->group_median[0]);
+            num_or_dash(out, " %10.3f", 10, B->group_median[1]);
             if (B->frames)
                 fprintf(out, " %5.0f%%",
                         100.0 * (double)B->group_frames[1] / (double)B->frames);
