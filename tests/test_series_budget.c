@@ -149,6 +149,16 @@ static void compare(const char *path, const an_capture *e,
     CHECK(an_over_time_compute(&oa, a, bins, 0) == CAP_OK, "%s ot", path);
     CHECK(oe.nscopes == oa.nscopes && oe.nbins == oa.nbins, "%s ot shape",
           path);
+    /* two groups of frames: found the same way (frame times are exact in
+       both), the scopes' group medians then from each bin's two cells */
+    CHECK(oe.groups == oa.groups && oe.group_by_work == oa.group_by_work,
+          "%s ot groups %d/%d, exact %d/%d", path, oa.groups,
+          oa.group_by_work, oe.groups, oe.group_by_work);
+    for (int b = 0; b < oe.nbins && b < oa.nbins && oe.nframes; b++)
+        CHECK(oa.bins[b].level == oe.bins[b].level ||
+                  (isnan(oa.bins[b].level) && isnan(oe.bins[b].level)),
+              "%s ot bin %d level %.9g, exact %.9g", path, b,
+              oa.bins[b].level, oe.bins[b].level);
     for (size_t j = 0; j < oe.nscopes && j < oa.nscopes; j++)
         for (int b = 0; b < oe.nbins && oe.nframes; b++) {
             CHECK(near_q(oa.scopes[j].median[b], oe.scopes[j].median[b]),

@@ -802,6 +802,46 @@ static void capped_alternating_heavy_frames_under_throttling_eat_headroom(
     an_free(m);
 }
 
+/* Twenty-five light frames, then twenty-five heavy ones. */
+static double twenty_fives(int i)
+{
+    return (i / 25) % 2 ? 1.6 : 1.0;
+}
+
+/* Stretches longer than a bin: most bins hold one group only, and a plain
+ * median lands on a different group from one bin to the next. A bin takes
+ * the group it lacks from its nearest bins: every bin reads the same. */
+static void stretches_longer_than_a_bin_borrow_the_group_they_lack(
+    void **state)
+{
+    (void)state;
+    sim s = {.frames = 300, .a_ms = 4, .b_ms = 3, .wait_ms = 2,
+             .work = flat, .mode = twenty_fives};
+    an_capture *m = run_sim(&s, 0);
+    an_over_time ot;
+    over_time_of(m, &ot);
+    assert_int_equal(ot.groups, 2);
+    assert_int_equal(ot.group_by_work, 0);
+    int lacking = 0;
+    double want = 9.0 * ot.group_share[0] + 13.2 * ot.group_share[1];
+    for (int b = ot.ref; b <= ot.last; b++) {
+        const an_ot_bin *B = &ot.bins[b];
+        lacking += !B->group_frames[0] || !B->group_frames[1];
+        assert_true(isnan(B->group_median[1]) == !B->group_frames[1]);
+        assert_near(B->level, want, 1e-6);
+    }
+    assert_true(lacking >= 2);
+    an_over_time_free(&ot);
+    char *text;
+    an_verdicts v = verdicts_and_text(m, &text);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.v[0].kind, AN_V_STEADY);
+    assert_non_null(strstr(text, "takes that group's median from the "
+                                 "nearest bins with it"));
+    free(text);
+    an_free(m);
+}
+
 /* Frames that vary without falling in two groups keep plain medians. */
 static void frames_in_one_group_keep_plain_medians(void **state)
 {
@@ -846,6 +886,8 @@ int main(void)
         cmocka_unit_test(
             alternating_heavy_frames_under_throttling_grow_by_the_clock),
         cmocka_unit_test(frames_in_one_group_keep_plain_medians),
+        cmocka_unit_test(
+            stretches_longer_than_a_bin_borrow_the_group_they_lack),
         cmocka_unit_test(
             capped_alternating_heavy_frames_split_by_work_and_hold),
         cmocka_unit_test(
