@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "report.h"
+#include "stats.h"
 
 #define MS(ns) ((double)(ns) / 1e6)
 
@@ -134,8 +135,7 @@ static double robust_spread(const double *x, size_t n, double *dev)
     double m = sorted_median(x, n);
     for (size_t i = 0; i < n; i++)
         dev[i] = fabs(x[i] - m);
-    qsort(dev, n, sizeof *dev, cmp_double);
-    double s = 1.4826 * sorted_median(dev, n);
+    double s = 1.4826 * cap_stats_median_select(dev, n);
     return s > 0.005 ? s : 0.005;
 }
 
@@ -209,13 +209,16 @@ static int find_groups(an_over_time *ot, const double *v, size_t n,
     double *slope = malloc(chunks * sizeof *slope);
     double *mid = malloc(chunks * sizeof *mid);
     double *all = malloc(n * sizeof *all);
+    double *lv = malloc(n * sizeof *lv);
     uint8_t *heavy = malloc(n);
     uint32_t *tmp = malloc(n * sizeof *tmp);
     int rc = -1;
-    if (!x || !dev || !cut || !gap || !slope || !mid || !all || !heavy ||
-        !tmp)
+    if (!x || !dev || !cut || !gap || !slope || !mid || !all || !lv ||
+        !heavy || !tmp)
         goto out;
     rc = 0;
+    for (size_t i = 0; i < n; i++)
+        lv[i] = log_ms(v[i]);
     /* two bins at least hold frames: else nothing is compared */
     size_t filled = 0;
     for (size_t b = 0; b < nb; b++)
@@ -236,18 +239,18 @@ static int find_groups(an_over_time *ot, const double *v, size_t n,
            group, not the gap between them */
         double im = (double)(lo + hi - 1) / 2, ym = 0, sxy = 0, sxx = 0;
         for (size_t i = lo; i < hi; i++)
-            ym += log_ms(v[i]);
+            ym += lv[i];
         ym /= (double)(hi - lo);
         for (size_t i = lo; i < hi; i++) {
             double d = (double)i - im;
-            sxy += d * (log_ms(v[i]) - ym);
+            sxy += d * (lv[i] - ym);
             sxx += d * d;
         }
         slope[c] = sxx > 0 ? sxy / sxx : 0;
         mid[c] = im;
         size_t k = 0;
         for (size_t i = lo; i < hi; i++)
-            x[k++] = log_ms(v[i]) - slope[c] * ((double)i - im);
+            x[k++] = lv[i] - slope[c] * ((double)i - im);
         qsort(x, k, sizeof *x, cmp_double);
         size_t at = clean_split(x, k, dev, &gap[c]);
         if (!at)
@@ -266,7 +269,7 @@ static int find_groups(an_over_time *ot, const double *v, size_t n,
     size_t count[2] = {0, 0};
     for (size_t i = 0; i < n; i++) {
         size_t c = i / AN_OT_GROUP_CHUNK;
-        double y = log_ms(v[i]) - slope[c] * ((double)i - mid[c]);
+        double y = lv[i] - slope[c] * ((double)i - mid[c]);
         count[heavy[i] = y >= cut[c]]++;
     }
     /* the groups matter: one bin holds as many heavy frames as light ones
@@ -319,6 +322,7 @@ out:
     free(slope);
     free(mid);
     free(all);
+    free(lv);
     free(heavy);
     free(tmp);
     return rc;
