@@ -185,46 +185,27 @@ static size_t clean_split(const double *x, size_t k, double *dev,
     return at;
 }
 
-/* Do the frames fall in two groups by v[frame] (ms: the frame time, or
- * the CPU work)? The frames, in time order, are cut into chunks of
- * AN_OT_GROUP_CHUNK; each chunk's frames are split at the cut of its
- * window (the chunk and AN_OT_GROUP_REACH chunks each side, as wide at
- * the ends; log v less the window's linear trend), which must split
- * cleanly, every window with about the same gap (report.h). Then order each bin's frames light first (light[b]: how
- * many), fill ot->groups, group_share, group_ms (medians of v) and each
- * bin's group_frames and group_median (of v; NAN for a group the bin
- * lacks); 1 when they do, 0 (nothing changed) when not, -1 out of
- * memory. order[first[b]..first[b+1]) are bin b's frames, n in all. */
-static int find_groups(an_over_time *ot, const double *v, size_t n,
-                       const size_t *first, uint32_t *order, size_t nb,
-                       size_t *light)
+int an_frame_split(const double *v, size_t n, uint8_t *heavy,
+                   double group_ms[2], double share[2])
 {
     size_t chunks = (n + AN_OT_GROUP_CHUNK - 1) / AN_OT_GROUP_CHUNK;
     size_t wmax = (2 * AN_OT_GROUP_REACH + 1) * AN_OT_GROUP_CHUNK;
     if (wmax > n)
         wmax = n;
+    if (n < AN_OT_GROUP_MIN_BIN)
+        return 0;
     double *x = malloc(wmax * sizeof *x), *dev = malloc(wmax * sizeof *dev);
     double *cut = malloc(chunks * sizeof *cut);
     double *gap = malloc(chunks * sizeof *gap);
     double *slope = malloc(chunks * sizeof *slope);
     double *mid = malloc(chunks * sizeof *mid);
-    double *all = malloc(n * sizeof *all);
     double *lv = malloc(n * sizeof *lv);
-    uint8_t *heavy = malloc(n);
-    uint32_t *tmp = malloc(n * sizeof *tmp);
     int rc = -1;
-    if (!x || !dev || !cut || !gap || !slope || !mid || !all || !lv ||
-        !heavy || !tmp)
+    if (!x || !dev || !cut || !gap || !slope || !mid || !lv)
         goto out;
     rc = 0;
     for (size_t i = 0; i < n; i++)
         lv[i] = log_ms(v[i]);
-    /* two bins at least hold frames: else nothing is compared */
-    size_t filled = 0;
-    for (size_t b = 0; b < nb; b++)
-        filled += first[b + 1] > first[b];
-    if (filled < 2)
-        goto out;
     for (size_t c = 0; c < chunks; c++) {
         size_t lo = c > AN_OT_GROUP_REACH ? c - AN_OT_GROUP_REACH : 0;
         size_t hi = (c + AN_OT_GROUP_REACH + 1) * AN_OT_GROUP_CHUNK;
@@ -260,11 +241,10 @@ static int find_groups(an_over_time *ot, const double *v, size_t n,
     /* the same two groups all along: a window whose heavy frames stand
        apart from its light ones by another factor split something else
        (a few slow frames at the start) */
-    memcpy(all, gap, chunks * sizeof *gap);
-    qsort(all, chunks, sizeof *all, cmp_double);
-    double typical = sorted_median(all, chunks);
-    if (fabs(all[0] - typical) > AN_OT_GROUP_SAME * typical ||
-        fabs(all[chunks - 1] - typical) > AN_OT_GROUP_SAME * typical)
+    qsort(gap, chunks, sizeof *gap, cmp_double);
+    double typical = sorted_median(gap, chunks);
+    if (fabs(gap[0] - typical) > AN_OT_GROUP_SAME * typical ||
+        fabs(gap[chunks - 1] - typical) > AN_OT_GROUP_SAME * typical)
         goto out;
     size_t count[2] = {0, 0};
     for (size_t i = 0; i < n; i++) {
@@ -272,6 +252,52 @@ static int find_groups(an_over_time *ot, const double *v, size_t n,
         double y = lv[i] - slope[c] * ((double)i - mid[c]);
         count[heavy[i] = y >= cut[c]]++;
     }
+    for (int g = 0; g < 2; g++) { /* lv no longer needed: the group's v */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (heavy[i] == g)
+                lv[k++] = v[i];
+        group_ms[g] = an_summarize(lv, k).median;
+        share[g] = (double)count[g] / (double)n;
+    }
+    rc = 1;
+out:
+    free(x);
+    free(dev);
+    free(cut);
+    free(gap);
+    free(slope);
+    free(mid);
+    free(lv);
+    return rc;
+}
+
+/* Do the frames fall in two groups by v[frame] (ms: the frame time, or
+ * the CPU work; an_frame_split), and do the groups matter to these bins
+ * (report.h)? Then order each bin's frames light first (light[b]: how
+ * many), fill ot->groups, group_share, group_ms (medians of v) and each
+ * bin's group_frames and group_median (of v; NAN for a group the bin
+ * lacks); 1 when they do, 0 (nothing changed) when not, -1 out of memory.
+ * order[first[b]..first[b+1]) are bin b's frames, n in all. */
+static int find_groups(an_over_time *ot, const double *v, size_t n,
+                       const size_t *first, uint32_t *order, size_t nb,
+                       size_t *light)
+{
+    uint8_t *heavy = malloc(n ? n : 1);
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    double *all = malloc((n ? n : 1) * sizeof *all);
+    double group_ms[2], share[2];
+    int rc = -1;
+    if (!heavy || !tmp || !all)
+        goto out;
+    rc = 0;
+    /* two bins at least hold frames: else nothing is compared */
+    size_t filled = 0;
+    for (size_t b = 0; b < nb; b++)
+        filled += first[b + 1] > first[b];
+    if (filled < 2 || (rc = an_frame_split(v, n, heavy, group_ms, share)) != 1)
+        goto out;
+    rc = 0;
     /* the groups matter: one bin holds as many heavy frames as light ones
        or more, another as many light ones or more; else every bin's
        median lies in one group, where the mix moves it little */
@@ -286,12 +312,8 @@ static int find_groups(an_over_time *ot, const double *v, size_t n,
     if (!more[0] || !more[1])
         goto out;
     for (int g = 0; g < 2; g++) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (heavy[i] == g)
-                all[k++] = v[i];
-        ot->group_ms[g] = an_summarize(all, k).median;
-        ot->group_share[g] = (double)count[g] / (double)n;
+        ot->group_ms[g] = group_ms[g];
+        ot->group_share[g] = share[g];
     }
     for (size_t b = 0; b < nb; b++) {
         size_t k[2] = {0, 0}, w = first[b];
@@ -315,14 +337,7 @@ static int find_groups(an_over_time *ot, const double *v, size_t n,
     ot->groups = 2;
     rc = 1;
 out:
-    free(x);
-    free(dev);
-    free(cut);
-    free(gap);
-    free(slope);
-    free(mid);
     free(all);
-    free(lv);
     free(heavy);
     free(tmp);
     return rc;

@@ -123,6 +123,10 @@ typedef struct an_frame_stats {
     size_t low1_frames;   /* how many frames that is (at least 1) */
     size_t stutters;      /* frames over 2.5x the median of the 31 frames
                              centred on them */
+    int groups;           /* 1, or 2: the frame times fall in a light and
+                             a heavy group all along (an_frame_split) */
+    double group_ms[2];   /* two groups: each one's median frame (ms) */
+    double group_share[2]; /* two groups: each one's share of the frames */
 } an_frame_stats;
 
 /* Fill *fs (zeroed when there are no frames). Errors: CAP_E_NOMEM. */
@@ -267,6 +271,16 @@ void an_split_free(an_split *s);
 #define AN_OT_GROUP_MIN_SHARE 0.05
 #define AN_OT_GROUP_SEPARATION 4.0
 #define AN_OT_GROUP_SAME 0.25
+
+/* Do v[0..n) (ms per frame, in time order: the frame time, or the CPU
+ * work) fall in a light and a heavy group all along, by the windows and
+ * the clean-split rule above (not the bins' rule: that one is
+ * an_over_time's)? 1: yes, heavy[i] marks frame i's group (1 heavy),
+ * group_ms[] gets each group's median and share[] its share of the
+ * frames; 0: no (heavy and the rest untouched or partly written);
+ * -1: out of memory. Internal to the analysis library. */
+int an_frame_split(const double *v, size_t n, uint8_t *heavy,
+                   double group_ms[2], double share[2]);
 
 typedef struct an_ot_bin {
     double start_s, end_s;   /* since the first frame's begin */

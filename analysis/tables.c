@@ -250,6 +250,21 @@ cap_result an_frame_stats_compute(an_frame_stats *fs, const an_capture *m)
     }
     for (size_t i = 0; i < n; i++)
         v[i] = MS(an_frame_ns(&m->frames[i]));
+    /* a light and a heavy group of frames all along (an_frame_split) */
+    fs->groups = 1;
+    {
+        uint8_t *heavy = malloc(n);
+        int g = heavy ? an_frame_split(v, n, heavy, fs->group_ms,
+                                       fs->group_share)
+                      : -1;
+        free(heavy);
+        if (g < 0) {
+            free(v);
+            free(w);
+            return CAP_E_NOMEM;
+        }
+        fs->groups = g == 1 ? 2 : 1;
+    }
     if (n > ((size_t)1 << 16))
         an_sort_in_place(v, n, sizeof *v, an_cmp_double);
     else

@@ -715,6 +715,13 @@ static void alternating_heavy_frames_are_steady_not_throttling(void **state)
                                  "light (median 9.000 ms"));
     assert_non_null(strstr(text, "mixed ms"));
     free(text);
+    /* the summary at the top of every report names the groups too */
+    an_frame_stats fs;
+    assert_int_equal(an_frame_stats_compute(&fs, m), CAP_OK);
+    assert_int_equal(fs.groups, 2);
+    assert_near(fs.group_ms[0], 9.0, 1e-6);
+    assert_near(fs.group_ms[1], 13.2, 1e-6);
+    assert_near(fs.group_share[0] + fs.group_share[1], 1.0, 1e-12);
     an_free(m);
 }
 
@@ -857,6 +864,9 @@ static void frames_in_one_group_keep_plain_medians(void **state)
                     (isnan(ot.bins[b].level) &&
                      isnan(ot.bins[b].frame.median)));
     an_over_time_free(&ot);
+    an_frame_stats fs;
+    assert_int_equal(an_frame_stats_compute(&fs, m), CAP_OK);
+    assert_int_equal(fs.groups, 1);
     an_free(m);
 }
 

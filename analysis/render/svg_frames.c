@@ -279,10 +279,15 @@ cap_result an_svg_frames(FILE *out, const an_capture *m,
     fprintf(out, "<text class=\"sub\" x=\"10\" y=\"46\">%zu frames \xC2\xB7 "
                  "mean %.3f ms \xC2\xB7 median %.3f \xC2\xB7 p95 %.3f \xC2\xB7 "
                  "p99 %.3f \xC2\xB7 max %.3f \xC2\xB7 1%% low %.3f ms "
-                 "(%.1f fps) \xC2\xB7 %zu stutter%s</text>\n",
+                 "(%.1f fps) \xC2\xB7 %zu stutter%s",
             c.fs.n, c.fs.mean, c.fs.median, c.fs.p95, c.fs.p99, c.fs.max,
             c.fs.low1, c.fs.low1 > 0 ? 1000.0 / c.fs.low1 : 0.0, c.nstutters,
             c.nstutters == 1 ? "" : "s");
+    if (c.fs.groups == 2) /* a light and a heavy group all along */
+        fprintf(out, " \xC2\xB7 2 groups: %.3f / %.3f ms (%.0f/%.0f %%)",
+                c.fs.group_ms[0], c.fs.group_ms[1], c.fs.group_share[0] * 100,
+                c.fs.group_share[1] * 100);
+    fputs("</text>\n", out);
     /* legend */
     fprintf(out, "<g id=\"legend\">\n"
                  "<rect x=\"%d\" y=\"58\" width=\"14\" height=\"10\" fill=\"%s\"/>"

@@ -206,6 +206,13 @@ void an_text_header(FILE *out, const an_capture *m, const an_frame_stats *fs,
         fprintf(out, "  stutters %zu: frames over 2.5x the median of the 31 "
                      "frames around them\n",
                 fs->stutters);
+        if (fs->groups == 2)
+            fprintf(out, "  two groups all along: light frames around %.3f ms "
+                         "(%.0f %%), heavy around %.3f ms (%.0f %%) (--split "
+                         "sets them side by side, --over-time follows "
+                         "each)\n",
+                    fs->group_ms[0], fs->group_share[0] * 100,
+                    fs->group_ms[1], fs->group_share[1] * 100);
     }
     if (t->outside_shown)
         fprintf(out, "\n%sTime outside frames%s: %.3f ms of CPU self time "
