@@ -274,21 +274,21 @@ out:
 
 /* Do the frames fall in two groups by v[frame] (ms: the frame time, or
  * the CPU work; an_frame_split), and do the groups matter to these bins
- * (report.h)? Then order each bin's frames light first (light[b]: how
- * many), fill ot->groups, group_share, group_ms (medians of v) and each
- * bin's group_frames and group_median (of v; NAN for a group the bin
- * lacks); 1 when they do, 0 (nothing changed) when not, -1 out of memory.
- * order[first[b]..first[b+1]) are bin b's frames, n in all. */
+ * (report.h)? Then mark each frame's group in heavy[0..n) (1: heavy),
+ * order each bin's frames light first (light[b]: how many), fill
+ * ot->groups, group_share, group_ms (medians of v) and each bin's
+ * group_frames and group_median (of v; NAN for a group the bin lacks); 1
+ * when they do, 0 (heavy written, nothing else changed) when not, -1 out
+ * of memory. order[first[b]..first[b+1]) are bin b's frames, n in all. */
 static int find_groups(an_over_time *ot, const double *v, size_t n,
                        const size_t *first, uint32_t *order, size_t nb,
-                       size_t *light)
+                       size_t *light, uint8_t *heavy)
 {
-    uint8_t *heavy = malloc(n ? n : 1);
     uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     double *all = malloc((n ? n : 1) * sizeof *all);
     double group_ms[2], share[2];
     int rc = -1;
-    if (!heavy || !tmp || !all)
+    if (!tmp || !all)
         goto out;
     rc = 0;
     /* two bins at least hold frames: else nothing is compared */
@@ -338,9 +338,24 @@ static int find_groups(an_over_time *ot, const double *v, size_t n,
     rc = 1;
 out:
     free(all);
-    free(heavy);
     free(tmp);
     return rc;
+}
+
+/* The last frame of m begun at or before t (0 when none), searched from
+ * `from` on for samples in time order, else from the start. */
+static size_t frame_of(const an_capture *m, int64_t t, size_t from)
+{
+    size_t lo = from < m->nframes && m->frames[from].begin_ns <= t ? from : 0;
+    size_t hi = m->nframes;
+    while (hi - lo > 1) { /* frames[lo].begin <= t, or lo == 0 */
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->frames[mid].begin_ns <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* Two groups: each bin's figure from its light and heavy medians
@@ -590,6 +605,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     uint16_t *bin_of = NULL; /* AN_OT_MAX_BINS fits */
     uint16_t *cell_of = NULL; /* two groups: bin x 2 + group */
     uint32_t *order = NULL;
+    uint8_t *heavy = NULL; /* two groups: each frame's (1: heavy) */
     size_t *first = NULL, *light = NULL, *cfirst = NULL;
     double *tmp = NULL, *dense = NULL, *fms = NULL, *sum[2] = {NULL, NULL};
     double *med = NULL, *gmed = NULL; /* two groups: medians by group, bin */
@@ -608,10 +624,11 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     fms = malloc(n * sizeof *fms);
     light = calloc(nb, sizeof *light);
     med = malloc(2 * nb * sizeof *med);
+    heavy = malloc(n);
     cfirst = malloc((2 * nb + 1) * sizeof *cfirst);
     ot->bins = calloc(nb, sizeof *ot->bins);
     if (!bin_of || !first || !order || !dense || !fms || !light || !med ||
-        !cfirst || !ot->bins || n > UINT32_MAX)
+        !heavy || !cfirst || !ot->bins || n > UINT32_MAX)
         goto done;
     _Static_assert(2 * AN_OT_MAX_BINS <= UINT16_MAX, "a frame's cell");
     for (size_t i = 0; i < n; i++) {
@@ -679,9 +696,9 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
        where the frame times do not split (a cap holds them), by the CPU
        work: each bin's frames ordered light first, its cells (bin x
        group) in cfirst */
-    int g = find_groups(ot, fms, n, first, order, nb, light);
+    int g = find_groups(ot, fms, n, first, order, nb, light, heavy);
     if (g == 0) {
-        g = find_groups(ot, work, n, first, order, nb, light);
+        g = find_groups(ot, work, n, first, order, nb, light, heavy);
         ot->group_by_work = g == 1;
     }
     if (g < 0)
@@ -793,6 +810,16 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         C->samples = calloc(nb, sizeof *C->samples);
         if (!C->mean || !C->samples)
             goto done;
+        /* two groups: each sample goes to its frame's group (the last
+           frame begun by its time), means by bin and group mixed as the
+           medians are; med holds the sums, then the means */
+        size_t *gn = G == 2 ? calloc(2 * nb, sizeof *gn) : NULL;
+        if (G == 2 && !gn)
+            goto done;
+        if (G == 2)
+            for (size_t k = 0; k < 2 * nb; k++)
+                med[k] = 0;
+        size_t fi = 0;
         for (size_t i = 0; i < m->counters[c].n; i++) {
             const an_sample *s = &m->counters[c].s[i];
             if (s->time_ns < t0 || s->time_ns > t1)
@@ -800,10 +827,32 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             size_t b = bin_index(an_elapsed_ns(t0, s->time_ns) / width, bins);
             C->mean[b] += s->value;
             C->samples[b]++;
+            if (G == 2) {
+                fi = frame_of(m, s->time_ns, fi);
+                med[heavy[fi] * nb + b] += s->value;
+                gn[heavy[fi] * nb + b]++;
+            }
         }
         for (size_t b = 0; b < nb; b++)
             C->mean[b] = C->samples[b] ? C->mean[b] / (double)C->samples[b]
                                        : NAN;
+        if (G == 2) {
+            /* a bin whose samples all fell where no frame began keeps its
+               plain mean */
+            for (size_t k = 0; k < 2 * nb; k++)
+                med[k] = gn[k] ? med[k] / (double)gn[k] : NAN;
+            double *mixed = malloc(nb * sizeof *mixed);
+            if (!mixed) {
+                free(gn);
+                goto done;
+            }
+            mix_levels(ot, med, nb, mixed);
+            for (size_t b = 0; b < nb; b++)
+                if (C->samples[b] && !isnan(mixed[b]))
+                    C->mean[b] = mixed[b];
+            free(mixed);
+        }
+        free(gn);
         C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
     }
     {
@@ -822,6 +871,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     rc = CAP_OK;
 done:
     free(approx);
+    free(heavy);
     free(med);
     free(gmed);
     free(sum[0]);

@@ -26,7 +26,7 @@
 
 enum { N_WORK_A = 1, N_WORK_B, N_WAIT, N_RSS, N_PROF, N_SPARK, N_TINY,
        N_EXTRA1, N_EXTRA2, N_EXTRA3, N_CLOCK, N_TEMP, N_EXTRA4, N_EXTRA5,
-       N_EXTRA6 };
+       N_EXTRA6, N_FACTOR };
 
 /* A game loop on one thread: work A and B, then a wait W. */
 typedef struct sim {
@@ -48,6 +48,8 @@ typedef struct sim {
     double (*temp)(double x);      /* thermal.soc.temp_c, or NULL */
     double (*mode)(int i);         /* frame i's own work factor (light or
                                       heavy frames), or NULL */
+    int factor;                    /* record the work factor as the counter
+                                      work_factor at each frame's begin */
 } sim;
 
 static char path[64];
@@ -77,8 +79,8 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
                            "cap.buffer_memory_mib", "spark", "tiny",
                            "extra1", "extra2", "extra3",
                            "cpu0.freq_mhz", "thermal.soc.temp_c",
-                           "extra4", "extra5", "extra6"};
-    for (uint32_t i = 1; i <= N_EXTRA6; i++)
+                           "extra4", "extra5", "extra6", "work_factor"};
+    for (uint32_t i = 1; i <= N_FACTOR; i++)
         assert_int_equal(cap_writer_name(w, i, names[i], NULL, 0), CAP_OK);
     assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
     uint64_t t = 1000000;
@@ -101,6 +103,8 @@ static an_capture *run_sim(const sim *s, double skip_seconds)
         if (s->temp)
             assert_int_equal(cap_writer_counter(w, N_TEMP, t, s->temp(x)),
                              CAP_OK);
+        if (s->factor)
+            assert_int_equal(cap_writer_counter(w, N_FACTOR, t, k), CAP_OK);
         scope(w, N_WORK_A, &t, a);
         scope(w, N_WORK_B, &t, b);
         for (int e = 0; e < s->extra; e++)
@@ -677,7 +681,7 @@ static void alternating_heavy_frames_are_steady_not_throttling(void **state)
 {
     (void)state;
     sim s = {.frames = 200, .a_ms = 4, .b_ms = 3, .wait_ms = 2,
-             .work = flat, .mode = sevens};
+             .work = flat, .mode = sevens, .factor = 1};
     an_capture *m = run_sim(&s, 0);
     an_over_time ot;
     over_time_of(m, &ot);
@@ -706,6 +710,21 @@ static void alternating_heavy_frames_are_steady_not_throttling(void **state)
     for (size_t j = 0; j < ot.nscopes; j++)
         if (ot.scopes[j].growth.state == AN_RATIO_VALUE)
             assert_near(ot.scopes[j].growth.value, 1.0, 1e-9);
+    /* a counter that follows the frames' work: its means mixed alike */
+    int seen = 0;
+    for (size_t c = 0; c < ot.ncounters; c++) {
+        const an_ot_counter *C = &ot.counters[c];
+        if (strcmp(C->name, "work_factor") != 0)
+            continue;
+        seen = 1;
+        for (int b = ot.ref; b <= ot.last; b++)
+            assert_near(C->mean[b],
+                        1.0 * ot.group_share[0] + 1.6 * ot.group_share[1],
+                        1e-9);
+        assert_int_equal(C->growth.state, AN_RATIO_VALUE);
+        assert_near(C->growth.value, 1.0, 1e-9);
+    }
+    assert_true(seen);
     an_over_time_free(&ot);
     char *text;
     an_verdicts v = verdicts_and_text(m, &text);
