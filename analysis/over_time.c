@@ -116,23 +116,11 @@ static void top_scopes(const an_capture *m, int waits, size_t max,
 
 /* ---- two groups of frames (report.h, AN_OT_GROUP_*) -------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of sorted x[0..n) (n > 0). */
-static double sorted_median(const double *x, size_t n)
-{
-    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-}
-
 /* 1.4826 MAD of sorted x[0..n) about its median, at least 0.005 (the
  * spread of a group of equal frames is not zero: 0.5 % in log time). */
 static double robust_spread(const double *x, size_t n, double *dev)
 {
-    double m = sorted_median(x, n);
+    double m = cap_stats_median_sorted(x, n);
     for (size_t i = 0; i < n; i++)
         dev[i] = fabs(x[i] - m);
     double s = 1.4826 * cap_stats_median_select(dev, n);
@@ -175,7 +163,8 @@ static size_t clean_split(const double *x, size_t k, double *dev,
     }
     if (!at)
         return 0;
-    double ml = sorted_median(x, at), mh = sorted_median(x + at, k - at);
+    double ml = cap_stats_median_sorted(x, at);
+    double mh = cap_stats_median_sorted(x + at, k - at);
     double sl = robust_spread(x, at, dev), sh = robust_spread(x + at, k - at,
                                                               dev);
     if (mh - ml < log(AN_OT_GROWTH) ||
@@ -232,7 +221,7 @@ int an_frame_split(const double *v, size_t n, uint8_t *heavy,
         size_t k = 0;
         for (size_t i = lo; i < hi; i++)
             x[k++] = lv[i] - slope[c] * ((double)i - im);
-        qsort(x, k, sizeof *x, cmp_double);
+        qsort(x, k, sizeof *x, an_cmp_double);
         size_t at = clean_split(x, k, dev, &gap[c]);
         if (!at)
             goto out;
@@ -241,8 +230,8 @@ int an_frame_split(const double *v, size_t n, uint8_t *heavy,
     /* the same two groups all along: a window whose heavy frames stand
        apart from its light ones by another factor split something else
        (a few slow frames at the start) */
-    qsort(gap, chunks, sizeof *gap, cmp_double);
-    double typical = sorted_median(gap, chunks);
+    qsort(gap, chunks, sizeof *gap, an_cmp_double);
+    double typical = cap_stats_median_sorted(gap, chunks);
     if (fabs(gap[0] - typical) > AN_OT_GROUP_SAME * typical ||
         fabs(gap[chunks - 1] - typical) > AN_OT_GROUP_SAME * typical)
         goto out;
