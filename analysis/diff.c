@@ -930,6 +930,20 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
                                    ng, &so);
         free(g);
     }
+    /* the frames' mix of a light and a heavy group, which no row's shift
+     * sees (analysis/diff_mix.c); frame-level, so not with only_scope */
+    if ((r = an_diff_mix_compute(&out->mix, run, nbase, nnew, floor_ms,
+                                 &so)) != CAP_OK)
+        goto done;
+    if (out->mix.found) {
+        out->mix.gates = !ao.only_scope;
+        if (out->mix.d.verdict == CAP_VERDICT_REGRESSED) {
+            out->regressed++;
+            out->gating += (size_t)out->mix.gates;
+        }
+        if (out->mix.d.verdict == CAP_VERDICT_IMPROVED)
+            out->improved++;
+    }
     qsort(rows, n, sizeof *rows, row_cmp);
     out->rows = rows;
     out->n = n;

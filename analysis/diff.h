@@ -58,7 +58,78 @@ typedef struct an_diff_row {
     double sort_key;       /* |change of the mean self time per frame| */
 } an_diff_row;
 
+/* One side of a comparison whose frames fall in a light and a heavy group
+ * (an_diff_mix). */
+typedef struct an_diff_side_groups {
+    size_t split;          /* runs of this side whose frame times split in
+                              two groups themselves (an_frame_split); the
+                              others' frames are classed by the cut */
+    size_t frames, heavy;  /* frames of the side's runs, heavy ones */
+    double share;          /* heavy / frames */
+    double light_ms, heavy_ms; /* median frame time of each group on this
+                              side (NaN when it has no frame of it) */
+    size_t batches;        /* batches of an_diff_mix.batch frames */
+    double share_se;       /* standard error of share: the SD of the
+                              batches' shares over sqrt(batches) (NaN
+                              under 2 batches) */
+} an_diff_side_groups;
+
+/* The frames' mix of two groups compared (docs/STATISTICS.md section 17):
+ * found when the frame times of some run split in a light and a heavy
+ * group all along (an_frame_split), or, where none does and no run is
+ * summarised, its CPU work per frame (by_work). d holds the change of the mean frame
+ * that the change of the heavy share alone makes, (new share - base
+ * share) x (heavy_ms - light_ms), as a row of its own: delta_ms, its
+ * interval (t, from batch means), band_ms (the rows' threshold of the
+ * base side's mixed level light_ms + share x gap, or the floor), p_value
+ * (= p_adjusted: not in the rows' Holm family) and verdict; its base_median and
+ * new_median are the heavy shares in percent, its means and p95 NaN. */
+typedef struct an_diff_mix {
+    int found;             /* the rest is filled only when 1 */
+    int by_work;           /* the groups are of the CPU work per frame (its
+                              CPU rows that are not waits): no run's frame
+                              times split, as under a frame cap; the *_ms
+                              below are then CPU work per frame */
+    int crowded;           /* some run split, and another's frames crowd
+                              the cut between the groups or lie at
+                              neither group's level: not the same groups,
+                              nothing compared (found 0) */
+    double light_ms, heavy_ms; /* the groups' levels: the medians, over the
+                              runs that split, of their groups' medians */
+    double cut_ms;         /* sqrt(light_ms heavy_ms): where the frames of
+                              a run that does not split are classed */
+    double base_level_ms;  /* light_ms + base share x (heavy_ms - light_ms) */
+    size_t batch;          /* frames per batch: twice the mean length of a
+                              stretch of one group (the longer side's, over
+                              its runs that hold both groups), at least
+                              AN_DIFF_MIX_MIN_BATCH */
+    an_diff_side_groups base, new_;
+    cap_diffstat d;
+    int gates;             /* its regression gates the exit status */
+} an_diff_mix;
+
+#define AN_DIFF_MIX_ROW "(heavy frames)" /* its name in the report */
+#define AN_DIFF_MIX_MIN_BATCH 8     /* frames */
+#define AN_DIFF_MIX_MIN_BATCHES 5   /* a side: else not compared (found 0) */
+#define AN_DIFF_MIX_CROWD_DIV 20    /* a run that does not split crowds
+                                       the cut when over 1/20 of its
+                                       frames lie within a quarter of the
+                                       groups' gap (in log) of it */
+
+/* Compare the mix of light and heavy frames of run[0..nbase) (base) and
+ * run[nbase..nbase+nnew) (new) under opt's threshold and alpha (NULL:
+ * defaults), the band at least floor_ms. Fills *mix (found 0 when no
+ * run's frames split, when mix->crowded, or when a side has fewer than
+ * AN_DIFF_MIX_MIN_BATCHES batches). Returns CAP_OK, CAP_E_NOMEM,
+ * or CAP_E_MISUSE (NULL arguments, a count of 0, invalid options). */
+cap_result an_diff_mix_compute(an_diff_mix *mix,
+                               const an_capture *const *run, size_t nbase,
+                               size_t nnew, double floor_ms,
+                               const cap_diff_options *opt);
+
 typedef struct an_diff {
+    an_diff_mix mix;       /* the frames' groups: the "(heavy frames)" row,
+                              counted in regressed, improved and gating */
     an_diff_row *rows;     /* frame row first, then regressions that gate,
                               other regressions and improvements, rows
                               within run-to-run spread, the rest; each

@@ -21,6 +21,167 @@ static void pct_text(char *buf, size_t size, double v)
         snprintf(buf, size, "%+.1f%%", v);
 }
 
+/* One CSV row of the comparison. */
+static void csv_row(FILE *out, const char *track, const char *name,
+                    const cap_diffstat *s, double base_mean, double new_mean,
+                    int is_wait, int gates, size_t block, int multi)
+{
+    fprintf(out, "%s,", track);
+    rep_csv_field(out, name);
+    fprintf(out, ",%zu,%zu,", s->base_n, s->new_n);
+    double v[] = {s->base_median, s->new_median, base_mean, new_mean,
+                  s->base_p95, s->new_p95, s->delta_pct, s->ci_low_pct,
+                  s->ci_high_pct};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        num(out, v[k], "%.6f");
+        fputc(',', out);
+    }
+    num(out, s->p_value, "%.6g");
+    fputc(',', out);
+    num(out, s->p_adjusted, "%.6g");
+    fprintf(out, ",%s,", cap_verdict_name(s->verdict));
+    double w[] = {s->band_pct, s->delta_ms, s->ci_low_ms, s->ci_high_ms,
+                  s->band_ms};
+    for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+        num(out, w[k], "%.6f");
+        fputc(',', out);
+    }
+    fprintf(out, "%d,%d,%zu", is_wait, gates, block);
+    if (multi) {
+        fprintf(out, ",%zu,%zu", s->base_runs, s->new_runs);
+        double u[] = {s->base_run_sd, s->new_run_sd, s->run_sd_ms,
+                      s->run_delta_ms, s->run_ci_low_ms, s->run_ci_high_ms};
+        for (size_t k = 0; k < sizeof u / sizeof u[0]; k++) {
+            fputc(',', out);
+            num(out, u[k], "%.6f");
+        }
+        fputc(',', out);
+        num(out, s->run_p_value, "%.6g");
+        fputc(',', out);
+        num(out, s->frame_ci_low_ms, "%.6f");
+        fputc(',', out);
+        num(out, s->frame_ci_high_ms, "%.6f");
+        fputc(',', out);
+        num(out, s->frame_p_value, "%.6g");
+        fprintf(out, ",%d", s->within_spread);
+    }
+    fputc('\n', out);
+}
+
+/* One text row of the comparison; share: its medians are heavy shares
+ * in percent (the "(heavy frames)" row). */
+static void text_row(FILE *out, const char *track, const char *name,
+                     const cap_diffstat *s, int frame_like, int share,
+                     int is_wait, int gates, int multi, int colour)
+{
+    const char *vc = "", *ve = "";
+    if (colour && s->verdict == CAP_VERDICT_REGRESSED && gates)
+        vc = "\033[1;31m", ve = "\033[0m";
+    else if (colour && s->verdict == CAP_VERDICT_IMPROVED)
+        vc = "\033[1;32m", ve = "\033[0m";
+    char ci[64] = "-", med_b[24] = "-", med_n[24] = "-", dl[24] = "-",
+         pv[24] = "-", band[24] = "-", lo[24], hi[24];
+    const char *unit = share ? "%.1f%% heavy" : "%.3f ms";
+    if (!isnan(s->base_median))
+        snprintf(med_b, sizeof med_b, unit, s->base_median);
+    if (!isnan(s->new_median))
+        snprintf(med_n, sizeof med_n, unit, s->new_median);
+    if (!isnan(s->delta_pct))
+        pct_text(dl, sizeof dl, s->delta_pct);
+    if (!isnan(s->ci_low_pct) && !isnan(s->ci_high_pct)) {
+        pct_text(lo, sizeof lo, s->ci_low_pct);
+        pct_text(hi, sizeof hi, s->ci_high_pct);
+        snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
+    }
+    if (!isnan(s->band_pct)) {
+        if (isinf(s->band_pct))
+            snprintf(band, sizeof band, "inf");
+        else
+            snprintf(band, sizeof band, "%.*f%%",
+                     s->band_pct < 99.95 ? 1 : 0, s->band_pct);
+    }
+    if (!isnan(s->p_adjusted))
+        snprintf(pv, sizeof pv, "%.3g", s->p_adjusted);
+    fprintf(out, "%-5s %-32.32s %7zu %7zu %11s %11s %8s %19s %7s",
+            track, name, s->base_n, s->new_n, med_b, med_n, dl, ci, band);
+    if (multi) {
+        char sd[24] = "-";
+        if (isinf(s->run_sd_pct))
+            snprintf(sd, sizeof sd, "inf");
+        else if (!isnan(s->run_sd_pct))
+            snprintf(sd, sizeof sd, "%.1f%%", s->run_sd_pct);
+        fprintf(out, " %7s", sd);
+    }
+    const char *note = frame_like ? (gates ? "" : "not gating")
+                       : !is_wait ? ""
+                       : gates    ? "wait"
+                                  : "wait, not gating";
+    fprintf(out, " %9s  %s%s%s", pv, vc, cap_verdict_name(s->verdict), ve);
+    if (s->within_spread)
+        fprintf(out, " (within run-to-run spread%s%s)", *note ? "; " : "",
+                note);
+    else if (*note)
+        fprintf(out, " (%s)", note);
+    fputc('\n', out);
+}
+
+/* What the "(heavy frames)" row compared, under the summary. */
+static void mix_text(FILE *out, const an_diff *d)
+{
+    const an_diff_mix *m = &d->mix;
+    if (m->crowded) {
+        size_t k = m->base.split + m->new_.split;
+        size_t runs = d->base_runs + d->new_runs;
+        fprintf(out, "Frames: the %s of %zu of %zu runs fall in two groups "
+                     "(light around\n%.3f ms, heavy around %.3f ms); %s lie at "
+                     "neither group or crowd\nthe cut between "
+                     "them: the mix of the groups is not compared.\n",
+                m->by_work ? "CPU work per frame" : "frame times", k, runs,
+                m->light_ms, m->heavy_ms,
+                runs - k == 1 ? "the other's" : "the others'");
+        return;
+    }
+    if (!m->found)
+        return;
+    const an_diff_side_groups *b = &m->base, *n = &m->new_;
+    char lb[24] = "-", ln[24] = "-", hb[24] = "-", hn[24] = "-";
+    if (!isnan(b->light_ms))
+        snprintf(lb, sizeof lb, "%.3f", b->light_ms);
+    if (!isnan(n->light_ms))
+        snprintf(ln, sizeof ln, "%.3f", n->light_ms);
+    if (!isnan(b->heavy_ms))
+        snprintf(hb, sizeof hb, "%.3f", b->heavy_ms);
+    if (!isnan(n->heavy_ms))
+        snprintf(hn, sizeof hn, "%.3f", n->heavy_ms);
+    char cut[80] = "";
+    if (b->split < d->base_runs || n->split < d->new_runs)
+        snprintf(cut, sizeof cut, "; the others' frames cut at %.3f ms",
+                 m->cut_ms);
+    if (m->by_work)
+        fprintf(out, "%s: the CPU work per frame falls in two groups (the "
+                     "frame\ntimes do not split), light around %.3f ms and "
+                     "heavy around %.3f ms\n",
+                AN_DIFF_MIX_ROW, m->light_ms, m->heavy_ms);
+    else
+        fprintf(out, "%s: the frame times fall in two groups, light around "
+                     "%.3f ms\nand heavy around %.3f ms ",
+                AN_DIFF_MIX_ROW, m->light_ms, m->heavy_ms);
+    fprintf(out,
+            "(split in %zu of %zu base and %zu of %zu new runs%s).\n"
+            "Heavy: base %.1f %% of %zu frames, new %.1f %% of %zu; light %s "
+            "-> %s ms,\nheavy %s -> %s ms. delta: what the change of the "
+            "heavy share alone does\nto the mean %s, (new - base share) x "
+            "(heavy - light), over\nthe base's mixed %.3f ms; interval: t, "
+            "from the shares of batches of %zu\nframes (%zu base, %zu new). "
+            "The other rows' shift compares the bulk of\neach distribution "
+            "and does not see a change of the mix\n(docs/STATISTICS.md "
+            "section 17).\n",
+            b->split, d->base_runs, n->split, d->new_runs, cut,
+            100.0 * b->share, b->frames, 100.0 * n->share, n->frames, lb, ln,
+            hb, hn, m->by_work ? "CPU work per frame" : "frame",
+            m->base_level_ms, m->batch, b->batches, n->batches);
+}
+
 int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                    int csv, int colour, size_t top)
 {
@@ -44,48 +205,12 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
         fputc('\n', out);
         for (size_t i = 0; i < d->n; i++) {
             const an_diff_row *r = &d->rows[i];
-            const cap_diffstat *s = &r->d;
-            fprintf(out, "%s,", r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu");
-            rep_csv_field(out, r->name);
-            fprintf(out, ",%zu,%zu,", s->base_n, s->new_n);
-            double v[] = {s->base_median, s->new_median, r->base_mean_ms,
-                          r->new_mean_ms, s->base_p95, s->new_p95,
-                          s->delta_pct, s->ci_low_pct, s->ci_high_pct};
-            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-                num(out, v[k], "%.6f");
-                fputc(',', out);
-            }
-            num(out, s->p_value, "%.6g");
-            fputc(',', out);
-            num(out, s->p_adjusted, "%.6g");
-            fprintf(out, ",%s,", cap_verdict_name(s->verdict));
-            double w[] = {s->band_pct, s->delta_ms, s->ci_low_ms,
-                          s->ci_high_ms, s->band_ms};
-            for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
-                num(out, w[k], "%.6f");
-                fputc(',', out);
-            }
-            fprintf(out, "%d,%d,%zu", r->is_wait, r->gates, r->block);
-            if (multi) {
-                fprintf(out, ",%zu,%zu", s->base_runs, s->new_runs);
-                double u[] = {s->base_run_sd, s->new_run_sd, s->run_sd_ms,
-                              s->run_delta_ms, s->run_ci_low_ms,
-                              s->run_ci_high_ms};
-                for (size_t k = 0; k < sizeof u / sizeof u[0]; k++) {
-                    fputc(',', out);
-                    num(out, u[k], "%.6f");
-                }
-                fputc(',', out);
-                num(out, s->run_p_value, "%.6g");
-                fputc(',', out);
-                num(out, s->frame_ci_low_ms, "%.6f");
-                fputc(',', out);
-                num(out, s->frame_ci_high_ms, "%.6f");
-                fputc(',', out);
-                num(out, s->frame_p_value, "%.6g");
-                fprintf(out, ",%d", s->within_spread);
-            }
-            fputc('\n', out);
+            csv_row(out, r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu",
+                    r->name, &r->d, r->base_mean_ms, r->new_mean_ms,
+                    r->is_wait, r->gates, r->block, multi);
+            if (r->is_frame && d->mix.found)
+                csv_row(out, "", AN_DIFF_MIX_ROW, &d->mix.d, NAN, NAN, 0,
+                        d->mix.gates, d->mix.batch, multi);
         }
         fprintf(out, ",(geomean),%zu,%zu,,,,,,,", d->geomean_used,
                 d->geomean_used);
@@ -121,57 +246,12 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
             continue;
         if (!r->is_frame)
             shown++;
-        const cap_diffstat *s = &r->d;
-        const char *vc = "", *ve = "";
-        if (colour && s->verdict == CAP_VERDICT_REGRESSED && r->gates)
-            vc = "\033[1;31m", ve = "\033[0m";
-        else if (colour && s->verdict == CAP_VERDICT_IMPROVED)
-            vc = "\033[1;32m", ve = "\033[0m";
-        char ci[64] = "-", med_b[24] = "-", med_n[24] = "-", dl[24] = "-",
-             pv[24] = "-", band[24] = "-", lo[24], hi[24];
-        if (!isnan(s->base_median))
-            snprintf(med_b, sizeof med_b, "%.3f ms", s->base_median);
-        if (!isnan(s->new_median))
-            snprintf(med_n, sizeof med_n, "%.3f ms", s->new_median);
-        if (!isnan(s->delta_pct))
-            pct_text(dl, sizeof dl, s->delta_pct);
-        if (!isnan(s->ci_low_pct) && !isnan(s->ci_high_pct)) {
-            pct_text(lo, sizeof lo, s->ci_low_pct);
-            pct_text(hi, sizeof hi, s->ci_high_pct);
-            snprintf(ci, sizeof ci, "[%s, %s]", lo, hi);
-        }
-        if (!isnan(s->band_pct)) {
-            if (isinf(s->band_pct))
-                snprintf(band, sizeof band, "inf");
-            else
-                snprintf(band, sizeof band, "%.*f%%",
-                         s->band_pct < 99.95 ? 1 : 0, s->band_pct);
-        }
-        if (!isnan(s->p_adjusted))
-            snprintf(pv, sizeof pv, "%.3g", s->p_adjusted);
-        fprintf(out, "%-5s %-32.32s %7zu %7zu %11s %11s %8s %19s %7s",
-                r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu", r->name,
-                s->base_n, s->new_n, med_b, med_n, dl, ci, band);
-        if (multi) {
-            char sd[24] = "-";
-            if (isinf(s->run_sd_pct))
-                snprintf(sd, sizeof sd, "inf");
-            else if (!isnan(s->run_sd_pct))
-                snprintf(sd, sizeof sd, "%.1f%%", s->run_sd_pct);
-            fprintf(out, " %7s", sd);
-        }
-        const char *note =
-            r->is_frame ? (r->gates ? "" : "not gating")
-            : !r->is_wait ? ""
-            : r->gates    ? "wait"
-                          : "wait, not gating";
-        fprintf(out, " %9s  %s%s%s", pv, vc, cap_verdict_name(s->verdict), ve);
-        if (s->within_spread)
-            fprintf(out, " (within run-to-run spread%s%s)", *note ? "; " : "",
-                    note);
-        else if (*note)
-            fprintf(out, " (%s)", note);
-        fputc('\n', out);
+        text_row(out, r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu",
+                 r->name, &r->d, r->is_frame, 0, r->is_wait, r->gates, multi,
+                 colour);
+        if (r->is_frame && d->mix.found)
+            text_row(out, "", AN_DIFF_MIX_ROW, &d->mix.d, 1, 1, 0,
+                     d->mix.gates, multi, colour);
     }
     if (top && shown < d->n - 1)
         fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
@@ -194,6 +274,7 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
         fprintf(out, "(frame) is wall time, holding every wait and the "
                      "machine's other load: judged,\nnot gating the exit "
                      "status (--gate-frame).\n");
+    mix_text(out, d);
     if (d->excluded)
         fprintf(out, "Excluded by --exclude: %zu %s.\n", d->excluded,
                 d->excluded == 1 ? "row" : "rows");

@@ -150,6 +150,7 @@ typedef struct sim {
     double fps_cap;
     double ramp; /* fraction: 0.3 for --ramp 30 */
     int bimodal, outside_frames, runtime_names;
+    int heavy_frames; /* --bimodal: heavy frames in each 2 x BIMODAL_STRETCH */
     unsigned workers;
     double scale;
     double slow[S_COUNT]; /* factor per scope, 1.0 when not slowed */
@@ -451,7 +452,8 @@ static double work_factor(const sim *g, uint64_t frame, uint64_t t0)
     if (progress > 1)
         progress = 1;
     double f = 1.0 + g->ramp * progress;
-    if (g->bimodal && (frame / BIMODAL_STRETCH) % 2 == 1)
+    if (g->bimodal && frame % (2 * BIMODAL_STRETCH) >=
+                          (uint64_t)(2 * BIMODAL_STRETCH - g->heavy_frames))
         f *= BIMODAL_HEAVY;
     return f;
 }
@@ -605,7 +607,7 @@ static void usage(FILE *out)
     fprintf(out,
         "usage: game_sim OUT.cap [--seed N] [--seconds S | --frames N]\n"
         "                [--fps-cap HZ] [--slow NAME:PCT] [--ramp PCT] [--bimodal]\n"
-        "                [--outside-frames] [--workers N] [--scale F]\n"
+        "                [--heavy-frames N] [--outside-frames] [--workers N] [--scale F]\n"
         "                [--runtime-names] [--truth-report] [--help]\n"
         "\n"
         "A multi-threaded game loop recorded with libcapture into OUT.cap: a main\n"
@@ -621,6 +623,8 @@ static void usage(FILE *out)
         "  --ramp PCT        scale all work from 1.0 to 1+PCT/100 over the run\n"
         "                    (throttling); GPU spans too\n"
         "  --bimodal         alternate %d light and %d heavy frames (work x%.1f)\n"
+        "  --heavy-frames N  with --bimodal, N of each %d frames heavy, the last\n"
+        "                    ones (0..%d, default %d)\n"
         "  --outside-frames  record load_level and an asset_loader thread before\n"
         "                    the first frame, save_state after the last\n"
         "  --workers N       job worker threads, 1..64 (default 4)\n"
@@ -641,6 +645,7 @@ static void usage(FILE *out)
         "\n"
         "  %-22s %-13s %9s  %s\n",
         JOBS_PER_FRAME, BIMODAL_STRETCH, BIMODAL_STRETCH, BIMODAL_HEAVY,
+        2 * BIMODAL_STRETCH, 2 * BIMODAL_STRETCH, BIMODAL_STRETCH,
         ASSETS_PER_FRAME, ASSETS, LATE_NS / 1000, JITTER * 100, "name", "thread", "self_us",
         "kind");
     static const char *kinds[] = {"work", "wait", "gpu", "work"};
@@ -685,6 +690,7 @@ static int parse_args(sim *g, int argc, char **argv, const char **out)
     *out = NULL;
     for (int i = 0; i < S_COUNT; i++)
         g->slow[i] = 1.0;
+    g->heavy_frames = BIMODAL_STRETCH;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -726,6 +732,11 @@ static int parse_args(sim *g, int argc, char **argv, const char **out)
                 if (!parse_double(v, -90, 1000, &d))
                     return bad("--ramp takes a percentage -90..1000", v);
                 g->ramp = d / 100.0;
+            } else if (strcmp(a, "--heavy-frames") == 0) {
+                if (!parse_double(v, 0, 2 * BIMODAL_STRETCH, &d) ||
+                    d != floor(d))
+                    return bad("--heavy-frames takes an integer 0..50", v);
+                g->heavy_frames = (int)d;
             } else if (strcmp(a, "--workers") == 0) {
                 if (!parse_double(v, 1, 64, &d) || d != floor(d))
                     return bad("--workers takes an integer 1..64", v);

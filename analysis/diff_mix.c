@@ -1,0 +1,311 @@
+/* diff_mix.c - capture_diff's "(heavy frames)" row: when the frames fall
+ * in a light and a heavy group, how often each side is heavy, and what the
+ * change of that mix alone does to the mean frame (docs/STATISTICS.md
+ * section 17). The Hodges-Lehmann shift of the other rows cannot see it:
+ * most pairs of frames are of one group on both sides, so the median of
+ * the pairwise differences stays near zero when only the mix moves. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "report.h"
+#include "stats.h"
+
+#define MS(ns) ((double)(ns) / 1e6)
+
+/* Median of x[0..n) (reordered), NaN when n is 0. */
+static double median_of(double *x, size_t n)
+{
+    return n ? cap_stats_median_select(x, n) : NAN;
+}
+
+/* One run's frames split in two groups (an_frame_split): 1, with
+ * heavy[0..n) and its groups' medians; 0 when they do not split; -1 out
+ * of memory. */
+static int split_run(const double *v, size_t n, uint8_t *heavy,
+                     double group_ms[2])
+{
+    double share[2];
+    return an_frame_split(v, n, heavy, group_ms, share);
+}
+
+/* Run m's value per frame (ms) into v[0..nframes): its frame time, or
+ * (by_work) the self time of its CPU rows that are not waits; row_ns:
+ * scratch of nframes doubles. */
+static void run_values(const an_capture *m, int by_work, double *v,
+                       double *row_ns)
+{
+    if (!by_work) {
+        for (size_t i = 0; i < m->nframes; i++)
+            v[i] = MS(an_frame_ns(&m->frames[i]));
+        return;
+    }
+    double *sum[2] = {v, NULL};
+    memset(v, 0, m->nframes * sizeof *v);
+    an_cpu_frame_sums(m, row_ns, sum);
+}
+
+/* Lengths of the stretches of one label in heavy[0..n): how many there
+ * are. */
+static size_t stretches(const uint8_t *heavy, size_t n)
+{
+    size_t s = n ? 1 : 0;
+    for (size_t i = 1; i < n; i++)
+        s += heavy[i] != heavy[i - 1];
+    return s;
+}
+
+typedef struct side_acc {
+    size_t frames, heavy;
+    double *bshare; /* batch shares */
+    size_t nb;
+    double *g[2];   /* frame times by group */
+    size_t gn[2];
+} side_acc;
+
+static void side_stats(an_diff_side_groups *s, side_acc *a)
+{
+    s->frames = a->frames;
+    s->heavy = a->heavy;
+    s->share = a->frames ? (double)a->heavy / (double)a->frames : NAN;
+    s->light_ms = median_of(a->g[0], a->gn[0]);
+    s->heavy_ms = median_of(a->g[1], a->gn[1]);
+    s->batches = a->nb;
+    if (a->nb >= 2) {
+        double m = cap_stats_mean(a->bshare, a->nb), ss = 0;
+        for (size_t i = 0; i < a->nb; i++)
+            ss += (a->bshare[i] - m) * (a->bshare[i] - m);
+        s->share_se = sqrt(ss / (double)(a->nb - 1) / (double)a->nb);
+    } else
+        s->share_se = NAN;
+}
+
+/* The one-sided p of "the change is past the band upward" (sign +1) or
+ * downward (-1), with a t law of df degrees; se 0: 0 or 1. */
+static double p_past(double delta, double band, double se, double df,
+                     int sign)
+{
+    double t = sign > 0 ? delta - band : -band - delta;
+    if (!(se > 0))
+        return t > 0 ? 0.0 : 1.0;
+    return cap_stats_pt_upper(t / se, df);
+}
+
+cap_result an_diff_mix_compute(an_diff_mix *mix,
+                               const an_capture *const *run, size_t nbase,
+                               size_t nnew, double floor_ms,
+                               const cap_diff_options *opt)
+{
+    if (!mix || !run || !nbase || !nnew)
+        return CAP_E_MISUSE;
+    cap_diff_options o;
+    if (cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return CAP_E_MISUSE;
+    memset(mix, 0, sizeof *mix);
+    size_t nruns = nbase + nnew, most = 0, total = 0;
+    for (size_t q = 0; q < nruns; q++) {
+        total += run[q]->nframes;
+        if (run[q]->nframes > most)
+            most = run[q]->nframes;
+    }
+    cap_result rc = CAP_E_NOMEM;
+    double *v = malloc((most ? most : 1) * sizeof *v);
+    double *row_ns = malloc((most ? most : 1) * sizeof *row_ns);
+    uint8_t *lab = malloc(total ? total : 1);
+    int *how = calloc(nruns, sizeof *how);
+    double *lvl[2] = {malloc(nruns * sizeof(double)),
+                      malloc(nruns * sizeof(double))};
+    side_acc acc[2];
+    memset(acc, 0, sizeof acc);
+    for (int s = 0; s < 2; s++) {
+        acc[s].bshare = malloc((total ? total : 1) * sizeof(double));
+        for (int g = 0; g < 2; g++)
+            acc[s].g[g] = malloc((total ? total : 1) * sizeof(double));
+    }
+    if (!v || !row_ns || !lab || !how || !lvl[0] || !lvl[1] || !acc[0].bshare ||
+        !acc[1].bshare || !acc[0].g[0] || !acc[0].g[1] || !acc[1].g[0] ||
+        !acc[1].g[1])
+        goto out;
+
+    /* each run's own split of its frame times; where none splits (a frame
+       cap holds them), of its CPU work per frame, if every run has it per
+       frame (none summarised); the groups' levels from the runs that
+       split */
+    size_t nsplit = 0;
+    int approx = 0;
+    for (size_t q = 0; q < nruns; q++)
+        approx |= run[q]->approx;
+    double gms[2];
+    for (int by_work = 0; by_work < 2 && !nsplit; by_work++) {
+        if (by_work && approx)
+            break;
+        mix->by_work = by_work;
+        for (size_t q = 0, off = 0; q < nruns; off += run[q]->nframes, q++) {
+            const an_capture *m = run[q];
+            run_values(m, by_work, v, row_ns);
+            how[q] = split_run(v, m->nframes, lab + off, gms);
+            if (how[q] < 0)
+                goto out;
+            if (how[q] == 1) {
+                lvl[0][nsplit] = gms[0];
+                lvl[1][nsplit] = gms[1];
+                nsplit++;
+            }
+        }
+    }
+    rc = CAP_OK;
+    if (!nsplit)
+        goto out;
+    for (size_t q = 0; q < nruns; q++)
+        *(q < nbase ? &mix->base.split : &mix->new_.split) += how[q] == 1;
+    mix->light_ms = median_of(lvl[0], nsplit);
+    mix->heavy_ms = median_of(lvl[1], nsplit);
+    mix->cut_ms = sqrt(mix->light_ms * mix->heavy_ms);
+    /* the runs that did not split: labelled by the cut, unless their
+       frames crowd it (then the two sides' groups are not the same
+       groups, and nothing is compared) */
+    for (size_t q = 0, off = 0; q < nruns; off += run[q]->nframes, q++) {
+        if (how[q] == 1)
+            continue;
+        const an_capture *m = run[q];
+        run_values(m, mix->by_work, v, row_ns);
+        double ratio = mix->heavy_ms / mix->light_ms;
+        double near = pow(ratio, 0.25);
+        size_t crowd = 0;
+        for (size_t i = 0; i < m->nframes; i++) {
+            lab[off + i] = v[i] >= mix->cut_ms;
+            crowd += v[i] > mix->cut_ms / near && v[i] < mix->cut_ms * near;
+        }
+        /* and its frames at one of the groups' levels: a run whose
+           frames all moved (7.9 ms against groups at 10.5 and 20.8) holds
+           neither group */
+        double med = median_of(v, m->nframes);
+        double reach = 0.25 * log(ratio);
+        if (crowd * AN_DIFF_MIX_CROWD_DIV > m->nframes ||
+            (fabs(log(med / mix->light_ms)) > reach &&
+             fabs(log(med / mix->heavy_ms)) > reach)) {
+            mix->crowded = 1;
+            goto out;
+        }
+    }
+    /* batches twice the mean stretch long, so that a batch holds a light
+       and a heavy stretch or more: the longer of the two sides' means,
+       each over the runs that hold both groups (a run of one group is one
+       stretch as long as the run, which says nothing of how long the
+       other side's stretches are) */
+    double longest = 0;
+    for (int s = 0; s < 2; s++) {
+        size_t fr = 0, st = 0;
+        for (size_t q = 0, off = 0; q < nruns; off += run[q]->nframes, q++) {
+            if ((q >= nbase) != s)
+                continue;
+            size_t k = stretches(lab + off, run[q]->nframes);
+            if (k > 1)
+                fr += run[q]->nframes, st += k;
+        }
+        if (st && (double)fr / (double)st > longest)
+            longest = (double)fr / (double)st;
+    }
+    mix->batch = (size_t)ceil(2 * longest);
+    if (mix->batch < AN_DIFF_MIX_MIN_BATCH)
+        mix->batch = AN_DIFF_MIX_MIN_BATCH;
+    for (size_t q = 0, off = 0; q < nruns; off += run[q]->nframes, q++) {
+        side_acc *a = &acc[q < nbase ? 0 : 1];
+        const an_capture *m = run[q];
+        size_t h = 0;
+        run_values(m, mix->by_work, v, row_ns);
+        for (size_t i = 0; i < m->nframes; i++) {
+            int g = lab[off + i];
+            a->g[g][a->gn[g]++] = v[i];
+            a->heavy += (size_t)g;
+            h += (size_t)g;
+            if ((i + 1) % mix->batch == 0) {
+                a->bshare[a->nb++] = (double)h / (double)mix->batch;
+                h = 0;
+            }
+        }
+        a->frames += m->nframes;
+    }
+    side_stats(&mix->base, &acc[0]);
+    side_stats(&mix->new_, &acc[1]);
+    /* too few batches on a side: the stretches are too long, or too
+       few, for the capture to say how often frames are heavy */
+    if (mix->base.batches < AN_DIFF_MIX_MIN_BATCHES ||
+        mix->new_.batches < AN_DIFF_MIX_MIN_BATCHES)
+        goto out;
+    mix->found = 1;
+
+    /* the change of the mean frame that the mix alone makes, in ms and
+       relative to the base side's mixed level */
+    cap_diffstat *d = &mix->d;
+    double gap = mix->heavy_ms - mix->light_ms;
+    double sb = mix->base.share, sn = mix->new_.share;
+    double level = mix->light_ms + sb * gap;
+    d->base_n = mix->base.frames;
+    d->new_n = mix->new_.frames;
+    d->base_median = 100.0 * sb;
+    d->new_median = 100.0 * sn;
+    d->base_mean = d->new_mean = d->base_p95 = d->new_p95 = NAN;
+    d->base_runs = nbase;
+    d->new_runs = nnew;
+    d->min_run_n = 0;
+    d->base_run_sd = d->new_run_sd = d->run_sd_ms = d->run_sd_pct = NAN;
+    d->run_delta_ms = d->run_ci_low_ms = d->run_ci_high_ms = NAN;
+    d->run_p_value = NAN;
+    d->delta_ms = (sn - sb) * gap;
+    d->band_ms = o.threshold_pct / 100.0 * level;
+    if (floor_ms > d->band_ms)
+        d->band_ms = floor_ms;
+    size_t bb = mix->base.batches, bn = mix->new_.batches;
+    {
+        double vb = mix->base.share_se * mix->base.share_se;
+        double vn = mix->new_.share_se * mix->new_.share_se;
+        double se = sqrt(vb + vn) * gap;
+        /* Welch-Satterthwaite degrees of freedom; the smaller side's when
+           both variances are 0 */
+        double df = (double)(bb < bn ? bb : bn) - 1;
+        if (vb + vn > 0)
+            df = (vb + vn) * (vb + vn) /
+                 (vb * vb / (double)(bb - 1) + vn * vn / (double)(bn - 1));
+        double t = se > 0 ? cap_stats_qt(1.0 - o.alpha, df) : 0;
+        d->ci_low_ms = d->delta_ms - t * se;
+        d->ci_high_ms = d->delta_ms + t * se;
+        double pu = p_past(d->delta_ms, d->band_ms, se, df, +1);
+        double pd = p_past(d->delta_ms, d->band_ms, se, df, -1);
+        d->p_value = 2 * (pu < pd ? pu : pd);
+        if (d->p_value > 1)
+            d->p_value = 1;
+        d->p_adjusted = d->p_value;
+        if (d->p_value < o.alpha && d->ci_low_ms > d->band_ms)
+            d->verdict = CAP_VERDICT_REGRESSED;
+        else if (d->p_value < o.alpha && d->ci_high_ms < -d->band_ms)
+            d->verdict = CAP_VERDICT_IMPROVED;
+        else if (d->ci_low_ms >= -d->band_ms && d->ci_high_ms <= d->band_ms)
+            d->verdict = CAP_VERDICT_UNCHANGED;
+        else
+            d->verdict = CAP_VERDICT_INCONCLUSIVE;
+    }
+    double pct = level > 0 ? 100.0 / level : NAN;
+    d->delta_pct = d->delta_ms * pct;
+    d->ci_low_pct = d->ci_low_ms * pct;
+    d->ci_high_pct = d->ci_high_ms * pct;
+    d->band_pct = d->band_ms * pct;
+    d->frame_ci_low_ms = d->ci_low_ms;
+    d->frame_ci_high_ms = d->ci_high_ms;
+    d->frame_p_value = d->p_value;
+    mix->base_level_ms = level;
+out:
+    free(v);
+    free(row_ns);
+    free(lab);
+    free(how);
+    free(lvl[0]);
+    free(lvl[1]);
+    for (int s = 0; s < 2; s++) {
+        free(acc[s].bshare);
+        free(acc[s].g[0]);
+        free(acc[s].g[1]);
+    }
+    return rc;
+}

@@ -1,0 +1,326 @@
+/*
+ * test_diff_mix - capture_diff's "(heavy frames)" row (analysis/diff_mix.c,
+ * docs/STATISTICS.md section 17) on captures written through cap_writer.h
+ * whose frames alternate light and heavy stretches of known lengths: the
+ * shares, the change of the mean frame the mix makes, its verdict, and the
+ * cases where nothing is compared. Also checks that the rows' shift alone
+ * misses a change of the mix (why the row exists) and that the report
+ * shows the row and gates on it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/cap_writer.h"
+#include "diff.h"
+#include "model.h"
+
+#define assert_near(a, b, tol)                                              \
+    do {                                                                    \
+        double a_ = (a), b_ = (b);                                          \
+        if (!(fabs(a_ - b_) <= (tol)))                                      \
+            fail_msg("%s = %.9g, expected %.9g +- %g", #a, a_, b_,         \
+                     (double)(tol));                                        \
+    } while (0)
+
+enum { N_WORK = 1, N_IDLE };
+
+/* A game loop on one thread: in each cycle of `cycle` frames the first
+ * cycle - heavy are light (work light_ms), the rest heavy (heavy_ms);
+ * heavy < 0: every frame light. Each frame's work is jittered by +-1 %
+ * (a fixed sequence from seed). cap_ms > 0 holds each frame at cap_ms
+ * (the rest idle, unscoped); else 0.5 ms of scoped idle follows. */
+typedef struct mix_sim {
+    int frames, cycle, heavy;
+    double light_ms, heavy_ms, cap_ms;
+    unsigned seed;
+} mix_sim;
+
+static uint64_t ns(double ms)
+{
+    return (uint64_t)llround(ms * 1e6);
+}
+
+static an_capture *run_sim(const mix_sim *s)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/cap_test_diff_mix_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, NULL), CAP_OK);
+    assert_int_equal(cap_writer_name(w, N_WORK, "work", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_name(w, N_IDLE, "idle", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    uint64_t t = 1000000, x = s->seed * 2654435761u + 1;
+    for (int i = 0; i < s->frames; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        double j = 1.0 + 0.02 * ((double)(x >> 11) / 9007199254740992.0 - 0.5);
+        int heavy = s->heavy >= 0 && i % s->cycle >= s->cycle - s->heavy;
+        double work = (heavy ? s->heavy_ms : s->light_ms) * j;
+        uint64_t begin = t;
+        assert_int_equal(cap_writer_scope_begin(w, 0, N_WORK, t), CAP_OK);
+        t += ns(work);
+        assert_int_equal(cap_writer_scope_end(w, 0, t), CAP_OK);
+        if (s->cap_ms > 0) {
+            t = begin + ns(s->cap_ms);
+        } else {
+            assert_int_equal(cap_writer_scope_begin(w, 0, N_IDLE, t), CAP_OK);
+            t += ns(0.5);
+            assert_int_equal(cap_writer_scope_end(w, 0, t), CAP_OK);
+        }
+        assert_int_equal(cap_writer_frame(w, (uint64_t)i, begin, t), CAP_OK);
+    }
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    an_capture *m;
+    char d[256];
+    assert_int_equal(an_load(&m, path, NULL, d, sizeof d), CAP_OK);
+    unlink(path);
+    return m;
+}
+
+static an_diff_mix mix_of(const mix_sim *b, const mix_sim *n)
+{
+    const an_capture *run[2] = {run_sim(b), run_sim(n)};
+    an_diff_mix mix;
+    assert_int_equal(an_diff_mix_compute(&mix, run, 1, 1, 0, NULL), CAP_OK);
+    an_free((an_capture *)run[0]);
+    an_free((an_capture *)run[1]);
+    return mix;
+}
+
+/* 25 light and 25 heavy frames (4.5 and 6.5 ms with the idle) against 15
+ * and 35: the shares are exact, every batch of 50 frames holds one cycle,
+ * so the shares' error is 0, and the mean frame grows by 0.2 x 2 ms. */
+static void a_heavier_mix_regresses_by_the_share_times_the_gap(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 1};
+    mix_sim n = {600, 50, 35, 4.0, 6.0, 0, 2};
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 1);
+    assert_int_equal(m.by_work, 0);
+    assert_int_equal(m.crowded, 0);
+    assert_int_equal(m.base.split, 1);
+    assert_int_equal(m.new_.split, 1);
+    assert_int_equal(m.base.frames, 600);
+    assert_int_equal(m.base.heavy, 300);
+    assert_int_equal(m.new_.heavy, 420);
+    assert_int_equal(m.batch, 50);
+    assert_int_equal(m.base.batches, 12);
+    assert_int_equal(m.new_.batches, 12);
+    assert_near(m.base.share_se, 0, 1e-12);
+    assert_near(m.new_.share_se, 0, 1e-12);
+    assert_near(m.light_ms, 4.5, 0.02);
+    assert_near(m.heavy_ms, 6.5, 0.04);
+    assert_near(m.d.base_median, 50.0, 1e-9);
+    assert_near(m.d.new_median, 70.0, 1e-9);
+    double gap = m.heavy_ms - m.light_ms;
+    assert_near(m.d.delta_ms, 0.2 * gap, 1e-9);
+    assert_near(m.base_level_ms, m.light_ms + 0.5 * gap, 1e-9);
+    assert_near(m.d.delta_pct, 100 * 0.2 * gap / m.base_level_ms, 1e-9);
+    assert_near(m.d.ci_low_ms, m.d.delta_ms, 1e-12);
+    assert_near(m.d.ci_high_ms, m.d.delta_ms, 1e-12);
+    assert_near(m.d.band_ms, 0.05 * m.base_level_ms, 1e-9);
+    assert_int_equal(m.d.verdict, CAP_VERDICT_REGRESSED);
+    assert_near(m.d.p_value, 0, 0);
+    /* and the other way round: lighter */
+    m = mix_of(&n, &b);
+    assert_int_equal(m.d.verdict, CAP_VERDICT_IMPROVED);
+    assert_near(m.d.delta_ms, -0.2 * (m.heavy_ms - m.light_ms), 1e-9);
+}
+
+/* The same mix on both sides (other jitter): unchanged, 0 change. */
+static void the_same_mix_is_unchanged(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 3};
+    mix_sim n = {600, 50, 25, 4.0, 6.0, 0, 4};
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 1);
+    assert_near(m.d.delta_ms, 0, 1e-12);
+    assert_int_equal(m.d.verdict, CAP_VERDICT_UNCHANGED);
+}
+
+/* Stretches of uneven lengths: the batches' shares vary, the interval has
+ * a width, and a small change of the mix is not past the band. */
+static void uneven_stretches_give_an_interval(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 30, 14, 4.0, 6.0, 0, 5};  /* 46.7 % heavy */
+    mix_sim n = {600, 40, 21, 4.0, 6.0, 0, 6};  /* 52.5 % heavy */
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 1);
+    assert_int_equal(m.batch, 40); /* 2 x the new side's 20 */
+    assert_true(m.d.ci_low_ms < m.d.delta_ms);
+    assert_true(m.d.ci_high_ms > m.d.delta_ms);
+    assert_near(m.d.base_median, 100.0 * 280 / 600, 1e-9);
+    assert_near(m.d.new_median, 100.0 * 315 / 600, 1e-9);
+    assert_true(m.d.verdict == CAP_VERDICT_UNCHANGED ||
+                m.d.verdict == CAP_VERDICT_INCONCLUSIVE);
+}
+
+/* A base of light frames only against a new run of 50 % heavy ones: the
+ * base, which does not split, is classed at the new run's cut (all light,
+ * share 0 in every batch), batches from the new side's stretches. */
+static void heavy_frames_appearing_are_a_regression(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 50, -1, 4.0, 6.0, 0, 7};
+    mix_sim n = {600, 50, 25, 4.0, 6.0, 0, 8};
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 1);
+    assert_int_equal(m.base.split, 0);
+    assert_int_equal(m.new_.split, 1);
+    assert_int_equal(m.base.heavy, 0);
+    assert_int_equal(m.batch, 50);
+    assert_int_equal(m.base.batches, 12);
+    assert_near(m.d.delta_ms, 0.5 * (m.heavy_ms - m.light_ms), 1e-9);
+    assert_int_equal(m.d.verdict, CAP_VERDICT_REGRESSED);
+    assert_true(isnan(m.new_.heavy_ms) == 0 && isnan(m.base.heavy_ms));
+}
+
+/* A run whose frames sit between the groups (5 ms against 4.5 and 6.5)
+ * holds neither: nothing is compared. */
+static void frames_between_the_groups_are_not_compared(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 9};
+    mix_sim n = {600, 50, -1, 4.9, 6.0, 0, 10};
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 0);
+    assert_int_equal(m.crowded, 1);
+}
+
+/* One group only on both sides: nothing found, nothing compared. */
+static void one_group_finds_nothing(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 50, -1, 4.0, 6.0, 0, 11};
+    mix_sim n = {600, 50, -1, 4.4, 6.0, 0, 12};
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 0);
+    assert_int_equal(m.crowded, 0);
+}
+
+/* Stretches as long as a quarter of the run: four batches a side at
+ * most, too few to say how often frames are heavy. */
+static void too_few_stretches_are_not_compared(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 300, 150, 4.0, 6.0, 0, 13};
+    mix_sim n = {600, 300, 200, 4.0, 6.0, 0, 14};
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 0);
+}
+
+/* Under a cap every frame lasts 16 ms: the frame times do not split, the
+ * CPU work per frame does (4 and 6 ms). */
+static void under_a_cap_the_work_splits(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 16.0, 15};
+    mix_sim n = {600, 50, 35, 4.0, 6.0, 16.0, 16};
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 1);
+    assert_int_equal(m.by_work, 1);
+    assert_near(m.light_ms, 4.0, 0.02);
+    assert_near(m.heavy_ms, 6.0, 0.04);
+    assert_near(m.d.delta_ms, 0.2 * (m.heavy_ms - m.light_ms), 1e-9);
+    assert_int_equal(m.d.verdict, CAP_VERDICT_REGRESSED);
+}
+
+/* Several runs a side: shares and batches pooled over each side's runs. */
+static void runs_are_pooled_per_side(void **state)
+{
+    (void)state;
+    mix_sim s[4] = {{400, 50, 25, 4.0, 6.0, 0, 17},
+                    {400, 50, 25, 4.0, 6.0, 0, 18},
+                    {400, 50, 35, 4.0, 6.0, 0, 19},
+                    {400, 50, 35, 4.0, 6.0, 0, 20}};
+    const an_capture *run[4];
+    for (int i = 0; i < 4; i++)
+        run[i] = run_sim(&s[i]);
+    an_diff_mix m;
+    assert_int_equal(an_diff_mix_compute(&m, run, 2, 2, 0, NULL), CAP_OK);
+    assert_int_equal(m.found, 1);
+    assert_int_equal(m.base.split, 2);
+    assert_int_equal(m.new_.frames, 800);
+    assert_int_equal(m.new_.heavy, 560);
+    assert_int_equal(m.base.batches, 16);
+    assert_int_equal(m.d.verdict, CAP_VERDICT_REGRESSED);
+    assert_int_equal(an_diff_mix_compute(NULL, run, 2, 2, 0, NULL),
+                     CAP_E_MISUSE);
+    assert_int_equal(an_diff_mix_compute(&m, run, 0, 2, 0, NULL),
+                     CAP_E_MISUSE);
+    for (int i = 0; i < 4; i++)
+        an_free((an_capture *)run[i]);
+}
+
+/* Why the row exists: every row's shift calls the heavier mix unchanged,
+ * and the comparison regresses (gating) only through the row, which the
+ * report prints. */
+static void the_rows_shift_misses_the_mix_and_the_row_gates(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 21};
+    mix_sim n = {600, 50, 35, 4.0, 6.0, 0, 22};
+    an_capture *mb = run_sim(&b), *mn = run_sim(&n);
+    an_diff d;
+    assert_int_equal(an_diff_run_opts(&d, mb, mn, NULL), CAP_OK);
+    for (size_t i = 0; i < d.n; i++)
+        if (strcmp(d.rows[i].name, "work") == 0 || d.rows[i].is_frame)
+            assert_int_not_equal(d.rows[i].d.verdict,
+                                 CAP_VERDICT_REGRESSED);
+    assert_int_equal(d.mix.found, 1);
+    assert_int_equal(d.mix.gates, 1);
+    assert_int_equal(d.regressed, 1);
+    assert_int_equal(d.gating, 1);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(an_diff_report(f, &d, NULL, 0, 0, 0), 0);
+    fclose(f);
+    assert_non_null(strstr(text, "(heavy frames)                       600"
+                                 "     600 50.0% heavy 70.0% heavy"));
+    assert_non_null(strstr(text, "Heavy: base 50.0 % of 600 frames, new "
+                                 "70.0 % of 600"));
+    assert_null(strstr(text, "nan"));
+    free(text);
+    f = open_memstream(&text, &len);
+    assert_int_equal(an_diff_report(f, &d, NULL, 1, 0, 0), 0);
+    fclose(f);
+    assert_non_null(strstr(text, "\n,(heavy frames),600,600,50.000000,"
+                                 "70.000000,,,,,"));
+    free(text);
+    an_diff_free(&d);
+    an_free(mb);
+    an_free(mn);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_heavier_mix_regresses_by_the_share_times_the_gap),
+        cmocka_unit_test(the_same_mix_is_unchanged),
+        cmocka_unit_test(uneven_stretches_give_an_interval),
+        cmocka_unit_test(heavy_frames_appearing_are_a_regression),
+        cmocka_unit_test(frames_between_the_groups_are_not_compared),
+        cmocka_unit_test(one_group_finds_nothing),
+        cmocka_unit_test(too_few_stretches_are_not_compared),
+        cmocka_unit_test(under_a_cap_the_work_splits),
+        cmocka_unit_test(runs_are_pooled_per_side),
+        cmocka_unit_test(the_rows_shift_misses_the_mix_and_the_row_gates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
