@@ -177,14 +177,25 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
             lab[off + i] = v[i] >= mix->cut_ms;
             crowd += v[i] > mix->cut_ms / near && v[i] < mix->cut_ms * near;
         }
-        /* and its frames at one of the groups' levels: a run whose
+        /* and each class's frames at its group's level: a run whose
            frames all moved (7.9 ms against groups at 10.5 and 20.8) holds
-           neither group */
-        double med = median_of(v, m->nframes);
+           neither group; one that alternates as the others do but did
+           not split cleanly itself (a window blurred by the machine's
+           load) holds both */
+        size_t k = 0;
+        for (int g = 0; g < 2; g++)
+            for (size_t i = 0; i < m->nframes; i++)
+                if (lab[off + i] == g)
+                    row_ns[k++] = v[i];
+        size_t nh = 0;
+        for (size_t i = 0; i < m->nframes; i++)
+            nh += lab[off + i];
         double reach = 0.25 * log(ratio);
-        if (crowd * AN_DIFF_MIX_CROWD_DIV > m->nframes ||
-            (fabs(log(med / mix->light_ms)) > reach &&
-             fabs(log(med / mix->heavy_ms)) > reach)) {
+        double ml = median_of(row_ns, m->nframes - nh);
+        double mh = median_of(row_ns + (m->nframes - nh), nh);
+        int away = (m->nframes - nh && fabs(log(ml / mix->light_ms)) > reach) ||
+                   (nh && fabs(log(mh / mix->heavy_ms)) > reach);
+        if (crowd * AN_DIFF_MIX_CROWD_DIV > m->nframes || away) {
             mix->crowded = 1;
             goto out;
         }

@@ -42,6 +42,8 @@ typedef struct mix_sim {
     int frames, cycle, heavy;
     double light_ms, heavy_ms, cap_ms;
     unsigned seed;
+    int odd_frames;      /* the first odd_frames frames' heavy work is */
+    double odd_heavy_ms; /* odd_heavy_ms instead */
 } mix_sim;
 
 static uint64_t ns(double ms)
@@ -66,7 +68,8 @@ static an_capture *run_sim(const mix_sim *s)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         double j = 1.0 + 0.02 * ((double)(x >> 11) / 9007199254740992.0 - 0.5);
         int heavy = s->heavy >= 0 && i % s->cycle >= s->cycle - s->heavy;
-        double work = (heavy ? s->heavy_ms : s->light_ms) * j;
+        double hv = i < s->odd_frames ? s->odd_heavy_ms : s->heavy_ms;
+        double work = (heavy ? hv : s->light_ms) * j;
         uint64_t begin = t;
         assert_int_equal(cap_writer_scope_begin(w, 0, N_WORK, t), CAP_OK);
         t += ns(work);
@@ -104,8 +107,8 @@ static an_diff_mix mix_of(const mix_sim *b, const mix_sim *n)
 static void a_heavier_mix_regresses_by_the_share_times_the_gap(void **state)
 {
     (void)state;
-    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 1};
-    mix_sim n = {600, 50, 35, 4.0, 6.0, 0, 2};
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 1, 0, 0};
+    mix_sim n = {600, 50, 35, 4.0, 6.0, 0, 2, 0, 0};
     an_diff_mix m = mix_of(&b, &n);
     assert_int_equal(m.found, 1);
     assert_int_equal(m.by_work, 0);
@@ -143,8 +146,8 @@ static void a_heavier_mix_regresses_by_the_share_times_the_gap(void **state)
 static void the_same_mix_is_unchanged(void **state)
 {
     (void)state;
-    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 3};
-    mix_sim n = {600, 50, 25, 4.0, 6.0, 0, 4};
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 3, 0, 0};
+    mix_sim n = {600, 50, 25, 4.0, 6.0, 0, 4, 0, 0};
     an_diff_mix m = mix_of(&b, &n);
     assert_int_equal(m.found, 1);
     assert_near(m.d.delta_ms, 0, 1e-12);
@@ -156,8 +159,8 @@ static void the_same_mix_is_unchanged(void **state)
 static void uneven_stretches_give_an_interval(void **state)
 {
     (void)state;
-    mix_sim b = {600, 30, 14, 4.0, 6.0, 0, 5};  /* 46.7 % heavy */
-    mix_sim n = {600, 40, 21, 4.0, 6.0, 0, 6};  /* 52.5 % heavy */
+    mix_sim b = {600, 30, 14, 4.0, 6.0, 0, 5, 0, 0};  /* 46.7 % heavy */
+    mix_sim n = {600, 40, 21, 4.0, 6.0, 0, 6, 0, 0};  /* 52.5 % heavy */
     an_diff_mix m = mix_of(&b, &n);
     assert_int_equal(m.found, 1);
     assert_int_equal(m.batch, 40); /* 2 x the new side's 20 */
@@ -175,8 +178,8 @@ static void uneven_stretches_give_an_interval(void **state)
 static void heavy_frames_appearing_are_a_regression(void **state)
 {
     (void)state;
-    mix_sim b = {600, 50, -1, 4.0, 6.0, 0, 7};
-    mix_sim n = {600, 50, 25, 4.0, 6.0, 0, 8};
+    mix_sim b = {600, 50, -1, 4.0, 6.0, 0, 7, 0, 0};
+    mix_sim n = {600, 50, 25, 4.0, 6.0, 0, 8, 0, 0};
     an_diff_mix m = mix_of(&b, &n);
     assert_int_equal(m.found, 1);
     assert_int_equal(m.base.split, 0);
@@ -194,19 +197,39 @@ static void heavy_frames_appearing_are_a_regression(void **state)
 static void frames_between_the_groups_are_not_compared(void **state)
 {
     (void)state;
-    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 9};
-    mix_sim n = {600, 50, -1, 4.9, 6.0, 0, 10};
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 9, 0, 0};
+    mix_sim n = {600, 50, -1, 4.9, 6.0, 0, 10, 0, 0};
     an_diff_mix m = mix_of(&b, &n);
     assert_int_equal(m.found, 0);
     assert_int_equal(m.crowded, 1);
+}
+
+/* A run that alternates as the other does, but whose first 200 frames'
+ * heavy frames are heavier (8 ms): its windows' gaps differ, it does not
+ * split itself, and its frames are classed at the other run's cut. Half
+ * its frames are heavy, so its median lies between the groups: each
+ * class's median, not the run's, is held against its group's level. */
+static void a_run_that_does_not_split_is_classed_at_the_cut(void **state)
+{
+    (void)state;
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 23, 0, 0};
+    mix_sim n = {600, 50, 25, 4.0, 6.0, 0, 24, 200, 8.0};
+    an_diff_mix m = mix_of(&b, &n);
+    assert_int_equal(m.found, 1);
+    assert_int_equal(m.crowded, 0);
+    assert_int_equal(m.base.split, 1);
+    assert_int_equal(m.new_.split, 0);
+    assert_int_equal(m.new_.heavy, 300);
+    assert_near(m.d.new_median, 50.0, 1e-9);
+    assert_int_equal(m.d.verdict, CAP_VERDICT_UNCHANGED);
 }
 
 /* One group only on both sides: nothing found, nothing compared. */
 static void one_group_finds_nothing(void **state)
 {
     (void)state;
-    mix_sim b = {600, 50, -1, 4.0, 6.0, 0, 11};
-    mix_sim n = {600, 50, -1, 4.4, 6.0, 0, 12};
+    mix_sim b = {600, 50, -1, 4.0, 6.0, 0, 11, 0, 0};
+    mix_sim n = {600, 50, -1, 4.4, 6.0, 0, 12, 0, 0};
     an_diff_mix m = mix_of(&b, &n);
     assert_int_equal(m.found, 0);
     assert_int_equal(m.crowded, 0);
@@ -217,8 +240,8 @@ static void one_group_finds_nothing(void **state)
 static void too_few_stretches_are_not_compared(void **state)
 {
     (void)state;
-    mix_sim b = {600, 300, 150, 4.0, 6.0, 0, 13};
-    mix_sim n = {600, 300, 200, 4.0, 6.0, 0, 14};
+    mix_sim b = {600, 300, 150, 4.0, 6.0, 0, 13, 0, 0};
+    mix_sim n = {600, 300, 200, 4.0, 6.0, 0, 14, 0, 0};
     an_diff_mix m = mix_of(&b, &n);
     assert_int_equal(m.found, 0);
 }
@@ -228,8 +251,8 @@ static void too_few_stretches_are_not_compared(void **state)
 static void under_a_cap_the_work_splits(void **state)
 {
     (void)state;
-    mix_sim b = {600, 50, 25, 4.0, 6.0, 16.0, 15};
-    mix_sim n = {600, 50, 35, 4.0, 6.0, 16.0, 16};
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 16.0, 15, 0, 0};
+    mix_sim n = {600, 50, 35, 4.0, 6.0, 16.0, 16, 0, 0};
     an_diff_mix m = mix_of(&b, &n);
     assert_int_equal(m.found, 1);
     assert_int_equal(m.by_work, 1);
@@ -243,10 +266,10 @@ static void under_a_cap_the_work_splits(void **state)
 static void runs_are_pooled_per_side(void **state)
 {
     (void)state;
-    mix_sim s[4] = {{400, 50, 25, 4.0, 6.0, 0, 17},
-                    {400, 50, 25, 4.0, 6.0, 0, 18},
-                    {400, 50, 35, 4.0, 6.0, 0, 19},
-                    {400, 50, 35, 4.0, 6.0, 0, 20}};
+    mix_sim s[4] = {{400, 50, 25, 4.0, 6.0, 0, 17, 0, 0},
+                    {400, 50, 25, 4.0, 6.0, 0, 18, 0, 0},
+                    {400, 50, 35, 4.0, 6.0, 0, 19, 0, 0},
+                    {400, 50, 35, 4.0, 6.0, 0, 20, 0, 0}};
     const an_capture *run[4];
     for (int i = 0; i < 4; i++)
         run[i] = run_sim(&s[i]);
@@ -272,8 +295,8 @@ static void runs_are_pooled_per_side(void **state)
 static void the_rows_shift_misses_the_mix_and_the_row_gates(void **state)
 {
     (void)state;
-    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 21};
-    mix_sim n = {600, 50, 35, 4.0, 6.0, 0, 22};
+    mix_sim b = {600, 50, 25, 4.0, 6.0, 0, 21, 0, 0};
+    mix_sim n = {600, 50, 35, 4.0, 6.0, 0, 22, 0, 0};
     an_capture *mb = run_sim(&b), *mn = run_sim(&n);
     an_diff d;
     assert_int_equal(an_diff_run_opts(&d, mb, mn, NULL), CAP_OK);
@@ -316,6 +339,7 @@ int main(void)
         cmocka_unit_test(uneven_stretches_give_an_interval),
         cmocka_unit_test(heavy_frames_appearing_are_a_regression),
         cmocka_unit_test(frames_between_the_groups_are_not_compared),
+        cmocka_unit_test(a_run_that_does_not_split_is_classed_at_the_cut),
         cmocka_unit_test(one_group_finds_nothing),
         cmocka_unit_test(too_few_stretches_are_not_compared),
         cmocka_unit_test(under_a_cap_the_work_splits),

@@ -155,7 +155,7 @@ static void mix_text(FILE *out, const an_diff *d)
         snprintf(hn, sizeof hn, "%.3f", n->heavy_ms);
     char cut[80] = "";
     if (b->split < d->base_runs || n->split < d->new_runs)
-        snprintf(cut, sizeof cut, "; the others' frames cut at %.3f ms",
+        snprintf(cut, sizeof cut, ";\nthe others' frames cut at %.3f ms",
                  m->cut_ms);
     if (m->by_work)
         fprintf(out, "%s: the CPU work per frame falls in two groups (the "
