@@ -175,14 +175,19 @@ cap_result an_svg_diff(FILE *out, const an_capture *base, const an_capture *new_
     size_t removed = 0;
     for (size_t i = 0; i < d->n; i++)
         removed += d->rows[i].d.verdict == CAP_VERDICT_REMOVED;
-    char sub[400], gone[64] = "";
+    char sub[400], gone[64] = "", mix[120] = "";
     if (removed)
         snprintf(gone, sizeof gone, ", %zu removed", removed);
+    if (d->mix.found) /* the (heavy frames) row: no scope of the graph */
+        snprintf(mix, sizeof mix,
+                 "heavy frames %.1f%% \xE2\x86\x92 %.1f%%: %s \xC2\xB7 ",
+                 d->mix.d.base_median, d->mix.d.new_median,
+                 cap_verdict_name(d->mix.d.verdict));
     snprintf(sub, sizeof sub,
-             "width: total time in NEW \xC2\xB7 colour: significant change in "
-             "median self ms/frame \xC2\xB7 %zu regressed, %zu improved%s "
+             "%swidth: total time in NEW \xC2\xB7 colour: significant change "
+             "in median self ms/frame \xC2\xB7 %zu regressed, %zu improved%s "
              "\xC2\xB7 by %s",
-             d->regressed, d->improved, gone, by_path ? "path" : "name");
+             mix, d->regressed, d->improved, gone, by_path ? "path" : "name");
     (void)base;
     an__flame_paint paint = {&p,  "Differential flame graph", sub, fill, tip,
                              legend, 24};
