@@ -910,26 +910,6 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
         if (res[i].verdict == CAP_VERDICT_IMPROVED)
             out->improved++;
     }
-    if (n > 1) {
-        /* The one-number summary is over the work that gates: waits (unless
-         * gate_waits) shrink and grow with what other threads do, and a
-         * median under the floor is timer noise whose ratio can be 20x
-         * between two runs of the same program (wait_render in game_sim:
-         * 0.2 us -> 0.01 us moved the mean of 56 scopes by -9 %). */
-        cap_diffstat *g = malloc((n - 1) * sizeof *g);
-        if (!g) {
-            r = CAP_E_NOMEM;
-            goto done;
-        }
-        size_t ng = 0;
-        for (size_t i = 1; i < n; i++)
-            if (rows[i].gates && res[i].base_median >= floor_ms &&
-                res[i].new_median >= floor_ms)
-                g[ng++] = res[i];
-        (void)cap_diff_geomean_pct(&out->geomean_pct, &out->geomean_used, g,
-                                   ng, &so);
-        free(g);
-    }
     /* the frames' mix of a light and a heavy group, which no row's shift
      * sees (analysis/diff_mix.c); frame-level, so not with only_scope */
     if ((r = an_diff_mix_compute(&out->mix, run, nbase, nnew, floor_ms,
@@ -943,6 +923,37 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
         }
         if (out->mix.d.verdict == CAP_VERDICT_IMPROVED)
             out->improved++;
+    }
+    if (n > 1) {
+        /* The one-number summary is over the work that gates: waits (unless
+         * gate_waits) shrink and grow with what other threads do, and a
+         * median under the floor is timer noise whose ratio can be 20x
+         * between two runs of the same program (wait_render in game_sim:
+         * 0.2 us -> 0.01 us moved the mean of 56 scopes by -9 %). */
+        cap_diffstat *g = malloc((n - 1) * sizeof *g);
+        if (!g) {
+            r = CAP_E_NOMEM;
+            goto done;
+        }
+        /* Frames in two groups: a row's median lands on either group and
+         * can jump between them from run to run (x1.6 in game_sim
+         * --bimodal), its mean moves with the mix; the summary is then
+         * over the means. */
+        size_t ng = 0;
+        out->geomean_of_means = out->mix.found;
+        for (size_t i = 1; i < n; i++) {
+            cap_diffstat x = res[i];
+            if (out->geomean_of_means) {
+                x.base_median = rows[i].base_mean_ms;
+                x.new_median = rows[i].new_mean_ms;
+            }
+            if (rows[i].gates && x.base_median >= floor_ms &&
+                x.new_median >= floor_ms)
+                g[ng++] = x;
+        }
+        (void)cap_diff_geomean_pct(&out->geomean_pct, &out->geomean_used, g,
+                                   ng, &so);
+        free(g);
     }
     qsort(rows, n, sizeof *rows, row_cmp);
     out->rows = rows;

@@ -137,6 +137,8 @@ typedef struct an_diff {
     size_t n;
     double geomean_pct;    /* NaN when no scope qualified */
     size_t geomean_used;
+    int geomean_of_means;  /* mix.found: the summary is over the rows'
+                              mean self time per frame, not their medians */
     size_t regressed, improved;
     size_t gating;         /* regressed rows that gate (not waits, unless
                               gate_waits): capture_diff exits 1 when > 0 */

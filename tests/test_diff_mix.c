@@ -306,6 +306,11 @@ static void the_rows_shift_misses_the_mix_and_the_row_gates(void **state)
                                  CAP_VERDICT_REGRESSED);
     assert_int_equal(d.mix.found, 1);
     assert_int_equal(d.mix.gates, 1);
+    /* the summary over the means: "work" x (0.3 x 4 + 0.7 x 6) / (0.5 x 4
+       + 0.5 x 6) = 1.08, "idle" the same 0.5 ms in every frame */
+    assert_int_equal(d.geomean_of_means, 1);
+    assert_int_equal(d.geomean_used, 2);
+    assert_near(d.geomean_pct, 100 * (sqrt(5.4 / 5.0) - 1), 0.3);
     assert_int_equal(d.regressed, 1);
     assert_int_equal(d.gating, 1);
     char *text = NULL;
@@ -318,6 +323,8 @@ static void the_rows_shift_misses_the_mix_and_the_row_gates(void **state)
                                  "     600 50.0% heavy 70.0% heavy"));
     assert_non_null(strstr(text, "Heavy: base 50.0 % of 600 frames, new "
                                  "70.0 % of 600"));
+    assert_non_null(strstr(text, "geometric mean of the changes of the mean "
+                                 "self time per frame over 2 scopes"));
     assert_null(strstr(text, "nan"));
     free(text);
     f = open_memstream(&text, &len);

@@ -255,7 +255,13 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
     }
     if (top && shown < d->n - 1)
         fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
-    if (!isnan(d->geomean_pct))
+    if (!isnan(d->geomean_pct) && d->geomean_of_means)
+        fprintf(out, "\ngeometric mean of the changes of the mean self time "
+                     "per frame over %zu scopes\n(those that gate, both means "
+                     "at least the floor; means, as the frames fall in\ntwo "
+                     "groups, between which a median can jump): %+.2f%%\n",
+                d->geomean_used, d->geomean_pct);
+    else if (!isnan(d->geomean_pct))
         fprintf(out, "\ngeometric mean of the median changes over %zu scopes "
                      "(those that gate, both medians at least the floor): "
                      "%+.2f%%\n",
