@@ -912,9 +912,22 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
     }
     /* the frames' mix of a light and a heavy group, which no row's shift
      * sees (analysis/diff_mix.c); frame-level, so not with only_scope */
-    if ((r = an_diff_mix_compute(&out->mix, run, nbase, nnew, floor_ms,
-                                 &so)) != CAP_OK)
-        goto done;
+    {
+        const double **work = calloc(nruns, sizeof *work);
+        if (!work) {
+            r = CAP_E_NOMEM;
+            goto done;
+        }
+        for (size_t q = 0; q < nruns; q++) /* a summarised load's sums */
+            work[q] = run[q]->approx && run[q]->ot_sums && !run[q]->ot_bin
+                          ? run[q]->ot_cpu_ms
+                          : NULL;
+        r = an_diff_mix_compute(&out->mix, run, work, nbase, nnew, floor_ms,
+                                &so);
+        free(work);
+        if (r != CAP_OK)
+            goto done;
+    }
     if (out->mix.found) {
         out->mix.gates = !ao.only_scope;
         if (out->mix.d.verdict == CAP_VERDICT_REGRESSED) {
@@ -1040,6 +1053,7 @@ static void load_one(load_job *j, size_t i)
         return;
     }
     o.summary_fn = sums_hook;
+    o.frame_work = 1; /* the (heavy frames) row's CPU work under a cap */
     o.summary_reset = sums_reset;
     o.summary_ctx = j->sums[i];
     j->rc[i] = an_load(&j->m[i], j->paths[i], &o, j->detail[i],

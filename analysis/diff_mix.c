@@ -31,14 +31,19 @@ static int split_run(const double *v, size_t n, uint8_t *heavy,
 }
 
 /* Run m's value per frame (ms) into v[0..nframes): its frame time, or
- * (by_work) the self time of its CPU rows that are not waits; row_ns:
- * scratch of nframes doubles. */
-static void run_values(const an_capture *m, int by_work, double *v,
-                       double *row_ns)
+ * (by_work) the self time of its CPU rows that are not waits, from work
+ * when given (a summarised run's, kept during its load); row_ns: scratch
+ * of nframes doubles. */
+static void run_values(const an_capture *m, const double *work,
+                       int by_work, double *v, double *row_ns)
 {
     if (!by_work) {
         for (size_t i = 0; i < m->nframes; i++)
             v[i] = MS(an_frame_ns(&m->frames[i]));
+        return;
+    }
+    if (work) {
+        memcpy(v, work, m->nframes * sizeof *v);
         return;
     }
     double *sum[2] = {v, NULL};
@@ -93,7 +98,8 @@ static double p_past(double delta, double band, double se, double df,
 }
 
 cap_result an_diff_mix_compute(an_diff_mix *mix,
-                               const an_capture *const *run, size_t nbase,
+                               const an_capture *const *run,
+                               const double *const *work, size_t nbase,
                                size_t nnew, double floor_ms,
                                const cap_diff_options *opt)
 {
@@ -133,17 +139,17 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
        frame (none summarised); the groups' levels from the runs that
        split */
     size_t nsplit = 0;
-    int approx = 0;
+    int no_work = 0; /* some summarised run kept no work per frame */
     for (size_t q = 0; q < nruns; q++)
-        approx |= run[q]->approx;
+        no_work |= run[q]->approx && !(work && work[q]);
     double gms[2];
     for (int by_work = 0; by_work < 2 && !nsplit; by_work++) {
-        if (by_work && approx)
+        if (by_work && no_work)
             break;
         mix->by_work = by_work;
         for (size_t q = 0, off = 0; q < nruns; off += run[q]->nframes, q++) {
             const an_capture *m = run[q];
-            run_values(m, by_work, v, row_ns);
+            run_values(m, work ? work[q] : NULL, by_work, v, row_ns);
             how[q] = split_run(v, m->nframes, lab + off, gms);
             if (how[q] < 0)
                 goto out;
@@ -169,7 +175,7 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
         if (how[q] == 1)
             continue;
         const an_capture *m = run[q];
-        run_values(m, mix->by_work, v, row_ns);
+        run_values(m, work ? work[q] : NULL, mix->by_work, v, row_ns);
         double ratio = mix->heavy_ms / mix->light_ms;
         double near = pow(ratio, 0.25);
         size_t crowd = 0;
@@ -225,7 +231,7 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
         side_acc *a = &acc[q < nbase ? 0 : 1];
         const an_capture *m = run[q];
         size_t h = 0;
-        run_values(m, mix->by_work, v, row_ns);
+        run_values(m, work ? work[q] : NULL, mix->by_work, v, row_ns);
         for (size_t i = 0; i < m->nframes; i++) {
             int g = lab[off + i];
             a->g[g][a->gn[g]++] = v[i];

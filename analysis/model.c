@@ -1221,7 +1221,25 @@ static int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v);
  * names. */
 static inline int emit_is_hist(const loader *L)
 {
-    return !L->visit && !L->o->summary_fn && !L->m->pop_of && !L->m->ot_bin;
+    return !L->visit && !L->o->summary_fn && !L->m->pop_of && !L->m->ot_bin &&
+           !L->o->frame_work;
+}
+
+/* an_options.frame_work (no over-time bins): a CPU row's value into its
+ * frame's sum of work or of waits, as emit_ot does. */
+static int emit_work(loader *L, size_t row, uint64_t frame, int64_t v)
+{
+    an_capture *m = L->m;
+    if (m->scopes[row].kind != AN_CPU || !m->ot_sums || frame >= m->nframes)
+        return 0;
+    int w = row_wait(L, row);
+    if (w < 0)
+        return -1;
+    double **sum = w ? &m->ot_wait_ms : &m->ot_cpu_ms;
+    if (!*sum && !(*sum = calloc(m->nframes ? m->nframes : 1, sizeof **sum)))
+        return -1;
+    (*sum)[frame] += (double)v / 1e6;
+    return 0;
 }
 
 static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
@@ -1235,6 +1253,8 @@ static int emit(loader *L, size_t row, uint64_t frame, int64_t v)
     an_capture *m = L->m;
     if (L->o->summary_fn)
         L->o->summary_fn(L->o->summary_ctx, m, row, (size_t)frame, v);
+    if (L->o->frame_work && !m->ot_bin && emit_work(L, row, frame, v) != 0)
+        return -1;
     an_scope *s = &m->scopes[row];
     if (m->pop_of && frame < m->nframes && m->pop_of[frame] < 2 &&
         an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0)
@@ -3624,6 +3644,8 @@ static cap_result load(an_capture **out, const char *path,
         }
         m->ot_sums = m->ot_bin != NULL;
     }
+    if (L.o->frame_work && !m->ot_bin)
+        m->ot_sums = 1; /* until a row's flag says otherwise (ot_check) */
     m->cutoff_ns = L.cutoff_ns;
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)

@@ -134,6 +134,13 @@ typedef struct an_options {
                             AN_OT_HINT_MAX_BYTES), and sum every
                             CPU row per frame, so that it needs no second
                             read of the file */
+    int frame_work;      /* with a budget, once the series are
+                            summarised: also sum every CPU row per frame,
+                            work and waits apart, into ot_cpu_ms and
+                            ot_wait_ms (as over_time_hint does, without
+                            its bins; ot_sums says whether they hold):
+                            capture_diff's groups of CPU work under a
+                            cap (diff.h, an_diff_mix) */
     int ot_bins;
     double ot_bin_seconds;
     size_t ot_hint_bytes; /* 0: AN_OT_HINT_MAX_BYTES (tests set less) */
@@ -266,8 +273,9 @@ typedef struct an_capture {
     uint16_t *ot_bin;           /* approx with over_time_hint: per frame,
                                    its bin (NULL otherwise) */
     size_t ot_nbins;
-    double *ot_cpu_ms;          /* ... and the self time (ms) of every CPU
-                                   row that is not a wait in that frame,
+    double *ot_cpu_ms;          /* ... and (approx with over_time_hint or
+                                   frame_work) the self time (ms) of every
+                                   CPU row that is not a wait in a frame,
                                    summed in row order (NULL until the
                                    first value) */
     double *ot_wait_ms;         /* ... and of every CPU wait row (NULL

@@ -51,10 +51,10 @@ static uint64_t ns(double ms)
     return (uint64_t)llround(ms * 1e6);
 }
 
-static an_capture *run_sim(const mix_sim *s)
+/* Write the capture of s to a new temporary file, its name in path. */
+static void write_sim(const mix_sim *s, char path[64])
 {
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/cap_test_diff_mix_XXXXXX");
+    snprintf(path, 64, "/tmp/cap_test_diff_mix_XXXXXX");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
@@ -84,6 +84,12 @@ static an_capture *run_sim(const mix_sim *s)
         assert_int_equal(cap_writer_frame(w, (uint64_t)i, begin, t), CAP_OK);
     }
     assert_int_equal(cap_writer_close(w), CAP_OK);
+}
+
+static an_capture *run_sim(const mix_sim *s)
+{
+    char path[64];
+    write_sim(s, path);
     an_capture *m;
     char d[256];
     assert_int_equal(an_load(&m, path, NULL, d, sizeof d), CAP_OK);
@@ -95,7 +101,7 @@ static an_diff_mix mix_of(const mix_sim *b, const mix_sim *n)
 {
     const an_capture *run[2] = {run_sim(b), run_sim(n)};
     an_diff_mix mix;
-    assert_int_equal(an_diff_mix_compute(&mix, run, 1, 1, 0, NULL), CAP_OK);
+    assert_int_equal(an_diff_mix_compute(&mix, run, NULL, 1, 1, 0, NULL), CAP_OK);
     an_free((an_capture *)run[0]);
     an_free((an_capture *)run[1]);
     return mix;
@@ -262,6 +268,56 @@ static void under_a_cap_the_work_splits(void **state)
     assert_int_equal(m.d.verdict, CAP_VERDICT_REGRESSED);
 }
 
+/* Summarised loads (past a budget of 1 value) keep each frame's CPU work
+ * during the load (an_options.frame_work): under a cap the row is the
+ * exact loads' to the last bit. */
+static void summarised_runs_find_the_same_work_groups(void **state)
+{
+    (void)state;
+    mix_sim s[2] = {{600, 50, 25, 4.0, 6.0, 16.0, 25, 0, 0},
+                    {600, 50, 35, 4.0, 6.0, 16.0, 26, 0, 0}};
+    char path[2][64];
+    const char *paths[2] = {path[0], path[1]};
+    for (int i = 0; i < 2; i++)
+        write_sim(&s[i], path[i]);
+    an_diff d[2];
+    for (int k = 0; k < 2; k++) {
+        an_capture *m[2];
+        an_diff_sums *sums[2];
+        an_options lo = {.series_budget = k ? 1 : 0};
+        size_t failed;
+        char detail[400];
+        assert_int_equal(an_diff_load(m, sums, paths, 2, &lo, NULL, 1,
+                                      &failed, detail, sizeof detail),
+                         CAP_OK);
+        assert_int_equal(m[0]->approx, k);
+        const an_capture *b[1] = {m[0]}, *n[1] = {m[1]};
+        const an_diff_sums *bs[1] = {sums[0]}, *ns[1] = {sums[1]};
+        assert_int_equal(an_diff_runs_sums(&d[k], b, bs, 1, n, ns, 1, NULL),
+                         CAP_OK);
+        for (int i = 0; i < 2; i++) {
+            an_diff_sums_free(sums[i]);
+            an_free(m[i]);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        unlink(path[i]);
+    assert_int_equal(d[0].approx, 0);
+    assert_int_equal(d[1].approx, 1);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(d[k].mix.found, 1);
+        assert_int_equal(d[k].mix.by_work, 1);
+        assert_int_equal(d[k].mix.d.verdict, CAP_VERDICT_REGRESSED);
+    }
+    assert_int_equal(d[1].mix.base.heavy, d[0].mix.base.heavy);
+    assert_int_equal(d[1].mix.new_.heavy, d[0].mix.new_.heavy);
+    assert_near(d[1].mix.light_ms, d[0].mix.light_ms, 1e-9);
+    assert_near(d[1].mix.heavy_ms, d[0].mix.heavy_ms, 1e-9);
+    assert_near(d[1].mix.d.delta_ms, d[0].mix.d.delta_ms, 1e-9);
+    an_diff_free(&d[0]);
+    an_diff_free(&d[1]);
+}
+
 /* Several runs a side: shares and batches pooled over each side's runs. */
 static void runs_are_pooled_per_side(void **state)
 {
@@ -274,16 +330,16 @@ static void runs_are_pooled_per_side(void **state)
     for (int i = 0; i < 4; i++)
         run[i] = run_sim(&s[i]);
     an_diff_mix m;
-    assert_int_equal(an_diff_mix_compute(&m, run, 2, 2, 0, NULL), CAP_OK);
+    assert_int_equal(an_diff_mix_compute(&m, run, NULL, 2, 2, 0, NULL), CAP_OK);
     assert_int_equal(m.found, 1);
     assert_int_equal(m.base.split, 2);
     assert_int_equal(m.new_.frames, 800);
     assert_int_equal(m.new_.heavy, 560);
     assert_int_equal(m.base.batches, 16);
     assert_int_equal(m.d.verdict, CAP_VERDICT_REGRESSED);
-    assert_int_equal(an_diff_mix_compute(NULL, run, 2, 2, 0, NULL),
+    assert_int_equal(an_diff_mix_compute(NULL, run, NULL, 2, 2, 0, NULL),
                      CAP_E_MISUSE);
-    assert_int_equal(an_diff_mix_compute(&m, run, 0, 2, 0, NULL),
+    assert_int_equal(an_diff_mix_compute(&m, run, NULL, 0, 2, 0, NULL),
                      CAP_E_MISUSE);
     for (int i = 0; i < 4; i++)
         an_free((an_capture *)run[i]);
@@ -350,6 +406,7 @@ int main(void)
         cmocka_unit_test(one_group_finds_nothing),
         cmocka_unit_test(too_few_stretches_are_not_compared),
         cmocka_unit_test(under_a_cap_the_work_splits),
+        cmocka_unit_test(summarised_runs_find_the_same_work_groups),
         cmocka_unit_test(runs_are_pooled_per_side),
         cmocka_unit_test(the_rows_shift_misses_the_mix_and_the_row_gates),
     };
