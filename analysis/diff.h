@@ -120,7 +120,7 @@ typedef struct an_diff_mix {
  * run[nbase..nbase+nnew) (new) under opt's threshold and alpha (NULL:
  * defaults), the band at least floor_ms. work (NULL, or an entry NULL:
  * none) gives a summarised run's CPU work per frame (ms, nframes values:
- * its load's ot_cpu_ms with an_options.frame_work); a run not summarised
+ * its load's frame_work_ms with an_options.frame_work); a run not summarised
  * sums its own
  * (an_cpu_frame_sums); the groups of CPU work are tried only when every
  * run has it. Fills *mix (found 0 when no
@@ -129,7 +129,7 @@ typedef struct an_diff_mix {
  * or CAP_E_MISUSE (NULL arguments, a count of 0, invalid options). */
 cap_result an_diff_mix_compute(an_diff_mix *mix,
                                const an_capture *const *run,
-                               const double *const *work, size_t nbase,
+                               const float *const *work, size_t nbase,
                                size_t nnew, double floor_ms,
                                const cap_diff_options *opt);
 

@@ -34,7 +34,7 @@ static int split_run(const double *v, size_t n, uint8_t *heavy,
  * (by_work) the self time of its CPU rows that are not waits, from work
  * when given (a summarised run's, kept during its load); row_ns: scratch
  * of nframes doubles. */
-static void run_values(const an_capture *m, const double *work,
+static void run_values(const an_capture *m, const float *work,
                        int by_work, double *v, double *row_ns)
 {
     if (!by_work) {
@@ -43,7 +43,8 @@ static void run_values(const an_capture *m, const double *work,
         return;
     }
     if (work) {
-        memcpy(v, work, m->nframes * sizeof *v);
+        for (size_t i = 0; i < m->nframes; i++)
+            v[i] = work[i];
         return;
     }
     double *sum[2] = {v, NULL};
@@ -61,29 +62,16 @@ static size_t stretches(const uint8_t *heavy, size_t n)
     return s;
 }
 
-typedef struct side_acc {
-    size_t frames, heavy;
-    double *bshare; /* batch shares */
-    size_t nb;
-    double *g[2];   /* frame times by group */
-    size_t gn[2];
-} side_acc;
-
-static void side_stats(an_diff_side_groups *s, side_acc *a)
+/* The spread of a side's batch shares b[0..nb): the standard error of
+ * their mean (NaN under 2). */
+static double batch_se(const double *b, size_t nb)
 {
-    s->frames = a->frames;
-    s->heavy = a->heavy;
-    s->share = a->frames ? (double)a->heavy / (double)a->frames : NAN;
-    s->light_ms = median_of(a->g[0], a->gn[0]);
-    s->heavy_ms = median_of(a->g[1], a->gn[1]);
-    s->batches = a->nb;
-    if (a->nb >= 2) {
-        double m = cap_stats_mean(a->bshare, a->nb), ss = 0;
-        for (size_t i = 0; i < a->nb; i++)
-            ss += (a->bshare[i] - m) * (a->bshare[i] - m);
-        s->share_se = sqrt(ss / (double)(a->nb - 1) / (double)a->nb);
-    } else
-        s->share_se = NAN;
+    if (nb < 2)
+        return NAN;
+    double m = cap_stats_mean(b, nb), ss = 0;
+    for (size_t i = 0; i < nb; i++)
+        ss += (b[i] - m) * (b[i] - m);
+    return sqrt(ss / (double)(nb - 1) / (double)nb);
 }
 
 /* The one-sided p of "the change is past the band upward" (sign +1) or
@@ -99,7 +87,7 @@ static double p_past(double delta, double band, double se, double df,
 
 cap_result an_diff_mix_compute(an_diff_mix *mix,
                                const an_capture *const *run,
-                               const double *const *work, size_t nbase,
+                               const float *const *work, size_t nbase,
                                size_t nnew, double floor_ms,
                                const cap_diff_options *opt)
 {
@@ -115,23 +103,23 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
         if (run[q]->nframes > most)
             most = run[q]->nframes;
     }
+    /* memory: a label a frame of every run, three doubles a frame of the
+       longest run or side (values, scratch, a side's values by group),
+       a batch's share each AN_DIFF_MIX_MIN_BATCH frames of a side */
+    size_t side_frames[2] = {0, 0};
+    for (size_t q = 0; q < nruns; q++)
+        side_frames[q >= nbase] += run[q]->nframes;
+    size_t widest = side_frames[0] > side_frames[1] ? side_frames[0]
+                                                    : side_frames[1];
     cap_result rc = CAP_E_NOMEM;
     double *v = malloc((most ? most : 1) * sizeof *v);
     double *row_ns = malloc((most ? most : 1) * sizeof *row_ns);
+    double *gv = NULL, *bshare = NULL;
     uint8_t *lab = malloc(total ? total : 1);
     int *how = calloc(nruns, sizeof *how);
     double *lvl[2] = {malloc(nruns * sizeof(double)),
                       malloc(nruns * sizeof(double))};
-    side_acc acc[2];
-    memset(acc, 0, sizeof acc);
-    for (int s = 0; s < 2; s++) {
-        acc[s].bshare = malloc((total ? total : 1) * sizeof(double));
-        for (int g = 0; g < 2; g++)
-            acc[s].g[g] = malloc((total ? total : 1) * sizeof(double));
-    }
-    if (!v || !row_ns || !lab || !how || !lvl[0] || !lvl[1] || !acc[0].bshare ||
-        !acc[1].bshare || !acc[0].g[0] || !acc[0].g[1] || !acc[1].g[0] ||
-        !acc[1].g[1])
+    if (!v || !row_ns || !lab || !how || !lvl[0] || !lvl[1])
         goto out;
 
     /* each run's own split of its frame times; where none splits (a frame
@@ -227,25 +215,43 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
     mix->batch = (size_t)ceil(2 * longest);
     if (mix->batch < AN_DIFF_MIX_MIN_BATCH)
         mix->batch = AN_DIFF_MIX_MIN_BATCH;
-    for (size_t q = 0, off = 0; q < nruns; off += run[q]->nframes, q++) {
-        side_acc *a = &acc[q < nbase ? 0 : 1];
-        const an_capture *m = run[q];
-        size_t h = 0;
-        run_values(m, work ? work[q] : NULL, mix->by_work, v, row_ns);
-        for (size_t i = 0; i < m->nframes; i++) {
-            int g = lab[off + i];
-            a->g[g][a->gn[g]++] = v[i];
-            a->heavy += (size_t)g;
-            h += (size_t)g;
-            if ((i + 1) % mix->batch == 0) {
-                a->bshare[a->nb++] = (double)h / (double)mix->batch;
-                h = 0;
+    /* each side: its frames' values by group (light from the front, heavy
+       from the back of gv), its heavy share, its batches' shares */
+    rc = CAP_E_NOMEM;
+    if (!(gv = malloc((widest ? widest : 1) * sizeof *gv)) ||
+        !(bshare = malloc((widest / mix->batch + 1) * sizeof *bshare)))
+        goto out;
+    rc = CAP_OK;
+    for (int sd = 0; sd < 2; sd++) {
+        an_diff_side_groups *g = sd ? &mix->new_ : &mix->base;
+        size_t lo = 0, hi = side_frames[sd], nb = 0;
+        for (size_t q = 0, off = 0; q < nruns; off += run[q]->nframes, q++) {
+            if ((q >= nbase) != sd)
+                continue;
+            const an_capture *m = run[q];
+            size_t h = 0;
+            run_values(m, work ? work[q] : NULL, mix->by_work, v, row_ns);
+            for (size_t i = 0; i < m->nframes; i++) {
+                int hv = lab[off + i];
+                if (hv)
+                    gv[--hi] = v[i];
+                else
+                    gv[lo++] = v[i];
+                h += (size_t)hv;
+                if ((i + 1) % mix->batch == 0) {
+                    bshare[nb++] = (double)h / (double)mix->batch;
+                    h = 0;
+                }
             }
         }
-        a->frames += m->nframes;
+        g->frames = side_frames[sd];
+        g->heavy = side_frames[sd] - hi;
+        g->share = g->frames ? (double)g->heavy / (double)g->frames : NAN;
+        g->light_ms = median_of(gv, lo);
+        g->heavy_ms = median_of(gv + hi, side_frames[sd] - hi);
+        g->batches = nb;
+        g->share_se = batch_se(bshare, nb);
     }
-    side_stats(&mix->base, &acc[0]);
-    side_stats(&mix->new_, &acc[1]);
     /* too few batches on a side: the stretches are too long, or too
        few, for the capture to say how often frames are heavy */
     if (mix->base.batches < AN_DIFF_MIX_MIN_BATCHES ||
@@ -315,14 +321,11 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
 out:
     free(v);
     free(row_ns);
+    free(gv);
+    free(bshare);
     free(lab);
     free(how);
     free(lvl[0]);
     free(lvl[1]);
-    for (int s = 0; s < 2; s++) {
-        free(acc[s].bshare);
-        free(acc[s].g[0]);
-        free(acc[s].g[1]);
-    }
     return rc;
 }

@@ -1208,7 +1208,9 @@ static void ot_check(loader *L)
     if (!m->ot_sums) {
         free(m->ot_cpu_ms);
         free(m->ot_wait_ms);
+        free(m->frame_work_ms);
         m->ot_cpu_ms = m->ot_wait_ms = NULL;
+        m->frame_work_ms = NULL;
     }
 }
 
@@ -1226,19 +1228,21 @@ static inline int emit_is_hist(const loader *L)
 }
 
 /* an_options.frame_work (no over-time bins): a CPU row's value into its
- * frame's sum of work or of waits, as emit_ot does. */
+ * frame's work unless the row is a wait (as emit_ot sums, in floats: 4
+ * bytes a frame). */
 static int emit_work(loader *L, size_t row, uint64_t frame, int64_t v)
 {
     an_capture *m = L->m;
     if (m->scopes[row].kind != AN_CPU || !m->ot_sums || frame >= m->nframes)
         return 0;
-    int w = row_wait(L, row);
-    if (w < 0)
+    int w = row_wait(L, row); /* 1: a wait */
+    if (w != 0)
+        return w < 0 ? -1 : 0;
+    if (!m->frame_work_ms &&
+        !(m->frame_work_ms = calloc(m->nframes ? m->nframes : 1,
+                                    sizeof *m->frame_work_ms)))
         return -1;
-    double **sum = w ? &m->ot_wait_ms : &m->ot_cpu_ms;
-    if (!*sum && !(*sum = calloc(m->nframes ? m->nframes : 1, sizeof **sum)))
-        return -1;
-    (*sum)[frame] += (double)v / 1e6;
+    m->frame_work_ms[frame] += (float)((double)v / 1e6);
     return 0;
 }
 
@@ -4198,6 +4202,7 @@ void an_free(an_capture *m)
     free(m->ot_bin);
     free(m->ot_cpu_ms);
     free(m->ot_wait_ms);
+    free(m->frame_work_ms);
     for (size_t i = 0; i < m->meta_n; i++) {
         if (m->meta_k)
             free(m->meta_k[i]);

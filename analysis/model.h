@@ -135,12 +135,11 @@ typedef struct an_options {
                             CPU row per frame, so that it needs no second
                             read of the file */
     int frame_work;      /* with a budget, once the series are
-                            summarised: also sum every CPU row per frame,
-                            work and waits apart, into ot_cpu_ms and
-                            ot_wait_ms (as over_time_hint does, without
-                            its bins; ot_sums says whether they hold):
-                            capture_diff's groups of CPU work under a
-                            cap (diff.h, an_diff_mix) */
+                            summarised: also sum every CPU row that is
+                            not a wait per frame, into frame_work_ms (as
+                            over_time_hint sums ot_cpu_ms, without its
+                            bins, in floats): capture_diff's groups of
+                            CPU work under a cap (diff.h, an_diff_mix) */
     int ot_bins;
     double ot_bin_seconds;
     size_t ot_hint_bytes; /* 0: AN_OT_HINT_MAX_BYTES (tests set less) */
@@ -273,13 +272,17 @@ typedef struct an_capture {
     uint16_t *ot_bin;           /* approx with over_time_hint: per frame,
                                    its bin (NULL otherwise) */
     size_t ot_nbins;
-    double *ot_cpu_ms;          /* ... and (approx with over_time_hint or
-                                   frame_work) the self time (ms) of every
-                                   CPU row that is not a wait in a frame,
+    double *ot_cpu_ms;          /* ... and the self time (ms) of every CPU
+                                   row that is not a wait in that frame,
                                    summed in row order (NULL until the
                                    first value) */
     double *ot_wait_ms;         /* ... and of every CPU wait row (NULL
                                    until the first) */
+    float *frame_work_ms;       /* approx with an_options.frame_work (and
+                                   no over_time_hint bins): each frame's
+                                   self time (ms) of every CPU row that is
+                                   not a wait, when ot_sums (NULL when no
+                                   such value came, or the flags moved) */
     int ot_sums;                /* ot_cpu_ms and ot_wait_ms hold those
                                    sums (NULL ones: zeros): each row's
                                    wait flag (the producer's, or
