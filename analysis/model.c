@@ -1230,12 +1230,15 @@ static inline int emit_is_hist(const loader *L)
 /* an_options.frame_work (no over-time bins): a CPU row's value into its
  * frame's work unless the row is a wait (as emit_ot sums, in floats: 4
  * bytes a frame). */
-static int emit_work(loader *L, size_t row, uint64_t frame, int64_t v)
+static inline int emit_work(loader *L, size_t row, uint64_t frame,
+                            int64_t v)
 {
     an_capture *m = L->m;
     if (m->scopes[row].kind != AN_CPU || !m->ot_sums || frame >= m->nframes)
         return 0;
-    int w = row_wait(L, row); /* 1: a wait */
+    int w = row < L->row_wait_cap && L->row_wait[row] /* known: inline */
+                ? L->row_wait[row] == 2
+                : row_wait(L, row); /* 1: a wait */
     if (w != 0)
         return w < 0 ? -1 : 0;
     if (!m->frame_work_ms &&
