@@ -123,9 +123,9 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
         goto out;
 
     /* each run's own split of its frame times; where none splits (a frame
-       cap holds them), of its CPU work per frame, if every run has it per
-       frame (none summarised); the groups' levels from the runs that
-       split */
+       cap holds them), of its CPU work per frame, if every run has it (a
+       summarised run from its load: work); the groups' levels from the
+       runs that split */
     size_t nsplit = 0;
     int no_work = 0; /* some summarised run kept no work per frame */
     for (size_t q = 0; q < nruns; q++)
