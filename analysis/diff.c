@@ -912,22 +912,9 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
     }
     /* the frames' mix of a light and a heavy group, which no row's shift
      * sees (analysis/diff_mix.c); frame-level, so not with only_scope */
-    {
-        const float **work = calloc(nruns, sizeof *work);
-        if (!work) {
-            r = CAP_E_NOMEM;
-            goto done;
-        }
-        for (size_t q = 0; q < nruns; q++) /* a summarised load's sums */
-            work[q] = run[q]->approx && run[q]->ot_sums && !run[q]->ot_bin
-                          ? run[q]->frame_work_ms
-                          : NULL;
-        r = an_diff_mix_compute(&out->mix, run, work, nbase, nnew, floor_ms,
-                                &so);
-        free(work);
-        if (r != CAP_OK)
-            goto done;
-    }
+    if ((r = an_diff_mix_compute(&out->mix, run, nbase, nnew, floor_ms,
+                                 &so)) != CAP_OK)
+        goto done;
     if (out->mix.found) {
         out->mix.gates = !ao.only_scope;
         if (out->mix.d.verdict == CAP_VERDICT_REGRESSED) {

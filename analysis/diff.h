@@ -82,7 +82,8 @@ typedef struct an_diff_side_groups {
  * share) x (heavy_ms - light_ms), as a row of its own: delta_ms, its
  * interval (t, from batch means), band_ms (the rows' threshold of the
  * base side's mixed level light_ms + share x gap, or the floor), p_value
- * (= p_adjusted: not in the rows' Holm family) and verdict; its base_median and
+ * (= p_adjusted: not in the rows' Holm family) and verdict (the rows'
+ * rule, cap_diff_verdict); its base_median and
  * new_median are the heavy shares in percent, its means and p95 NaN. */
 typedef struct an_diff_mix {
     int found;             /* the rest is filled only when 1 */
@@ -118,18 +119,16 @@ typedef struct an_diff_mix {
 
 /* Compare the mix of light and heavy frames of run[0..nbase) (base) and
  * run[nbase..nbase+nnew) (new) under opt's threshold and alpha (NULL:
- * defaults), the band at least floor_ms. work (NULL, or an entry NULL:
- * none) gives a summarised run's CPU work per frame (ms, nframes values:
- * its load's frame_work_ms with an_options.frame_work); a run not summarised
- * sums its own
- * (an_cpu_frame_sums); the groups of CPU work are tried only when every
- * run has it. Fills *mix (found 0 when no
- * run's frames split, when mix->crowded, or when a side has fewer than
- * AN_DIFF_MIX_MIN_BATCHES batches). Returns CAP_OK, CAP_E_NOMEM,
- * or CAP_E_MISUSE (NULL arguments, a count of 0, invalid options). */
+ * defaults), the band at least floor_ms. The groups of CPU work are tried
+ * only when every run has its work per frame: a run not summarised sums
+ * it (an_cpu_frame_sums), a summarised one has it from its load
+ * (an_capture.frame_work_ms, an_options.frame_work). Fills *mix (found
+ * 0 when no run's frames split, when mix->crowded, or when a side has
+ * fewer than AN_DIFF_MIX_MIN_BATCHES batches). Returns CAP_OK,
+ * CAP_E_NOMEM, or CAP_E_MISUSE (NULL arguments, a count of 0, invalid
+ * options). */
 cap_result an_diff_mix_compute(an_diff_mix *mix,
-                               const an_capture *const *run,
-                               const float *const *work, size_t nbase,
+                               const an_capture *const *run, size_t nbase,
                                size_t nnew, double floor_ms,
                                const cap_diff_options *opt);
 

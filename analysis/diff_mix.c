@@ -20,31 +20,21 @@ static double median_of(double *x, size_t n)
     return n ? cap_stats_median_select(x, n) : NAN;
 }
 
-/* One run's frames split in two groups (an_frame_split): 1, with
- * heavy[0..n) and its groups' medians; 0 when they do not split; -1 out
- * of memory. */
-static int split_run(const double *v, size_t n, uint8_t *heavy,
-                     double group_ms[2])
-{
-    double share[2];
-    return an_frame_split(v, n, heavy, group_ms, share);
-}
-
 /* Run m's value per frame (ms) into v[0..nframes): its frame time, or
- * (by_work) the self time of its CPU rows that are not waits, from work
- * when given (a summarised run's, kept during its load); row_ns: scratch
- * of nframes doubles. */
-static void run_values(const an_capture *m, const float *work,
-                       int by_work, double *v, double *row_ns)
+ * (by_work) the self time of its CPU rows that are not waits (a
+ * summarised run's as its load summed it, frame_work_ms); row_ns:
+ * scratch of nframes doubles. */
+static void run_values(const an_capture *m, int by_work, double *v,
+                       double *row_ns)
 {
     if (!by_work) {
         for (size_t i = 0; i < m->nframes; i++)
             v[i] = MS(an_frame_ns(&m->frames[i]));
         return;
     }
-    if (work) {
+    if (m->approx) {
         for (size_t i = 0; i < m->nframes; i++)
-            v[i] = work[i];
+            v[i] = m->frame_work_ms[i];
         return;
     }
     double *sum[2] = {v, NULL};
@@ -87,7 +77,7 @@ static double p_past(double delta, double band, double se, double df,
 
 cap_result an_diff_mix_compute(an_diff_mix *mix,
                                const an_capture *const *run,
-                               const float *const *work, size_t nbase,
+                               size_t nbase,
                                size_t nnew, double floor_ms,
                                const cap_diff_options *opt)
 {
@@ -124,21 +114,21 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
 
     /* each run's own split of its frame times; where none splits (a frame
        cap holds them), of its CPU work per frame, if every run has it (a
-       summarised run from its load: work); the groups' levels from the
-       runs that split */
+       summarised run from its load: frame_work_ms); the groups' levels
+       from the runs that split */
     size_t nsplit = 0;
     int no_work = 0; /* some summarised run kept no work per frame */
     for (size_t q = 0; q < nruns; q++)
-        no_work |= run[q]->approx && !(work && work[q]);
-    double gms[2];
+        no_work |= run[q]->approx && !run[q]->frame_work_ms;
+    double gms[2], share[2];
     for (int by_work = 0; by_work < 2 && !nsplit; by_work++) {
         if (by_work && no_work)
             break;
         mix->by_work = by_work;
         for (size_t q = 0, off = 0; q < nruns; off += run[q]->nframes, q++) {
             const an_capture *m = run[q];
-            run_values(m, work ? work[q] : NULL, by_work, v, row_ns);
-            how[q] = split_run(v, m->nframes, lab + off, gms);
+            run_values(m, by_work, v, row_ns);
+            how[q] = an_frame_split(v, m->nframes, lab + off, gms, share);
             if (how[q] < 0)
                 goto out;
             if (how[q] == 1) {
@@ -163,7 +153,7 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
         if (how[q] == 1)
             continue;
         const an_capture *m = run[q];
-        run_values(m, work ? work[q] : NULL, mix->by_work, v, row_ns);
+        run_values(m, mix->by_work, v, row_ns);
         double ratio = mix->heavy_ms / mix->light_ms;
         double near = pow(ratio, 0.25);
         size_t crowd = 0;
@@ -230,7 +220,7 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
                 continue;
             const an_capture *m = run[q];
             size_t h = 0;
-            run_values(m, work ? work[q] : NULL, mix->by_work, v, row_ns);
+            run_values(m, mix->by_work, v, row_ns);
             for (size_t i = 0; i < m->nframes; i++) {
                 int hv = lab[off + i];
                 if (hv)
@@ -272,7 +262,10 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
     d->base_mean = d->new_mean = d->base_p95 = d->new_p95 = NAN;
     d->base_runs = nbase;
     d->new_runs = nnew;
-    d->min_run_n = 0;
+    d->min_run_n = run[0]->nframes; /* the fewest frames of a run */
+    for (size_t q = 1; q < nruns; q++)
+        if (run[q]->nframes < d->min_run_n)
+            d->min_run_n = run[q]->nframes;
     d->base_run_sd = d->new_run_sd = d->run_sd_ms = d->run_sd_pct = NAN;
     d->run_delta_ms = d->run_ci_low_ms = d->run_ci_high_ms = NAN;
     d->run_p_value = NAN;
@@ -300,15 +293,10 @@ cap_result an_diff_mix_compute(an_diff_mix *mix,
         if (d->p_value > 1)
             d->p_value = 1;
         d->p_adjusted = d->p_value;
-        if (d->p_value < o.alpha && d->ci_low_ms > d->band_ms)
-            d->verdict = CAP_VERDICT_REGRESSED;
-        else if (d->p_value < o.alpha && d->ci_high_ms < -d->band_ms)
-            d->verdict = CAP_VERDICT_IMPROVED;
-        else if (d->ci_low_ms >= -d->band_ms && d->ci_high_ms <= d->band_ms)
-            d->verdict = CAP_VERDICT_UNCHANGED;
-        else
-            d->verdict = CAP_VERDICT_INCONCLUSIVE;
     }
+    /* the rows' rule (diffstat.h) */
+    if (cap_diff_verdict(&d->verdict, d, &o) != CAP_OK)
+        d->verdict = CAP_VERDICT_INCONCLUSIVE;
     double pct = level > 0 ? 100.0 / level : NAN;
     d->delta_pct = d->delta_ms * pct;
     d->ci_low_pct = d->ci_low_ms * pct;

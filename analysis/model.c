@@ -232,8 +232,7 @@ static inline int64_t frame_until(const an_capture *m, size_t k)
     return e;
 }
 
-/* Position of the first frame that begins after t (m->nframes: none). */
-static size_t frame_after(const an_capture *m, int64_t t)
+size_t an_frame_after(const an_capture *m, int64_t t)
 {
     size_t lo = 0, hi = m->nframes;
     while (lo < hi) {
@@ -260,7 +259,7 @@ static long frame_at(const an_capture *m, int64_t t, size_t *hint)
         *hint = h + 1;
         return (long)h + 1;
     }
-    size_t lo = frame_after(m, t);
+    size_t lo = an_frame_after(m, t);
     if (lo == 0)
         return -1;
     size_t k = lo - 1;
@@ -1172,13 +1171,9 @@ static int name_wait_set(loader *L, uint32_t id, uint8_t w)
     return 0;
 }
 
-/* Whether CPU row `row` is a wait (1) or not (0) as its values are summed
- * (the first answer is kept, and checked against the final flags at the
- * end of the load: ot_check); -1 when out of memory. */
-static int row_wait(loader *L, size_t row)
+/* row_wait for a row met the first time. */
+static int row_wait_first(loader *L, size_t row)
 {
-    if (row < L->row_wait_cap && L->row_wait[row])
-        return L->row_wait[row] == 2;
     an_capture *m = L->m;
     const an_scope *s = &m->scopes[row];
     uint32_t id = L->o->by_path ? m->nodes[s->name_id].name_id : s->name_id;
@@ -1194,6 +1189,17 @@ static int row_wait(loader *L, size_t row)
         return -1;
     L->row_wait[row] = w;
     return w == 2;
+}
+
+/* Whether CPU row `row` is a wait (1) or not (0) as its values are summed
+ * (the first answer is kept, and checked against the final flags at the
+ * end of the load: ot_check); -1 when out of memory. Inline: asked for
+ * every value of a summarised load that sums frames' work. */
+static inline int row_wait(loader *L, size_t row)
+{
+    if (row < L->row_wait_cap && L->row_wait[row])
+        return L->row_wait[row] == 2;
+    return row_wait_first(L, row);
 }
 
 /* At the end of the load, the flags final: the sums stand only if every
@@ -1236,9 +1242,7 @@ static inline int emit_work(loader *L, size_t row, uint64_t frame,
     an_capture *m = L->m;
     if (m->scopes[row].kind != AN_CPU || !m->ot_sums || frame >= m->nframes)
         return 0;
-    int w = row < L->row_wait_cap && L->row_wait[row] /* known: inline */
-                ? L->row_wait[row] == 2
-                : row_wait(L, row); /* 1: a wait */
+    int w = row_wait(L, row); /* 1: a wait */
     if (w != 0)
         return w < 0 ? -1 : 0;
     if (!m->frame_work_ms &&
@@ -2055,7 +2059,7 @@ span_values(loader *L, path_cache *c, long si, long f, int64_t b, int64_t e,
     an_capture *m = L->m;
     const an_frame *fr = m->frames;
     const size_t n = m->nframes;
-    const size_t k0 = f >= 0 ? (size_t)f : frame_after(m, b);
+    const size_t k0 = f >= 0 ? (size_t)f : an_frame_after(m, b);
     size_t p0 = c->npieces; /* the children's pieces: those on top */
     while (p0 && c->pieces[p0 - 1].depth > depth)
         p0--;
@@ -2111,7 +2115,7 @@ cpu_value_rare(loader *L, path_cache *c, long si, long f, int64_t b,
                uint32_t who, int pack, int outside)
 {
     an_capture *m = L->m;
-    size_t k = f < 0 && m->nframes && e > b ? frame_after(m, b) : m->nframes;
+    size_t k = f < 0 && m->nframes && e > b ? an_frame_after(m, b) : m->nframes;
     if (f >= 0 || (k < m->nframes && m->frames[k].begin_ns < e))
         return span_values(L, c, si, f, b, e, depth, self, who, pack,
                            outside);

@@ -218,7 +218,8 @@ typedef struct an_capture {
     unsigned major, minor;
     int64_t origin_unix_ns;
 
-    an_frame *frames;
+    an_frame *frames;           /* in order of their begin (the load
+                                   sorts them) */
     size_t nframes;
     uint64_t *frame_index;      /* each frame's index (the producer's frame
                                    number), or NULL when they are
@@ -369,6 +370,11 @@ static inline int64_t an_frame_ns(const an_frame *f)
 }
 
 /* The index (the producer's frame number) of frame i < m->nframes. */
+/* Position in m->frames of the first frame that begins after t
+ * (m->nframes: none); the frames are in order of their begin. The frame
+ * begun last by t is the one before it. Cannot fail. */
+size_t an_frame_after(const an_capture *m, int64_t t);
+
 static inline uint64_t an_frame_index(const an_capture *m, size_t i)
 {
     return m->frame_index ? m->frame_index[i] : m->frame_index0 + i;

@@ -331,22 +331,6 @@ out:
     return rc;
 }
 
-/* The last frame of m begun at or before t (0 when none), searched from
- * `from` on for samples in time order, else from the start. */
-static size_t frame_of(const an_capture *m, int64_t t, size_t from)
-{
-    size_t lo = from < m->nframes && m->frames[from].begin_ns <= t ? from : 0;
-    size_t hi = m->nframes;
-    while (hi - lo > 1) { /* frames[lo].begin <= t, or lo == 0 */
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->frames[mid].begin_ns <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Two groups: each bin's figure from its light and heavy medians
  * med[g * nb + b] (NAN where the bin has no frame of the group), weighted
  * by the capture's mix; a group a bin lacks takes its median from the
@@ -808,7 +792,6 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         if (G == 2)
             for (size_t k = 0; k < 2 * nb; k++)
                 med[k] = 0;
-        size_t fi = 0;
         for (size_t i = 0; i < m->counters[c].n; i++) {
             const an_sample *s = &m->counters[c].s[i];
             if (s->time_ns < t0 || s->time_ns > t1)
@@ -817,7 +800,10 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             C->mean[b] += s->value;
             C->samples[b]++;
             if (G == 2) {
-                fi = frame_of(m, s->time_ns, fi);
+                /* the last frame begun by the sample (the first, if
+                   none) */
+                size_t fi = an_frame_after(m, s->time_ns);
+                fi = fi ? fi - 1 : 0;
                 med[heavy[fi] * nb + b] += s->value;
                 gn[heavy[fi] * nb + b]++;
             }
