@@ -19,11 +19,7 @@
 # --truth-report; docs/STATISTICS.md section 14).
 set -u
 sim=$1 diff=$2
-case "${DIFF_GAME_SIM_SANITIZE:-none}" in
-  none | "") ;;
-  *) echo "SKIP: a timing test, and this build is sanitized ($DIFF_GAME_SIM_SANITIZE)"
-     exit 77 ;;
-esac
+. "$(dirname "$0")/skip_if_sanitized.sh"
 pairs=${DIFF_GAME_SIM_PAIRS:-10}
 frames=${DIFF_GAME_SIM_FRAMES:-150}
 scale=${DIFF_GAME_SIM_SCALE:-0.5}

@@ -20,11 +20,7 @@
 # N failed"; exit 1 when any fails.
 set -u
 sim=$1 diff=$2
-case "${DIFF_GAME_SIM_SANITIZE:-none}" in
-  none | "") ;;
-  *) echo "SKIP: a timing test, and this build is sanitized ($DIFF_GAME_SIM_SANITIZE)"
-     exit 77 ;;
-esac
+. "$(dirname "$0")/skip_if_sanitized.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 passed=0 failed=0 skipped=0
@@ -58,67 +54,53 @@ bad() {
   failed=$((failed + 1))
 }
 
-# Record the pair (base and new arguments) until the row appears; prints
-# the row, or nothing after three attempts.
-pair() { # NAME SECONDS BASE_HEAVY NEW_HEAVY SEED_BASE SEED_NEW [ARGS...]
-  local name=$1 seconds=$2 hb=$3 hn=$4 sb=$5 sn=$6 row attempt
-  shift 6
+# Record the pair (base and new arguments) until the row appears, then
+# judge it with CHECK (a function of base %, new %, verdict and exit
+# status: 0 when right; WANT says what it wants). A pair with no row after
+# three attempts is a skip. Runs in this shell: a recording that fails
+# ends the test (record's exit 1).
+pair() { # NAME WANT CHECK SECONDS BASE_HEAVY NEW_HEAVY SEED_BASE SEED_NEW [ARGS...]
+  local name=$1 want=$2 check=$3 seconds=$4 hb=$5 hn=$6 sb=$7 sn=$8
+  local row="" attempt rc f=${1//[ ,]/-}
+  shift 8
   for attempt in 1 2 3; do
-    record "$name-base.cap" $((sb + 100 * attempt)) "$hb" "$seconds" "$@"
-    record "$name-new.cap" $((sn + 100 * attempt)) "$hn" "$seconds" "$@"
-    row=$(mix_row "$name-base.cap" "$name-new.cap")
-    if [ -n "$row" ]; then
-      echo "$row"
-      return
-    fi
-    echo "     $name: no (heavy frames) row on attempt $attempt, recording again" >&2
+    record "$f-base.cap" $((sb + 100 * attempt)) "$hb" "$seconds" "$@"
+    record "$f-new.cap" $((sn + 100 * attempt)) "$hn" "$seconds" "$@"
+    row=$(mix_row "$f-base.cap" "$f-new.cap")
+    [ -n "$row" ] && break
+    echo "     $name: no (heavy frames) row on attempt $attempt, recording again"
   done
+  if [ -z "$row" ]; then
+    echo "SKIP $name: the frames never split in two groups (machine load)"
+    skipped=$((skipped + 1))
+    return
+  fi
+  rc=$(cat "$dir/last.rc")
+  set -- $row
+  if "$check" "$1" "$2" "$3" "$rc"; then
+    ok "$name: $1 % -> $2 % heavy, $3, exit $rc"
+  else
+    bad "$name: $row, exit $rc (want $want)"
+  fi
 }
 
-# uncapped, 25 against 35 heavy frames in 50
-row=$(pair heavier 3 25 35 1 2)
-if [ -z "$row" ]; then
-  echo "SKIP heavier: the frames never split in two groups (machine load)"
-  skipped=$((skipped + 1))
-else
-  set -- $row
-  if awk -v b="$1" -v n="$2" 'BEGIN { exit !(b > 45 && b < 55 && n > 65 && n < 75) }' &&
-     [ "$3" = regressed ] && [ "$(cat "$dir/last.rc")" = 1 ] &&
-     grep -q '^      (heavy frames) .* regressed$' "$dir/last.txt"; then
-    ok "heavier mix: $1 % -> $2 % heavy, $3, exit 1"
-  else
-    bad "heavier mix: $row, exit $(cat "$dir/last.rc") (want ~50 -> ~70, regressed, exit 1)"
-  fi
-fi
+heavier_ok() { # BASE% NEW% VERDICT RC
+  awk -v b="$1" -v n="$2" 'BEGIN { exit !(b > 45 && b < 55 && n > 65 && n < 75) }' &&
+    [ "$3" = regressed ] && [ "$4" = 1 ] &&
+    grep -q '^      (heavy frames) .* regressed$' "$dir/last.txt"
+}
+same_ok() { [ "$3" != regressed ] && [ "$3" != improved ]; }
+capped_ok() {
+  [ "$3" = regressed ] && [ "$4" = 1 ] &&
+    grep -q 'the CPU work per frame falls in two groups' "$dir/last.txt"
+}
 
-# uncapped, the same mix with other seeds
-row=$(pair same 3 25 25 3 4)
-if [ -z "$row" ]; then
-  echo "SKIP same: the frames never split in two groups (machine load)"
-  skipped=$((skipped + 1))
-else
-  set -- $row
-  if [ "$3" != regressed ] && [ "$3" != improved ]; then
-    ok "same mix: $1 % -> $2 % heavy, $3"
-  else
-    bad "same mix: $row (want neither regressed nor improved)"
-  fi
-fi
-
-# under a cap: grouped by the CPU work per frame
-row=$(pair capped 4 25 45 5 6 --fps-cap 100)
-if [ -z "$row" ]; then
-  echo "SKIP capped: the work never split in two groups (machine load)"
-  skipped=$((skipped + 1))
-else
-  set -- $row
-  if [ "$3" = regressed ] && [ "$(cat "$dir/last.rc")" = 1 ] &&
-     grep -q 'the CPU work per frame falls in two groups' "$dir/last.txt"; then
-    ok "capped, heavier mix by CPU work: $1 % -> $2 % heavy, $3, exit 1"
-  else
-    bad "capped, heavier mix: $row, exit $(cat "$dir/last.rc") (want the CPU work's groups, regressed, exit 1)"
-  fi
-fi
+# uncapped, 25 against 35 heavy frames in 50; the same mix with other
+# seeds; under a cap, grouped by the CPU work per frame
+pair "heavier mix" "~50 -> ~70 % heavy, regressed, exit 1" heavier_ok 3 25 35 1 2
+pair "same mix" "neither regressed nor improved" same_ok 3 25 25 3 4
+pair "capped, heavier mix by CPU work" "the CPU work's groups, regressed, exit 1" \
+  capped_ok 4 25 45 5 6 --fps-cap 100
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] || exit 1

@@ -28,11 +28,7 @@
 # skip), never 0. Ends with "N passed, N failed"; exit 1 when any fails.
 set -u
 sim=$1 diff=$2
-case "${DIFF_GAME_SIM_SANITIZE:-none}" in
-  none | "") ;;
-  *) echo "SKIP: a timing test, and this build is sanitized ($DIFF_GAME_SIM_SANITIZE)"
-     exit 77 ;;
-esac
+. "$(dirname "$0")/skip_if_sanitized.sh"
 frames=${DIFF_RUNS_FRAMES:-300}
 spread_frames=${DIFF_RUNS_SPREAD_FRAMES:-150}
 scale=0.5

@@ -101,7 +101,7 @@ static an_diff_mix mix_of(const mix_sim *b, const mix_sim *n)
 {
     const an_capture *run[2] = {run_sim(b), run_sim(n)};
     an_diff_mix mix;
-    assert_int_equal(an_diff_mix_compute(&mix, run, NULL, 1, 1, 0, NULL), CAP_OK);
+    assert_int_equal(an_diff_mix_compute(&mix, run, 1, 1, 0, NULL), CAP_OK);
     an_free((an_capture *)run[0]);
     an_free((an_capture *)run[1]);
     return mix;
@@ -332,16 +332,16 @@ static void runs_are_pooled_per_side(void **state)
     for (int i = 0; i < 4; i++)
         run[i] = run_sim(&s[i]);
     an_diff_mix m;
-    assert_int_equal(an_diff_mix_compute(&m, run, NULL, 2, 2, 0, NULL), CAP_OK);
+    assert_int_equal(an_diff_mix_compute(&m, run, 2, 2, 0, NULL), CAP_OK);
     assert_int_equal(m.found, 1);
     assert_int_equal(m.base.split, 2);
     assert_int_equal(m.new_.frames, 800);
     assert_int_equal(m.new_.heavy, 560);
     assert_int_equal(m.base.batches, 16);
     assert_int_equal(m.d.verdict, CAP_VERDICT_REGRESSED);
-    assert_int_equal(an_diff_mix_compute(NULL, run, NULL, 2, 2, 0, NULL),
+    assert_int_equal(an_diff_mix_compute(NULL, run, 2, 2, 0, NULL),
                      CAP_E_MISUSE);
-    assert_int_equal(an_diff_mix_compute(&m, run, NULL, 0, 2, 0, NULL),
+    assert_int_equal(an_diff_mix_compute(&m, run, 0, 2, 0, NULL),
                      CAP_E_MISUSE);
     for (int i = 0; i < 4; i++)
         an_free((an_capture *)run[i]);

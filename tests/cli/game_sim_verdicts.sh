@@ -20,11 +20,7 @@
 # CAP_GAME_SIM_FORCE=1 runs it whatever the load.
 set -u
 sim=$1 read=$2
-case "${DIFF_GAME_SIM_SANITIZE:-none}" in
-  none | "") ;;
-  *) echo "SKIP: a timing test, and this build is sanitized ($DIFF_GAME_SIM_SANITIZE)"
-     exit 77 ;;
-esac
+. "$(dirname "$0")/../skip_if_sanitized.sh"
 cores=$(nproc)
 # How many cores were busy over the last second (/proc/stat). The one-minute
 # load average, used before, lags: after the parallel tests that meson runs
