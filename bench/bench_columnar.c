@@ -75,7 +75,9 @@
 #include "bench_common.h"
 #include "bench_gen.h"
 
+#ifndef SECTION_SCOPES /* -D to probe other block sizes */
 #define SECTION_SCOPES 65536
+#endif
 #define MAX_DEPTH 64
 #define HUFF_MAX 12      /* longest Huffman code, bits */
 #define RICE_ESC 24      /* quotient at which a value escapes */
