@@ -966,22 +966,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_columnar: generating %s (realistic, "
                             "10 M scopes, once)\n", path);
             static gen g;
-            gen_init(&g, 1000000);
-            cap_writer_options o = {0};
-            o.clock_source = "tsc";
-            o.tick_period_ns = GEN_PERIOD_NS;
-            o.origin_tick = 1000000;
-            o.zstd_level = 1;
-            cap_writer *w;
-            if (cap_writer_open_path(&w, "columnar-10M.cap.tmp", &o) != CAP_OK ||
-                gen_declare(&g, w) != CAP_OK)
-                DIE("cannot write columnar-10M.cap.tmp");
-            while (g.scopes < 10000000)
-                if (gen_frame(&g, w) != CAP_OK)
-                    DIE("writing columnar-10M.cap.tmp");
-            if (cap_writer_close(w) != CAP_OK ||
-                rename("columnar-10M.cap.tmp", path) != 0)
-                DIE("cannot close %s: %s", path, strerror(errno));
+            if (gen_write_file(&g, path, 10000000, (cap_writer_options){0}))
+                DIE("cannot write %s", path);
         }
     }
     struct stat sb;

@@ -257,6 +257,34 @@ static inline cap_result gen_declare(const gen *g, cap_writer *w)
     return r;
 }
 
+/* Write at least `scopes` scopes (whole frames) from a fresh generator g
+ * into path, through path.tmp renamed at the end, with o's options and
+ * the generator's clock (a 0.4 ns TSC from tick 1,000,000, zstd level 1).
+ * Returns 0, or -1 with nothing at path. */
+static inline int gen_write_file(gen *g, const char *path, uint64_t scopes,
+                                 cap_writer_options o)
+{
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    gen_init(g, 1000000);
+    o.clock_source = "tsc";
+    o.tick_period_ns = GEN_PERIOD_NS;
+    o.origin_tick = 1000000;
+    o.zstd_level = 1;
+    cap_writer *w;
+    if (cap_writer_open_path(&w, tmp, &o) != CAP_OK)
+        return -1;
+    cap_result r = gen_declare(g, w);
+    while (r == CAP_OK && g->scopes < scopes)
+        r = gen_frame(g, w);
+    if (cap_writer_close(w) != CAP_OK || r != CAP_OK ||
+        rename(tmp, path) != 0) {
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 static inline double gen_floor_bytes_per_scope(const gen *g)
 {
     return g->scopes ? g->bits / 8.0 / (double)g->scopes : 0;

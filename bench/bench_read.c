@@ -195,29 +195,17 @@ static void generate_realistic(const char *path, uint64_t scopes)
     fprintf(stderr, "bench_read: generating %s (%llu scopes, realistic, "
                     "once)\n", path, (unsigned long long)scopes);
     uint64_t t0 = bench_mono_ns();
-    char tmp[600], count[32];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char count[32];
     snprintf(count, sizeof count, "%llu", (unsigned long long)scopes);
     cap_meta_kv meta[] = {{"program", "bench_read realistic generator"},
                           {"bench_generator", GEN_REAL_VERSION},
                           {"bench_scopes", count}};
     static gen g;
-    gen_init(&g, 1000000);
     cap_writer_options o = {.format_major = format_major};
     o.meta = meta;
     o.meta_count = 3;
-    o.clock_source = "tsc";
-    o.tick_period_ns = GEN_PERIOD_NS;
-    o.origin_tick = 1000000;
-    o.zstd_level = 1;
-    cap_writer *w;
-    check(cap_writer_open_path(&w, tmp, &o), "opening the generated capture");
-    check(gen_declare(&g, w), "names");
-    while (g.scopes < scopes)
-        check(gen_frame(&g, w), "frame");
-    check(cap_writer_close(w), "closing the generated capture");
-    if (rename(tmp, path) != 0)
-        BENCH_DIE("rename %s: %s", tmp, strerror(errno));
+    if (gen_write_file(&g, path, scopes, o))
+        BENCH_DIE("cannot write %s", path);
     fprintf(stderr, "bench_read: generated %llu scopes, %llu frames, in "
                     "%.1f s\n", (unsigned long long)g.scopes,
             (unsigned long long)g.frames,

@@ -138,24 +138,10 @@ int main(int argc, char **argv)
     if (access(path, R_OK) != 0) {
         fprintf(stderr, "bench_threads: generating %s (once)\n", path);
         static gen g;
-        gen_init(&g, 1000000);
         cap_writer_options wo = {0};
         wo.format_major = 3;
-        wo.clock_source = "tsc";
-        wo.tick_period_ns = GEN_PERIOD_NS;
-        wo.origin_tick = 1000000;
-        wo.zstd_level = 1;
-        char tmp[160];
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        cap_writer *w;
-        if (cap_writer_open_path(&w, tmp, &wo) != CAP_OK ||
-            gen_declare(&g, w) != CAP_OK)
-            BENCH_DIE("cannot write %s", tmp);
-        while (g.scopes < scopes)
-            if (gen_frame(&g, w) != CAP_OK)
-                BENCH_DIE("writing %s failed", tmp);
-        if (cap_writer_close(w) != CAP_OK || rename(tmp, path) != 0)
-            BENCH_DIE("closing %s failed", tmp);
+        if (gen_write_file(&g, path, scopes, wo))
+            BENCH_DIE("cannot write %s", path);
     }
     double w1[16], w2[16], c1[16], cm[16], cr[16];
     uint64_t n = 0;
