@@ -915,6 +915,9 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
     if ((r = an_diff_mix_compute(&out->mix, run, nbase, nnew, floor_ms,
                                  &so)) != CAP_OK)
         goto done;
+    /* a row's median lands on either group of frames and can jump
+     * between them (x1.6 in game_sim --bimodal): its mean is shown */
+    out->level_of_means = out->mix.found;
     if (out->mix.found) {
         out->mix.gates = !ao.only_scope;
         if (out->mix.d.verdict == CAP_VERDICT_REGRESSED) {

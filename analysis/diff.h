@@ -144,6 +144,12 @@ typedef struct an_diff {
     size_t geomean_used;
     int geomean_of_means;  /* mix.found: the summary is over the rows'
                               mean self time per frame, not their medians */
+    int level_of_means;    /* mix.found: the level a report shows for
+                              each row (the frame row's too) is its mean
+                              self time per frame over all frames
+                              (base_mean_ms, new_mean_ms), not its median,
+                              which lands on either group and can jump
+                              between them from run to run */
     size_t regressed, improved;
     size_t gating;         /* regressed rows that gate (not waits, unless
                               gate_waits): capture_diff exits 1 when > 0 */

@@ -367,6 +367,7 @@ static void the_rows_shift_misses_the_mix_and_the_row_gates(void **state)
     /* the summary over the means: "work" x (0.3 x 4 + 0.7 x 6) / (0.5 x 4
        + 0.5 x 6) = 1.08, "idle" the same 0.5 ms in every frame */
     assert_int_equal(d.geomean_of_means, 1);
+    assert_int_equal(d.level_of_means, 1);
     assert_int_equal(d.geomean_used, 2);
     assert_near(d.geomean_pct, 100 * (sqrt(5.4 / 5.0) - 1), 0.3);
     assert_int_equal(d.regressed, 1);
@@ -383,6 +384,12 @@ static void the_rows_shift_misses_the_mix_and_the_row_gates(void **state)
                                  "70.0 % of 600"));
     assert_non_null(strstr(text, "geometric mean of the changes of the mean "
                                  "self time per frame over 2 scopes"));
+    /* the level columns hold the means, 0.5 x 4 + 0.5 x 6 and 0.3 x 4 +
+       0.7 x 6 ms of work a frame (less the jitter's 0.04 %), not medians
+       that land on either group */
+    assert_non_null(strstr(text, "  base mean    new mean "));
+    assert_non_null(strstr(text, "cpu   work                                 "
+                                 "600     600    4.998 ms    5.395 ms "));
     assert_null(strstr(text, "nan"));
     free(text);
     f = open_memstream(&text, &len);

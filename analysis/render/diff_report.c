@@ -68,11 +68,14 @@ static void csv_row(FILE *out, const char *track, const char *name,
     fputc('\n', out);
 }
 
-/* One text row of the comparison; share: its medians are heavy shares
- * in percent (the "(heavy frames)" row). */
+/* One text row of the comparison; level: the base and new values of the
+ * level columns when they are not the medians (the means, when the frames
+ * fall in two groups); share: its medians are heavy shares in percent
+ * (the "(heavy frames)" row). */
 static void text_row(FILE *out, const char *track, const char *name,
-                     const cap_diffstat *s, int frame_like, int share,
-                     int is_wait, int gates, int multi, int colour)
+                     const cap_diffstat *s, const double *level,
+                     int frame_like, int share, int is_wait, int gates,
+                     int multi, int colour)
 {
     const char *vc = "", *ve = "";
     if (colour && s->verdict == CAP_VERDICT_REGRESSED && gates)
@@ -82,10 +85,12 @@ static void text_row(FILE *out, const char *track, const char *name,
     char ci[64] = "-", med_b[24] = "-", med_n[24] = "-", dl[24] = "-",
          pv[24] = "-", band[24] = "-", lo[24], hi[24];
     const char *unit = share ? "%.1f%% heavy" : "%.3f ms";
-    if (!isnan(s->base_median))
-        snprintf(med_b, sizeof med_b, unit, s->base_median);
-    if (!isnan(s->new_median))
-        snprintf(med_n, sizeof med_n, unit, s->new_median);
+    double lb = level ? level[0] : s->base_median;
+    double ln = level ? level[1] : s->new_median;
+    if (!isnan(lb))
+        snprintf(med_b, sizeof med_b, unit, lb);
+    if (!isnan(ln))
+        snprintf(med_n, sizeof med_n, unit, ln);
     if (!isnan(s->delta_pct))
         pct_text(dl, sizeof dl, s->delta_pct);
     if (!isnan(s->ci_low_pct) && !isnan(s->ci_high_pct)) {
@@ -233,9 +238,10 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
         fprintf(out, "Runs: %zu base, %zu new (samples pooled over each "
                      "side's runs).\n",
                 d->base_runs, d->new_runs);
+    int means = d->level_of_means;
     fprintf(out, "%-5s %-32s %7s %7s %11s %11s %8s %19s %7s", "track",
-            "name", "base n", "new n", "base med", "new med", "delta",
-            "interval", "band");
+            "name", "base n", "new n", means ? "base mean" : "base med",
+            means ? "new mean" : "new med", "delta", "interval", "band");
     if (multi)
         fprintf(out, " %7s", "run sd");
     fprintf(out, " %9s  %s\n", "p (Holm)", "verdict");
@@ -246,11 +252,12 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
             continue;
         if (!r->is_frame)
             shown++;
+        double level[2] = {r->base_mean_ms, r->new_mean_ms};
         text_row(out, r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu",
-                 r->name, &r->d, r->is_frame, 0, r->is_wait, r->gates, multi,
-                 colour);
+                 r->name, &r->d, means ? level : NULL, r->is_frame, 0,
+                 r->is_wait, r->gates, multi, colour);
         if (r->is_frame && d->mix.found)
-            text_row(out, "", AN_DIFF_MIX_ROW, &d->mix.d, 1, 1, 0,
+            text_row(out, "", AN_DIFF_MIX_ROW, &d->mix.d, NULL, 1, 1, 0,
                      d->mix.gates, multi, colour);
     }
     if (top && shown < d->n - 1)
@@ -297,13 +304,18 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
             "inside the band.\n"
             "Samples: self time per frame (frame time for (frame)), averaged "
             "over blocks of\n%zu frames for a scope that ran in under 90%% of "
-            "the frames of a run; med: their\nmedian; delta: Hodges-Lehmann "
+            "the frames of a run; %sHodges-Lehmann "
             "shift over the base median; interval: %.0f%%,"
             "\ndistribution-free (order statistics of the pairwise "
             "differences); p: one-sided\nMann-Whitney U tests against the "
             "band.\n",
             o.threshold_pct, d->floor_ms, floor_from, o.alpha, tested,
-            d->block, 100.0 * (1.0 - 2.0 * o.alpha));
+            d->block,
+            means ? "mean: self\ntime (frame time) per frame over all "
+                    "frames, shown for the median, which\nlands on either "
+                    "group of frames and can jump between them; delta:\n"
+                  : "med: their\nmedian; delta: ",
+            100.0 * (1.0 - 2.0 * o.alpha));
     if (multi) {
         fprintf(out,
                 "Runs: the samples of each side's runs are pooled, and each "

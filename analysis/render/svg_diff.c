@@ -117,8 +117,14 @@ static void tip(void *ctx, FILE *f, const an_tree_row *r, const char *path)
         return;
     }
     const cap_diffstat *s = &x->d;
-    fprintf(f, "\nself ms per frame, median: base %.3f \xE2\x86\x92 new %.3f",
-            s->base_median, s->new_median);
+    if (p->d->level_of_means) /* frames in two groups: medians jump */
+        fprintf(f, "\nself ms per frame, mean: base %.3f \xE2\x86\x92 new "
+                   "%.3f",
+                x->base_mean_ms, x->new_mean_ms);
+    else
+        fprintf(f, "\nself ms per frame, median: base %.3f \xE2\x86\x92 new "
+                   "%.3f",
+                s->base_median, s->new_median);
     if (isfinite(s->delta_pct))
         fprintf(f, " (%+.1f%%, interval %+.1f%% to %+.1f%%)", s->delta_pct,
                 s->ci_low_pct, s->ci_high_pct);
