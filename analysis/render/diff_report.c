@@ -275,6 +275,12 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                 d->geomean_used, d->geomean_pct);
     fprintf(out, "\n%zu regressed (%zu gating), %zu improved.\n",
             d->regressed, d->gating, d->improved);
+    if (!multi && d->gating)
+        fprintf(out, "One run a side: how runs of the same code differ (where "
+                     "the threads were\nscheduled, the machine's other load) "
+                     "is not in the test; before acting on a\nregression, "
+                     "compare several runs a side (capture_diff B1 B2 B3 -- N1 "
+                     "N2 N3;\ndocs/STATISTICS.md sections 11 and 15).\n");
     if (d->waits) {
         int waits_gate = d->waits_gate;
         fprintf(out, "Waits (time blocked, which grows when other work "
