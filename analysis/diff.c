@@ -645,6 +645,33 @@ typedef struct row_key {
     const an_scope *first; /* the first scope met with this key */
 } row_key;
 
+/* The CPU count that the producer writes at the end of a machine's
+ * description ("host (model, N CPUs)"), the same in every run; else 0. */
+static unsigned machine_cpus(const an_capture *const *run, size_t nruns)
+{
+    unsigned cpus = 0;
+    for (size_t q = 0; q < nruns; q++) {
+        const char *m = an_meta(run[q], "machine");
+        const char *tail = " CPUs)";
+        size_t len = m ? strlen(m) : 0, tl = strlen(tail);
+        if (len <= tl || strcmp(m + len - tl, tail) != 0)
+            return 0;
+        size_t k = len - tl, d = k;
+        while (d > 0 && m[d - 1] >= '0' && m[d - 1] <= '9')
+            d--;
+        if (d == k || k - d > 6 || d < 2 || m[d - 1] != ' ' ||
+            m[d - 2] != ',')
+            return 0;
+        unsigned c = 0;
+        for (size_t i = d; i < k; i++)
+            c = c * 10 + (unsigned)(m[i] - '0');
+        if (c == 0 || (cpus && c != cpus))
+            return 0;
+        cpus = c;
+    }
+    return cpus;
+}
+
 cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
                              const an_diff_sums *const *base_sums,
                              size_t nbase, const an_capture *const *new_,
@@ -909,6 +936,29 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
         }
         if (res[i].verdict == CAP_VERDICT_IMPROVED)
             out->improved++;
+    }
+    /* how busy the threads kept the machine's CPUs in scopes that are not
+     * waits: near 1 a thread waits for a core inside its scopes, and they
+     * stretch with where the scheduler put it (section 11) */
+    out->cpus = machine_cpus(run, nruns);
+    out->base_busy = out->new_busy = NAN;
+    if (out->cpus && !ao.only_scope && n > 0 && rows[0].is_frame &&
+        rows[0].base_total_ms > 0 && rows[0].new_total_ms > 0) {
+        double bb = 0, nb = 0;
+        int waits = 0;
+        for (size_t i = 1; i < n; i++)
+            if (rows[i].kind == AN_CPU && !rows[i].is_wait) {
+                bb += rows[i].base_total_ms;
+                nb += rows[i].new_total_ms;
+            } else if (rows[i].kind == AN_CPU) {
+                waits = 1;
+            }
+        /* with no wait known every blocked thread counts as busy (199 %
+           on game_sim's format 1.0 fixtures, whose names carry no flag) */
+        if (waits) {
+            out->base_busy = bb / (rows[0].base_total_ms * out->cpus);
+            out->new_busy = nb / (rows[0].new_total_ms * out->cpus);
+        }
     }
     /* the frames' mix of a light and a heavy group, which no row's shift
      * sees (analysis/diff_mix.c); frame-level, so not with only_scope */

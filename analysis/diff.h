@@ -165,6 +165,18 @@ typedef struct an_diff {
     size_t within_spread;  /* rows whose frames alone put the change past
                               the band but whose runs do not (d.within_spread) */
     int waits_gate;        /* some row that is a wait gates */
+    unsigned cpus;         /* the CPUs every run's machine names (the
+                              producer writes "..., N CPUs)"), or 0 when
+                              a run names none or they differ */
+    double base_busy, new_busy; /* each side's CPU self time in the rows
+                              that are not waits, inside its frames, over
+                              its frames' time x cpus (1.0: every CPU
+                              busy in such scopes all along; over 1.0:
+                              threads waited for a core inside them);
+                              NaN when cpus is 0, with only_scope, with
+                              no frame row, or when no CPU row is a wait
+                              (nothing says which scopes block; a wait
+                              not marked as one still counts as busy) */
     int approx;            /* some run was summarised (an_capture.approx):
                               the samples were read back from histograms
                               (AN_DIFF_APPROX_NOTE says so) */

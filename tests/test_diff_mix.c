@@ -23,13 +23,7 @@
 #include "diff.h"
 #include "model.h"
 
-#define assert_near(a, b, tol)                                              \
-    do {                                                                    \
-        double a_ = (a), b_ = (b);                                          \
-        if (!(fabs(a_ - b_) <= (tol)))                                      \
-            fail_msg("%s = %.9g, expected %.9g +- %g", #a, a_, b_,         \
-                     (double)(tol));                                        \
-    } while (0)
+#include "assert_near.h"
 
 enum { N_WORK = 1, N_IDLE };
 

@@ -281,6 +281,15 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                      "is not in the test; before acting on a\nregression, "
                      "compare several runs a side (capture_diff B1 B2 B3 -- N1 "
                      "N2 N3;\ndocs/STATISTICS.md sections 11 and 15).\n");
+    if (!multi && d->gating && isfinite(d->base_busy) &&
+        isfinite(d->new_busy))
+        fprintf(out, "Busy: scopes that are not waits held %.0f %% (base) "
+                     "and %.0f %% (new) of the %u CPUs'\ntime in frames (a "
+                     "wait not marked as one, by the program or --wait, "
+                     "counts as\nbusy); near or over 100 %% a thread waits "
+                     "for a core inside its scopes, which\nthen stretch "
+                     "with where the scheduler put it.\n",
+                100.0 * d->base_busy, 100.0 * d->new_busy, d->cpus);
     if (d->waits) {
         int waits_gate = d->waits_gate;
         fprintf(out, "Waits (time blocked, which grows when other work "
