@@ -645,26 +645,13 @@ typedef struct row_key {
     const an_scope *first; /* the first scope met with this key */
 } row_key;
 
-/* The CPU count that the producer writes at the end of a machine's
- * description ("host (model, N CPUs)"), the same in every run; else 0. */
+/* The CPU count every run's machine names (an_machine_cpus), or 0 when
+ * one names none or they differ. */
 static unsigned machine_cpus(const an_capture *const *run, size_t nruns)
 {
     unsigned cpus = 0;
     for (size_t q = 0; q < nruns; q++) {
-        const char *m = an_meta(run[q], "machine");
-        const char *tail = " CPUs)";
-        size_t len = m ? strlen(m) : 0, tl = strlen(tail);
-        if (len <= tl || strcmp(m + len - tl, tail) != 0)
-            return 0;
-        size_t k = len - tl, d = k;
-        while (d > 0 && m[d - 1] >= '0' && m[d - 1] <= '9')
-            d--;
-        if (d == k || k - d > 6 || d < 2 || m[d - 1] != ' ' ||
-            m[d - 2] != ',')
-            return 0;
-        unsigned c = 0;
-        for (size_t i = d; i < k; i++)
-            c = c * 10 + (unsigned)(m[i] - '0');
+        unsigned c = an_machine_cpus(run[q]);
         if (c == 0 || (cpus && c != cpus))
             return 0;
         cpus = c;

@@ -4309,6 +4309,24 @@ const char *an_meta(const an_capture *m, const char *key)
     return NULL;
 }
 
+unsigned an_machine_cpus(const an_capture *m)
+{
+    const char *s = an_meta(m, "machine");
+    const char *tail = " CPUs)";
+    size_t len = s ? strlen(s) : 0, tl = strlen(tail);
+    if (len <= tl || strcmp(s + len - tl, tail) != 0)
+        return 0;
+    size_t k = len - tl, d = k;
+    while (d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9')
+        d--;
+    if (d == k || k - d > 6 || d < 2 || s[d - 1] != ' ' || s[d - 2] != ',')
+        return 0;
+    unsigned c = 0;
+    for (size_t i = d; i < k; i++)
+        c = c * 10 + (unsigned)(s[i] - '0');
+    return c;
+}
+
 long an_find_scope(const an_capture *m, an_kind kind, const char *name)
 {
     for (size_t i = 0; i < m->nscopes; i++)

@@ -481,6 +481,10 @@ const char *an_spill_dir(const char *tmpdir, const char *tmp,
 /* Value of metadata key, or NULL. Borrowed from m. */
 const char *an_meta(const an_capture *m, const char *key);
 
+/* The CPU count at the end of m's machine description, as the producer
+ * writes it ("host (model, N CPUs)"), or 0 when it has none there. */
+unsigned an_machine_cpus(const an_capture *m);
+
 /* Index of the scope row of kind with display name `name`, or -1. */
 long an_find_scope(const an_capture *m, an_kind kind, const char *name);
 

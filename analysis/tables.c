@@ -351,6 +351,21 @@ cap_result an_ranking_compute(an_ranking *out, const an_capture *m)
             cap_stats_sat_add(&out->wait_ns, s->self_ns);
         }
     }
+    /* how busy the threads kept the CPUs in scopes that are not waits */
+    out->cpus = an_machine_cpus(m);
+    out->busy = NAN;
+    if (m->nframes && out->cpus && out->nwait) {
+        double work_ms = 0, frames_ms = 0;
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].scope->kind == AN_CPU && !rows[i].scope->is_wait &&
+                !isnan(rows[i].pf_mean))
+                work_ms += rows[i].pf_mean;
+        for (size_t f = 0; f < m->nframes; f++)
+            frames_ms += MS(m->frames[f].end_ns - m->frames[f].begin_ns);
+        if (frames_ms > 0)
+            out->busy = work_ms * (double)m->nframes /
+                        (frames_ms * (double)out->cpus);
+    }
     qsort(rows, n, sizeof *rows, rank_cmp);
     free(dense);
     out->rows = rows;

@@ -4,7 +4,8 @@
  * captures written through cap_writer.h with known work a frame: the CPU
  * count read from the machine's description, the busy shares exactly, the
  * cases where they are unknown, and the lines a text report of one run a
- * side prints when it gates.
+ * side prints when it gates; and read_capture's ranking's share and line
+ * (an_ranking.busy).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include "capture/cap_writer.h"
 #include "diff.h"
 #include "model.h"
+#include "render/render.h"
+#include "report.h"
 
 #include "assert_near.h"
 
@@ -31,11 +34,11 @@ enum { N_WORK = 1, N_BLOCKED, N_JOB };
 
 /* 200 frames of 10 ms on a machine described as `machine` (NULL: none):
  * thread 0 works work_ms, then waits (a name flagged CAP_NAME_WAIT) to
- * the frame's end; thread 1 runs a job of 3 ms. Each work is jittered by
- * at most +-0.5 % (a fixed sequence), so that the busy share is work_ms +
- * 3 ms over 2 x 10 ms within 0.05 %. */
-static an_capture *sim_flagged(double work_ms, const char *machine,
-                               int flag_wait)
+ * the frame's end (flag_wait 0: not flagged); thread 1 runs a job of
+ * job_ms. Each work is jittered by at most +-0.5 % (a fixed sequence), so
+ * that the busy share is work_ms + job_ms over 2 x 10 ms within 0.05 %. */
+static an_capture *sim_full(double work_ms, double job_ms,
+                            const char *machine, int flag_wait)
 {
     char path[64];
     snprintf(path, sizeof path, "/tmp/cap_test_diff_busy_XXXXXX");
@@ -73,7 +76,8 @@ static an_capture *sim_flagged(double work_ms, const char *machine,
         assert_int_equal(cap_writer_scope_begin(w, 1, N_JOB, t + 1000),
                          CAP_OK);
         assert_int_equal(
-            cap_writer_scope_end(w, 1, t + 1000 + (uint64_t)llround(3e6 * j)),
+            cap_writer_scope_end(w, 1,
+                                 t + 1000 + (uint64_t)llround(job_ms * 1e6 * j)),
             CAP_OK);
         assert_int_equal(cap_writer_frame(w, (uint64_t)i, t, end), CAP_OK);
         t = end;
@@ -84,6 +88,12 @@ static an_capture *sim_flagged(double work_ms, const char *machine,
     assert_int_equal(an_load(&m, path, NULL, d, sizeof d), CAP_OK);
     unlink(path);
     return m;
+}
+
+static an_capture *sim_flagged(double work_ms, const char *machine,
+                               int flag_wait)
+{
+    return sim_full(work_ms, 3.0, machine, flag_wait);
 }
 
 static an_capture *sim(double work_ms, const char *machine)
@@ -212,11 +222,57 @@ static void an_unknown_cpu_count_gives_no_busy_share(void **state)
     an_free(b);
 }
 
+/* The text ranking of m, owned by the caller. */
+static char *ranking_text(const an_capture *m, an_ranking *r)
+{
+    assert_int_equal(an_ranking_compute(r, m), CAP_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    an_text_ranking(f, m, r, 0);
+    fclose(f);
+    return text;
+}
+
+/* read_capture's ranking: the same share of one capture, and a line from
+ * AN_BUSY_NOTE_SHARE (75 %) on: 9 + 7 ms of 2 x 10 ms is 80 %, 6 + 3 ms
+ * 45 %, nothing said; no wait known: nothing computed. */
+static void the_ranking_says_when_the_cpus_were_busy(void **state)
+{
+    (void)state;
+    an_capture *busy = sim_full(9.0, 7.0, "box (some cpu, 2 CPUs)", 1);
+    an_capture *calm = sim(6.0, "box (some cpu, 2 CPUs)");
+    an_capture *blind = sim_full(9.0, 7.0, "box (some cpu, 2 CPUs)", 0);
+    an_ranking r;
+    char *text = ranking_text(busy, &r);
+    assert_int_equal(r.cpus, 2);
+    assert_near(r.busy, 0.80, 0.0005);
+    assert_non_null(strstr(text, "\nbusy: scopes that are not waits held "
+                                 "80% of the 2 CPUs' time in frames"));
+    free(text);
+    an_ranking_free(&r);
+    text = ranking_text(calm, &r);
+    assert_near(r.busy, 0.45, 0.0005);
+    assert_null(strstr(text, "busy:"));
+    free(text);
+    an_ranking_free(&r);
+    text = ranking_text(blind, &r);
+    assert_true(isnan(r.busy));
+    assert_null(strstr(text, "busy:"));
+    free(text);
+    an_ranking_free(&r);
+    an_free(busy);
+    an_free(calm);
+    an_free(blind);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_busy_shares_are_the_work_over_the_cpus_time),
         cmocka_unit_test(an_unknown_cpu_count_gives_no_busy_share),
+        cmocka_unit_test(the_ranking_says_when_the_cpus_were_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

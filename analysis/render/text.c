@@ -286,6 +286,12 @@ void an_text_ranking(FILE *out, const an_capture *m, const an_ranking *r,
                 r->totals.cpu_ns > 0
                     ? 100.0 * (double)r->wait_ns / (double)r->totals.cpu_ns
                     : 0.0);
+    if (r->busy >= AN_BUSY_NOTE_SHARE)
+        fprintf(out, "busy: scopes that are not waits held %.0f%% of the %u "
+                     "CPUs' time in frames (a wait not marked as one counts "
+                     "as busy): near 100%% threads wait for a core inside "
+                     "their scopes, and self times hold that wait\n",
+                100.0 * r->busy, r->cpus);
 }
 
 /* ---- tree -------------------------------------------------------------- */
