@@ -126,6 +126,18 @@ static double record(uint64_t scopes)
     return since_ms(t0);
 }
 
+/* CPU seconds this process used while the calling thread sleeps `ms`:
+ * what the producer's own threads burn when the program does nothing. */
+static double cpu_ms_while_sleeping(unsigned ms)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    sleep_ms(ms);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    return (double)(b.tv_sec - a.tv_sec) * 1e3 +
+           (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+}
+
 /* Current resident set, KiB, from /proc/self/status. */
 static long rss_kib(void)
 {
@@ -545,6 +557,69 @@ static void a_nonblocking_pipe_is_written_whole(void **state)
     unlink(path);
 }
 
+/* ---- an idle writer once recording stopped -------------------------------- */
+
+/* Once a fixed window closed, or the sink failed, the writer has nothing to
+ * flush: it must sleep, not spin on a flush deadline that no longer moves
+ * (issue 46: 21.6 s of CPU in the 22 s after a window closed). Idle, the
+ * writer wakes once a flush interval to free retired buffers: microseconds
+ * in 500 ms. A spinning one takes the whole 500 ms of a core, and still
+ * over 100 ms on a machine loaded by a build beside the test. */
+#define IDLE_SLEEP_MS 500
+#define IDLE_CPU_MS 50.0
+
+static void the_writer_sleeps_after_a_fixed_window_closed(void **state)
+{
+    (void)state;
+    char path[256];
+    temp_path(path, sizeof path, "window");
+    log_reset();
+    cap_capture_options o = {.record_seconds = 0.05, .flush_interval_ms = 10};
+    assert_int_equal(cap_open(path, &o), CAP_OK);
+    uint64_t t0 = capsum_mono_ns();
+    while (since_ms(t0) < 200) { /* the window closes 50 ms in */
+        record(2000);
+        sleep_ms(1);
+    }
+    log_wait(1);
+    assert_true(log_has("recording window of the capture is over"));
+    double cpu = cpu_ms_while_sleeping(IDLE_SLEEP_MS);
+    printf("after the window closed: %.1f ms of CPU in %d ms asleep\n", cpu,
+           IDLE_SLEEP_MS);
+    assert_true(cpu < IDLE_CPU_MS);
+    assert_int_equal(cap_close(), CAP_OK);
+    capsum s;
+    assert_int_equal(capsum_read(&s, path), 0);
+    assert_true(s.frames > 0);
+    assert_int_equal(s.corrupt, 0);
+    capsum_free(&s);
+    unlink(path);
+    cap_set_log(NULL, NULL);
+}
+
+static void the_writer_sleeps_after_its_sink_failed(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    log_reset();
+    cap_capture_options o = {.flush_interval_ms = 10};
+    assert_int_equal(cap_open_fd(fds[1], &o), CAP_OK);
+    close(fds[0]); /* the reader goes: the next block fails with EPIPE */
+    uint64_t t0 = capsum_mono_ns();
+    while (cap_status() == CAP_OK && since_ms(t0) < 5000)
+        record(2000);
+    assert_int_equal(cap_status(), CAP_E_IO);
+    record(2000); /* the program goes on recording into nothing */
+    double cpu = cpu_ms_while_sleeping(IDLE_SLEEP_MS);
+    printf("after the sink failed: %.1f ms of CPU in %d ms asleep\n", cpu,
+           IDLE_SLEEP_MS);
+    assert_true(cpu < IDLE_CPU_MS);
+    assert_int_equal(cap_close(), CAP_E_IO);
+    close(fds[1]);
+    cap_set_log(NULL, NULL);
+}
+
 /* A failed case must not leave its capture open for the next one. */
 static int close_leftovers(void **state)
 {
@@ -565,6 +640,8 @@ int main(void)
         CASE(a_pipe_whose_reader_left_is_an_error_not_a_signal),
         CASE(full_buffers_drop_count_in_the_file_and_memory_stays_bounded),
         CASE(a_nonblocking_pipe_is_written_whole),
+        CASE(the_writer_sleeps_after_a_fixed_window_closed),
+        CASE(the_writer_sleeps_after_its_sink_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1087,11 +1087,18 @@ static void *writer_main(void *arg)
              * an early wake-up (a retired buffer) must not push it back.
              * The condition variable waits on CLOCK_MONOTONIC, so a step
              * of the wall clock cannot stall flushing either. */
+            uint64_t now = cap__now_monotonic();
+            if (!p->w || __atomic_load_n(&p->failed, __ATOMIC_RELAXED))
+                /* Recording is over (the window closed, or the sink
+                 * failed): nothing flushes or samples any more, so the
+                 * deadlines below stand still. Wake once an interval to
+                 * free retired buffers, never on a past deadline. */
+                last_flush = now;
             uint64_t due = last_flush + (uint64_t)p->flush_ms * 1000000u;
-            if (p->sample_on &&
+            if (p->w && p->sample_on &&
                 p->last_sample + p->sample_ms * 1000000ull < due)
                 due = p->last_sample + p->sample_ms * 1000000ull;
-            if (due > cap__now_monotonic()) {
+            if (due > now) {
                 struct timespec ts = {(time_t)(due / 1000000000u),
                                       (long)(due % 1000000000u)};
                 pthread_cond_timedwait(&p->cond, &p->lock, &ts);
