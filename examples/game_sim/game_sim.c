@@ -153,6 +153,7 @@ typedef struct sim {
     int heavy_frames; /* --bimodal: heavy frames in each 2 x BIMODAL_STRETCH */
     unsigned workers;
     double scale;
+    double hitch_at, hitch_ms; /* --hitch-at (-1: none), --hitch-ms */
     double slow[S_COUNT]; /* factor per scope, 1.0 when not slowed */
     char assets[ASSETS][32];
 
@@ -608,7 +609,8 @@ static void usage(FILE *out)
         "usage: game_sim OUT.cap [--seed N] [--seconds S | --frames N]\n"
         "                [--fps-cap HZ] [--slow NAME:PCT] [--ramp PCT] [--bimodal]\n"
         "                [--heavy-frames N] [--outside-frames] [--workers N] [--scale F]\n"
-        "                [--runtime-names] [--truth-report] [--help]\n"
+        "                [--runtime-names] [--truth-report] [--hitch-at S]\n"
+        "                [--hitch-ms MS] [--help]\n"
         "\n"
         "A multi-threaded game loop recorded with libcapture into OUT.cap: a main\n"
         "thread (one frame mark per frame), a render thread fed by a one-slot\n"
@@ -632,6 +634,10 @@ static void usage(FILE *out)
         "  --runtime-names   each frame, stream_assets opens %d scopes named after\n"
         "                    assets (%d names: asset_00_rock ...) at one CAP_SCOPE\n"
         "                    call site\n"
+        "  --hitch-at S      the first frame that begins S seconds into the run\n"
+        "                    also busy-waits --hitch-ms in a scope \"hitch\" on\n"
+        "                    main (says its frame on stderr)\n"
+        "  --hitch-ms MS     how long that hitch lasts (default 300)\n"
         "  --truth-report    at the end, print how many spins (the work of a\n"
         "                    scope) ended over %d us past their deadline, and by\n"
         "                    how much in all: the time in which the machine, not\n"
@@ -741,6 +747,12 @@ static int parse_args(sim *g, int argc, char **argv, const char **out)
                 if (!parse_double(v, 1, 64, &d) || d != floor(d))
                     return bad("--workers takes an integer 1..64", v);
                 g->workers = (unsigned)d;
+            } else if (strcmp(a, "--hitch-at") == 0) {
+                if (!parse_double(v, 0, 86400, &g->hitch_at))
+                    return bad("--hitch-at takes 0..86400 seconds", v);
+            } else if (strcmp(a, "--hitch-ms") == 0) {
+                if (!parse_double(v, 0, 60000, &g->hitch_ms))
+                    return bad("--hitch-ms takes 0..60000", v);
             } else if (strcmp(a, "--scale") == 0) {
                 if (!parse_double(v, 0.001, 1000, &g->scale))
                     return bad("--scale takes 0.001..1000", v);
@@ -782,6 +794,8 @@ int main(int argc, char **argv)
     g.seconds = 3;
     g.workers = 4;
     g.scale = 1;
+    g.hitch_at = -1;
+    g.hitch_ms = 300;
     const char *out;
     int rc = parse_args(&g, argc, argv, &out);
     if (rc >= 0)
@@ -847,6 +861,16 @@ int main(int argc, char **argv)
             pthread_mutex_unlock(&g.qlock);
         }
         double f = work_factor(&g, frame, t0);
+        if (g.hitch_at >= 0 && frame_start - t0 >= (uint64_t)(g.hitch_at * 1e9)) {
+            /* --hitch-at: this one frame also busy-waits --hitch-ms */
+            g.hitch_at = -1;
+            fprintf(stderr, "game_sim: hitch in frame %llu (%.0f ms)\n",
+                    (unsigned long long)cap_frame_current(), g.hitch_ms);
+            CAP_SCOPE("hitch");
+            uint64_t until = mono_ns() + (uint64_t)(g.hitch_ms * 1e6);
+            while (mono_ns() < until) {
+            }
+        }
         main_frame(&g, &ln, frame, cap_frame_current(), f, frame_start);
         frame++;
         if (g.frames ? frame >= g.frames

@@ -139,7 +139,49 @@ typedef struct cap_capture_options {
                                     of 1.x. Other values: CAP_E_MISUSE.
                                     capture_convert --format-version
                                     re-saves a capture in any of them */
+    /* Flight mode (docs/FLIGHT.md): keep the last flight_seconds of the
+     * capture in memory, write nothing until a dump, and write each dump
+     * (cap_flight_dump, a hitch, a crash) as a complete capture file. */
+    double flight_seconds;       /* N > 0: flight mode, keeping at least
+                                    the last N seconds; 0 (default): record
+                                    to the file. Env CAP_FLIGHT_SECONDS
+                                    overrides (0 turns it off) */
+    double flight_hitch;         /* K > 1: a frame longer than K times the
+                                    median frame of the last 2 s is a hitch:
+                                    dumped with the N s before it and the
+                                    N/4 s after it, at most one hitch dump
+                                    every N s (the rest are counted and
+                                    logged); 0 (default): none. Env
+                                    CAP_FLIGHT_HITCH overrides */
+    const char *flight_dir;      /* folder of the dumps named by the ring
+                                    (flight-<UTC time>-f<frame>-<why>.cap);
+                                    default: the folder of cap_open's path
+                                    ("." with cap_open_fd or no path).
+                                    Env CAP_FLIGHT_DIR overrides */
+    size_t flight_max_bytes;     /* the ring's blocks never take more
+                                    memory than this; when a burst would
+                                    pass it the oldest blocks go first
+                                    (counted: cap_flight_get_stats).
+                                    Default 64 MiB, at least 1 MiB; env
+                                    CAP_FLIGHT_MAX_MIB overrides */
 } cap_capture_options;
+
+/* The flight ring's counters (cap_flight_get_stats). */
+typedef struct cap_flight_stats {
+    double seconds;           /* N, the window kept; 0 when not in flight
+                                 mode */
+    uint64_t bound_bytes;     /* the ring's bound (flight_max_bytes) */
+    uint64_t bytes;           /* bytes of blocks held now */
+    uint64_t bytes_peak;      /* the most held at once */
+    uint64_t blocks;          /* blocks held now */
+    uint64_t evicted_blocks;  /* blocks dropped, oldest first, to keep the
+                                 bound (a burst), not for their age */
+    uint64_t dumps;           /* dumps written whole */
+    uint64_t dump_failures;   /* dumps that could not be written (logged) */
+    uint64_t hitches;         /* hitches seen */
+    uint64_t hitches_skipped; /* ...not dumped: within N s of a hitch dump */
+    double last_dump_ms;      /* the writer thread's time on the last dump */
+} cap_flight_stats;
 
 /* Recording statistics (cap_get_stats). */
 typedef struct cap_producer_stats {
@@ -186,6 +228,21 @@ CAP_API cap_result cap_status(void);
 
 /* Counters of the current (or last closed) capture. */
 CAP_API void cap_get_stats(cap_producer_stats *out);
+
+/* Flight mode: ask the writer thread to write the last N seconds (those
+ * it holds when it gets the request, within a flush interval) as a
+ * complete capture at `path` (copied; created or truncated), or, with
+ * path NULL, as a new file in the dump folder named after the time and
+ * the frame. Returns at once: the caller never waits for the file; the
+ * result is logged (one line) and counted (cap_flight_get_stats: dumps,
+ * dump_failures), and cap_close writes the requests still waiting first.
+ * Errors: CAP_E_MISUSE (no capture open, or not in flight mode),
+ * CAP_E_LIMIT (8 requests already waiting), CAP_E_NOMEM. */
+CAP_API cap_result cap_flight_dump(const char *path);
+
+/* The flight ring's counters now (zeros, and CAP_E_MISUSE, when no
+ * capture in flight mode is open). Thread-safe. */
+CAP_API cap_result cap_flight_get_stats(cap_flight_stats *out);
 
 /* Route libcapture's log lines (one line, no newline) to fn instead of
  * stderr; fn(NULL) restores stderr. fn may be called from the writer
@@ -405,6 +462,8 @@ static inline cap_result cap_close(void) { return CAP_OK; }
 static inline int cap_listen_port(void) { return 0; }
 static inline cap_result cap_status(void) { return CAP_OK; }
 static inline void cap_get_stats(cap_producer_stats *out) { for (size_t i = 0; out && i < sizeof *out; i++) ((unsigned char *)out)[i] = 0; }
+static inline cap_result cap_flight_dump(const char *path) { return CAP_OK; }
+static inline cap_result cap_flight_get_stats(cap_flight_stats *out) { for (size_t i = 0; out && i < sizeof *out; i++) ((unsigned char *)out)[i] = 0; return CAP_OK; }
 static inline void cap_set_log(void (*fn)(void *user, const char *line), void *user) {}
 static inline uint32_t cap_name_register(const char *name, const char *file, uint32_t line) { return 0; }
 static inline uint32_t cap_name_register_flags(const char *name, const char *file, uint32_t line, uint32_t flags) { return 0; }

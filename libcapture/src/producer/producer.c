@@ -25,6 +25,7 @@
 #include "writer/live.h"
 #include "writer/writer_records.h"
 #include "producer/sampler.h"
+#include "producer/flight.h"
 
 #include <errno.h>
 #include <math.h>
@@ -100,6 +101,7 @@ typedef struct misc {
 typedef struct producer {
     cap_writer *w;
     cap__live *live; /* the socket sink, when a listen address was given */
+    cap__flight *flight; /* flight mode: the ring the writer writes into */
     pthread_t writer;
     int writer_started;
     pthread_mutex_t lock; /* threads list, misc queue, frames, flags */
@@ -137,6 +139,9 @@ typedef struct producer {
     uint64_t origin_tick, origin_mono;
     double period; /* ns per tick; guarded by lock after open */
     uint64_t skip_tick, end_tick; /* window; end 0 = none */
+    uint64_t hold; /* writer: events after this tick wait for the next
+                      round (flight mode: the latest frame boundary, so
+                      that a block ends where a frame does), else max */
     /* the device sampler (sampler.c), writer thread only */
     int sample_on;
     unsigned sample_ms;
@@ -812,6 +817,8 @@ static void define_name(producer *p, uint32_t id)
         free(name);
     }
     p->defined[id] = (uint8_t)(DEFINED | (flags & CAP_NAME_FLAGS_KNOWN));
+    if (p->flight)
+        cap__flight_decls(p->flight);
 }
 
 /* A name the writer already has may gain a flag later (registered plain,
@@ -836,12 +843,18 @@ static void refresh_flags(producer *p)
     }
 }
 
-static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
+/* Encode records from..to of thread t; stops at the first one past
+ * p->hold (flight mode: the latest frame boundary) and returns where it
+ * stopped (to when it did not). */
+static cap__rec *encode_range(producer *p, tstate *t, cap__rec *from,
+                              cap__rec *to)
 {
     cap_writer *w = p->w;
     uint64_t events = 0;
     uint64_t lo = p->skip_tick, hi = p->end_tick ? p->end_tick : UINT64_MAX;
-    for (cap__rec *r = from; r < to; r++) {
+    hi = hi < p->hold ? hi : p->hold;
+    cap__rec *r = from;
+    for (; r < to; r++) {
         if (t->skip_depth == 0) {
             /* the bulk path; it stops at what needs the code below (a name
              * the writer has not seen, a record outside the window) */
@@ -853,6 +866,8 @@ static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
             if (r == to)
                 break;
         }
+        if (r->tick > p->hold)
+            break; /* the next block's */
         uint32_t kind = r->word >> CAP__KIND_SHIFT;
         uint32_t id = r->word & ((1u << CAP__KIND_SHIFT) - 1);
         if (r->tick < p->skip_tick || (p->end_tick && r->tick > p->end_tick)) {
@@ -883,6 +898,16 @@ static void encode_range(producer *p, tstate *t, cap__rec *from, cap__rec *to)
         events++;
     }
     __atomic_fetch_add(&p->stats.events, events, __ATOMIC_RELAXED);
+    return r < to ? r : to;
+}
+
+/* What the flight ring needs to know of a misc record (flight.h). */
+static void flight_misc(producer *p, const misc *m)
+{
+    if (m->kind == M_FRAME)
+        cap__flight_frame(p->flight, m->c, m->a, m->b);
+    else if (m->kind == M_THREAD || m->kind == M_TRACK || m->kind == M_CAL)
+        cap__flight_decls(p->flight);
 }
 
 static void process_misc(producer *p, misc *q, size_t n)
@@ -890,6 +915,8 @@ static void process_misc(producer *p, misc *q, size_t n)
     cap_writer *w = p->w;
     for (size_t i = 0; i < n; i++) {
         misc *m = &q[i];
+        if (p->flight)
+            flight_misc(p, m);
         int in_window = m->tick >= p->skip_tick &&
                         (!p->end_tick || m->tick <= p->end_tick);
         switch (m->kind) {
@@ -990,6 +1017,21 @@ static void hurry_check(producer *p, unsigned most)
     }
 }
 
+/* Put back, ahead of those retired since, the retired buffers from d on
+ * (d's records from d->flushed on are still to be encoded). */
+static void hold_retired(tstate *t, dbuf *d)
+{
+    dbuf *last = d;
+    while (last->next)
+        last = last->next;
+    pthread_mutex_lock(&t->lock);
+    last->next = t->retired;
+    if (!t->retired)
+        t->retired_tail = last;
+    t->retired = d;
+    pthread_mutex_unlock(&t->lock);
+}
+
 /* Copy what thread t published since the last drain into the writer.
  * Returns the full buffers it found waiting (hurry_on from
  * hurry_buffers() on, before it takes them). */
@@ -1009,8 +1051,14 @@ static unsigned drain_thread(producer *p, tstate *t)
         hurry_on(p);
     while (ret) {
         dbuf *next = ret->next;
-        if (live)
-            encode_range(p, t, ret->flushed, ret->final);
+        cap__rec *stop = live ? encode_range(p, t, ret->flushed, ret->final)
+                              : ret->final;
+        if (stop < ret->final) { /* held back (flight mode): later */
+            ret->flushed = stop;
+            hold_retired(t, ret);
+            cur = NULL;
+            break;
+        }
         ret->flushed = ret->start;
         ret->final = NULL;
         pthread_mutex_lock(&t->lock);
@@ -1020,11 +1068,8 @@ static unsigned drain_thread(producer *p, tstate *t)
         pthread_mutex_unlock(&t->lock);
         ret = next;
     }
-    if (cur && pos > cur->flushed) {
-        if (live)
-            encode_range(p, t, cur->flushed, pos);
-        cur->flushed = pos;
-    }
+    if (cur && pos > cur->flushed)
+        cur->flushed = live ? encode_range(p, t, cur->flushed, pos) : pos;
     uint64_t total = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
     uint64_t dropped = total - t->dropped_seen;
     __atomic_store_n(&t->dropped_seen, total, __ATOMIC_RELAXED);
@@ -1106,6 +1151,11 @@ static void *writer_main(void *arg)
         }
         p->wake = 0;
         int stopping = p->stop;
+        uint64_t round_mono = cap__now_monotonic(); /* frames taken by then */
+        p->hold = UINT64_MAX;
+        if (p->flight && !stopping && p->boundary_tick &&
+            cap__now() - p->boundary_tick < (uint64_t)(1e9 / p->period))
+            p->hold = p->boundary_tick;
         misc *q = p->q;
         size_t qn = p->q_n, qcap = p->q_cap;
         p->q = p->q_spare;
@@ -1156,9 +1206,9 @@ static void *writer_main(void *arg)
                  * report that error, not the CAP_E_STOPPED that follows. */
                 if (r != CAP_OK)
                     set_failed(p, cap_writer_status(p->w), "writing the capture");
-            } else if (cap_writer_bytes_written(p->w) == 0) {
-                /* unreachable: the header is written at open */
             }
+            if (p->flight)
+                cap__flight_round(p->flight, p->w, round_mono);
             if (p->end_tick && tick > p->end_tick &&
                 !__atomic_load_n(&p->finished, __ATOMIC_RELAXED)) {
                 /* the fixed window is over: finish the file now; scopes
@@ -1323,6 +1373,43 @@ static void sampler_options(producer *p, const cap_capture_options *o)
         snprintf(p->sample_root, sizeof p->sample_root, "%s", e);
 }
 
+/* Flight mode (flight.h): the writer writes into the ring, no file. */
+static cap_result flight_open(producer *p, const cap_capture_options *o,
+                              const char *path, double seconds,
+                              const cap_writer_options *wo)
+{
+    cap__flight_opts fo = {.seconds = seconds, .flush_ms = p->flush_ms,
+                           .period_ns = p->period, .origin_tick = p->origin_tick,
+                           .origin_mono = p->origin_mono, .wo = wo,
+                           .live = p->live, .log = live_log};
+    char dir[4096], why[4200];
+    cap__flight_settings(o, path, &fo.seconds, &fo.hitch, &fo.max_bytes, dir,
+                         sizeof dir, live_log);
+    fo.dir = dir;
+    cap_result r = cap__flight_new(&p->flight, &fo, why, sizeof why);
+    if (r == CAP_OK)
+        r = cap__writer_open_tee(&p->w, NULL, -1, wo, cap__flight_tee,
+                                 p->flight);
+    if (r == CAP_OK)
+        logf_("flight recorder: keeping the last %g s (at most %.0f MiB) in "
+              "memory; dumps go to %s%s",
+              fo.seconds, (double)fo.max_bytes / 1048576.0, dir,
+              fo.hitch > 0 ? ", and on a hitch" : "");
+    else
+        logf_("flight recorder: %s", r == CAP_E_IO ? why : cap_result_message(r));
+    return r;
+}
+
+/* CAP_FLIGHT_SECONDS, else the options' flight_seconds (flight.h). */
+static double flight_seconds(const cap_capture_options *o)
+{
+    double s, k;
+    size_t b;
+    char d[2];
+    cap__flight_settings(o, NULL, &s, &k, &b, d, sizeof d, live_log);
+    return s;
+}
+
 static cap_result open_common(int fd, const char *path,
                               const cap_capture_options *o)
 {
@@ -1381,6 +1468,12 @@ static cap_result open_common(int fd, const char *path,
 
     double skip = env_seconds("CAP_SKIP_SECONDS", o ? o->skip_seconds : 0);
     double rec = env_seconds("CAP_RECORD_SECONDS", o ? o->record_seconds : 0);
+    double flight = flight_seconds(o);
+    if (flight > 0 && rec > 0) {
+        logf_("flight recorder: ignoring the recording window's length (%g s):"
+              " the ring records until cap_close", rec);
+        rec = 0;
+    }
     p->skip_tick = t0 + (uint64_t)(skip * 1e9 / p->period);
     p->end_tick = rec > 0 ? p->skip_tick + (uint64_t)(rec * 1e9 / p->period) : 0;
 
@@ -1429,13 +1522,17 @@ static cap_result open_common(int fd, const char *path,
                                   : "nothing is recorded");
     }
     cap_result r = CAP_E_IO;
-    if (p->live)
+    if (flight > 0)
+        r = flight_open(p, o, path, flight, &wo);
+    else if (p->live)
         r = cap__writer_open_tee(&p->w, path, fd, &wo, cap__live_tee, p->live);
     else if (path || fd >= 0)
         r = path ? cap_writer_open_path(&p->w, path, &wo)
                  : cap_writer_open_fd(&p->w, fd, &wo);
     free(kv);
-    if (r != CAP_OK && !path && fd < 0) { /* logged above */
+    if (r != CAP_OK && ((!path && fd < 0) || flight > 0)) { /* logged */
+        cap__live_stop(p->live, 0);
+        cap__flight_free(p->flight);
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
         free(p);
@@ -1455,6 +1552,7 @@ static cap_result open_common(int fd, const char *path,
     if (pthread_create(&p->writer, NULL, writer_main, p) != 0) {
         cap_writer_abandon(p->w);
         cap__live_stop(p->live, 0);
+        cap__flight_free(p->flight);
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
         free(p);
@@ -1472,6 +1570,7 @@ static cap_result open_common(int fd, const char *path,
         pthread_join(p->writer, NULL);
         cap_writer_abandon(p->w);
         cap__live_stop(p->live, 0);
+        cap__flight_free(p->flight);
         free(p);
         return CAP_E_MISUSE;
     }
@@ -1484,7 +1583,8 @@ static cap_result open_common(int fd, const char *path,
 cap_result cap_open(const char *path, const cap_capture_options *opt)
 {
     const char *listen = getenv("CAP_LISTEN");
-    if (!path && !(listen && *listen) && !(opt && opt->listen))
+    if (!path && !(listen && *listen) && !(opt && opt->listen) &&
+        !(flight_seconds(opt) > 0))
         return CAP_E_MISUSE;
     return open_common(-1, path, opt);
 }
@@ -1540,6 +1640,7 @@ cap_result cap_close(void)
                 p->stats.blocks = cap__writer_blocks(p->w);
                 pthread_mutex_unlock(&p->lock);
             }
+            cap__flight_finish(p->flight, p->w); /* dumps still due */
         }
         cap_result c = failed ? (cap_writer_abandon(p->w), CAP_OK)
                               : cap_writer_close(p->w);
@@ -1551,6 +1652,8 @@ cap_result cap_close(void)
     }
     cap__live_stop(p->live, 2000); /* clients take their footers */
     p->live = NULL;
+    cap__flight_free(p->flight);
+    p->flight = NULL;
     /* Unpublish p, then wait until no call that found it is still using it
      * (see enter). */
     pthread_mutex_lock(&reg.lock);
@@ -1587,6 +1690,34 @@ cap_result cap_close(void)
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
     free(p);
+    return r;
+}
+
+cap_result cap_flight_dump(const char *path)
+{
+    producer *p = enter_any();
+    if (!p)
+        return CAP_E_MISUSE;
+    cap_result r = p->flight ? cap__flight_request(p->flight, path)
+                             : CAP_E_MISUSE;
+    leave();
+    return r;
+}
+
+cap_result cap_flight_get_stats(cap_flight_stats *out)
+{
+    if (!out)
+        return CAP_E_MISUSE;
+    memset(out, 0, sizeof *out);
+    producer *p = enter_any();
+    if (!p)
+        return CAP_E_MISUSE;
+    cap_result r = CAP_E_MISUSE;
+    if (p->flight) {
+        cap__flight_get_stats(p->flight, out);
+        r = CAP_OK;
+    }
+    leave();
     return r;
 }
 
