@@ -366,6 +366,9 @@ static void test_bound(void **state)
 /* ---- hitch (game_sim) --------------------------------------------------- */
 
 #define N_S 2.0
+#define HITCH_MS 1000 /* over 5 x the median frame while frames take less
+                         than 250 ms: on a 2-core machine running builds
+                         beside this test, frames took up to 160 ms */
 
 /* Run game_sim in flight mode into dir; the frame it says it hitched in,
  * or UINT64_MAX. */
@@ -374,10 +377,10 @@ static uint64_t run_game_sim(const char *dir)
     char cmd[4096], log[400];
     snprintf(log, sizeof log, "%s/game_sim.log", dir);
     snprintf(cmd, sizeof cmd,
-             "CAP_FLIGHT_SECONDS=%g CAP_FLIGHT_HITCH=8 CAP_FLIGHT_DIR='%s' "
-             "'%s' '%s/unused.cap' --seconds 3.5 --fps-cap 60 --hitch-at 2.4 "
-             "--outside-frames --workers 2 2>'%s'",
-             N_S, dir, game_sim_path, dir, log);
+             "CAP_FLIGHT_SECONDS=%g CAP_FLIGHT_HITCH=5 CAP_FLIGHT_DIR='%s' "
+             "'%s' '%s/unused.cap' --seconds 4.5 --fps-cap 60 --hitch-at 2.4 "
+             "--hitch-ms %d --outside-frames --workers 2 2>'%s'",
+             N_S, dir, game_sim_path, dir, HITCH_MS, log);
     assert_int_equal(system(cmd), 0);
     FILE *f = fopen(log, "r");
     assert_non_null(f);
@@ -406,17 +409,20 @@ static void test_hitch(void **state)
         make_dir(dir, sizeof dir, sub);
         frame = run_game_sim(dir);
         assert_true(frame != UINT64_MAX);
-        assert_int_equal(find_dumps(dir, ".cap", path, sizeof path), 1);
-        assert_int_equal(dump_read(&d, path), 0);
+        int dumps = find_dumps(dir, ".cap", path, sizeof path);
         char want[32];
         snprintf(want, sizeof want, "%llu", (unsigned long long)frame);
-        if (strcmp(d.meta_frame, want) == 0)
-            break;
-        /* a stall of the machine before the hitch made the dump (and
-         * the hitch fell within N s of it): record again */
-        print_message("attempt %d: the dump is of frame %s, game_sim's hitch "
-                      "was frame %s; again\n",
-                      attempt, d.meta_frame, want);
+        if (dumps == 1) {
+            assert_int_equal(dump_read(&d, path), 0);
+            if (strcmp(d.meta_frame, want) == 0)
+                break;
+        }
+        /* a stall of the machine made a dump of its own (and the hitch
+         * fell within N s of it, or came N s after it), or frames so slow
+         * that the hitch was not 5 x their median: record again */
+        print_message("attempt %d: %d dumps (the first of frame %s), "
+                      "game_sim's hitch was frame %s; again\n",
+                      attempt, dumps, dumps ? d.meta_frame : "-", want);
         assert_true(attempt < 3);
     }
     assert_whole(&d);
@@ -426,7 +432,7 @@ static void test_hitch(void **state)
     while (h < d.nframes && d.idx[h] != frame)
         h++;
     assert_true(h < d.nframes);
-    assert_true(d.end[h] - d.begin[h] >= 300000000ll);
+    assert_true(d.end[h] - d.begin[h] >= HITCH_MS * 1000000ll);
     /* N - 0.2 s before it, N/4 after it (less one frame and a flush:
      * the frame under way when the quarter ends is not over) */
     assert_true(d.begin[0] <= d.begin[h] - (int64_t)((N_S - 0.2) * 1e9));

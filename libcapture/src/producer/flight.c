@@ -289,12 +289,22 @@ void cap__flight_tee(void *user, cap_writer *w, const cap__tee_chunk *c)
         cap__live_tee(f->live, w, c);
 }
 
-/* Drop the blocks written before the window (and before the one that a
- * pending hitch needs, N s before it). */
+static uint64_t tick_mono(const cap__flight *f, uint64_t tick);
+
+/* Drop the blocks written before the window: N s before now, or, with
+ * hitches on, N s before the frame under way began (it may be a hitch,
+ * known only once it ends; up to 2 N back), or a pending hitch began. */
 static void evict_old(cap__flight *f, uint64_t now)
 {
     uint64_t keep = f->window_ns + f->flush_ns;
     uint64_t cutoff = now > keep ? now - keep : 0;
+    if (f->hitch > 0 && f->hist_n) {
+        uint64_t cur = tick_mono(f, f->hist_end[(f->hist_n - 1) % FL_HIST]);
+        uint64_t c = cur > keep ? cur - keep : 0;
+        uint64_t floor = now > 2 * keep ? now - 2 * keep : 0;
+        c = c > floor ? c : floor;
+        cutoff = c < cutoff ? c : cutoff;
+    }
     if (f->pending) {
         uint64_t c = f->hitch_begin_mono > keep ? f->hitch_begin_mono - keep : 0;
         cutoff = c < cutoff ? c : cutoff;
@@ -969,7 +979,7 @@ void cap__flight_free(cap__flight *f)
     if (!f)
         return;
     crash_remove(f);
-    if (f->st.dumps || f->st.dump_failures || f->st.hitches || f->evicted)
+    if (f->have_header) /* made whole (not a failed open) */
         logf_(f, "flight recorder: %llu dumps written (%llu failed); %llu "
                  "hitches, %llu of them not dumped (within %g s of a hitch "
                  "dump); %llu blocks dropped to keep the %.0f MiB bound "

@@ -1121,6 +1121,17 @@ static void sample_device(producer *p, uint64_t now_mono)
     cap__sampler_sample(p->sampler, now_mono, sampler_emit, p);
 }
 
+/* Under p->lock, as a round takes the frames: in flight mode, events
+ * after the latest frame boundary wait for the next round (unless no
+ * boundary came in the last second, or the capture closes). */
+static void set_hold(producer *p, int stopping)
+{
+    p->hold = UINT64_MAX;
+    if (p->flight && !stopping && p->boundary_tick &&
+        cap__now() - p->boundary_tick < (uint64_t)(1e9 / p->period))
+        p->hold = p->boundary_tick;
+}
+
 static void *writer_main(void *arg)
 {
     producer *p = arg;
@@ -1152,10 +1163,7 @@ static void *writer_main(void *arg)
         p->wake = 0;
         int stopping = p->stop;
         uint64_t round_mono = cap__now_monotonic(); /* frames taken by then */
-        p->hold = UINT64_MAX;
-        if (p->flight && !stopping && p->boundary_tick &&
-            cap__now() - p->boundary_tick < (uint64_t)(1e9 / p->period))
-            p->hold = p->boundary_tick;
+        set_hold(p, stopping);
         misc *q = p->q;
         size_t qn = p->q_n, qcap = p->q_cap;
         p->q = p->q_spare;
@@ -1400,14 +1408,33 @@ static cap_result flight_open(producer *p, const cap_capture_options *o,
     return r;
 }
 
-/* CAP_FLIGHT_SECONDS, else the options' flight_seconds (flight.h). */
-static double flight_seconds(const cap_capture_options *o)
+/* CAP_FLIGHT_SECONDS, else the options' flight_seconds (flight.h); in
+ * flight mode the recording window's length *rec (when rec) is ignored. */
+static double flight_seconds(const cap_capture_options *o, double *rec)
 {
     double s, k;
     size_t b;
     char d[2];
     cap__flight_settings(o, NULL, &s, &k, &b, d, sizeof d, live_log);
+    if (s > 0 && rec && *rec > 0) {
+        logf_("flight recorder: ignoring the recording window's length (%g s):"
+              " the ring records until cap_close", *rec);
+        *rec = 0;
+    }
     return s;
+}
+
+/* The writer on the file or descriptor, and the live sink when there is
+ * one; CAP_E_IO with neither. */
+static cap_result open_sink(producer *p, const char *path, int fd,
+                            const cap_writer_options *wo)
+{
+    if (p->live)
+        return cap__writer_open_tee(&p->w, path, fd, wo, cap__live_tee,
+                                    p->live);
+    if (path)
+        return cap_writer_open_path(&p->w, path, wo);
+    return fd >= 0 ? cap_writer_open_fd(&p->w, fd, wo) : CAP_E_IO;
 }
 
 static cap_result open_common(int fd, const char *path,
@@ -1468,12 +1495,7 @@ static cap_result open_common(int fd, const char *path,
 
     double skip = env_seconds("CAP_SKIP_SECONDS", o ? o->skip_seconds : 0);
     double rec = env_seconds("CAP_RECORD_SECONDS", o ? o->record_seconds : 0);
-    double flight = flight_seconds(o);
-    if (flight > 0 && rec > 0) {
-        logf_("flight recorder: ignoring the recording window's length (%g s):"
-              " the ring records until cap_close", rec);
-        rec = 0;
-    }
+    double flight = flight_seconds(o, &rec);
     p->skip_tick = t0 + (uint64_t)(skip * 1e9 / p->period);
     p->end_tick = rec > 0 ? p->skip_tick + (uint64_t)(rec * 1e9 / p->period) : 0;
 
@@ -1521,16 +1543,10 @@ static cap_result open_common(int fd, const char *path,
                   path || fd >= 0 ? "recording goes on without it"
                                   : "nothing is recorded");
     }
-    cap_result r = CAP_E_IO;
-    if (flight > 0)
-        r = flight_open(p, o, path, flight, &wo);
-    else if (p->live)
-        r = cap__writer_open_tee(&p->w, path, fd, &wo, cap__live_tee, p->live);
-    else if (path || fd >= 0)
-        r = path ? cap_writer_open_path(&p->w, path, &wo)
-                 : cap_writer_open_fd(&p->w, fd, &wo);
+    cap_result r = flight > 0 ? flight_open(p, o, path, flight, &wo)
+                              : open_sink(p, path, fd, &wo);
     free(kv);
-    if (r != CAP_OK && ((!path && fd < 0) || flight > 0)) { /* logged */
+    if (r != CAP_OK && (flight > 0 || (!path && fd < 0))) { /* logged */
         cap__live_stop(p->live, 0);
         cap__flight_free(p->flight);
         pthread_cond_destroy(&p->cond);
@@ -1584,7 +1600,7 @@ cap_result cap_open(const char *path, const cap_capture_options *opt)
 {
     const char *listen = getenv("CAP_LISTEN");
     if (!path && !(listen && *listen) && !(opt && opt->listen) &&
-        !(flight_seconds(opt) > 0))
+        !(flight_seconds(opt, NULL) > 0))
         return CAP_E_MISUSE;
     return open_common(-1, path, opt);
 }
