@@ -62,7 +62,8 @@ typedef struct fl_decls {
 } fl_decls;
 
 typedef struct fl_req {
-    char *path; /* NULL: a new file in the dump folder */
+    char *path;    /* NULL: a new file in the dump folder */
+    uint64_t mono; /* when it was asked for */
 } fl_req;
 
 static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -144,11 +145,16 @@ static void logf_(cap__flight *f, const char *fmt, ...)
         f->log(line);
 }
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* ---- settings ---------------------------------------------------------- */
@@ -618,7 +624,7 @@ static void dump_now(cap__flight *f, cap_writer *w, const char *path,
 {
     if (__atomic_load_n(&f->frozen, __ATOMIC_SEQ_CST) || !f->have_header)
         return;
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = mono_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     if (f->decls_dirty || !f->decls)
         decls_rebuild(f, w, t0);
     capf_buf meta = {0};
@@ -642,6 +648,7 @@ static void dump_now(cap__flight *f, cap_writer *w, const char *path,
         err = errno;
     capf_buf_free(&meta);
     double ms = (double)(mono_ns() - t0) / 1e6;
+    double cpu = (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e6;
     count_dump(f, !err, ms);
     if (err) {
         logf_(f, "flight recorder: %s: cannot write '%s': %s", what,
@@ -652,9 +659,10 @@ static void dump_now(cap__flight *f, cap_writer *w, const char *path,
                                    f->ents[h % f->cap].mono) / 1e9
                         : 0;
     logf_(f, "flight recorder: %s: wrote %s (%llu blocks over %.2f s, "
-             "%.2f MiB) in %.1f ms",
+             "%.2f MiB) in %.1f ms (%.1f ms of CPU)",
           what, name, (unsigned long long)(t - h), span,
-          (double)__atomic_load_n(&f->bytes, __ATOMIC_RELAXED) / 1048576.0, ms);
+          (double)__atomic_load_n(&f->bytes, __ATOMIC_RELAXED) / 1048576.0, ms,
+          cpu);
 }
 
 /* ---- hitches ------------------------------------------------------------ */
@@ -735,13 +743,23 @@ void cap__flight_frame(cap__flight *f, uint64_t index, uint64_t begin,
 void cap__flight_round(cap__flight *f, cap_writer *w, uint64_t round_mono)
 {
     __atomic_store_n(&f->writer_tid, gettid(), __ATOMIC_RELAXED);
-    evict_old(f, round_mono);
+    /* the requests made before this round took its frames: each dump
+     * holds what was recorded before its call, and the N s before it */
     fl_req req[FL_REQUESTS];
+    unsigned nreq = 0, kept = 0;
+    uint64_t now = round_mono;
     pthread_mutex_lock(&f->mu);
-    unsigned nreq = f->req_n;
-    memcpy(req, f->req, sizeof req);
-    f->req_n = 0;
+    for (unsigned i = 0; i < f->req_n; i++) {
+        if (f->req[i].mono <= round_mono) {
+            req[nreq++] = f->req[i];
+            now = f->req[i].mono < now ? f->req[i].mono : now;
+        } else {
+            f->req[kept++] = f->req[i];
+        }
+    }
+    f->req_n = kept;
     pthread_mutex_unlock(&f->mu);
+    evict_old(f, now);
     int hitch_due = f->pending && round_mono >= f->hitch_due;
     if (hitch_due || nreq)
         (void)cap_writer_flush(w); /* what the round took, in the ring */
@@ -785,7 +803,7 @@ cap_result cap__flight_request(cap__flight *f, const char *path)
     pthread_mutex_lock(&f->mu);
     cap_result r = CAP_E_LIMIT;
     if (f->req_n < FL_REQUESTS) {
-        f->req[f->req_n++].path = copy;
+        f->req[f->req_n++] = (fl_req){copy, mono_ns()};
         copy = NULL;
         r = CAP_OK;
     }
