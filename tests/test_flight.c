@@ -241,6 +241,16 @@ static void test_request(void **state)
     char dir[300], path[400];
     make_dir(dir, sizeof dir, "request");
     snprintf(path, sizeof path, "%s/asked.cap", dir);
+    /* no capture, or one that records to a file: no ring to dump */
+    cap_flight_stats none;
+    assert_int_equal(cap_flight_dump(NULL), CAP_E_MISUSE);
+    assert_int_equal(cap_flight_get_stats(&none), CAP_E_MISUSE);
+    assert_int_equal(none.seconds, 0);
+    char file[400];
+    snprintf(file, sizeof file, "%s/file.cap", dir);
+    assert_int_equal(cap_open(file, NULL), CAP_OK);
+    assert_int_equal(cap_flight_dump(NULL), CAP_E_MISUSE);
+    assert_int_equal(cap_close(), CAP_OK);
     cap_capture_options o = {.flight_seconds = 1.0, .flush_interval_ms = 20};
     char never[400];
     snprintf(never, sizeof never, "%s/never.cap", dir);
