@@ -219,6 +219,49 @@ void cap__flight_settings(const cap_capture_options *o, const char *path,
     }
 }
 
+double cap__flight_mode(const cap_capture_options *o, double *rec,
+                        void (*log)(const char *line))
+{
+    double s, k;
+    size_t b;
+    char d[2];
+    cap__flight_settings(o, NULL, &s, &k, &b, d, sizeof d, log);
+    if (s > 0 && rec && *rec > 0) {
+        char line[160];
+        snprintf(line, sizeof line,
+                 "flight recorder: ignoring the recording window's length "
+                 "(%g s): the ring records until cap_close", *rec);
+        log(line);
+        *rec = 0;
+    }
+    return s;
+}
+
+cap_result cap__flight_open(cap__flight **f, cap_writer **w,
+                            const cap_capture_options *o, const char *path,
+                            cap__flight_opts *fo)
+{
+    char dir[PATH_MAX], why[PATH_MAX + 128], line[PATH_MAX + 160];
+    cap__flight_settings(o, path, &fo->seconds, &fo->hitch, &fo->max_bytes,
+                         dir, sizeof dir, fo->log);
+    fo->dir = dir;
+    cap_result r = cap__flight_new(f, fo, why, sizeof why);
+    if (r == CAP_OK)
+        r = cap__writer_open_tee(w, NULL, -1, fo->wo, cap__flight_tee, *f);
+    if (r == CAP_OK)
+        snprintf(line, sizeof line,
+                 "flight recorder: keeping the last %g s (at most %.0f MiB) "
+                 "in memory; dumps go to %s%s",
+                 fo->seconds, (double)fo->max_bytes / 1048576.0, dir,
+                 fo->hitch > 0 ? ", and on a hitch" : "");
+    else
+        snprintf(line, sizeof line, "flight recorder: %s",
+                 r == CAP_E_IO ? why : cap_result_message(r));
+    fo->log(line);
+    fo->dir = NULL;
+    return r;
+}
+
 /* ---- the ring ---------------------------------------------------------- */
 
 static int guard_enter(cap__flight *f)

@@ -59,6 +59,21 @@ void cap__flight_settings(const cap_capture_options *o, const char *path,
                           char *dir, size_t dir_size,
                           void (*log)(const char *line));
 
+/* Flight mode's window: CAP_FLIGHT_SECONDS, else o->flight_seconds; 0
+ * when not in flight mode. In flight mode a fixed window's length *rec
+ * (rec may be NULL) is ignored: logged and set to 0. */
+double cap__flight_mode(const cap_capture_options *o, double *rec,
+                        void (*log)(const char *line));
+
+/* Start flight mode: read the settings (cap__flight_settings) into *fo
+ * (fo->seconds, flush_ms, clock, wo, live and log given), make the ring
+ * (*f) and open the writer (*w) on it, with no file; log one line either
+ * way. Errors: those of cap__flight_new and cap__writer_open_tee (*f may
+ * then be set: cap__flight_free it). */
+cap_result cap__flight_open(cap__flight **f, cap_writer **w,
+                            const cap_capture_options *o, const char *path,
+                            cap__flight_opts *fo);
+
 /* Make the ring and install the crash handlers. Errors: CAP_E_IO (the
  * folder cannot be written; *why says why), CAP_E_NOMEM. */
 cap_result cap__flight_new(cap__flight **out, const cap__flight_opts *o,

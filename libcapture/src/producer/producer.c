@@ -1381,49 +1381,6 @@ static void sampler_options(producer *p, const cap_capture_options *o)
         snprintf(p->sample_root, sizeof p->sample_root, "%s", e);
 }
 
-/* Flight mode (flight.h): the writer writes into the ring, no file. */
-static cap_result flight_open(producer *p, const cap_capture_options *o,
-                              const char *path, double seconds,
-                              const cap_writer_options *wo)
-{
-    cap__flight_opts fo = {.seconds = seconds, .flush_ms = p->flush_ms,
-                           .period_ns = p->period, .origin_tick = p->origin_tick,
-                           .origin_mono = p->origin_mono, .wo = wo,
-                           .live = p->live, .log = live_log};
-    char dir[4096], why[4200];
-    cap__flight_settings(o, path, &fo.seconds, &fo.hitch, &fo.max_bytes, dir,
-                         sizeof dir, live_log);
-    fo.dir = dir;
-    cap_result r = cap__flight_new(&p->flight, &fo, why, sizeof why);
-    if (r == CAP_OK)
-        r = cap__writer_open_tee(&p->w, NULL, -1, wo, cap__flight_tee,
-                                 p->flight);
-    if (r == CAP_OK)
-        logf_("flight recorder: keeping the last %g s (at most %.0f MiB) in "
-              "memory; dumps go to %s%s",
-              fo.seconds, (double)fo.max_bytes / 1048576.0, dir,
-              fo.hitch > 0 ? ", and on a hitch" : "");
-    else
-        logf_("flight recorder: %s", r == CAP_E_IO ? why : cap_result_message(r));
-    return r;
-}
-
-/* CAP_FLIGHT_SECONDS, else the options' flight_seconds (flight.h); in
- * flight mode the recording window's length *rec (when rec) is ignored. */
-static double flight_seconds(const cap_capture_options *o, double *rec)
-{
-    double s, k;
-    size_t b;
-    char d[2];
-    cap__flight_settings(o, NULL, &s, &k, &b, d, sizeof d, live_log);
-    if (s > 0 && rec && *rec > 0) {
-        logf_("flight recorder: ignoring the recording window's length (%g s):"
-              " the ring records until cap_close", *rec);
-        *rec = 0;
-    }
-    return s;
-}
-
 /* The writer on the file or descriptor, and the live sink when there is
  * one; CAP_E_IO with neither. */
 static cap_result open_sink(producer *p, const char *path, int fd,
@@ -1495,7 +1452,7 @@ static cap_result open_common(int fd, const char *path,
 
     double skip = env_seconds("CAP_SKIP_SECONDS", o ? o->skip_seconds : 0);
     double rec = env_seconds("CAP_RECORD_SECONDS", o ? o->record_seconds : 0);
-    double flight = flight_seconds(o, &rec);
+    double flight = cap__flight_mode(o, &rec, live_log);
     p->skip_tick = t0 + (uint64_t)(skip * 1e9 / p->period);
     p->end_tick = rec > 0 ? p->skip_tick + (uint64_t)(rec * 1e9 / p->period) : 0;
 
@@ -1543,7 +1500,11 @@ static cap_result open_common(int fd, const char *path,
                   path || fd >= 0 ? "recording goes on without it"
                                   : "nothing is recorded");
     }
-    cap_result r = flight > 0 ? flight_open(p, o, path, flight, &wo)
+    cap__flight_opts fo = {.seconds = flight, .flush_ms = p->flush_ms,
+                           .period_ns = p->period, .origin_tick = t0,
+                           .origin_mono = m0, .wo = &wo, .live = p->live,
+                           .log = live_log};
+    cap_result r = flight > 0 ? cap__flight_open(&p->flight, &p->w, o, path, &fo)
                               : open_sink(p, path, fd, &wo);
     free(kv);
     if (r != CAP_OK && (flight > 0 || (!path && fd < 0))) { /* logged */
@@ -1600,7 +1561,7 @@ cap_result cap_open(const char *path, const cap_capture_options *opt)
 {
     const char *listen = getenv("CAP_LISTEN");
     if (!path && !(listen && *listen) && !(opt && opt->listen) &&
-        !(flight_seconds(opt, NULL) > 0))
+        !(cap__flight_mode(opt, NULL, live_log) > 0))
         return CAP_E_MISUSE;
     return open_common(-1, path, opt);
 }
