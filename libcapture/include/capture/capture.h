@@ -64,8 +64,10 @@ extern "C" {
 
 /* How to record. Zero-initialise; zero fields take the defaults beside
  * them. Environment variables read at open override the fixed window:
- * CAP_SKIP_SECONDS and CAP_RECORD_SECONDS; and the device sampler:
- * CAP_SAMPLE_DEVICE (0 or 1) and CAP_SAMPLE_PERIOD_MS. */
+ * CAP_SKIP_SECONDS and CAP_RECORD_SECONDS; the device sampler:
+ * CAP_SAMPLE_DEVICE (0 or 1) and CAP_SAMPLE_PERIOD_MS; and flight mode:
+ * CAP_FLIGHT_SECONDS, CAP_FLIGHT_HITCH, CAP_FLIGHT_DIR and
+ * CAP_FLIGHT_MAX_MIB. */
 typedef struct cap_capture_options {
     const cap_meta_kv *meta;     /* extra metadata, copied (program, build,
                                     machine, start time and clock source are
@@ -203,12 +205,19 @@ typedef struct cap_producer_stats {
  * docs/LIVE.md); path may then be NULL (the socket alone). An address that
  * cannot be listened on is logged (one line) and recording goes on to the
  * file; with path NULL nothing is recorded and CAP_E_IO is returned.
+ * In flight mode (flight_seconds, CAP_FLIGHT_SECONDS) path is not created:
+ * it names the default folder of the dumps, and may be NULL; the ring
+ * also installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT
+ * (it writes its dump, then runs the handler found at open, or the
+ * default action), removed by cap_close (docs/FLIGHT.md).
  * Errors: CAP_E_MISUSE (a capture is already open, bad option), CAP_E_IO
- * (path cannot be created or written; logged), CAP_E_NOMEM. */
+ * (path cannot be created or written, or in flight mode the dump folder
+ * cannot be written; logged), CAP_E_NOMEM. */
 CAP_API cap_result cap_open(const char *path, const cap_capture_options *opt);
 
 /* As cap_open on an open, writable descriptor; never closed by libcapture.
- * A listen address works as with cap_open. */
+ * A listen address works as with cap_open. In flight mode fd is not
+ * written (the dumps go to flight_dir, default "."). */
 CAP_API cap_result cap_open_fd(int fd, const cap_capture_options *opt);
 
 /* Stop recording, drain every thread's buffer, write the footer and close
