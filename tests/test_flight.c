@@ -564,6 +564,26 @@ static void test_crash(void **state)
     assert_true(d.nframes > 50);
     assert_true(d.idx[d.nframes - 1] >= before[0]);
     assert_true(has_name(&d, "child_work"));
+
+    /* a dump cut short (a second fault while it was written): every
+     * whole block before the cut reads, then "truncated" */
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    char cut[450];
+    snprintf(cut, sizeof cut, "%s.cut", path);
+    char cmd[1000];
+    snprintf(cmd, sizeof cmd, "head -c %lld '%s' > '%s'",
+             (long long)sb.st_size * 3 / 5, path, cut);
+    assert_int_equal(system(cmd), 0);
+    static dump c;
+    assert_int_equal(dump_read(&c, cut), 0);
+    assert_int_equal(c.open, CAP_OK);
+    assert_int_equal(c.corrupt, 0);
+    assert_int_equal(c.truncated, 1);
+    assert_false(c.has_footer);
+    assert_true(c.nframes > 0 && c.nframes < d.nframes);
+    for (size_t i = 0; i < c.nframes; i++)
+        assert_int_equal(c.idx[i], d.idx[i]);
 }
 
 int main(int argc, char **argv)
