@@ -286,7 +286,9 @@ static void test_request(void **state)
     /* the window: no frame from more than N + a flush interval or two
      * before, every frame since it began up to the request */
     assert_true(d.idx[0] > 0);
-    assert_true(d.end[d.nframes - 1] - d.begin[0] >= 1000000000ll);
+    /* (N s before the call: the last frame ended a few ms before it, more
+     * when the machine took the thread's core) */
+    assert_true(d.end[d.nframes - 1] - d.begin[0] >= 900000000ll);
     assert_true(d.end[d.nframes - 1] - d.begin[0] < 2000000000ll);
     assert_true(d.idx[0] <= window_start);
     assert_true(d.idx[d.nframes - 1] + 2 >= last);
@@ -443,11 +445,11 @@ static void test_hitch(void **state)
         h++;
     assert_true(h < d.nframes);
     assert_true(d.end[h] - d.begin[h] >= HITCH_MS * 1000000ll);
-    /* N - 0.2 s before it, N/4 after it (less one frame and a flush:
-     * the frame under way when the quarter ends is not over) */
+    /* N - 0.2 s before it, N/4 after it (to 10 ms: the clock's
+     * calibration) */
     assert_true(d.begin[0] <= d.begin[h] - (int64_t)((N_S - 0.2) * 1e9));
     assert_true(d.end[d.nframes - 1] >=
-                d.end[h] + (int64_t)((N_S / 4 - 0.15) * 1e9));
+                d.end[h] + (int64_t)((N_S / 4 - 0.01) * 1e9));
     for (size_t i = 1; i < d.nframes; i++)
         assert_int_equal(d.idx[i], d.idx[i - 1] + 1);
     /* every name: those of the frames, of before them, of the hitch */

@@ -803,7 +803,13 @@ void cap__flight_round(cap__flight *f, cap_writer *w, uint64_t round_mono)
     f->req_n = kept;
     pthread_mutex_unlock(&f->mu);
     evict_old(f, now);
-    int hitch_due = f->pending && round_mono >= f->hitch_due;
+    /* a hitch's dump once a frame has ended N/4 s after it (or, should
+     * frames stop, N/2 s after it) */
+    uint64_t last_end = f->hist_n
+        ? tick_mono(f, f->hist_end[(f->hist_n - 1) % FL_HIST]) : 0;
+    int hitch_due = f->pending && round_mono >= f->hitch_due &&
+                    (last_end >= f->hitch_due ||
+                     round_mono >= f->hitch_due + f->window_ns / 4);
     if (hitch_due || nreq)
         (void)cap_writer_flush(w); /* what the round took, in the ring */
     if (f->decls_dirty && round_mono - f->decls_mono >= FL_DECLS_NS)
