@@ -1629,8 +1629,6 @@ cap_result cap_close(void)
     }
     cap__live_stop(p->live, 2000); /* clients take their footers */
     p->live = NULL;
-    cap__flight_free(p->flight);
-    p->flight = NULL;
     /* Unpublish p, then wait until no call that found it is still using it
      * (see enter). */
     pthread_mutex_lock(&reg.lock);
@@ -1639,6 +1637,8 @@ cap_result cap_close(void)
     pthread_mutex_unlock(&reg.lock);
     while (__atomic_load_n(&reg.inflight, __ATOMIC_ACQUIRE) != 0)
         sched_yield();
+    cap__flight_free(p->flight); /* cap_flight_* calls are over */
+    p->flight = NULL;
     pthread_mutex_lock(&reg.lock);
     /* Threads still alive keep their state (their TLS points at it) in the
      * graveyard until they exit or record again. */
