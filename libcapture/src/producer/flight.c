@@ -297,24 +297,20 @@ static void evict_one(cap__flight *f, int for_bound)
 static void ring_add(cap__flight *f, const cap__tee_chunk *c)
 {
     size_t len = CAPF_CHUNK_HEADER_LEN + c->body_len;
-    uint8_t *d = malloc(len);
-    if (!d)
+    if (!guard_enter(f))
         return;
-    memcpy(d, c->hdr, CAPF_CHUNK_HEADER_LEN);
-    memcpy(d + CAPF_CHUNK_HEADER_LEN, c->body, c->body_len);
-    if (!guard_enter(f)) {
-        free(d);
-        return;
-    }
-    if (len > f->max_bytes) { /* never fits: dropped, counted */
-        __atomic_store_n(&f->evicted, f->evicted + 1, __ATOMIC_RELAXED);
-        guard_leave(f);
-        free(d);
-        return;
-    }
-    while (f->tail > f->head &&
+    /* room first, then the copy: the blocks never pass the bound */
+    while (len <= f->max_bytes && f->tail > f->head &&
            (f->bytes + len > f->max_bytes || f->tail - f->head >= f->cap - 1))
         evict_one(f, 1);
+    uint8_t *d = len <= f->max_bytes ? malloc(len) : NULL;
+    if (!d) { /* never fits (or no memory): dropped, counted */
+        __atomic_store_n(&f->evicted, f->evicted + 1, __ATOMIC_RELAXED);
+        guard_leave(f);
+        return;
+    }
+    memcpy(d, c->hdr, CAPF_CHUNK_HEADER_LEN);
+    memcpy(d + CAPF_CHUNK_HEADER_LEN, c->body, c->body_len);
     fl_ent *e = &f->ents[f->tail % f->cap];
     *e = (fl_ent){d, len, c->first_frame, c->frames, mono_ns()};
     __atomic_store_n(&f->tail, f->tail + 1, __ATOMIC_RELEASE);
