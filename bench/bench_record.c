@@ -21,6 +21,10 @@
  *
  * Figures: raw_two_reads_ns, record_ns_per_scope, record_ratio,
  * record_2t_ns_per_scope, two_thread_ratio (medians of --reps passes).
+ * Then the one-thread passes again in flight mode (docs/FLIGHT.md: the
+ * last 30 s kept in memory, nothing written): flight_record_ratio, its
+ * ratio to the same two reads, and flight_vs_file, its cost over the file
+ * capture's in the same run.
  *
  * Usage: bench_record [--scopes N] [--reps R] [--keep]
  */
@@ -81,6 +85,57 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* One-thread passes on an open capture, each after the baseline: the
+ * ns per scope of each into raw, rec and rec_wall. */
+static void one_thread_passes(int reps, uint64_t scopes, uint64_t *events,
+                              double *raw, double *rec, double *rec_wall)
+{
+    for (int r = 0; r < reps; r++) {
+        uint64_t c0 = bench_thread_cpu_ns();
+        g_sink += bench_raw_frames(g_frames);
+        uint64_t c1 = bench_thread_cpu_ns();
+        raw[r] = (double)(c1 - c0) / (double)scopes;
+
+        uint64_t t0 = bench_mono_ns();
+        c0 = bench_thread_cpu_ns();
+        bench_record_frames(g_frames, 1);
+        c1 = bench_thread_cpu_ns();
+        uint64_t t1 = bench_mono_ns();
+        rec[r] = (double)(c1 - c0) / (double)scopes;
+        if (rec_wall)
+            rec_wall[r] = (double)(t1 - t0) / (double)scopes;
+        *events += 2 * scopes;
+        wait_drained(*events);
+    }
+}
+
+/* The one-thread passes in flight mode, on a capture of their own with
+ * the same buffers: flight_* figures. */
+static void flight_passes(int reps, uint64_t scopes, double file_ns,
+                          const cap_capture_options *file_opt, double *raw,
+                          double *rec)
+{
+    cap_capture_options o = *file_opt;
+    o.flight_seconds = 30;
+    o.flight_dir = ".";
+    if (cap_open(NULL, &o) != CAP_OK)
+        BENCH_DIE("cannot open a capture in flight mode");
+    CAP_THREAD("main");
+    uint64_t events = 0;
+    bench_record_frames(g_frames, 1); /* warm-up */
+    events += 2 * scopes;
+    wait_drained(events);
+    one_thread_passes(reps, scopes, &events, raw, rec, NULL);
+    cap_thread_unregister();
+    cap_close();
+    double raw_m = bench_median(raw, (size_t)reps);
+    double rec_m = bench_median(rec, (size_t)reps);
+    bench_put("flight_raw_two_reads_ns", raw_m);
+    bench_put("flight_record_ns_per_scope", rec_m);
+    bench_put("flight_record_ratio", rec_m / raw_m);
+    bench_put("flight_vs_file", rec_m / file_ns);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t scopes = 10000000;
@@ -127,22 +182,7 @@ int main(int argc, char **argv)
     if (!raw || !rec || !rec_wall || !rec2 || !rec2_wall || !raw2)
         BENCH_DIE("out of memory");
 
-    for (int r = 0; r < reps; r++) {
-        uint64_t c0 = bench_thread_cpu_ns();
-        g_sink += bench_raw_frames(g_frames);
-        uint64_t c1 = bench_thread_cpu_ns();
-        raw[r] = (double)(c1 - c0) / (double)scopes;
-
-        uint64_t t0 = bench_mono_ns();
-        c0 = bench_thread_cpu_ns();
-        bench_record_frames(g_frames, 1);
-        c1 = bench_thread_cpu_ns();
-        uint64_t t1 = bench_mono_ns();
-        rec[r] = (double)(c1 - c0) / (double)scopes;
-        rec_wall[r] = (double)(t1 - t0) / (double)scopes;
-        events += 2 * scopes;
-        wait_drained(events);
-    }
+    one_thread_passes(reps, scopes, &events, raw, rec, rec_wall);
     cap_thread_unregister();
 
     /* two threads */
@@ -198,6 +238,7 @@ int main(int argc, char **argv)
     bench_put("two_thread_ratio", rec2_m / rec_m);
     bench_put("two_thread_ratio_target", 1.1);
     bench_put("dropped_scopes", (double)st.dropped_scopes);
+    flight_passes(reps, scopes, rec_m, &o, raw, rec);
     if (!keep)
         unlink(path);
     free(raw);
