@@ -12,7 +12,9 @@
  *             exactly one dump, holding the hitch frame, N - 0.2 s before
  *             it and N/4 after, every name (argv[1]: game_sim);
  *   crash     a child recording in flight mode faults on another thread:
- *             its dump reads whole and holds its last frames.
+ *             its dump reads whole and holds its last frames;
+ *   listen    flight mode and a listen address together: the client's
+ *             stream and a dump both read whole.
  *
  * Windows are short (N = 1 or 2 s) so that the whole file runs in about
  * 15 s. Timing: no test measures speed; the hitch run is recorded again
@@ -31,6 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -588,6 +593,76 @@ static void test_crash(void **state)
         assert_int_equal(c.idx[i], d.idx[i]);
 }
 
+/* ---- listen ------------------------------------------------------------- */
+
+typedef struct client {
+    int port;
+    char path[400];
+} client;
+
+/* Connect to the capture's port and save the stream until it ends. */
+static void *client_main(void *arg)
+{
+    client *c = arg;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)c->port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    FILE *out = fopen(c->path, "wb");
+    if (fd >= 0 && out &&
+        connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+        char buf[65536];
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof buf)) > 0) {
+            fwrite(buf, 1, (size_t)n, out);
+            fflush(out);
+        }
+    }
+    if (out)
+        fclose(out);
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+static void test_listen(void **state)
+{
+    (void)state;
+    char dir[300], path[400];
+    make_dir(dir, sizeof dir, "listen");
+    snprintf(path, sizeof path, "%s/asked.cap", dir);
+    cap_capture_options o = {.flight_seconds = 1.0, .flight_dir = dir,
+                             .listen = "127.0.0.1:0",
+                             .flush_interval_ms = 20};
+    assert_int_equal(cap_open(NULL, &o), CAP_OK);
+    client c = {.port = cap_listen_port()};
+    assert_true(c.port > 0);
+    snprintf(c.path, sizeof c.path, "%s/stream.cap", dir);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, client_main, &c), 0);
+    /* the client has its header (it connected) before the frames */
+    struct stat sb;
+    for (int i = 0; i < 1000 && (stat(c.path, &sb) != 0 || sb.st_size == 0);
+         i++)
+        sleep_ms(10);
+    CAP_THREAD("main");
+    frames_for(700, "listened");
+    assert_int_equal(cap_flight_dump(path), CAP_OK);
+    wait_dumps(1);
+    frames_for(100, "listened");
+    assert_int_equal(cap_close(), CAP_OK);
+    pthread_join(th, NULL);
+    static dump d;
+    assert_int_equal(dump_read(&d, path), 0);
+    assert_whole(&d);
+    assert_true(d.nframes > 10);
+    assert_true(has_name(&d, "listened"));
+    assert_int_equal(dump_read(&d, c.path), 0);
+    assert_whole(&d);
+    assert_true(d.nframes > 10);
+    assert_true(has_name(&d, "listened"));
+}
+
 int main(int argc, char **argv)
 {
     game_sim_path = argc > 1 ? argv[1] : NULL;
@@ -596,6 +671,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bound),
         cmocka_unit_test(test_hitch),
         cmocka_unit_test(test_crash),
+        cmocka_unit_test(test_listen),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
