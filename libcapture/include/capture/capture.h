@@ -238,11 +238,12 @@ CAP_API cap_result cap_status(void);
 /* Counters of the current (or last closed) capture. */
 CAP_API void cap_get_stats(cap_producer_stats *out);
 
-/* Flight mode: ask the writer thread to write the last N seconds (those
- * it holds when it gets the request, within a flush interval) as a
- * complete capture at `path` (copied; created or truncated), or, with
- * path NULL, as a new file in the dump folder named after the time and
- * the frame. Returns at once: the caller never waits for the file; the
+/* Flight mode: ask the writer thread to write the N seconds before the
+ * call (up to the last frame boundary before it; written within a flush
+ * interval) as a complete capture at `path` (copied; created or
+ * truncated), or, with path NULL, as a new file in the dump folder named
+ * after the time and the frame. Returns at once: the caller never waits
+ * for the file; the
  * result is logged (one line) and counted (cap_flight_get_stats: dumps,
  * dump_failures), and cap_close writes the requests still waiting first.
  * Errors: CAP_E_MISUSE (no capture open, or not in flight mode),
