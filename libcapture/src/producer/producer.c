@@ -26,6 +26,7 @@
 #include "writer/writer_records.h"
 #include "producer/sampler.h"
 #include "producer/flight.h"
+#include "producer/producer_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -40,122 +41,6 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
-
-#define RESERVE_RECORDS (CAP_MAX_DEPTH + 64)
-#define MISC_MAX 1000000u
-
-/* ---- types ------------------------------------------------------------- */
-
-typedef struct dbuf {
-    cap__rec *start;
-    cap__rec *limit;   /* end of the hot-path area */
-    cap__rec *cap_end; /* end including the reserve */
-    cap__rec *flushed; /* writer: records before this were encoded */
-    cap__rec *final;   /* set when retired: records end here */
-    struct dbuf *next;
-} dbuf;
-
-struct producer;
-
-typedef struct tstate {
-    cap__head head; /* must stay first: cap__tls points here */
-    struct producer *p;
-    uint32_t tid;
-    pthread_mutex_t lock; /* cur, retired, free, exited */
-    dbuf *cur;
-    dbuf *retired, *retired_tail;
-    dbuf *free;
-    unsigned free_count; /* atomic reads without the lock */
-    unsigned nbufs;
-    int dropping;        /* owner thread only */
-    uint32_t drop_depth; /* owner thread only */
-    uint64_t dropped;    /* scopes dropped so far: written by the owner
-                            thread only (no locked instruction on the drop
-                            path), read atomically by others */
-    uint64_t dropped_seen; /* writer: the part of dropped already counted */
-    int exited;
-    int skip_depth; /* writer: open scopes ignored by the window */
-    struct tstate *next;
-} tstate;
-
-typedef enum misc_kind {
-    M_THREAD,
-    M_FRAME,
-    M_COUNTER,
-    M_TRACK,
-    M_CAL,
-    M_GPU,
-    M_UNTIMED
-} misc_kind;
-
-typedef struct misc {
-    misc_kind kind;
-    uint32_t id;
-    uint64_t tick; /* when it was recorded (window filtering) */
-    uint64_t a, b, c;
-    double v;
-    char *str;
-    cap_gpu_span *spans;
-} misc;
-
-typedef struct producer {
-    cap_writer *w;
-    cap__live *live; /* the socket sink, when a listen address was given */
-    cap__flight *flight; /* flight mode: the ring the writer writes into */
-    pthread_t writer;
-    int writer_started;
-    pthread_mutex_t lock; /* threads list, misc queue, frames, flags */
-    pthread_cond_t cond;
-    int stop;
-    int wake;     /* work arrived since the writer last looked (a retired
-                     buffer, an exited thread); a signal sent while the
-                     writer was busy is not lost */
-    int closing;  /* atomic */
-    int failed;   /* atomic: recording stopped after an error */
-    int finished; /* atomic: the fixed window ended */
-    int status;   /* atomic cap_result */
-    tstate *threads;
-    uint32_t next_tid;
-    misc *q;
-    size_t q_n, q_cap;
-    misc *q_spare;       /* writer: the last queue it emptied, handed back
-                            so that recording threads do not grow (realloc,
-                            page faults, under the lock) a new one each
-                            time */
-    size_t q_spare_cap;
-    uint64_t misc_dropped;
-    /* frames */
-    uint64_t frame_next;
-    int frame_open;
-    uint64_t frame_begin;
-    uint64_t boundary_tick; /* the latest frame boundary's tick */
-    uint64_t current_frame; /* atomic */
-    uint32_t ntracks;
-    /* options */
-    size_t buffer_events;
-    unsigned buffers_per_thread;
-    unsigned flush_ms;
-    /* clock */
-    uint64_t origin_tick, origin_mono;
-    double period; /* ns per tick; guarded by lock after open */
-    uint64_t skip_tick, end_tick; /* window; end 0 = none */
-    uint64_t hold; /* writer: events after this tick wait for the next
-                      round (flight mode: the latest frame boundary, so
-                      that a block ends where a frame does), else max */
-    /* the device sampler (sampler.c), writer thread only */
-    int sample_on;
-    unsigned sample_ms;
-    char sample_root[256]; /* tests only: a fake sysfs/procfs tree */
-    cap__sampler *sampler;
-    uint64_t last_sample; /* monotonic ns */
-    /* writer thread only */
-    uint8_t *defined;
-    uint32_t defined_cap;
-    unsigned flags_epoch; /* the registry's, when last refreshed */
-    int hurry;             /* the writer told to hurry (hurry_on) */
-    uint64_t hurry_blocks; /* blocks it had written then */
-    cap_producer_stats stats; /* written under lock */
-} producer;
 
 /* ---- the registry ------------------------------------------------------ */
 
@@ -184,7 +69,7 @@ __thread cap__head *cap__tls
     __attribute__((tls_model("initial-exec"))) = &cap__null_head;
 int cap__clock_is_counter;
 
-static void logf_(const char *fmt, ...)
+void cap__logf(const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -349,6 +234,24 @@ void cap_scope_end(void)
     cap__emit(CAP__KIND_END << CAP__KIND_SHIFT);
 }
 
+int cap__registry_name(uint32_t id, char **text, uint32_t *flags)
+{
+    pthread_mutex_lock(&reg.lock);
+    int known = id >= 1 && id <= reg.names_n;
+    if (known) {
+        if (text)
+            *text = strdup(reg.names[id - 1]->text);
+        *flags = reg.names[id - 1]->flags;
+    }
+    pthread_mutex_unlock(&reg.lock);
+    return known;
+}
+
+unsigned cap__registry_flags_epoch(void)
+{
+    return __atomic_load_n(&reg.flags_epoch, __ATOMIC_ACQUIRE);
+}
+
 /* ---- clock ------------------------------------------------------------- */
 
 uint64_t cap__now_monotonic(void)
@@ -374,7 +277,7 @@ static int have_invariant_counter(void)
 }
 
 /* A (tick, monotonic ns) pair read as close together as we can. */
-static void clock_pair(uint64_t *tick, uint64_t *mono)
+void cap__clock_pair(uint64_t *tick, uint64_t *mono)
 {
     uint64_t best = UINT64_MAX;
     *tick = 0;
@@ -480,7 +383,7 @@ static uint64_t boundary_now(producer *p, uint64_t now)
 
 /* ---- threads ----------------------------------------------------------- */
 
-static dbuf *dbuf_new(producer *p)
+dbuf *cap__dbuf_new(producer *p)
 {
     dbuf *d = calloc(1, sizeof *d);
     if (!d)
@@ -507,7 +410,7 @@ static void dbuf_free_list(dbuf *d)
     }
 }
 
-static void tstate_free(tstate *t)
+void cap__tstate_free(tstate *t)
 {
     if (t->cur) {
         free(t->cur->start);
@@ -539,9 +442,9 @@ static tstate *thread_attach(producer *p, const char *name)
         return NULL;
     pthread_mutex_init(&t->lock, NULL);
     t->p = p;
-    t->cur = dbuf_new(p);
+    t->cur = cap__dbuf_new(p);
     if (!t->cur) {
-        tstate_free(t);
+        cap__tstate_free(t);
         return NULL;
     }
     t->nbufs = 1;
@@ -604,7 +507,7 @@ static void thread_detach(tstate *t)
         if (*pp == t) {
             *pp = t->next;
             pthread_mutex_unlock(&reg.lock);
-            tstate_free(t);
+            cap__tstate_free(t);
             return;
         }
     producer *p = t->p;
@@ -671,7 +574,7 @@ static int swap_buffer(tstate *t)
         t->free = d->next;
         __atomic_store_n(&t->free_count, t->free_count - 1, __ATOMIC_RELAXED);
     } else if (t->nbufs < p->buffers_per_thread) {
-        d = dbuf_new(p);
+        d = cap__dbuf_new(p);
         if (d)
             t->nbufs++;
     }
@@ -769,498 +672,6 @@ void cap__emit_slow(uint32_t word, uint64_t tick)
     leave();
 }
 
-/* ---- the writer thread ------------------------------------------------- */
-
-static void set_failed(producer *p, cap_result r, const char *what)
-{
-    if (__atomic_exchange_n(&p->failed, 1, __ATOMIC_ACQ_REL))
-        return;
-    __atomic_store_n(&p->status, (int)r, __ATOMIC_RELEASE);
-    int e = cap_writer_errno(p->w);
-    logf_("%s failed: %s%s%s; recording stopped, the file keeps every block "
-          "written before",
-          what, cap_result_message(r), e ? ": " : "", e ? strerror(e) : "");
-}
-
-/* p->defined[id]: DEFINED | the flags the writer has for id. */
-#define DEFINED 0x80u
-
-static void define_name(producer *p, uint32_t id)
-{
-    if (id == 0)
-        return;
-    if (id >= p->defined_cap) {
-        uint32_t n = p->defined_cap ? p->defined_cap : 256;
-        while (n <= id)
-            n *= 2;
-        uint8_t *d = realloc(p->defined, n);
-        if (!d)
-            return;
-        memset(d + p->defined_cap, 0, n - p->defined_cap);
-        p->defined = d;
-        p->defined_cap = n;
-    }
-    if (p->defined[id])
-        return;
-    pthread_mutex_lock(&reg.lock);
-    char *name = NULL;
-    uint32_t flags = 0;
-    if (id <= reg.names_n) {
-        name = strdup(reg.names[id - 1]->text);
-        flags = reg.names[id - 1]->flags;
-    }
-    pthread_mutex_unlock(&reg.lock);
-    if (name) {
-        (void)cap_writer_name(p->w, id, name, NULL, 0);
-        if (flags)
-            (void)cap_writer_name_flags(p->w, id, flags);
-        free(name);
-    }
-    p->defined[id] = (uint8_t)(DEFINED | (flags & CAP_NAME_FLAGS_KNOWN));
-    if (p->flight)
-        cap__flight_decls(p->flight);
-}
-
-/* A name the writer already has may gain a flag later (registered plain,
- * then as a wait): pass the new flags on. Runs when the epoch moved. */
-static void refresh_flags(producer *p)
-{
-    unsigned epoch = __atomic_load_n(&reg.flags_epoch, __ATOMIC_ACQUIRE);
-    if (epoch == p->flags_epoch)
-        return;
-    p->flags_epoch = epoch;
-    for (uint32_t id = 1; id < p->defined_cap; id++) {
-        if (!p->defined[id])
-            continue;
-        pthread_mutex_lock(&reg.lock);
-        uint32_t flags = id <= reg.names_n ? reg.names[id - 1]->flags : 0;
-        pthread_mutex_unlock(&reg.lock);
-        flags &= CAP_NAME_FLAGS_KNOWN;
-        if (flags & ~(uint32_t)p->defined[id]) {
-            (void)cap_writer_name_flags(p->w, id, flags);
-            p->defined[id] = (uint8_t)(DEFINED | flags);
-        }
-    }
-}
-
-/* Encode records from..to of thread t; stops at the first one past
- * p->hold (flight mode: the latest frame boundary) and returns where it
- * stopped (to when it did not). */
-static cap__rec *encode_range(producer *p, tstate *t, cap__rec *from,
-                              cap__rec *to)
-{
-    cap_writer *w = p->w;
-    uint64_t events = 0;
-    uint64_t lo = p->skip_tick, hi = p->end_tick ? p->end_tick : UINT64_MAX;
-    hi = hi < p->hold ? hi : p->hold;
-    cap__rec *r = from;
-    for (; r < to; r++) {
-        if (t->skip_depth == 0) {
-            /* the bulk path; it stops at what needs the code below (a name
-             * the writer has not seen, a record outside the window) */
-            uint64_t skipped;
-            size_t k = cap__writer_records(w, t->tid, r, (size_t)(to - r), lo,
-                                           hi, &skipped);
-            events += k - skipped;
-            r += k;
-            if (r == to)
-                break;
-        }
-        if (r->tick > p->hold)
-            break; /* the next block's */
-        uint32_t kind = r->word >> CAP__KIND_SHIFT;
-        uint32_t id = r->word & ((1u << CAP__KIND_SHIFT) - 1);
-        if (r->tick < p->skip_tick || (p->end_tick && r->tick > p->end_tick)) {
-            if (kind == CAP__KIND_BEGIN)
-                t->skip_depth++;
-            else if (t->skip_depth > 0)
-                t->skip_depth--;
-            else
-                (void)cap_writer_scope_end(w, t->tid, r->tick);
-            continue;
-        }
-        if (kind == CAP__KIND_BEGIN) {
-            if (t->skip_depth > 0) {
-                t->skip_depth++;
-                continue;
-            }
-            if (id > CAP_MAX_NAME_ID || id == 0)
-                continue;
-            define_name(p, id);
-            (void)cap_writer_scope_begin(w, t->tid, id, r->tick);
-        } else {
-            if (t->skip_depth > 0) {
-                t->skip_depth--;
-                continue;
-            }
-            (void)cap_writer_scope_end(w, t->tid, r->tick);
-        }
-        events++;
-    }
-    __atomic_fetch_add(&p->stats.events, events, __ATOMIC_RELAXED);
-    return r < to ? r : to;
-}
-
-/* What the flight ring needs to know of a misc record (flight.h). */
-static void flight_misc(producer *p, const misc *m)
-{
-    if (m->kind == M_FRAME)
-        cap__flight_frame(p->flight, m->c, m->a, m->b);
-    else if (m->kind == M_THREAD || m->kind == M_TRACK || m->kind == M_CAL)
-        cap__flight_decls(p->flight);
-}
-
-static void process_misc(producer *p, misc *q, size_t n)
-{
-    cap_writer *w = p->w;
-    for (size_t i = 0; i < n; i++) {
-        misc *m = &q[i];
-        if (p->flight)
-            flight_misc(p, m);
-        int in_window = m->tick >= p->skip_tick &&
-                        (!p->end_tick || m->tick <= p->end_tick);
-        switch (m->kind) {
-        case M_THREAD:
-            (void)cap_writer_thread(w, m->id, m->str);
-            break;
-        case M_FRAME:
-            /* a: begin tick, b: end tick, c: index */
-            if (m->a >= p->skip_tick && (!p->end_tick || m->b <= p->end_tick)) {
-                if (cap_writer_frame(w, m->c, m->a, m->b) == CAP_OK)
-                    __atomic_fetch_add(&p->stats.frames, 1, __ATOMIC_RELAXED);
-            }
-            break;
-        case M_COUNTER:
-            if (in_window) {
-                define_name(p, m->id);
-                (void)cap_writer_counter(w, m->id, m->a, m->v);
-            }
-            break;
-        case M_TRACK:
-            (void)cap_writer_gpu_track(w, m->id, m->str, m->v);
-            break;
-        case M_CAL:
-            (void)cap_writer_gpu_calibration(w, m->id, m->a, m->b, m->c);
-            break;
-        case M_GPU:
-            if (!in_window)
-                break;
-            for (uint64_t k = 0; k < m->b; k++)
-                define_name(p, m->spans[k].name);
-            (void)cap_writer_gpu_frame(w, m->id, m->a, m->spans, m->b);
-            break;
-        case M_UNTIMED:
-            (void)cap_writer_gpu_dropped(w, m->id, m->a, m->b);
-            break;
-        }
-        free(m->str);
-        free(m->spans);
-    }
-}
-
-/* Give thread t a free buffer when it has none left and its pool may
- * grow: allocated and first touched here, on the writer thread, so the
- * recording thread's next swap costs neither an mmap nor page faults. */
-static void keep_spare(producer *p, tstate *t)
-{
-    if (__atomic_load_n(&t->free_count, __ATOMIC_RELAXED) > 0)
-        return;
-    pthread_mutex_lock(&t->lock);
-    int grow = !t->free && !t->exited && t->nbufs < p->buffers_per_thread;
-    if (grow)
-        t->nbufs++; /* counted now: the thread may grow the pool too */
-    pthread_mutex_unlock(&t->lock);
-    if (!grow)
-        return;
-    dbuf *d = dbuf_new(p);
-    if (d)
-        memset(d->start, 0, (size_t)(d->cap_end - d->start) * sizeof *d->start);
-    pthread_mutex_lock(&t->lock);
-    if (d) {
-        d->next = t->free;
-        t->free = d;
-        __atomic_store_n(&t->free_count, t->free_count + 1, __ATOMIC_RELAXED);
-    } else {
-        t->nbufs--;
-    }
-    pthread_mutex_unlock(&t->lock);
-}
-
-/* Full buffers waiting for one drain from which the writer thread counts
- * itself behind: a quarter of a thread's pool (at least 2). It is woken
- * as each buffer fills, so one waiting is keeping up. */
-static unsigned hurry_buffers(const producer *p)
-{
-    unsigned n = p->buffers_per_thread / 4;
-    return n < 2 ? 2 : n;
-}
-
-/* The writer thread behind (a thread had hurry_buffers() waiting, a
- * quarter of its slack gone, most often while a block was coded): 3.0's
- * scopes are coded the cheaper way (cap__writer_hurry, SCOPES_R) until a
- * block has been written so and a round then finds every thread keeping
- * up (one buffer waiting at most). */
-static void hurry_on(producer *p)
-{
-    if (p->hurry)
-        return;
-    p->hurry = 1;
-    p->hurry_blocks = cap__writer_blocks(p->w);
-    cap__writer_hurry(p->w, 1);
-}
-
-static void hurry_check(producer *p, unsigned most)
-{
-    if (p->hurry && most <= 1 && cap__writer_blocks(p->w) > p->hurry_blocks) {
-        p->hurry = 0;
-        cap__writer_hurry(p->w, 0);
-    }
-}
-
-/* Put back, ahead of those retired since, the retired buffers from d on
- * (d's records from d->flushed on are still to be encoded). */
-static void hold_retired(tstate *t, dbuf *d)
-{
-    dbuf *last = d;
-    while (last->next)
-        last = last->next;
-    pthread_mutex_lock(&t->lock);
-    last->next = t->retired;
-    if (!t->retired)
-        t->retired_tail = last;
-    t->retired = d;
-    pthread_mutex_unlock(&t->lock);
-}
-
-/* Copy what thread t published since the last drain into the writer.
- * Returns the full buffers it found waiting (hurry_on from
- * hurry_buffers() on, before it takes them). */
-static unsigned drain_thread(producer *p, tstate *t)
-{
-    pthread_mutex_lock(&t->lock);
-    dbuf *ret = t->retired;
-    t->retired = t->retired_tail = NULL;
-    dbuf *cur = t->cur;
-    cap__rec *pos = cur ? __atomic_load_n(&t->head.pos, __ATOMIC_ACQUIRE) : NULL;
-    pthread_mutex_unlock(&t->lock);
-    int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
-    unsigned waiting = 0;
-    for (dbuf *d = ret; d; d = d->next)
-        waiting++;
-    if (live && waiting >= hurry_buffers(p))
-        hurry_on(p);
-    while (ret) {
-        dbuf *next = ret->next;
-        cap__rec *stop = live ? encode_range(p, t, ret->flushed, ret->final)
-                              : ret->final;
-        if (stop < ret->final) { /* held back (flight mode): later */
-            ret->flushed = stop;
-            hold_retired(t, ret);
-            cur = NULL;
-            break;
-        }
-        ret->flushed = ret->start;
-        ret->final = NULL;
-        pthread_mutex_lock(&t->lock);
-        ret->next = t->free;
-        t->free = ret;
-        __atomic_store_n(&t->free_count, t->free_count + 1, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&t->lock);
-        ret = next;
-    }
-    if (cur && pos > cur->flushed)
-        cur->flushed = live ? encode_range(p, t, cur->flushed, pos) : pos;
-    uint64_t total = __atomic_load_n(&t->dropped, __ATOMIC_RELAXED);
-    uint64_t dropped = total - t->dropped_seen;
-    __atomic_store_n(&t->dropped_seen, total, __ATOMIC_RELAXED);
-    if (dropped) {
-        __atomic_fetch_add(&p->stats.dropped_scopes, dropped, __ATOMIC_RELAXED);
-        if (live)
-            (void)cap_writer_dropped(p->w, t->tid, dropped);
-    }
-    if (live)
-        keep_spare(p, t);
-    return waiting;
-}
-
-/* ---- the device sampler's hook (sampler.c) ---------------------------- */
-
-static void sampler_log(void *user, const char *line)
-{
-    (void)user;
-    logf_("%s", line);
-}
-
-static void sampler_emit(void *user, const char *name, uint32_t *id,
-                         double value)
-{
-    producer *p = user;
-    if (!*id)
-        *id = cap_name_register(name, NULL, 0);
-    uint64_t now = cap__now();
-    if (!*id || now < p->skip_tick || (p->end_tick && now > p->end_tick))
-        return;
-    define_name(p, *id);
-    (void)cap_writer_counter(p->w, *id, now, value);
-}
-
-/* Writer thread: sample the device when its period is due (the sources
- * are found at the first sample, here too, so cap_open pays nothing). */
-static void sample_device(producer *p, uint64_t now_mono)
-{
-    if (!p->sample_on || now_mono - p->last_sample < p->sample_ms * 1000000ull)
-        return;
-    p->last_sample = now_mono;
-    if (!p->sampler) {
-        p->sampler = cap__sampler_new(p->sample_root, now_mono, sampler_log, p);
-        if (!p->sampler) {
-            p->sample_on = 0;
-            return;
-        }
-    }
-    cap__sampler_sample(p->sampler, now_mono, sampler_emit, p);
-}
-
-/* Under p->lock, as a round takes the frames: in flight mode, events
- * after the latest frame boundary wait for the next round (unless no
- * boundary came in the last second, or the capture closes). */
-static void set_hold(producer *p, int stopping)
-{
-    p->hold = UINT64_MAX;
-    if (p->flight && !stopping && p->boundary_tick &&
-        cap__now() - p->boundary_tick < (uint64_t)(1e9 / p->period))
-        p->hold = p->boundary_tick;
-}
-
-static void *writer_main(void *arg)
-{
-    producer *p = arg;
-    uint64_t last_flush = cap__now_monotonic();
-    pthread_mutex_lock(&p->lock);
-    for (;;) {
-        if (!p->stop && !p->wake) {
-            /* Wake by the next flush deadline, counted from the last flush:
-             * an early wake-up (a retired buffer) must not push it back.
-             * The condition variable waits on CLOCK_MONOTONIC, so a step
-             * of the wall clock cannot stall flushing either. */
-            uint64_t now = cap__now_monotonic();
-            if (!p->w || __atomic_load_n(&p->failed, __ATOMIC_RELAXED))
-                /* Recording is over (the window closed, or the sink
-                 * failed): nothing flushes or samples any more, so the
-                 * deadlines below stand still. Wake once an interval to
-                 * free retired buffers, never on a past deadline. */
-                last_flush = now;
-            uint64_t due = last_flush + (uint64_t)p->flush_ms * 1000000u;
-            if (p->w && p->sample_on &&
-                p->last_sample + p->sample_ms * 1000000ull < due)
-                due = p->last_sample + p->sample_ms * 1000000ull;
-            if (due > now) {
-                struct timespec ts = {(time_t)(due / 1000000000u),
-                                      (long)(due % 1000000000u)};
-                pthread_cond_timedwait(&p->cond, &p->lock, &ts);
-            }
-        }
-        p->wake = 0;
-        int stopping = p->stop;
-        uint64_t round_mono = cap__now_monotonic(); /* frames taken by then */
-        set_hold(p, stopping);
-        misc *q = p->q;
-        size_t qn = p->q_n, qcap = p->q_cap;
-        p->q = p->q_spare;
-        p->q_cap = p->q_spare_cap;
-        p->q_n = 0;
-        p->q_spare = NULL;
-        p->q_spare_cap = 0;
-        tstate *head = p->threads;
-        pthread_mutex_unlock(&p->lock);
-
-        int live = p->w && !__atomic_load_n(&p->failed, __ATOMIC_RELAXED);
-        if (live && p->live) /* clients that connected: their declarations */
-            cap__live_poll(p->live, p->w);
-        if (live)
-            refresh_flags(p);
-        if (live)
-            process_misc(p, q, qn);
-        else
-            for (size_t i = 0; i < qn; i++) {
-                free(q[i].str);
-                free(q[i].spans);
-            }
-        unsigned most = 0; /* full buffers found waiting, at most */
-        for (tstate *t = head; t; t = t->next) {
-            unsigned n = drain_thread(p, t);
-            most = n > most ? n : most;
-        }
-        if (live)
-            hurry_check(p, most);
-        if (live)
-            sample_device(p, cap__now_monotonic());
-
-        uint64_t tick, mono;
-        clock_pair(&tick, &mono);
-        if (live) {
-            (void)cap_writer_clock_sample(p->w, tick, mono);
-            if (mono - p->origin_mono >= 100000000u && tick > p->origin_tick) {
-                pthread_mutex_lock(&p->lock);
-                p->period = (double)(mono - p->origin_mono) /
-                            (double)(tick - p->origin_tick);
-                pthread_mutex_unlock(&p->lock);
-            }
-            uint64_t now = cap__now_monotonic();
-            if (stopping || now - last_flush >= (uint64_t)p->flush_ms * 1000000u) {
-                cap_result r = cap_writer_flush(p->w);
-                last_flush = now;
-                /* A block written when it filled up may have failed first:
-                 * report that error, not the CAP_E_STOPPED that follows. */
-                if (r != CAP_OK)
-                    set_failed(p, cap_writer_status(p->w), "writing the capture");
-            }
-            if (p->flight)
-                cap__flight_round(p->flight, p->w, round_mono);
-            if (p->end_tick && tick > p->end_tick &&
-                !__atomic_load_n(&p->finished, __ATOMIC_RELAXED)) {
-                /* the fixed window is over: finish the file now; scopes
-                 * still open end with the window */
-                (void)cap_writer_end_open_scopes(p->w, p->end_tick);
-                cap_result r = cap_writer_close(p->w);
-                p->w = NULL;
-                __atomic_store_n(&p->finished, 1, __ATOMIC_RELEASE);
-                if (r != CAP_OK)
-                    set_failed(p, r, "closing the capture");
-                else
-                    logf_("recording window of the capture is over; file "
-                          "closed");
-            }
-        }
-        pthread_mutex_lock(&p->lock);
-        if (qcap <= 65536 && !p->q_spare) { /* keep a moderate one */
-            p->q_spare = q;
-            p->q_spare_cap = qcap;
-        } else {
-            free(q);
-        }
-        p->stats.bytes = p->w ? cap_writer_bytes_written(p->w) : p->stats.bytes;
-        p->stats.blocks = p->w ? cap__writer_blocks(p->w) : p->stats.blocks;
-        /* free the states of threads that exited and are fully drained */
-        for (tstate **pp = &p->threads; *pp;) {
-            tstate *t = *pp;
-            pthread_mutex_lock(&t->lock);
-            int gone = t->exited && !t->retired && !t->cur;
-            pthread_mutex_unlock(&t->lock);
-            if (gone) {
-                *pp = t->next;
-                tstate_free(t);
-            } else {
-                pp = &t->next;
-            }
-        }
-        if (stopping)
-            break;
-    }
-    pthread_mutex_unlock(&p->lock);
-    return NULL;
-}
-
 /* ---- open / close ------------------------------------------------------ */
 
 static double env_seconds(const char *name, double fallback)
@@ -1271,7 +682,7 @@ static double env_seconds(const char *name, double fallback)
     char *end;
     double v = strtod(s, &end);
     if (*end || !isfinite(v) || v < 0) {
-        logf_("ignoring %s=%s: not a number of seconds", name, s);
+        cap__logf("ignoring %s=%s: not a number of seconds", name, s);
         return fallback;
     }
     return v;
@@ -1279,7 +690,7 @@ static double env_seconds(const char *name, double fallback)
 
 static void live_log(const char *line)
 {
-    logf_("%s", line);
+    cap__logf("%s", line);
 }
 
 static void fill_default_meta(cap_meta_kv *kv, size_t *n, char *buf,
@@ -1363,14 +774,14 @@ static void sampler_options(producer *p, const cap_capture_options *o)
         if (strcmp(e, "0") == 0 || strcmp(e, "1") == 0)
             p->sample_on = e[0] == '1';
         else
-            logf_("ignoring CAP_SAMPLE_DEVICE=%s: not 0 or 1", e);
+            cap__logf("ignoring CAP_SAMPLE_DEVICE=%s: not 0 or 1", e);
     }
     e = getenv("CAP_SAMPLE_PERIOD_MS");
     if (e && *e) {
         char *end;
         unsigned long v = strtoul(e, &end, 10);
         if (*end || v < 1 || v > 3600000)
-            logf_("ignoring CAP_SAMPLE_PERIOD_MS=%s: not a number of "
+            cap__logf("ignoring CAP_SAMPLE_PERIOD_MS=%s: not a number of "
                   "milliseconds (1 to 3600000)",
                   e);
         else
@@ -1436,11 +847,11 @@ static cap_result open_common(int fd, const char *path,
 #endif
     /* Calibrate the counter against CLOCK_MONOTONIC over ~2 ms. */
     uint64_t t0, m0, t1, m1;
-    clock_pair(&t0, &m0);
+    cap__clock_pair(&t0, &m0);
     if (counter) {
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
-        clock_pair(&t1, &m1);
+        cap__clock_pair(&t1, &m1);
         p->period = t1 > t0 ? (double)(m1 - m0) / (double)(t1 - t0) : 1.0;
     } else {
         p->period = 1.0;
@@ -1492,11 +903,11 @@ static cap_result open_common(int fd, const char *path,
         if (cap__live_start(&p->live, listen, o ? o->listen_queue_bytes : 0,
                             o ? o->stall_timeout_ms : 0, live_log, why,
                             sizeof why) == CAP_OK)
-            logf_("serving the capture on %s (port %d, no authentication: "
+            cap__logf("serving the capture on %s (port %d, no authentication: "
                   "see docs/LIVE.md)",
                   listen, cap__live_port(p->live));
         else
-            logf_("cannot listen on %s: %s; %s", listen, why,
+            cap__logf("cannot listen on %s: %s; %s", listen, why,
                   path || fd >= 0 ? "recording goes on without it"
                                   : "nothing is recorded");
     }
@@ -1518,7 +929,7 @@ static cap_result open_common(int fd, const char *path,
     if (r != CAP_OK) {
         cap__live_stop(p->live, 0);
         int e = errno;
-        logf_("cannot open capture '%s': %s%s%s", path ? path : "(fd)",
+        cap__logf("cannot open capture '%s': %s%s%s", path ? path : "(fd)",
               cap_result_message(r), r == CAP_E_IO ? ": " : "",
               r == CAP_E_IO ? strerror(e) : "");
         pthread_cond_destroy(&p->cond);
@@ -1526,7 +937,7 @@ static cap_result open_common(int fd, const char *path,
         free(p);
         return r;
     }
-    if (pthread_create(&p->writer, NULL, writer_main, p) != 0) {
+    if (pthread_create(&p->writer, NULL, cap__writer_main, p) != 0) {
         cap_writer_abandon(p->w);
         cap__live_stop(p->live, 0);
         cap__flight_free(p->flight);
@@ -1624,7 +1035,7 @@ cap_result cap_close(void)
         p->w = NULL;
         if (c != CAP_OK && r == CAP_OK) {
             r = c;
-            logf_("closing the capture failed: %s", cap_result_message(c));
+            cap__logf("closing the capture failed: %s", cap_result_message(c));
         }
     }
     cap__live_stop(p->live, 2000); /* clients take their footers */
@@ -1645,7 +1056,7 @@ cap_result cap_close(void)
     for (tstate *t = p->threads, *next; t; t = next) {
         next = t->next;
         if (t->exited) {
-            tstate_free(t);
+            cap__tstate_free(t);
             continue;
         }
         dbuf_free_list(t->retired);
