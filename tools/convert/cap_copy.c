@@ -132,7 +132,7 @@ typedef struct copy {
     uint8_t cal_written[CAP_MAX_TRACKS]; /* the calibration written */
     uint64_t cal_gpu[CAP_MAX_TRACKS], cal_cpu[CAP_MAX_TRACKS];
     uint64_t cal_dev[CAP_MAX_TRACKS]; /* its stated maximum error, ns */
-    int fatal;               /* CVT_EXIT_* once something failed */
+    int fatal;               /* a cap_result error once something failed */
     /* the input's clock: origin, and the samples met so far */
     double per0;
     uint64_t otick, omono;
@@ -169,7 +169,7 @@ static int wfail(copy *c, cap_result r, const char *what)
         cvt_error(&c->d, "cannot write (%s): %s", what, strerror(e ? e : EIO));
     else
         cvt_error(&c->d, "cannot write (%s): %s", what, cap_result_message(r));
-    c->fatal = r == CAP_E_NOMEM ? CVT_EXIT_INPUT : CVT_EXIT_OUTPUT;
+    c->fatal = r == CAP_E_NOMEM ? CAP_E_NOMEM : CAP_E_IO;
     return c->fatal;
 }
 
@@ -340,11 +340,11 @@ static int runs_in_window(const copy *c, int64_t b, int64_t e)
 static int oom(copy *c)
 {
     cvt_error(&c->d, "out of memory");
-    return CVT_EXIT_INPUT;
+    return CAP_E_NOMEM;
 }
 
 /* First pass: read the frames, pick those the slice keeps. Returns 0, or
- * a CVT_EXIT_* code after one line. */
+ * a cap_result error after one line. */
 static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
 {
     cap_reader *r;
@@ -352,7 +352,7 @@ static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
     cap_result res = cap_reader_open(&r, in, detail, sizeof detail);
     if (res != CAP_OK) {
         cvt_error(&c->d, "%s", detail[0] ? detail : cap_result_message(res));
-        return CVT_EXIT_INPUT;
+        return res;
     }
     cap_reader_set_filter(r, (1u << CAP_EV_SCOPE) | (1u << CAP_EV_GPU_SPAN) |
                                  (1u << CAP_EV_COUNTER));
@@ -369,7 +369,7 @@ static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
         if (res != CAP_OK) {
             const char *dt = cap_reader_detail(r);
             cvt_error(&c->d, "%s", dt[0] ? dt : cap_result_message(res));
-            rc = CVT_EXIT_INPUT;
+            rc = res;
             goto done;
         }
         if (ev.kind != CAP_EV_FRAME)
@@ -382,7 +382,7 @@ static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
     }
     if (!n) {
         cvt_error(&c->d, "the capture has no frames to slice");
-        rc = CVT_EXIT_INPUT;
+        rc = CAP_E_MISUSE;
         goto done;
     }
     /* mark[i]: frame i (in file order) is kept */
@@ -455,7 +455,7 @@ static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
                   "indices %llu to %llu)", sl->text ? sl->text : "", n,
                   (unsigned long long)f[0].index,
                   (unsigned long long)f[n - 1].index);
-        rc = CVT_EXIT_INPUT;
+        rc = CAP_E_MISUSE;
     }
     c->sliced = 1;
 done:
@@ -708,14 +708,14 @@ static void live_resolve(copy *c)
 static int copy_run(copy *c, const char *in, const char *out,
                     const cvt_slice *sl, cvt_copy_result *result);
 
-int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
-                    const cvt_window *win, const cvt_options *o,
-                    cvt_copy_result *result)
+cap_result cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
+                           const cvt_window *win, const cvt_options *o,
+                           cvt_copy_result *result)
 {
     copy *c = calloc(1, sizeof *c);
     if (!c) {
         cap_reader_close(rd);
-        return CVT_EXIT_INPUT;
+        return CAP_E_NOMEM;
     }
     c->d.out = o ? o->diag : NULL;
     c->d.file = in;
@@ -729,11 +729,12 @@ int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
     return copy_run(c, in, out, NULL, result);
 }
 
-int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
+cap_result cvt_cap_to_cap(const char *in, const char *out,
+                          const cvt_options *o)
 {
     copy *c = calloc(1, sizeof *c);
     if (!c)
-        return CVT_EXIT_INPUT;
+        return CAP_E_NOMEM;
     c->d.out = o ? o->diag : NULL;
     c->d.file = in;
     c->out = out;
@@ -756,7 +757,7 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         free(c->keep);
         free(c->win);
         free(c);
-        return CVT_EXIT_INPUT;
+        return res;
     }
     return copy_run(c, in, out, sl, NULL);
 }
@@ -822,7 +823,7 @@ static int copy_run(copy *c, const char *in, const char *out,
         free(c->keep);
         free(c->win);
         free(c);
-        return CVT_EXIT_INPUT;
+        return CAP_E_NOMEM;
     }
     for (size_t i = 0; i < nmeta; i++) {
         const char *k = cap_reader_meta_key(c->r, i);
@@ -866,12 +867,12 @@ static int copy_run(copy *c, const char *in, const char *out,
         free(c->keep);
         free(c->win);
         free(c);
-        return CVT_EXIT_OUTPUT;
+        return CAP_E_IO;
     }
     int damaged = 0;
     if (cap_reader_set_ticks(c->r, 1) != CAP_OK || read_clock(c) != 0) {
         cvt_error(&c->d, "cannot read the capture's ticks");
-        c->fatal = CVT_EXIT_INPUT;
+        c->fatal = CAP_E_CORRUPT;
     }
     while (!c->fatal) {
         cap_event ev;
@@ -906,7 +907,7 @@ static int copy_run(copy *c, const char *in, const char *out,
         if (res != CAP_OK) {
             const char *dt = cap_reader_detail(c->r);
             cvt_error(&c->d, "%s", dt[0] ? dt : cap_result_message(res));
-            c->fatal = CVT_EXIT_INPUT;
+            c->fatal = res;
             break;
         }
         if (ev.kind != CAP_EV_GPU_SPAN && flush_gpu(c))
@@ -1035,7 +1036,7 @@ static int copy_run(copy *c, const char *in, const char *out,
         if (res != CAP_OK) {
             c->d.file = out;
             cvt_error(&c->d, "cannot write: %s", cap_result_message(res));
-            rc = CVT_EXIT_OUTPUT;
+            rc = CAP_E_IO;
         } else if (damaged) {
             cvt_warn(&c->d, W_DAMAGE, "recovered into %s, which is complete: "
                      "what the damage lost is not in it either, and reading "

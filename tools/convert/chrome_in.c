@@ -1142,7 +1142,7 @@ static int wfail(wctx *x, cap_result r, const char *what)
     else
         cvt_error(&x->m->d, "cannot write %s: %s (%s)", x->out,
                   cap_result_message(r), what);
-    return CVT_EXIT_OUTPUT;
+    return CAP_E_IO;
 }
 
 static uint32_t out_name(const wctx *x, uint32_t id)
@@ -1259,7 +1259,7 @@ static int write_all(wctx *x)
     size_t nh = 0;
     int rc = 0;
     if (!cur || !heap) {
-        rc = -1;
+        rc = CAP_E_NOMEM;
         goto done;
     }
     for (size_t i = 0, k = 0; i < m->nth; i++) {
@@ -1329,7 +1329,7 @@ static int write_all(wctx *x)
             } else {
                 if (cvt_grow((void **)&cu->open, &cu->cap, cu->nopen + 1,
                              sizeof *cu->open)) {
-                    rc = -1;
+                    rc = CAP_E_NOMEM;
                     goto done;
                 }
                 cu->open[cu->nopen++] = cu->next;
@@ -1469,14 +1469,14 @@ static int write_capture(imp *m, const char *in, const char *out)
     cap_result r;
     char **dn = calloc(m->nth ? m->nth : 1, sizeof *dn);
     if (!dn)
-        return -1;
+        return CAP_E_NOMEM;
 
     /* which threads become what */
     for (size_t i = 0; i < m->nth; i++) {
         m->th[i].gpu_track = -1;
         dn[i] = display_name(m, &m->th[i]);
         if (!dn[i]) {
-            rc = -1;
+            rc = CAP_E_NOMEM;
             goto done;
         }
     }
@@ -1490,13 +1490,13 @@ static int write_capture(imp *m, const char *in, const char *out)
                 found = &m->th[i];
         if (!found) {
             cvt_error(&m->d, "no thread named '%s' for --gpu-thread", gname);
-            rc = CVT_EXIT_INPUT;
+            rc = CAP_E_MISUSE;
             goto done;
         }
         if (found->gpu_track >= 0) {
             cvt_error(&m->d, "--gpu-thread '%s' names the same thread as "
                       "an earlier --gpu-thread", gname);
-            rc = CVT_EXIT_INPUT;
+            rc = CAP_E_MISUSE;
             goto done;
         }
         found->gpu_track = (int)x.ngpu;
@@ -1510,21 +1510,21 @@ static int write_capture(imp *m, const char *in, const char *out)
         if (ntid >= CAP_MAX_THREADS) {
             cvt_error(&m->d, "more than %u threads: the capture format "
                       "cannot hold them", CAP_MAX_THREADS);
-            rc = CVT_EXIT_INPUT;
+            rc = CAP_E_LIMIT;
             goto done;
         }
         th->declared = 1;
         th->out_tid = ntid++;
     }
     if (plan_frames(&x) != 0) {
-        rc = -1;
+        rc = CAP_E_NOMEM;
         goto done;
     }
 
     /* names: dense ids for the names in use, one more for nameless scopes */
     x.remap = calloc(m->names.n + 1, sizeof *x.remap);
     if (!x.remap) {
-        rc = -1;
+        rc = CAP_E_NOMEM;
         goto done;
     }
     int64_t tmin = 0;
@@ -1579,7 +1579,7 @@ static int write_capture(imp *m, const char *in, const char *out)
     if (r != CAP_OK) {
         cvt_error(&m->d, "cannot write %s: %s", out,
                   r == CAP_E_IO ? strerror(errno) : cap_result_message(r));
-        rc = CVT_EXIT_OUTPUT;
+        rc = CAP_E_IO;
         goto done;
     }
     for (size_t i = 1; i <= m->names.n; i++) {
@@ -1602,7 +1602,7 @@ static int write_capture(imp *m, const char *in, const char *out)
     if (x.ngpu) {
         x.spans = malloc(CAP_MAX_GPU_SPANS * sizeof *x.spans);
         if (!x.spans) {
-            rc = -1;
+            rc = CAP_E_NOMEM;
             goto done;
         }
     }
@@ -1636,7 +1636,7 @@ static int write_capture(imp *m, const char *in, const char *out)
                      "than 1 s are dropped by the capture format (counted "
                      "as invalid)", dn[gi], longer);
         if (plan_gpu(&x, g, &gbcap) != 0) {
-            rc = -1;
+            rc = CAP_E_NOMEM;
             goto done;
         }
     }
@@ -1650,7 +1650,7 @@ static int write_capture(imp *m, const char *in, const char *out)
         if (r != CAP_OK) {
             cvt_error(&m->d, "cannot write %s: %s", out,
                       r == CAP_E_IO ? "write failed" : cap_result_message(r));
-            rc = CVT_EXIT_OUTPUT;
+            rc = CAP_E_IO;
         }
     }
 done:
@@ -1682,13 +1682,13 @@ static int parse_file(imp *m, const char *in)
     gzFile gz = gzopen(in, "rb");
     if (!gz) {
         cvt_error(&m->d, "cannot open: %s", errno ? strerror(errno) : "gzopen failed");
-        return CVT_EXIT_INPUT;
+        return CAP_E_IO;
     }
     gzbuffer(gz, 1 << 17);
     yajl_handle h = yajl_alloc(&callbacks, NULL, m);
     if (!h) {
         gzclose(gz);
-        return -1;
+        return CAP_E_NOMEM;
     }
     yajl_config(h, yajl_dont_validate_strings, 1);
     unsigned char *buf = malloc(1 << 16);
@@ -1697,7 +1697,7 @@ static int parse_file(imp *m, const char *in)
                                        being parsed */
     yajl_status st = yajl_status_ok;
     if (!buf) {
-        rc = -1;
+        rc = CAP_E_NOMEM;
         goto done;
     }
     for (;;) {
@@ -1710,7 +1710,7 @@ static int parse_file(imp *m, const char *in)
             else
                 cvt_error(&m->d, "gzip error after %llu bytes of JSON: %s",
                           (unsigned long long)total, gz_message(msg, in));
-            rc = CVT_EXIT_INPUT;
+            rc = zerr == Z_ERRNO ? CAP_E_IO : CAP_E_CORRUPT;
             goto done;
         }
         if (n == 0)
@@ -1731,24 +1731,24 @@ static int parse_file(imp *m, const char *in)
                      (unsigned long long)total);
     }
     if (m->fail == 1) {
-        rc = -1;
+        rc = CAP_E_NOMEM;
         goto done;
     }
     if (m->fail == 2) {
         cvt_error(&m->d, "%s", m->failmsg);
-        rc = CVT_EXIT_INPUT;
+        rc = CAP_E_NOT_CAPTURE;
         goto done;
     }
     int in_chunk = st != yajl_status_ok; /* failed inside yajl_parse */
     if (st == yajl_status_ok)
         st = yajl_complete_parse(h);
     if (m->fail == 1) {
-        rc = -1;
+        rc = CAP_E_NOMEM;
         goto done;
     }
     if (total == 0) {
         cvt_error(&m->d, "not a Chrome trace: the file is empty");
-        rc = CVT_EXIT_INPUT;
+        rc = CAP_E_NOT_CAPTURE;
         goto done;
     }
     if (st != yajl_status_ok) {
@@ -1786,14 +1786,14 @@ static int parse_file(imp *m, const char *in)
             else
                 cvt_error(&m->d, "not a Chrome trace: invalid JSON near "
                           "byte %llu (%s)", at, msg);
-            rc = CVT_EXIT_INPUT;
+            rc = CAP_E_CORRUPT;
             goto done;
         }
     }
     if (!m->seen_events) {
         cvt_error(&m->d, "not a Chrome trace: no event array (an array, or "
                   "an object with \"traceEvents\")");
-        rc = CVT_EXIT_INPUT;
+        rc = CAP_E_NOT_CAPTURE;
     }
 done:
     free(buf);
@@ -1828,13 +1828,14 @@ static void report_ignored(imp *m)
                  "not objects; ignored", m->nonobject);
 }
 
-int cvt_chrome_to_cap(const char *in, const char *out, const cvt_options *o)
+cap_result cvt_chrome_to_cap(const char *in, const char *out,
+                             const cvt_options *o)
 {
     imp *m = calloc(1, sizeof *m);
     if (!m) {
         if (o && o->diag)
             fprintf(o->diag, "error: %s: out of memory\n", in);
-        return CVT_EXIT_INPUT;
+        return CAP_E_NOMEM;
     }
     m->o = o;
     m->d.out = o ? o->diag : NULL;
@@ -1849,7 +1850,7 @@ int cvt_chrome_to_cap(const char *in, const char *out, const cvt_options *o)
         thread *th = &m->th[i];
         char *dn = display_name(m, th);
         if (!dn) {
-            rc = -1;
+            rc = CAP_E_NOMEM;
             goto done;
         }
         c.tname = dn;
@@ -1864,16 +1865,14 @@ int cvt_chrome_to_cap(const char *in, const char *out, const cvt_options *o)
         free(th->r);
         th->r = NULL;
         if (r) {
-            rc = -1;
+            rc = CAP_E_NOMEM;
             goto done;
         }
     }
     rc = write_capture(m, in, out);
 done:
-    if (rc == -1) {
+    if (rc == CAP_E_NOMEM)
         cvt_error(&m->d, "out of memory");
-        rc = CVT_EXIT_INPUT;
-    }
     cvt_warn_summary(&m->d);
     free(c.iv);
     free(c.stack);
