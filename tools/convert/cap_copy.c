@@ -490,6 +490,32 @@ static int forget(copy *c, uint32_t tid, uint32_t n)
  * reader gives their begins), begin s itself unless it already is, end
  * it. So each thread's events are written in the input's order and each
  * end into the block mirroring the one it was read from. */
+/* Thread tid's open-scope tables, with room for depth d. NULL when out of
+ * memory. */
+static wthread *scope_thread(copy *c, uint32_t tid, uint32_t d)
+{
+    if (tid >= c->last_cap) {
+        size_t old = c->last_cap;
+        if (cvt_grow((void **)&c->last_tick, &c->last_cap, (size_t)tid + 1,
+                     sizeof *c->last_tick))
+            return NULL;
+        memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
+    }
+    if (tid >= c->nth) {
+        size_t old = c->nth;
+        if (cvt_grow((void **)&c->th, &c->nth, (size_t)tid + 1, sizeof *c->th))
+            return NULL;
+        memset(c->th + old, 0, (c->nth - old) * sizeof *c->th);
+    }
+    wthread *t = &c->th[tid];
+    if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
+        cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
+                 sizeof *t->begin) ||
+        cvt_grow((void **)&t->ch, &t->ccap, (size_t)d + 1, sizeof *t->ch))
+        return NULL;
+    return t;
+}
+
 static int copy_scope(copy *c, const cap_ev_scope *s)
 {
     uint32_t d = s->depth, tid = s->tid;
@@ -508,24 +534,8 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
         c->sliced_out++;
         return 0;
     }
-    if (tid >= c->last_cap) {
-        size_t old = c->last_cap;
-        if (cvt_grow((void **)&c->last_tick, &c->last_cap, (size_t)tid + 1,
-                     sizeof *c->last_tick))
-            return wfail(c, CAP_E_NOMEM, "scopes");
-        memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
-    }
-    if (tid >= c->nth) {
-        size_t old = c->nth;
-        if (cvt_grow((void **)&c->th, &c->nth, (size_t)tid + 1, sizeof *c->th))
-            return wfail(c, CAP_E_NOMEM, "scopes");
-        memset(c->th + old, 0, (c->nth - old) * sizeof *c->th);
-    }
-    wthread *t = &c->th[tid];
-    if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
-        cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
-                 sizeof *t->begin) ||
-        cvt_grow((void **)&t->ch, &t->ccap, (size_t)d + 1, sizeof *t->ch))
+    wthread *t = scope_thread(c, tid, d);
+    if (!t)
         return wfail(c, CAP_E_NOMEM, "scopes");
     uint32_t j = 0;
     while (j < t->n && j < d && t->name[j] == s->stack[j] &&
