@@ -286,6 +286,19 @@ static int take_option(cli *c, const tool_args *t, int id)
     }
 }
 
+/* path's format f (NULL: unknown) cannot be read (reading) or written:
+ * one line, then -1. */
+static int no_format(const char *path, const cvt_format *f, int reading)
+{
+    fprintf(stderr, "%s: %s: %s%s; use --%s ", TOOL, path,
+            f ? f->name : "cannot tell the format from the extension",
+            !f ? "" : reading ? " cannot be read" : " cannot be written",
+            reading ? "from" : "to");
+    format_list(stderr, reading, ", ");
+    fputc('\n', stderr);
+    return -1;
+}
+
 /* IN and OUT's formats, from --from and --to or the extensions. Returns 0,
  * or -1 after a message. */
 static int pick_formats(cli *c)
@@ -294,24 +307,10 @@ static int pick_formats(cli *c)
         c->from = fmt_by_ext(c->in);
     if (!c->to)
         c->to = fmt_by_ext(c->out);
-    if (!c->from || !c->from->import) {
-        fprintf(stderr, "%s: %s: %s%s; use --from ", TOOL, c->in,
-                c->from ? c->from->name : "cannot tell the format from the "
-                                          "extension",
-                c->from ? " cannot be read" : "");
-        format_list(stderr, 1, ", ");
-        fputc('\n', stderr);
-        return -1;
-    }
-    if (!c->to || !c->to->export) {
-        fprintf(stderr, "%s: %s: %s%s; use --to ", TOOL, c->out,
-                c->to ? c->to->name : "cannot tell the format from the "
-                                      "extension",
-                c->to ? " cannot be written" : "");
-        format_list(stderr, 0, ", ");
-        fputc('\n', stderr);
-        return -1;
-    }
+    if (!c->from || !c->from->import)
+        return no_format(c->in, c->from, 1);
+    if (!c->to || !c->to->export)
+        return no_format(c->out, c->to, 0);
     return 0;
 }
 
