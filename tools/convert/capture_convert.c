@@ -81,7 +81,7 @@ static void usage(FILE *f)
         "                       --to; formats come from the extensions:\n",
         f);
     for (size_t i = 0; i < NFORMATS; i++)
-        fprintf(f, "%27s%s: %s%s\n", "", cvt_formats[i].name,
+        fprintf(f, "%23s%s: %s%s\n", "", cvt_formats[i].name,
                 cvt_formats[i].extensions,
                 !cvt_formats[i].import ? " (written only)"
                 : !cvt_formats[i].export ? " (read only)" : "");
