@@ -365,12 +365,15 @@ static an_options load_options(const args *a)
 
 /* Open a->file (a live source and standard input: an in-memory copy, open
  * in *src until the report is written) and load it into *m. Returns
- * TOOL_EXIT_OK, or TOOL_EXIT_USAGE after a message (*src closed). */
+ * TOOL_EXIT_OK, TOOL_EXIT_INCOMPLETE when a live recording was cut short
+ * (its reason printed: a warning), or TOOL_EXIT_USAGE after a message
+ * (*src closed). */
 static tool_exit load(const args *a, tool_source *src, an_capture **m)
 {
     an_options o = load_options(a);
     tool_source_parse(src, a->file);
-    if (tool_source_open(src, TOOL, record_live, (void *)a) == TOOL_EXIT_USAGE)
+    tool_exit opened = tool_source_open(src, TOOL, record_live, (void *)a);
+    if (opened == TOOL_EXIT_USAGE)
         return TOOL_EXIT_USAGE;
     if (src->kind == TOOL_SOURCE_ADDRESS)
         o.skip_seconds = 0; /* the window skipped it already */
@@ -387,7 +390,7 @@ static tool_exit load(const args *a, tool_source *src, an_capture **m)
             (*m)->path = name;
         }
     }
-    return TOOL_EXIT_OK;
+    return opened;
 }
 
 /* The scope --split-by or --frames --scope names, and a counter for
@@ -466,13 +469,15 @@ static tool_exit run(const args *a)
 {
     tool_source src;
     an_capture *m;
-    if (load(a, &src, &m) != TOOL_EXIT_OK)
+    tool_exit opened = load(a, &src, &m);
+    if (opened == TOOL_EXIT_USAGE)
         return TOOL_EXIT_USAGE;
     tool_exit e = TOOL_EXIT_USAGE;
     FILE *svg = NULL;
     if (check_names(a, m) != 0)
         goto done;
-    int warned = warnings(a, m);
+    /* a live recording cut short warned as it ended */
+    int warned = warnings(a, m) || opened == TOOL_EXIT_INCOMPLETE;
     if (a->svg && !(svg = fopen(a->svg, "w"))) {
         fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
                 strerror(errno));
