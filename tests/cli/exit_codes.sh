@@ -2,7 +2,8 @@
 # exit_codes.sh - every tool keeps the one exit table
 # (tools/common/tool_exit.h, docs/EXIT-CODES.md):
 #   - an unknown option exits 2 with one line on stderr naming it;
-#   - a missing input exits 2 with one line on stderr naming it;
+#   - a missing input exits 2 with one line on stderr naming it, and no
+#     input at all exits 2 with one line;
 #   - --help exits 0 and ends with the same "Exit status:" table in every
 #     tool (so the man pages, made from --help, state it too);
 #   - an output that cannot be written exits 3.
@@ -68,6 +69,7 @@ same_table() {
 expect 2 --frobnicate read_capture-unknown-option \
     "$read_capture" --frobnicate "$good"
 expect 2 "$missing" read_capture-missing-input "$read_capture" "$missing"
+expect 2 "no capture file given" read_capture-no-input "$read_capture"
 expect 2 --frobnicate read_capture-summary-unknown-option \
     "$read_capture" --summary --frobnicate "$good"
 expect 2 "$missing" read_capture-summary-missing-input \
@@ -80,6 +82,7 @@ expect 2 --frobnicate capture_diff-unknown-option \
     "$capture_diff" --frobnicate "$good" "$good"
 expect 2 "$missing" capture_diff-missing-input \
     "$capture_diff" "$good" "$missing"
+expect 2 "give two captures" capture_diff-no-input "$capture_diff"
 expect 3 "$tmp/no-dir/x.svg" capture_diff-unwritable-svg \
     "$capture_diff" --svg "$tmp/no-dir/x.svg" "$good" "$good"
 same_table capture_diff "$capture_diff"
@@ -88,6 +91,7 @@ expect 2 --frobnicate capture_convert-unknown-option \
     "$capture_convert" --frobnicate "$good" "$tmp/x.json"
 expect 2 "$missing" capture_convert-missing-input \
     "$capture_convert" "$missing" "$tmp/x.json"
+expect 2 "expected IN and OUT" capture_convert-no-input "$capture_convert"
 expect 2 "$tmp/missing.json" capture_convert-missing-json-input \
     "$capture_convert" "$tmp/missing.json" "$tmp/x.cap"
 expect 3 "$tmp/no-dir/x.json" capture_convert-unwritable-output \
@@ -100,6 +104,8 @@ if [ -n "$capture_remote" ]; then
     # nothing listens on port 1: the live input is missing
     expect 2 127.0.0.1:1 capture_remote-missing-input \
         "$capture_remote" --connect-timeout 0.2 127.0.0.1:1 "$tmp/x.cap"
+    expect 2 "give HOST:PORT and OUT.cap" capture_remote-no-input \
+        "$capture_remote"
     same_table capture_remote "$capture_remote"
 fi
 
