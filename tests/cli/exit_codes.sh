@@ -6,7 +6,8 @@
 #     input at all exits 2 with one line;
 #   - --help exits 0 and ends with the same "Exit status:" table in every
 #     tool (so the man pages, made from --help, state it too);
-#   - an output that cannot be written exits 3.
+#   - an output that cannot be written exits 3, standard output too
+#     (--help and --version into /dev/full).
 #
 #   exit_codes.sh READ_CAPTURE CAPTURE_DIFF CAPTURE_CONVERT [CAPTURE_REMOTE]
 #
@@ -56,6 +57,17 @@ fi
 same_table() {
     name=$1
     shift
+    for opt in --help --version; do
+        n=$((n + 1))
+        "$@" $opt >/dev/full 2>/dev/null
+        rc=$?
+        if [ "$rc" = 3 ]; then
+            echo "ok   $name $opt into a full disk: 3"
+        else
+            echo "FAIL $name $opt into a full disk: exit status $rc, expected 3"
+            fail=$((fail + 1))
+        fi
+    done
     n=$((n + 1))
     if "$@" --help >"$tmp/help" 2>&1 &&
        sed -n '/^Exit status:$/,$p' "$tmp/help" | cmp -s - "$tmp/table"; then
@@ -76,6 +88,7 @@ expect 2 "$missing" read_capture-summary-missing-input \
     "$read_capture" --summary "$missing"
 expect 3 "$tmp/no-dir/x.svg" read_capture-unwritable-svg \
     "$read_capture" --svg "$tmp/no-dir/x.svg" "$good"
+same_table read_capture "$read_capture"
 same_table read_capture-summary "$read_capture" --summary
 
 expect 2 --frobnicate capture_diff-unknown-option \
