@@ -329,7 +329,7 @@ static char *self_time_text(const char *cap)
 
 /* ---- running converters ------------------------------------------------ */
 
-typedef int (*converter)(const char *, const char *, const cvt_options *);
+typedef cvt_fn converter;
 
 /* Run conv with the options; *diag receives what it printed. */
 static int convert(converter conv, const char *in, const char *out,
@@ -373,7 +373,7 @@ static char *import_dump(env *e, const char *name, const char *frame_scope,
     char *out = tmp_path(e, "import.cap");
     int rc = convert(cvt_chrome_to_cap, fixture(e, name), out, frame_scope,
                      gpu_thread, NULL, diag);
-    if (rc != CVT_OK)
+    if (rc != CAP_OK)
         fail_msg("import of %s failed (%d): %s", name, rc, diag ? *diag : "");
     char *d = dump(out);
     free(out);
@@ -536,10 +536,10 @@ static void gzip_input_reads_like_plain_json(void **state)
     assert_int_equal(gzclose(g), Z_OK);
     char *out1 = tmp_path(e, "gz.cap"), *out2 = tmp_path(e, "plain.cap");
     assert_int_equal(convert(cvt_chrome_to_cap, gz, out1, NULL, NULL, NULL,
-                             NULL), CVT_OK);
+                             NULL), CAP_OK);
     assert_int_equal(convert(cvt_chrome_to_cap,
                              fixture(e, "chrome-object-form-metadata.json"),
-                             out2, NULL, NULL, NULL, NULL), CVT_OK);
+                             out2, NULL, NULL, NULL, NULL), CAP_OK);
     char *d1 = dump(out1), *d2 = dump(out2);
     assert_string_equal(d1, d2);
     free(d1);
@@ -568,7 +568,7 @@ static void invalid_json_far_into_the_file_names_the_file_offset(void **state)
     assert_true(bad > 3 * 65536);
     char *out = tmp_path(e, "far.cap"), *diag;
     assert_int_equal(convert(cvt_chrome_to_cap, path, out, NULL, NULL, NULL,
-                             &diag), CVT_EXIT_INPUT);
+                             &diag), CAP_E_CORRUPT);
     char want[128];
     snprintf(want, sizeof want, "invalid JSON near byte %ld of the trace",
              bad + 1);
@@ -601,7 +601,7 @@ static void gzip_cut_short_is_named(void **state)
     assert_int_equal(truncate(gz, size / 2), 0);
     char *out = tmp_path(e, "cut.cap"), *diag;
     assert_int_equal(convert(cvt_chrome_to_cap, gz, out, NULL, NULL, NULL,
-                             &diag), CVT_OK);
+                             &diag), CAP_OK);
     assert_contains(diag, "gzip: unexpected end of file: the compressed file "
                           "is cut short after ");
     assert_contains(diag, "the trace is cut short (no closing bracket)");
@@ -907,7 +907,7 @@ static void the_same_gpu_thread_twice_is_an_input_error(void **state)
     char *out = tmp_path(e, "x.cap"), *diag;
     assert_int_equal(convert(cvt_chrome_to_cap,
                              fixture(e, "chrome-gpu-thread.json"), out, NULL,
-                             "gpu,gpu", NULL, &diag), CVT_EXIT_INPUT);
+                             "gpu,gpu", NULL, &diag), CAP_E_MISUSE);
     assert_contains(diag, "--gpu-thread 'gpu' names the same thread as an "
                           "earlier --gpu-thread\n");
     assert_int_equal(count_lines(diag), 1);
@@ -921,7 +921,7 @@ static void unknown_gpu_thread_is_an_input_error(void **state)
     char *out = tmp_path(e, "x.cap"), *diag;
     assert_int_equal(convert(cvt_chrome_to_cap,
                              fixture(e, "chrome-gpu-thread.json"), out, NULL,
-                             "nope", NULL, &diag), CVT_EXIT_INPUT);
+                             "nope", NULL, &diag), CAP_E_MISUSE);
     assert_contains(diag, "error: ");
     assert_contains(diag, "no thread named 'nope' for --gpu-thread\n");
     assert_int_equal(count_lines(diag), 1);
@@ -934,29 +934,35 @@ static void unknown_gpu_thread_is_an_input_error(void **state)
 static void unreadable_inputs_fail_with_one_line(void **state)
 {
     env *e = *state;
-    static const char *const cases[][2] = {
+    static const struct {
+        const char *file, *message;
+        cap_result rc;
+    } cases[] = {
         {"chrome-invalid-json-before-any-event.json", "not a Chrome trace: "
                                   "invalid JSON near byte 17 (lexical error: "
-                                  "invalid char in json text.)"},
+                                  "invalid char in json text.)", CAP_E_CORRUPT},
         {"chrome-scalar-document.json", "not a Chrome trace: the JSON is a "
-                                        "single value"},
-        {"chrome-empty-file.json", "not a Chrome trace: the file is empty"},
+                                        "single value", CAP_E_NOT_CAPTURE},
+        {"chrome-empty-file.json", "not a Chrome trace: the file is empty",
+         CAP_E_NOT_CAPTURE},
         {"chrome-invalid-json.json", "invalid JSON near byte 67 of the trace "
                                      "(lexical error: invalid char in json "
                                      "text.), after 1 events: the file is "
-                                     "damaged"},
+                                     "damaged", CAP_E_CORRUPT},
         {"chrome-object-without-events.json", "not a Chrome trace: no event "
-                                              "array"},
-        {"does-not-exist.json", "cannot open: No such file or directory"},
+                                              "array", CAP_E_NOT_CAPTURE},
+        {"does-not-exist.json", "cannot open: No such file or directory",
+         CAP_E_IO},
     };
     char *out = tmp_path(e, "x.cap");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *diag;
-        int rc = convert(cvt_chrome_to_cap, fixture(e, cases[i][0]), out, NULL,
-                         NULL, NULL, &diag);
-        if (rc != CVT_EXIT_INPUT || count_lines(diag) != 1 ||
-            !contains(diag, cases[i][1]) || strncmp(diag, "error: ", 7) != 0)
-            fail_msg("%s: rc %d, diag: %s", cases[i][0], rc, diag);
+        int rc = convert(cvt_chrome_to_cap, fixture(e, cases[i].file), out,
+                         NULL, NULL, NULL, &diag);
+        if (rc != (int)cases[i].rc || count_lines(diag) != 1 ||
+            !contains(diag, cases[i].message) ||
+            strncmp(diag, "error: ", 7) != 0)
+            fail_msg("%s: rc %d, diag: %s", cases[i].file, rc, diag);
         free(diag);
     }
     free(out);
@@ -1052,7 +1058,7 @@ static void chrome_output_is_a_trace_perfetto_can_load(void **state)
     write_sample(cap, 1, 0);
     char *diag;
     assert_int_equal(convert(cvt_cap_to_chrome, cap, json, NULL, NULL, NULL,
-                             &diag), CVT_OK);
+                             &diag), CAP_OK);
     assert_string_equal(diag, "");
     free(diag);
     char *text = read_file(json);
@@ -1136,10 +1142,10 @@ static void capture_to_json_and_back_keeps_every_scope(void **state)
          *back = tmp_path(e, "rt-back.cap");
     write_sample(cap, 0, 0);
     assert_int_equal(convert(cvt_cap_to_chrome, cap, json, NULL, NULL, NULL,
-                             NULL), CVT_OK);
+                             NULL), CAP_OK);
     char *diag;
     assert_int_equal(convert(cvt_chrome_to_cap, json, back, NULL, NULL, NULL,
-                             &diag), CVT_OK);
+                             &diag), CAP_OK);
     assert_string_equal(diag, "");
     free(diag);
     char *a = dump(cap), *b = dump(back);
@@ -1365,7 +1371,7 @@ static void folded_self_time_merges_and_sorts_stacks(void **state)
     char *cap = tmp_path(e, "f.cap"), *out = tmp_path(e, "f.folded");
     write_sample(cap, 1, 0);
     assert_int_equal(convert(cvt_cap_to_folded, cap, out, NULL, NULL, NULL,
-                             NULL), CVT_OK);
+                             NULL), CAP_OK);
     char *text = read_file(out);
     /* frame and render have no self time and shadow;pass 0.1 us: their
      * lines round to 0 and are left out; GPU spans come under their track;
@@ -1388,7 +1394,7 @@ static void folded_calls_count_occurrences(void **state)
     char *cap = tmp_path(e, "f.cap"), *out = tmp_path(e, "f.folded");
     write_sample(cap, 0, 0);
     assert_int_equal(convert(cvt_cap_to_folded, cap, out, NULL, NULL, "calls",
-                             NULL), CVT_OK);
+                             NULL), CAP_OK);
     char *text = read_file(out);
     assert_string_equal(text,
         "loader;io 1\n"
@@ -1480,7 +1486,7 @@ static void copying_keeps_each_blocks_clock(void **state)
 
     char *diag;
     assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
-                             &diag), CVT_OK);
+                             &diag), CAP_OK);
     assert_string_equal(diag, "");
     free(diag);
     char *want = scope_lines(cap), *got = scope_lines(out);
@@ -1586,7 +1592,7 @@ static void copying_keeps_gpu_ticks_and_calibrations(void **state)
     assert_int_equal(cap_writer_close(w), CAP_OK);
     char *diag;
     assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
-                             &diag), CVT_OK);
+                             &diag), CAP_OK);
     assert_string_equal(diag, "");
     free(diag);
     char *want = gpu_lines(cap), *got = gpu_lines(out);
@@ -1623,7 +1629,7 @@ static void copying_says_what_it_cannot_copy(void **state)
     const char *in = fixture(e, "convert-unknown-chunk.cap");
     char *diag;
     assert_int_equal(convert(cvt_cap_to_cap, in, out, NULL, NULL, NULL,
-                             &diag), CVT_OK);
+                             &diag), CAP_OK);
     char want[4700];
     snprintf(want, sizeof want, "warning: %s: 1 chunk(s) of a type this "
              "version of libcapture does not know were skipped; they are "
@@ -1651,7 +1657,7 @@ static void copying_says_what_it_cannot_copy(void **state)
     assert_int_equal(cap_writer_scope_end(w, 0, 40), CAP_OK);
     assert_int_equal(cap_writer_close(w), CAP_OK);
     assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
-                             &diag), CVT_OK);
+                             &diag), CAP_OK);
     assert_string_equal(diag, "");
     free(diag);
     cap_reader *r;
@@ -1716,7 +1722,7 @@ static void copying_around_a_damaged_chunk_keeps_every_self_time(void **state)
 
     char *diag;
     assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL,
-                             &diag), CVT_OK);
+                             &diag), CAP_OK);
     assert_contains(diag, "payload checksum mismatch; copying what can be "
                           "read\n");
     assert_int_equal(count_lines(diag), 2); /* the damage, the result */
@@ -1742,7 +1748,7 @@ static void copying_a_truncated_capture_makes_it_complete(void **state)
     write_sample(cap, 1, 1);
     char *diag;
     assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL, &diag),
-                     CVT_OK);
+                     CAP_OK);
     assert_int_equal(count_lines(diag), 3);
     assert_contains(diag, "cut.cap: file ends at offset ");
     assert_contains(diag, "without a footer; copying what can be read\n");
@@ -1790,7 +1796,7 @@ static void copying_a_complete_capture_changes_nothing_readable(void **state)
     write_sample(cap, 1, 0);
     char *diag;
     assert_int_equal(convert(cvt_cap_to_cap, cap, out, NULL, NULL, NULL, &diag),
-                     CVT_OK);
+                     CAP_OK);
     assert_string_equal(diag, "");
     free(diag);
     char *a = dump(cap), *b = dump(out);
@@ -1833,10 +1839,11 @@ static void every_corpus_trace_imports_or_fails_with_one_line(void **state)
             char *out = tmp_path(e, "corpus.cap"), *diag;
             int rc = convert(cvt_chrome_to_cap, in, out, NULL, NULL, NULL,
                              &diag);
-            if (rc == CVT_EXIT_INPUT) {
+            if (rc < 0 && rc != CAP_E_IO && rc != CAP_E_NOMEM) {
+                /* an input error */
                 if (count_lines(diag) < 1 || !contains(diag, "error: "))
                     fail_msg("%s failed without a message", in);
-            } else if (rc != CVT_OK) {
+            } else if (rc != CAP_OK) {
                 fail_msg("%s: rc %d: %s", in, rc, diag);
             } else {
                 free(dump(out)); /* readable */
@@ -1879,7 +1886,7 @@ static void corpus_self_time_matches_the_python_reference(void **state)
             snprintf(exp_path, sizeof exp_path, "%s/%s", exp_dir, de->d_name);
             char *out = tmp_path(e, "self.cap");
             if (convert(cvt_chrome_to_cap, in, out, NULL, NULL, NULL, NULL) !=
-                CVT_OK)
+                CAP_OK)
                 fail_msg("%s did not import", in);
             char *got = self_time_text(out), *want = read_file(exp_path);
             assert_non_null(want);
@@ -1934,8 +1941,12 @@ static void help_shows_defaults_and_exit_codes(void **state)
     assert_contains(out, "usage: capture_convert [options] IN OUT");
     assert_contains(out, "(default: self-us)");
     assert_contains(out, "(default: from IN's extension)");
-    assert_contains(out, "Exit status: 0 converted, 1 the output could not be "
-                         "written,\n2 usage error or unreadable input.");
+    /* the tools' one exit table (tools/common/tool_exit.h) */
+    assert_contains(out, "Exit status:\n  0  done: the report or output was "
+                         "written\n  1  a finding that gates");
+    assert_contains(out, "\n  2  usage error or unreadable input");
+    assert_contains(out, "\n  3  written, but with warnings under --strict, "
+                         "or with output or I/O failing");
     assert_string_equal(err, "");
     free(out);
     free(err);
@@ -1956,8 +1967,8 @@ static void usage_errors_exit_with_2(void **state)
                                             "or :B with 0 <= A < B"},
         {"--frames", "9:3", "a.cap", "b.cap", "--frames '9:3'"},
         {"--seconds", "x:1", "a.cap", "b.cap", "--seconds 'x:1'"},
-        {"--slowest", "0", "a.cap", "b.cap", "--slowest '0': expected a whole "
-                                            "number above 0"},
+        {"--slowest", "0", "a.cap", "b.cap", "--slowest needs a whole number "
+                                            ">= 1, not '0'"},
         {"--frames", "1:2", "a.cap", "b.json", "cut a capture into a capture"},
         {"--context", "3", "a.cap", "b.cap", "--context goes with --slowest"},
     };
@@ -1974,7 +1985,7 @@ static void usage_errors_exit_with_2(void **state)
     }
 }
 
-static void unreadable_input_exits_2_and_unwritable_output_1(void **state)
+static void unreadable_input_exits_2_and_unwritable_output_3(void **state)
 {
     env *e = *state;
     char *out, *err;
@@ -1987,7 +1998,7 @@ static void unreadable_input_exits_2_and_unwritable_output_1(void **state)
     free(err);
     const char *a2[] = {fixture(e, "chrome-ties-follow-chrome.json"),
                         "/nonexistent-dir/x.cap", NULL};
-    assert_int_equal(run_tool(e, &out, &err, a2), 1);
+    assert_int_equal(run_tool(e, &out, &err, a2), 3);
     assert_contains(err, "cannot write /nonexistent-dir/x.cap");
     free(out);
     free(err);
@@ -2065,7 +2076,7 @@ int main(void)
         cmocka_unit_test(json_strings_and_microseconds_are_written_exactly),
         cmocka_unit_test(help_shows_defaults_and_exit_codes),
         cmocka_unit_test(usage_errors_exit_with_2),
-        cmocka_unit_test(unreadable_input_exits_2_and_unwritable_output_1),
+        cmocka_unit_test(unreadable_input_exits_2_and_unwritable_output_3),
         cmocka_unit_test(json_to_folded_goes_through_a_capture),
         cmocka_unit_test(same_input_and_output_is_refused),
     };

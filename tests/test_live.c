@@ -311,7 +311,7 @@ static void a_late_client_gets_every_name_and_every_frame_after_it_connected(
                       .connect_timeout = 5, .quiet = 1, .diag = devnull()},
                      -1};
     remote_thread(&rr);
-    assert_int_equal(rr.rc, REM_OK);
+    assert_int_equal(rr.rc, TOOL_EXIT_OK);
     sleep_ms(100);
     program_stop(&p);
     assert_int_equal(cap_close(), CAP_OK);
@@ -626,7 +626,7 @@ static void killing_the_program_or_interrupting_leaves_a_complete_file(
     kill(pid, SIGKILL);
     pthread_join(th, NULL);
     waitpid(pid, NULL, 0);
-    assert_int_equal(rr.rc, REM_CUT);
+    assert_int_equal(rr.rc, TOOL_EXIT_INCOMPLETE);
     cap_read r;
     read_path(remote_path, &r);
     assert_true(r.st.has_footer);
@@ -647,7 +647,7 @@ static void killing_the_program_or_interrupting_leaves_a_complete_file(
     pthread_join(th, NULL);
     program_stop(&p);
     assert_int_equal(cap_close(), CAP_OK);
-    assert_int_equal(rr.rc, REM_CUT);
+    assert_int_equal(rr.rc, TOOL_EXIT_INCOMPLETE);
     read_path(remote_path, &r);
     assert_true(r.st.has_footer);
     assert_true(r.last_index > r.first_index);
@@ -655,7 +655,7 @@ static void killing_the_program_or_interrupting_leaves_a_complete_file(
 
     /* nobody listening: exit code 3 once the timeout is over */
     rr.o.connect_timeout = 0.3;
-    assert_int_equal(rem_record(&rr.o), REM_CONNECT);
+    assert_int_equal(rem_record(&rr.o), TOOL_EXIT_USAGE);
     remove_paths();
 }
 

@@ -3,8 +3,9 @@
 # --version with exactly "NAME (libcapture) VERSION" and exit status 0,
 # lists --version in its --help, and has a man page NAME.1 in MANDIR
 # (unless MANDIR is "none": help2man was not found) that help2man made from
-# it. And every main under SRCDIR/tools calls tool_version(), so a new tool
-# cannot be added without it.
+# it, with the exit table (tools/common/tool_exit.h). And every main under
+# SRCDIR/tools calls tool_version(), so a new tool cannot be added without
+# it.
 set -u
 src=$1 version=$2 mandir=$3
 shift 3
@@ -12,9 +13,9 @@ fail=0
 mains=$(grep -rl --include='*.c' '^int main(' "$src/tools")
 while read -r c; do
     if grep -q 'tool_version(argc, argv' "$c"; then
-        echo "ok   ${c#"$src"/} handles --version (tools/tool_version.h)"
+        echo "ok   ${c#"$src"/} handles --version (tools/common/tool_version.h)"
     else
-        echo "FAIL ${c#"$src"/} has a main without tool_version() (tools/tool_version.h)"
+        echo "FAIL ${c#"$src"/} has a main without tool_version() (tools/common/tool_version.h)"
         fail=1
     fi
 done <<EOF
@@ -41,10 +42,11 @@ for tool in "$@"; do
     upper=$(echo "$name" | tr '[:lower:]' '[:upper:]')
     if [ -f "$page" ] &&
        grep -q "^\.TH $upper \"1\" \".*\" \"libcapture $version\"" "$page" &&
-       grep -q -- '-\\-version' "$page"; then
+       grep -q -- '-\\-version' "$page" &&
+       grep -q '^\.SS "Exit status:"' "$page"; then
         echo "ok   $page"
     else
-        echo "FAIL $page: missing, or not $name's man page of version $version"
+        echo "FAIL $page: missing, not $name's man page of version $version, or without the exit table"
         fail=1
     fi
 done

@@ -11,8 +11,8 @@
  * it. Option parsing (parse_args) is apart from the work (run).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <glob.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +21,11 @@
 #include "diff.h"
 #include "render/svg.h"
 #include "report.h"
+#include "tool_args.h"
+#include "tool_exit.h"
 #include "tool_version.h"
 
-#define EXIT_SAME 0
-#define EXIT_REGRESSED 1
-#define EXIT_USAGE 2
+#define TOOL "capture_diff"
 
 #define MAX_PATTERNS 64
 
@@ -35,7 +35,8 @@ typedef struct args {
     const char *base_glob, *new_glob;
     glob_t gb, gn;            /* the globs' matches (base_glob, new_glob) */
     int gb_used, gn_used;     /* gb, gn hold matches to free */
-    char **names;             /* the file arguments, in order (owned) */
+    tool_args t;              /* the command line; its operands are the
+                                 file arguments, in order (owned) */
     an_diff_options o;
     const char *exclude[MAX_PATTERNS], *wait[MAX_PATTERNS];
     size_t top;
@@ -120,169 +121,136 @@ static void usage(FILE *f)
           "(CAP_SERIES_BUDGET), the\nsamples are read back from log "
           "histograms (each within 0.5 %), and the report\nsays so in its "
           "first line (with --csv, a note on stderr).\n"
-          "Exit status: 0 nothing that gates regressed; 1 at least one "
-          "regression that\ngates; 2 usage error or unreadable input (a "
-          "glob that matches no file\nincluded).\n",
+          "Durations (S) are seconds, or a number with a unit: ms, s, min, "
+          "h.\n"
+          "Exit status 1 means at least one regression that gates; a glob "
+          "that matches\nno file is a usage error (2).\n\n",
           f);
+    tool_exit_help(f);
 }
 
-static int number(const char *opt, const char *s, double min, double max,
-                  double *out)
+enum { O_THR = 1, O_ALPHA, O_MIN, O_TOP, O_SCOPE, O_PATH, O_SKIP, O_CSV,
+       O_FLOOR_US, O_FLOOR_SHARE, O_EXCLUDE, O_WAIT, O_GATE_WAITS,
+       O_GATE_FRAME, O_BLOCK, O_SVG, O_BASE_GLOB, O_NEW_GLOB, O_HELP };
+
+static const tool_opt opts[] = {
+    {"threshold", 0, 1, O_THR},          {"alpha", 0, 1, O_ALPHA},
+    {"min-frames", 0, 1, O_MIN},         {"top", 0, 1, O_TOP},
+    {"scope", 0, 1, O_SCOPE},            {"by-path", 0, 0, O_PATH},
+    {"skip-seconds", 0, 1, O_SKIP},      {"floor-us", 0, 1, O_FLOOR_US},
+    {"floor-share", 0, 1, O_FLOOR_SHARE}, {"exclude", 0, 1, O_EXCLUDE},
+    {"wait", 0, 1, O_WAIT},              {"gate-waits", 0, 0, O_GATE_WAITS},
+    {"gate-frame", 0, 0, O_GATE_FRAME},  {"block", 0, 1, O_BLOCK},
+    {"csv", 0, 0, O_CSV},                {"svg", 0, 1, O_SVG},
+    {"base-glob", 0, 1, O_BASE_GLOB},    {"new-glob", 0, 1, O_NEW_GLOB},
+    {"help", 'h', 0, O_HELP}};
+
+/* --exclude and --wait: one more pattern. Returns 0, or -1 after a
+ * message. */
+static int add_pattern(args *a, const tool_args *t, int id)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= min) || !(v <= max)) {
-        fprintf(stderr, "capture_diff: %s needs a number in [%g, %g], not "
-                        "'%s'\n",
-                opt, min, max, s);
-        return -1;
-    }
-    *out = v;
+    size_t *count = id == O_EXCLUDE ? &a->o.nexclude : &a->o.nwait;
+    const char **list = id == O_EXCLUDE ? a->exclude : a->wait;
+    if (*count == MAX_PATTERNS)
+        return tool_usage_error(TOOL, "at most %d %s patterns", MAX_PATTERNS,
+                                id == O_EXCLUDE ? "--exclude" : "--wait");
+    list[(*count)++] = t->value;
     return 0;
 }
 
+/* One option that takes a number into *a. Returns 0, or -1 after a
+ * message. */
+static int take_number(args *a, const tool_args *t, int id)
+{
+    uint64_t n;
+    int rc;
+    switch (id) {
+    case O_THR: return tool_args_number(t, 1e-9, 1000, &a->o.stat.threshold_pct);
+    case O_ALPHA: return tool_args_number(t, 1e-12, 0.49, &a->o.stat.alpha);
+    case O_FLOOR_US: return tool_args_number(t, 0, 1e9, &a->o.floor_us);
+    case O_FLOOR_SHARE:
+        return tool_args_number(t, 1e-9, 100, &a->o.floor_share_pct);
+    case O_SKIP: return tool_args_seconds(t, 0, 1e9, &a->skip_seconds);
+    case O_MIN:
+        rc = tool_args_count(t, 2, 1000000000, &n);
+        a->o.stat.min_frames = (size_t)n;
+        return rc;
+    case O_BLOCK:
+        rc = tool_args_count(t, 1, 1000000, &n);
+        a->o.block = (size_t)n;
+        return rc;
+    default: /* O_TOP */
+        rc = tool_args_count(t, 0, 1000000000, &n);
+        a->top = (size_t)n;
+        return rc;
+    }
+}
+
+/* One option into *a. Returns 0, 1 for --help, or -1 after a message. */
+static int take_option(args *a, const tool_args *t, int id)
+{
+    switch (id) {
+    case O_BASE_GLOB: a->base_glob = t->value; return 0;
+    case O_NEW_GLOB: a->new_glob = t->value; return 0;
+    case O_EXCLUDE: case O_WAIT: return add_pattern(a, t, id);
+    case O_GATE_WAITS: a->o.gate_waits = 1; return 0;
+    case O_GATE_FRAME: a->o.gate_frame = 1; return 0;
+    case O_SCOPE: a->o.only_scope = t->value; return 0;
+    case O_PATH: a->by_path = 1; return 0;
+    case O_SVG: a->svg = t->value; return 0;
+    case O_CSV: a->csv = 1; return 0;
+    case O_HELP: return 1;
+    default: return take_number(a, t, id);
+    }
+}
+
+/* The runs of each side from the operands: BASE NEW, BASE... -- NEW...,
+ * or none with --base-glob and --new-glob. Returns 0, or -1 after a
+ * message. */
+static int take_runs(args *a)
+{
+    tool_args *t = &a->t;
+    if (a->base_glob || a->new_glob) {
+        if (!a->base_glob || !a->new_glob || t->noperands > 0 ||
+            t->seen_split)
+            return tool_usage_error(TOOL, "--base-glob and --new-glob go "
+                                          "together, without other captures "
+                                          "(see --help)");
+        return 0;
+    }
+    a->base = t->operands;
+    if (t->seen_split) {
+        a->nbase = t->split;
+        a->new_ = t->operands + t->split;
+        a->nnew = t->noperands - t->split;
+        if (a->nbase == 0 || a->nnew == 0)
+            return tool_usage_error(TOOL, "give at least one capture on each "
+                                          "side of '--' (see --help)");
+        return 0;
+    }
+    if (t->noperands != 2)
+        return tool_usage_error(TOOL, "give two captures, BASE and NEW (see "
+                                      "--help)");
+    a->new_ = a->base + 1;
+    a->nbase = a->nnew = 1;
+    return 0;
+}
+
+/* Returns -1 on a usage error (message printed), 1 for --help, 0 to run;
+ * a->t is to be freed in every case. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    enum { O_THR = 256, O_ALPHA, O_MIN, O_TOP, O_SCOPE, O_PATH, O_SKIP,
-           O_CSV, O_FLOOR_US, O_FLOOR_SHARE, O_EXCLUDE, O_WAIT, O_GATE_WAITS, O_GATE_FRAME, O_BLOCK,
-           O_SVG, O_BASE_GLOB, O_NEW_GLOB };
-    static const struct option opts[] = {
-        {"threshold", required_argument, 0, O_THR},
-        {"alpha", required_argument, 0, O_ALPHA},
-        {"min-frames", required_argument, 0, O_MIN},
-        {"top", required_argument, 0, O_TOP},
-        {"scope", required_argument, 0, O_SCOPE},
-        {"by-path", no_argument, 0, O_PATH},
-        {"skip-seconds", required_argument, 0, O_SKIP},
-        {"floor-us", required_argument, 0, O_FLOOR_US},
-        {"floor-share", required_argument, 0, O_FLOOR_SHARE},
-        {"exclude", required_argument, 0, O_EXCLUDE},
-        {"wait", required_argument, 0, O_WAIT},
-        {"gate-waits", no_argument, 0, O_GATE_WAITS},
-        {"gate-frame", no_argument, 0, O_GATE_FRAME},
-        {"block", required_argument, 0, O_BLOCK},
-        {"csv", no_argument, 0, O_CSV},
-        {"svg", required_argument, 0, O_SVG},
-        {"base-glob", required_argument, 0, O_BASE_GLOB},
-        {"new-glob", required_argument, 0, O_NEW_GLOB},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->top = 20;
     a->o.exclude = a->exclude;
     a->o.wait = a->wait;
-    /* file names in the order given: "-" in the option string returns
-     * each as option 1 instead of permuting them, so that a "--" that
-     * ends the options also tells the base runs from the new ones */
-    a->base = a->names = calloc((size_t)argc, sizeof *a->base);
-    if (!a->base) {
-        fprintf(stderr, "capture_diff: out of memory\n");
+    if (tool_args_init(&a->t, TOOL, argc, argv, opts,
+                       sizeof opts / sizeof *opts))
         return -1;
-    }
-    double v;
-    int c, prev = optind;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "-:h", opts, NULL)) != -1) {
-        prev = optind;
-        switch (c) {
-        case 1: a->base[a->nbase++] = optarg; break;
-        case O_BASE_GLOB: a->base_glob = optarg; break;
-        case O_NEW_GLOB: a->new_glob = optarg; break;
-        case O_THR:
-            if (number("--threshold", optarg, 1e-9, 1000,
-                       &a->o.stat.threshold_pct))
-                return -1;
-            break;
-        case O_ALPHA:
-            if (number("--alpha", optarg, 1e-12, 0.49, &a->o.stat.alpha))
-                return -1;
-            break;
-        case O_MIN:
-            if (number("--min-frames", optarg, 2, 1e9, &v))
-                return -1;
-            a->o.stat.min_frames = (size_t)v;
-            break;
-        case O_FLOOR_US:
-            if (number("--floor-us", optarg, 0, 1e9, &a->o.floor_us))
-                return -1;
-            break;
-        case O_FLOOR_SHARE:
-            if (number("--floor-share", optarg, 1e-9, 100,
-                       &a->o.floor_share_pct))
-                return -1;
-            break;
-        case O_EXCLUDE:
-        case O_WAIT: {
-            size_t *count = c == O_EXCLUDE ? &a->o.nexclude : &a->o.nwait;
-            const char **list = c == O_EXCLUDE ? a->exclude : a->wait;
-            if (*count == MAX_PATTERNS) {
-                fprintf(stderr, "capture_diff: at most %d %s patterns\n",
-                        MAX_PATTERNS, c == O_EXCLUDE ? "--exclude" : "--wait");
-                return -1;
-            }
-            list[(*count)++] = optarg;
-            break;
-        }
-        case O_GATE_WAITS: a->o.gate_waits = 1; break;
-        case O_GATE_FRAME: a->o.gate_frame = 1; break;
-        case O_BLOCK:
-            if (number("--block", optarg, 1, 1e6, &v))
-                return -1;
-            a->o.block = (size_t)v;
-            break;
-        case O_TOP:
-            if (number("--top", optarg, 0, 1e9, &v))
-                return -1;
-            a->top = (size_t)v;
-            break;
-        case O_SKIP:
-            if (number("--skip-seconds", optarg, 0, 1e9, &a->skip_seconds))
-                return -1;
-            break;
-        case O_SCOPE: a->o.only_scope = optarg; break;
-        case O_PATH: a->by_path = 1; break;
-        case O_SVG: a->svg = optarg; break;
-        case O_CSV: a->csv = 1; break;
-        case 'h': return 1;
-        case ':':
-            fprintf(stderr, "capture_diff: %s needs a value\n", argv[optind - 1]);
-            return -1;
-        default:
-            fprintf(stderr, "capture_diff: unknown option '%s' (see --help)\n",
-                    argv[optind - 1]);
-            return -1;
-        }
-    }
-    /* getopt returned -1 at a "--" when it stepped over one */
-    int sep = optind == prev + 1 && strcmp(argv[prev], "--") == 0;
-    if (a->base_glob || a->new_glob) {
-        if (!a->base_glob || !a->new_glob || a->nbase > 0 || sep) {
-            fprintf(stderr, "capture_diff: --base-glob and --new-glob go "
-                            "together, without other captures (see "
-                            "--help)\n");
-            return -1;
-        }
-        return 0;
-    }
-    if (sep) {
-        a->new_ = argv + optind;
-        a->nnew = (size_t)(argc - optind);
-        if (a->nbase == 0 || a->nnew == 0) {
-            fprintf(stderr, "capture_diff: give at least one capture on "
-                            "each side of '--' (see --help)\n");
-            return -1;
-        }
-        return 0;
-    }
-    if (a->nbase != 2) {
-        fprintf(stderr, "capture_diff: give two captures, BASE and NEW (see "
-                        "--help)\n");
-        return -1;
-    }
-    a->new_ = a->base + 1;
-    a->nbase = a->nnew = 1;
-    return 0;
+    int id, rc = 0;
+    while (rc == 0 && (id = tool_args_next(&a->t)) != TOOL_ARGS_END)
+        rc = id < 0 ? -1 : take_option(a, &a->t, id);
+    return rc != 0 ? rc : take_runs(a);
 }
 
 /* The files that pattern matches, sorted, into *g (folders that cannot be
@@ -390,7 +358,7 @@ static int any_has_scope(an_capture *const *m, size_t n, const char *scope)
     return 0;
 }
 
-static int run(const args *a)
+static tool_exit run(const args *a)
 {
     /* exact per-frame values while they fit read_capture's budget, log
      * histograms past it (an_diff.approx); every file loaded at once; no
@@ -408,11 +376,11 @@ static int run(const args *a)
         free(m);
         free(sums);
         free(names);
-        return EXIT_USAGE;
+        return TOOL_EXIT_INCOMPLETE;
     }
     an_capture **mb = m, **mn = m + a->nbase;
     char detail[400];
-    int status = EXIT_USAGE;
+    tool_exit status = TOOL_EXIT_USAGE;
     for (size_t i = 0; i < nall; i++)
         names[i] = i < a->nbase ? a->base[i] : a->new_[i - a->nbase];
     size_t failed = 0;
@@ -448,13 +416,13 @@ static int run(const args *a)
         int colour = !a->csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
         an_diff_report(stdout, &d, &a->o.stat, a->csv, colour,
                        a->csv ? 0 : a->top);
-        status = d.gating ? EXIT_REGRESSED : EXIT_SAME;
+        status = d.gating ? TOOL_EXIT_FINDING : TOOL_EXIT_OK;
         if (a->svg && write_svg(a, mb[0], mn[0], &d) != 0)
-            status = EXIT_USAGE;
+            status = TOOL_EXIT_INCOMPLETE;
         if (fflush(stdout) != 0) {
             fprintf(stderr, "capture_diff: writing the report failed: %s\n",
                     strerror(errno));
-            status = EXIT_USAGE;
+            status = TOOL_EXIT_INCOMPLETE;
         }
         an_diff_free(&d);
     }
@@ -471,16 +439,16 @@ done:
 
 int main(int argc, char **argv)
 {
-    if (tool_version(argc, argv, "capture_diff"))
+    if (tool_version(argc, argv, TOOL))
         return tool_version_done();
     args a;
     int p = parse_args(argc, argv, &a);
+    tool_exit status = TOOL_EXIT_USAGE;
     if (p == 1) {
         usage(stdout);
-        free(a.names);
-        return EXIT_SAME;
+        status = fflush(stdout) == 0 ? TOOL_EXIT_OK : TOOL_EXIT_INCOMPLETE;
+        goto out;
     }
-    int status = EXIT_USAGE;
     if (p == 0 && a.base_glob) {
         if (expand("--base-glob", a.base_glob, &a.gb) != 0)
             goto out;
@@ -500,6 +468,6 @@ out:
         globfree(&a.gb);
     if (a.gn_used)
         globfree(&a.gn);
-    free(a.names);
-    return status;
+    tool_args_free(&a.t);
+    return (int)status;
 }

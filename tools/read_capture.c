@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,23 +19,15 @@
 #include "render/render.h"
 #ifdef CAP_HAVE_REMOTE
 #include "remote.h"
-#else /* built without the converters: no live sources, no standard input */
-static int rem_is_address(const char *s) { (void)s; return 0; }
-static int rem_source_open(const char *src, double seconds, double skip,
-                           const char *tool, char *path, size_t n, int *fd)
-{
-    (void)src, (void)seconds, (void)skip, (void)tool, (void)path, (void)n;
-    *fd = -1;
-    return 1;
-}
 #endif
 #include "render/svg.h"
 #include "report.h"
+#include "tool_args.h"
+#include "tool_exit.h"
+#include "tool_source.h"
 #include "tool_version.h"
 
-#define EXIT_REPORT 0
-#define EXIT_USAGE 2
-#define EXIT_WARNED 3
+#define TOOL "read_capture"
 
 typedef enum report_kind { R_RANKING, R_TREE, R_SPLIT, R_OVER_TIME, R_FRAMES } report_kind;
 
@@ -125,160 +117,123 @@ static void usage(FILE *f)
           "\n"
           "Warnings (unnamed scope ids, truncated or damaged files, dropped "
           "scopes,\ninvalid GPU spans, too few frames) go to stderr.\n"
-          "Exit status: 0 report written; 2 usage error or unreadable file;\n"
-          "3 report written with warnings under --strict.\n",
+          "Durations (S, N seconds) are seconds, or a number with a unit: "
+          "ms, s, min, h.\n\n",
           f);
+    tool_exit_help(f);
 }
 
-static int parse_number(const char *opt, const char *s, double min, double *out)
+enum { O_TREE = 1, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER, O_BINS,
+       O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP, O_WAIT, O_SVG,
+       O_SECONDS, O_COUNTER, O_SPLITWORK, O_HELP };
+
+static const tool_opt opts[] = {
+    {"tree", 0, 0, O_TREE},          {"depth", 0, 1, O_DEPTH},
+    {"min-share", 0, 1, O_MINSHARE}, {"split", 0, 0, O_SPLIT},
+    {"split-by", 0, 1, O_SPLITBY},   {"split-by-work", 0, 0, O_SPLITWORK},
+    {"over-time", 0, 0, O_OVER},     {"bins", 0, 1, O_BINS},
+    {"bin-seconds", 0, 1, O_BINSEC}, {"frames", 0, 0, O_FRAMES},
+    {"scope", 0, 1, O_SCOPE},        {"counter", 0, 1, O_COUNTER},
+    {"csv", 0, 0, O_CSV},            {"strict", 0, 0, O_STRICT},
+    {"skip-seconds", 0, 1, O_SKIP},  {"wait", 0, 1, O_WAIT},
+    {"svg", 0, 1, O_SVG},            {"seconds", 0, 1, O_SECONDS},
+    {"help", 'h', 0, O_HELP}};
+
+/* Add a glob to list (at most 16). Returns 0, or -1 after a message. */
+static int add_glob(const char **list, size_t *n, const tool_args *t)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= min)) {
-        fprintf(stderr, "read_capture: %s needs a number >= %g, not '%s'\n",
-                opt, min, s);
-        return -1;
+    if (*n == 16)
+        return tool_usage_error(TOOL, "at most 16 %s patterns", t->option);
+    list[(*n)++] = t->value;
+    return 0;
+}
+
+/* One option into *a; *reports counts the reports chosen. Returns 0, 1
+ * for --help, or -1 after a message. */
+static int take_option(args *a, const tool_args *t, int id, int *reports)
+{
+    uint64_t n;
+    static const report_kind report_of[] = {
+        [O_TREE] = R_TREE, [O_SPLIT] = R_SPLIT, [O_OVER] = R_OVER_TIME,
+        [O_FRAMES] = R_FRAMES};
+    switch (id) {
+    case O_TREE: case O_SPLIT: case O_OVER: case O_FRAMES:
+        a->report = report_of[id];
+        (*reports)++;
+        return 0;
+    case O_CSV: a->csv = 1; return 0;
+    case O_STRICT: a->strict = 1; return 0;
+    case O_SPLITBY: a->split_by = t->value; return 0;
+    case O_SPLITWORK: a->split_work = 1; return 0;
+    case O_SCOPE: a->scope = t->value; return 0;
+    case O_SVG: a->svg = t->value; return 0;
+    case O_WAIT: return add_glob(a->wait, &a->nwait, t);
+    case O_COUNTER: return add_glob(a->counter, &a->ncounter, t);
+    case O_DEPTH:
+        if (tool_args_count(t, 0, 1000000, &n))
+            return -1;
+        a->depth = (int)n;
+        return 0;
+    case O_MINSHARE: return tool_args_number(t, 0, 100, &a->min_share);
+    case O_BINS:
+        if (tool_args_count(t, 1, 1000000, &n))
+            return -1;
+        a->bins = (int)n;
+        return 0;
+    case O_BINSEC: return tool_args_seconds(t, 1e-6, INFINITY, &a->bin_seconds);
+    case O_SKIP: return tool_args_seconds(t, 0, INFINITY, &a->skip_seconds);
+    case O_SECONDS: return tool_args_seconds(t, 1e-3, INFINITY, &a->seconds);
+    default: return 1; /* O_HELP */
     }
-    *out = v;
+}
+
+/* The options that go together, once all are read. Returns 0, or -1
+ * after a message. */
+static int check_args(args *a, int reports)
+{
+    if (reports > 1)
+        return tool_usage_error(TOOL, "choose one report: --tree, --split, "
+                                      "--over-time or --frames");
+    if (a->split_by && a->split_work)
+        return tool_usage_error(TOOL, "choose --split-by or --split-by-work");
+    if ((a->split_by || a->split_work) && !reports)
+        a->report = R_SPLIT;
+    if ((a->split_by || a->split_work) && a->report != R_SPLIT)
+        return tool_usage_error(TOOL, "%s goes with --split",
+                                a->split_by ? "--split-by" : "--split-by-work");
+    if (a->scope && a->report != R_FRAMES)
+        return tool_usage_error(TOOL, "--scope goes with --frames");
+    if (a->ncounter && a->report != R_FRAMES)
+        return tool_usage_error(TOOL, "--counter goes with --frames");
     return 0;
 }
 
 /* Returns -1 on a usage error (message printed), 1 for --help, 0 to run. */
 static int parse_args(int argc, char **argv, args *a)
 {
-    enum { O_TREE = 256, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER,
-           O_BINS, O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP,
-           O_WAIT, O_SVG, O_SECONDS, O_COUNTER, O_SPLITWORK };
-    static const struct option opts[] = {
-        {"tree", no_argument, 0, O_TREE},
-        {"depth", required_argument, 0, O_DEPTH},
-        {"min-share", required_argument, 0, O_MINSHARE},
-        {"split", no_argument, 0, O_SPLIT},
-        {"split-by", required_argument, 0, O_SPLITBY},
-        {"split-by-work", no_argument, 0, O_SPLITWORK},
-        {"over-time", no_argument, 0, O_OVER},
-        {"bins", required_argument, 0, O_BINS},
-        {"bin-seconds", required_argument, 0, O_BINSEC},
-        {"frames", no_argument, 0, O_FRAMES},
-        {"scope", required_argument, 0, O_SCOPE},
-        {"counter", required_argument, 0, O_COUNTER},
-        {"csv", no_argument, 0, O_CSV},
-        {"strict", no_argument, 0, O_STRICT},
-        {"skip-seconds", required_argument, 0, O_SKIP},
-        {"wait", required_argument, 0, O_WAIT},
-        {"svg", required_argument, 0, O_SVG},
-        {"seconds", required_argument, 0, O_SECONDS},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->depth = -1;
     a->bins = 10;
-    int reports = 0;
-    int c;
-    double v;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case O_TREE: a->report = R_TREE; reports++; break;
-        case O_SPLIT: a->report = R_SPLIT; reports++; break;
-        case O_OVER: a->report = R_OVER_TIME; reports++; break;
-        case O_FRAMES: a->report = R_FRAMES; reports++; break;
-        case O_CSV: a->csv = 1; break;
-        case O_STRICT: a->strict = 1; break;
-        case O_SPLITBY: a->split_by = optarg; break;
-        case O_SPLITWORK: a->split_work = 1; break;
-        case O_SCOPE: a->scope = optarg; break;
-        case O_WAIT:
-            if (a->nwait == sizeof a->wait / sizeof a->wait[0]) {
-                fprintf(stderr, "read_capture: at most 16 --wait patterns\n");
-                return -1;
-            }
-            a->wait[a->nwait++] = optarg;
-            break;
-        case O_COUNTER:
-            if (a->ncounter == sizeof a->counter / sizeof a->counter[0]) {
-                fprintf(stderr, "read_capture: at most 16 --counter patterns\n");
-                return -1;
-            }
-            a->counter[a->ncounter++] = optarg;
-            break;
-        case O_SVG: a->svg = optarg; break;
-        case O_DEPTH:
-            if (parse_number("--depth", optarg, 0, &v) != 0)
-                return -1;
-            a->depth = (int)v;
-            break;
-        case O_MINSHARE:
-            if (parse_number("--min-share", optarg, 0, &a->min_share) != 0)
-                return -1;
-            break;
-        case O_BINS:
-            if (parse_number("--bins", optarg, 1, &v) != 0)
-                return -1;
-            a->bins = (int)v;
-            break;
-        case O_BINSEC:
-            if (parse_number("--bin-seconds", optarg, 1e-6, &a->bin_seconds) != 0)
-                return -1;
-            break;
-        case O_SKIP:
-            if (parse_number("--skip-seconds", optarg, 0, &a->skip_seconds) != 0)
-                return -1;
-            break;
-        case O_SECONDS:
-            if (parse_number("--seconds", optarg, 1e-3, &a->seconds) != 0)
-                return -1;
-            break;
-        case 'h':
-            return 1;
-        case ':':
-            fprintf(stderr, "read_capture: %s needs a value\n", argv[optind - 1]);
-            return -1;
-        default:
-            fprintf(stderr, "read_capture: unknown option '%s' (see --help)\n",
-                    argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (reports > 1) {
-        fprintf(stderr, "read_capture: choose one report: --tree, --split, "
-                        "--over-time or --frames\n");
+    tool_args t;
+    if (tool_args_init(&t, TOOL, argc, argv, opts, sizeof opts / sizeof *opts))
         return -1;
+    int reports = 0, id, rc = 0;
+    while (rc == 0 && (id = tool_args_next(&t)) != TOOL_ARGS_END)
+        rc = id < 0 ? -1 : take_option(a, &t, id, &reports);
+    if (rc == 0)
+        rc = check_args(a, reports);
+    if (rc == 0 && t.noperands != 1)
+        rc = tool_usage_error(TOOL, t.noperands ? "one capture file at a time "
+                                                  "(see --help)"
+                                                : "no capture file given (see "
+                                                  "--help)");
+    if (rc == 0) {
+        a->file = t.operands[0];
+        if (a->seconds > 0 && !tool_is_address(a->file))
+            rc = tool_usage_error(TOOL, "--seconds goes with HOST:PORT");
     }
-    if (a->split_by && a->split_work) {
-        fprintf(stderr, "read_capture: choose --split-by or --split-by-work\n");
-        return -1;
-    }
-    if ((a->split_by || a->split_work) && a->report != R_SPLIT)
-        a->report = reports ? a->report : R_SPLIT;
-    if ((a->split_by || a->split_work) && a->report != R_SPLIT) {
-        fprintf(stderr, "read_capture: %s goes with --split\n",
-                a->split_by ? "--split-by" : "--split-by-work");
-        return -1;
-    }
-    if (a->scope && a->report != R_FRAMES) {
-        fprintf(stderr, "read_capture: --scope goes with --frames\n");
-        return -1;
-    }
-    if (a->ncounter && a->report != R_FRAMES) {
-        fprintf(stderr, "read_capture: --counter goes with --frames\n");
-        return -1;
-    }
-    if (optind + 1 != argc) {
-        fprintf(stderr, optind >= argc ? "read_capture: no capture file given "
-                                         "(see --help)\n"
-                                       : "read_capture: one capture file at "
-                                         "a time (see --help)\n");
-        return -1;
-    }
-    a->file = argv[optind];
-    if (a->seconds > 0 && !rem_is_address(a->file)) {
-        fprintf(stderr, "read_capture: --seconds goes with HOST:PORT\n");
-        return -1;
-    }
-    return 0;
+    tool_args_free(&t);
+    return rc;
 }
 
 /* Compute the chosen report, then render it as text or CSV, and as a
@@ -368,13 +323,27 @@ static cap_result render(const args *a, const an_capture *m, int colour,
     return rc;
 }
 
-static int run(const args *a)
+#ifdef CAP_HAVE_REMOTE
+/* A live source's window into path (tool_source_open's recorder). */
+static tool_exit record_live(void *user, const tool_source *src,
+                             const char *path)
 {
-    int tty_err = isatty(STDERR_FILENO);
-    int colour_out = !a->csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-    int colour_err = tty_err && !getenv("NO_COLOR");
+    const args *a = user;
+    rem_options o = {.source = src->text, .out = path, .seconds = a->seconds,
+                     .skip_seconds = a->skip_seconds, .connect_timeout = 10,
+                     .progress = isatty(STDERR_FILENO), .quiet = 1,
+                     .tool = TOOL, .diag = stderr};
+    return rem_record(&o);
+}
+#else /* built without the converters: no live sources */
+#define record_live NULL
+#endif
+
+/* The load options of a's report. */
+static an_options load_options(const args *a)
+{
     an_options o = {.skip_seconds = a->skip_seconds,
-                    .progress = tty_err ? stderr : NULL};
+                    .progress = isatty(STDERR_FILENO) ? stderr : NULL};
     /* memory bounded whatever the length; --frames lists every frame's
        exact values: past the budget it keeps none and reads them again,
        frame by frame (an_frames_walk) */
@@ -391,57 +360,68 @@ static int run(const args *a)
        apart as it reads */
     o.wait_globs = a->wait;
     o.nwait_globs = a->nwait;
-    /* a live source or standard input: read from an in-memory copy */
-    char live_path[64];
-    int live_fd = -1;
-    int live = rem_source_open(a->file, a->seconds, a->skip_seconds,
-                               "read_capture", live_path, sizeof live_path,
-                               &live_fd);
-    if (live < 0)
-        return EXIT_USAGE;
-    if (live == 0 && strcmp(a->file, "-") != 0)
+    return o;
+}
+
+/* Open a->file (a live source and standard input: an in-memory copy, open
+ * in *src until the report is written) and load it into *m. Returns
+ * TOOL_EXIT_OK, TOOL_EXIT_INCOMPLETE when a live recording was cut short
+ * (its reason printed: a warning), or TOOL_EXIT_USAGE after a message
+ * (*src closed). */
+static tool_exit load(const args *a, tool_source *src, an_capture **m)
+{
+    an_options o = load_options(a);
+    tool_source_parse(src, a->file);
+    tool_exit opened = tool_source_open(src, TOOL, record_live, (void *)a);
+    if (opened == TOOL_EXIT_USAGE)
+        return TOOL_EXIT_USAGE;
+    if (src->kind == TOOL_SOURCE_ADDRESS)
         o.skip_seconds = 0; /* the window skipped it already */
-    an_capture *m;
     char detail[400];
-    cap_result r = an_load(&m, live == 0 ? live_path : a->file, &o, detail,
-                           sizeof detail);
-    if (r != CAP_OK) {
-        if (live_fd >= 0)
-            close(live_fd);
+    if (an_load(m, src->path, &o, detail, sizeof detail) != CAP_OK) {
+        tool_source_close(src);
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
-        return EXIT_USAGE;
+        return TOOL_EXIT_USAGE;
     }
-    if (live == 0) { /* messages name the source, not the copy */
+    if (src->kind != TOOL_SOURCE_FILE) { /* messages name the source */
         char *name = strdup(a->file);
         if (name) {
-            free(m->path);
-            m->path = name;
+            free((*m)->path);
+            (*m)->path = name;
         }
     }
+    return opened;
+}
+
+/* The scope --split-by or --frames --scope names, and a counter for
+ * --counter, must be in the capture. Returns 0, or -1 after a message. */
+static int check_names(const args *a, const an_capture *m)
+{
     const char *want = a->report == R_SPLIT ? a->split_by
                        : a->report == R_FRAMES ? a->scope : NULL;
     if (want && an_find_scope(m, AN_CPU, want) < 0 &&
         an_find_scope(m, AN_GPU, want) < 0) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 want);
-        an_free(m);
-        return EXIT_USAGE;
+        return -1;
     }
-    if (a->ncounter) { /* --counter: at least one counter must match */
-        int hit = 0;
-        for (size_t c = 0; c < m->ncounters && !hit; c++)
-            for (size_t g = 0; g < a->ncounter && !hit; g++)
-                hit = m->counters[c].name &&
-                      fnmatch(a->counter[g], m->counters[c].name, 0) == 0;
-        if (!hit) {
-            fprintf(stderr, "read_capture: %s: no counter matches --counter "
-                            "'%s'%s\n",
-                    a->file, a->counter[0], a->ncounter > 1 ? " (or the "
-                                                              "others)" : "");
-            an_free(m);
-            return EXIT_USAGE;
-        }
-    }
+    if (!a->ncounter) /* --counter: at least one counter must match */
+        return 0;
+    for (size_t c = 0; c < m->ncounters; c++)
+        for (size_t g = 0; g < a->ncounter; g++)
+            if (m->counters[c].name &&
+                fnmatch(a->counter[g], m->counters[c].name, 0) == 0)
+                return 0;
+    fprintf(stderr, "read_capture: %s: no counter matches --counter '%s'%s\n",
+            a->file, a->counter[0],
+            a->ncounter > 1 ? " (or the others)" : "");
+    return -1;
+}
+
+/* The warnings of m on stderr, with the frames a's report needs; returns
+ * whether any was printed. */
+static int warnings(const args *a, const an_capture *m)
+{
     static const char *names[] = {"the ranking", "--tree", "--split",
                                   "--over-time", "--frames"};
     size_t min_frames = 0;
@@ -451,46 +431,70 @@ static int run(const args *a)
         min_frames = a->bin_seconds > 0 ? 4 : (size_t)a->bins * 2;
     else if (a->report == R_FRAMES)
         min_frames = 1;
-    int warned = an_text_warnings(stderr, m, names[a->report], min_frames,
-                                  colour_err);
-    FILE *svg = NULL;
-    if (a->svg && !(svg = fopen(a->svg, "w"))) {
-        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
-                strerror(errno));
-        an_free(m);
-        return EXIT_USAGE;
-    }
-    if (m->approx && !m->reread && a->csv)
-        fprintf(stderr, "note: %s: %s\n", a->file, AN_APPROX_NOTE);
-    cap_result rc = render(a, m, colour_out, svg); /* may read the copy
-                                                       again: open till here */
-    if (live_fd >= 0)
-        close(live_fd);
-    an_free(m);
+    int colour = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
+    return an_text_warnings(stderr, m, names[a->report], min_frames, colour);
+}
+
+/* The exit status once render returned rc: the report's and the
+ * picture's output checked. */
+static tool_exit finish(const args *a, cap_result rc, FILE *svg)
+{
     int svg_bad = svg && ferror(svg);
     if (svg && fclose(svg) != 0)
         svg_bad = 1;
-    if (svg_bad) {
-        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
-                a->svg);
-        return EXIT_USAGE;
-    }
     if (rc == CAP_E_MISUSE) {
         fprintf(stderr, "read_capture: %s: no scope named '%s'\n", a->file,
                 a->report == R_SPLIT ? a->split_by : a->scope);
-        return EXIT_USAGE;
+        return TOOL_EXIT_USAGE;
     }
     if (rc != CAP_OK) {
         fprintf(stderr, "read_capture: %s: %s\n", a->file,
                 cap_result_message(rc));
-        return EXIT_USAGE;
+        return tool_exit_of_result(rc);
+    }
+    if (svg_bad) {
+        fprintf(stderr, "read_capture: %s: writing the picture failed\n",
+                a->svg);
+        return TOOL_EXIT_INCOMPLETE;
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "read_capture: writing the report failed: %s\n",
                 strerror(errno));
-        return EXIT_USAGE;
+        return TOOL_EXIT_INCOMPLETE;
     }
-    return a->strict && warned ? EXIT_WARNED : EXIT_REPORT;
+    return TOOL_EXIT_OK;
+}
+
+static tool_exit run(const args *a)
+{
+    tool_source src;
+    an_capture *m;
+    tool_exit opened = load(a, &src, &m);
+    if (opened == TOOL_EXIT_USAGE)
+        return TOOL_EXIT_USAGE;
+    tool_exit e = TOOL_EXIT_USAGE;
+    FILE *svg = NULL;
+    if (check_names(a, m) != 0)
+        goto done;
+    /* a live recording cut short warned as it ended */
+    int warned = warnings(a, m) || opened == TOOL_EXIT_INCOMPLETE;
+    if (a->svg && !(svg = fopen(a->svg, "w"))) {
+        fprintf(stderr, "read_capture: %s: cannot write: %s\n", a->svg,
+                strerror(errno));
+        e = TOOL_EXIT_INCOMPLETE;
+        goto done;
+    }
+    if (m->approx && !m->reread && a->csv)
+        fprintf(stderr, "note: %s: %s\n", a->file, AN_APPROX_NOTE);
+    int colour = !a->csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    /* may read the copy again: open till here */
+    e = finish(a, render(a, m, colour, svg), svg);
+    if (e == TOOL_EXIT_OK && a->strict && warned)
+        e = TOOL_EXIT_INCOMPLETE;
+done:
+    tool_source_close(&src);
+    an_free(m);
+    return e;
 }
 
 int main(int argc, char **argv)
@@ -503,9 +507,9 @@ int main(int argc, char **argv)
     int p = parse_args(argc, argv, &a);
     if (p == 1) {
         usage(stdout);
-        return EXIT_REPORT;
+        return fflush(stdout) == 0 ? TOOL_EXIT_OK : TOOL_EXIT_INCOMPLETE;
     }
     if (p != 0)
-        return EXIT_USAGE;
-    return run(&a);
+        return TOOL_EXIT_USAGE;
+    return (int)run(&a);
 }

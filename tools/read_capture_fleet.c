@@ -12,6 +12,7 @@
 #include "read_capture_fleet.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,10 @@
 #include "model.h"
 #include "render/fleet_render.h"
 #include "report.h"
+#include "tool_args.h"
+#include "tool_exit.h"
 
-#define EXIT_OK 0
-#define EXIT_WRITE 1
-#define EXIT_INPUT 2
+#define TOOL "read_capture"
 
 typedef struct fleet_args {
     int summary, csv;
@@ -67,11 +68,11 @@ static void fleet_usage(FILE *f)
           "16)\n"
           "\n"
           "Each capture's warnings go to stderr, named by file. A file that "
-          "cannot be\nread is reported in one line and skipped.\n"
-          "Exit status: 0 every capture summarised; 1 the export could not be "
-          "written;\n2 usage error, or at least one file could not be read "
-          "(the others are\nsummarised).\n",
+          "cannot be\nread is reported in one line and skipped, and the "
+          "exit status is 2 (the others\nare summarised); a summary or "
+          "export that cannot be written exits 3.\n\n",
           f);
+    tool_exit_help(f);
 }
 
 int fleet_wanted(int argc, char **argv)
@@ -87,87 +88,55 @@ int fleet_wanted(int argc, char **argv)
     return 0;
 }
 
-/* Returns 0, 1 for --help, or 2 after a message. */
+enum { O_SUMMARY = 1, O_CSV, O_EXPORT, O_FILES_FROM, O_SKIP, O_WAIT, O_HELP };
+
+static const tool_opt fleet_opts[] = {
+    {"summary", 0, 0, O_SUMMARY},      {"csv", 0, 0, O_CSV},
+    {"export", 0, 1, O_EXPORT},        {"files-from", 0, 1, O_FILES_FROM},
+    {"skip-seconds", 0, 1, O_SKIP},    {"wait", 0, 1, O_WAIT},
+    {"help", 'h', 0, O_HELP}};
+
+/* One option into *a. Returns 0, 1 for --help, or -1 after a message. */
+static int fleet_option(fleet_args *a, const tool_args *t, int id)
+{
+    switch (id) {
+    case O_SUMMARY: a->summary = 1; return 0;
+    case O_CSV: a->csv = 1; return 0;
+    case O_EXPORT: a->export_dir = t->value; return 0;
+    case O_FILES_FROM: a->files_from = t->value; return 0;
+    case O_SKIP: return tool_args_seconds(t, 0, INFINITY, &a->skip_seconds);
+    case O_WAIT:
+        if (a->nwait == sizeof a->wait / sizeof a->wait[0])
+            return tool_usage_error(TOOL, "at most 16 --wait patterns");
+        a->wait[a->nwait++] = t->value;
+        return 0;
+    default: return 1; /* O_HELP */
+    }
+}
+
+/* Returns 0, 1 for --help, or -1 after a message; a->files is then
+ * allocated (free it). */
 static int fleet_parse(int argc, char **argv, fleet_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->files = calloc((size_t)argc, sizeof *a->files);
-    if (!a->files)
-        return 2;
-    int only_files = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (only_files || s[0] != '-' || strcmp(s, "-") == 0) {
-            a->files[a->nfiles++] = argv[i];
-            continue;
-        }
-        const char *val = NULL;
-        const char *eq = strchr(s, '=');
-        size_t klen = eq ? (size_t)(eq - s) : strlen(s);
-        static const char *const needs_value[] = {"--export", "--files-from",
-                                                  "--skip-seconds", "--wait"};
-        int nv = -1;
-        for (int k = 0; k < 4; k++)
-            if (strlen(needs_value[k]) == klen &&
-                strncmp(s, needs_value[k], klen) == 0)
-                nv = k;
-        if (nv >= 0) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else {
-                fprintf(stderr, "read_capture: %s needs a value\n", s);
-                return 2;
-            }
-        }
-        if (strcmp(s, "--") == 0) {
-            only_files = 1;
-        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-            return 1;
-        } else if (strcmp(s, "--summary") == 0) {
-            a->summary = 1;
-        } else if (strcmp(s, "--csv") == 0) {
-            a->csv = 1;
-        } else if (nv == 0) {
-            a->export_dir = val;
-        } else if (nv == 1) {
-            a->files_from = val;
-        } else if (nv == 2) {
-            char *end;
-            errno = 0;
-            a->skip_seconds = strtod(val, &end);
-            if (errno || end == val || *end || !(a->skip_seconds >= 0)) {
-                fprintf(stderr, "read_capture: --skip-seconds needs a number "
-                                ">= 0, not '%s'\n", val);
-                return 2;
-            }
-        } else if (nv == 3) {
-            if (a->nwait == sizeof a->wait / sizeof a->wait[0]) {
-                fprintf(stderr, "read_capture: at most 16 --wait patterns\n");
-                return 2;
-            }
-            a->wait[a->nwait++] = val;
-        } else {
-            fprintf(stderr, "read_capture: %s does not go with --summary or "
-                            "--export; see --help\n", s);
-            return 2;
-        }
-    }
-    if (a->summary && a->export_dir) {
-        fprintf(stderr, "read_capture: give --summary or --export, not "
-                        "both\n");
-        return 2;
-    }
-    if (a->csv && !a->summary) {
-        fprintf(stderr, "read_capture: --csv goes with --summary (--export "
-                        "always writes CSV)\n");
-        return 2;
-    }
-    if (!a->nfiles && !a->files_from) {
-        fprintf(stderr, "read_capture: no capture given; see --help\n");
-        return 2;
-    }
+    tool_args t;
+    if (tool_args_init(&t, TOOL, argc, argv, fleet_opts,
+                       sizeof fleet_opts / sizeof *fleet_opts))
+        return -1;
+    int id, rc = 0;
+    while (rc == 0 && (id = tool_args_next(&t)) != TOOL_ARGS_END)
+        rc = id < 0 ? -1 : fleet_option(a, &t, id);
+    a->files = t.operands; /* taken over: freed with a */
+    a->nfiles = (int)t.noperands;
+    if (rc != 0)
+        return rc;
+    if (a->summary && a->export_dir)
+        return tool_usage_error(TOOL, "give --summary or --export, not both");
+    if (a->csv && !a->summary)
+        return tool_usage_error(TOOL, "--csv goes with --summary (--export "
+                                      "always writes CSV)");
+    if (!a->nfiles && !a->files_from)
+        return tool_usage_error(TOOL, "no capture given (see --help)");
     return 0;
 }
 
@@ -198,7 +167,7 @@ static int fleet_one(fleet_state *st, const char *path)
     if (r != CAP_OK) {
         fprintf(stderr, "error: %s: %s\n", path,
                 detail[0] ? detail : cap_result_message(r));
-        st->status = EXIT_INPUT;
+        st->status = TOOL_EXIT_USAGE;
         return 0;
     }
     int w = an_text_warnings(stderr, m, NULL, 0, 0);
@@ -212,7 +181,7 @@ static int fleet_one(fleet_state *st, const char *path)
             rc = -1;
         } else if (e > 0) {
             fprintf(stderr, "error: %s: %s\n", path, err);
-            st->status = EXIT_INPUT;
+            st->status = TOOL_EXIT_USAGE;
         }
     } else if (an_fleet_row(stdout, st->a->csv, &s) != 0) {
         rc = -1;
@@ -224,15 +193,15 @@ static int fleet_one(fleet_state *st, const char *path)
 
 static int fleet_run(const fleet_args *a)
 {
-    fleet_state st = {a, NULL, EXIT_OK, 0};
+    fleet_state st = {a, NULL, TOOL_EXIT_OK, 0};
     char err[600];
     if (a->export_dir) {
         if (an_export_open(&st.x, a->export_dir, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
-            return EXIT_WRITE;
+            return TOOL_EXIT_INCOMPLETE;
         }
     } else if (an_fleet_header(stdout, a->csv) != 0) {
-        return EXIT_WRITE;
+        return TOOL_EXIT_INCOMPLETE;
     }
     int failed = 0;
     for (int i = 0; i < a->nfiles && !failed; i++)
@@ -243,7 +212,7 @@ static int fleet_run(const fleet_args *a)
         if (!f) {
             fprintf(stderr, "error: %s: cannot open: %s\n", a->files_from,
                     strerror(errno));
-            st.status = EXIT_INPUT;
+            st.status = TOOL_EXIT_USAGE;
         } else {
             char *line = NULL;
             size_t cap = 0;
@@ -262,12 +231,12 @@ static int fleet_run(const fleet_args *a)
     if (st.x) {
         if (an_export_close(st.x, err, sizeof err) != 0) {
             fprintf(stderr, "error: %s\n", err);
-            return EXIT_WRITE;
+            return TOOL_EXIT_INCOMPLETE;
         }
         fprintf(stderr, "read_capture: %zu capture(s) exported to %s\n",
                 st.done, a->export_dir);
     } else if (failed || fflush(stdout) != 0) {
-        return EXIT_WRITE;
+        return TOOL_EXIT_INCOMPLETE;
     }
     return st.status;
 }
@@ -279,9 +248,9 @@ int fleet_main(int argc, char **argv)
     int rc;
     if (p == 1) {
         fleet_usage(stdout);
-        rc = EXIT_OK;
+        rc = fflush(stdout) == 0 ? TOOL_EXIT_OK : TOOL_EXIT_INCOMPLETE;
     } else if (p != 0) {
-        rc = 2;
+        rc = TOOL_EXIT_USAGE;
     } else {
         rc = fleet_run(&a);
     }

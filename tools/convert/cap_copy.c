@@ -132,7 +132,7 @@ typedef struct copy {
     uint8_t cal_written[CAP_MAX_TRACKS]; /* the calibration written */
     uint64_t cal_gpu[CAP_MAX_TRACKS], cal_cpu[CAP_MAX_TRACKS];
     uint64_t cal_dev[CAP_MAX_TRACKS]; /* its stated maximum error, ns */
-    int fatal;               /* CVT_EXIT_* once something failed */
+    int fatal;               /* a cap_result error once something failed */
     /* the input's clock: origin, and the samples met so far */
     double per0;
     uint64_t otick, omono;
@@ -169,7 +169,7 @@ static int wfail(copy *c, cap_result r, const char *what)
         cvt_error(&c->d, "cannot write (%s): %s", what, strerror(e ? e : EIO));
     else
         cvt_error(&c->d, "cannot write (%s): %s", what, cap_result_message(r));
-    c->fatal = r == CAP_E_NOMEM ? CVT_EXIT_INPUT : CVT_EXIT_OUTPUT;
+    c->fatal = r == CAP_E_NOMEM ? CAP_E_NOMEM : CAP_E_IO;
     return c->fatal;
 }
 
@@ -340,11 +340,11 @@ static int runs_in_window(const copy *c, int64_t b, int64_t e)
 static int oom(copy *c)
 {
     cvt_error(&c->d, "out of memory");
-    return CVT_EXIT_INPUT;
+    return CAP_E_NOMEM;
 }
 
 /* First pass: read the frames, pick those the slice keeps. Returns 0, or
- * a CVT_EXIT_* code after one line. */
+ * a cap_result error after one line. */
 static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
 {
     cap_reader *r;
@@ -352,7 +352,7 @@ static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
     cap_result res = cap_reader_open(&r, in, detail, sizeof detail);
     if (res != CAP_OK) {
         cvt_error(&c->d, "%s", detail[0] ? detail : cap_result_message(res));
-        return CVT_EXIT_INPUT;
+        return res;
     }
     cap_reader_set_filter(r, (1u << CAP_EV_SCOPE) | (1u << CAP_EV_GPU_SPAN) |
                                  (1u << CAP_EV_COUNTER));
@@ -369,7 +369,7 @@ static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
         if (res != CAP_OK) {
             const char *dt = cap_reader_detail(r);
             cvt_error(&c->d, "%s", dt[0] ? dt : cap_result_message(res));
-            rc = CVT_EXIT_INPUT;
+            rc = res;
             goto done;
         }
         if (ev.kind != CAP_EV_FRAME)
@@ -382,7 +382,7 @@ static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
     }
     if (!n) {
         cvt_error(&c->d, "the capture has no frames to slice");
-        rc = CVT_EXIT_INPUT;
+        rc = CAP_E_MISUSE;
         goto done;
     }
     /* mark[i]: frame i (in file order) is kept */
@@ -455,7 +455,7 @@ static int plan_slice(copy *c, const char *in, const cvt_slice *sl)
                   "indices %llu to %llu)", sl->text ? sl->text : "", n,
                   (unsigned long long)f[0].index,
                   (unsigned long long)f[n - 1].index);
-        rc = CVT_EXIT_INPUT;
+        rc = CAP_E_MISUSE;
     }
     c->sliced = 1;
 done:
@@ -490,6 +490,32 @@ static int forget(copy *c, uint32_t tid, uint32_t n)
  * reader gives their begins), begin s itself unless it already is, end
  * it. So each thread's events are written in the input's order and each
  * end into the block mirroring the one it was read from. */
+/* Thread tid's open-scope tables, with room for depth d. NULL when out of
+ * memory. */
+static wthread *scope_thread(copy *c, uint32_t tid, uint32_t d)
+{
+    if (tid >= c->last_cap) {
+        size_t old = c->last_cap;
+        if (cvt_grow((void **)&c->last_tick, &c->last_cap, (size_t)tid + 1,
+                     sizeof *c->last_tick))
+            return NULL;
+        memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
+    }
+    if (tid >= c->nth) {
+        size_t old = c->nth;
+        if (cvt_grow((void **)&c->th, &c->nth, (size_t)tid + 1, sizeof *c->th))
+            return NULL;
+        memset(c->th + old, 0, (c->nth - old) * sizeof *c->th);
+    }
+    wthread *t = &c->th[tid];
+    if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
+        cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
+                 sizeof *t->begin) ||
+        cvt_grow((void **)&t->ch, &t->ccap, (size_t)d + 1, sizeof *t->ch))
+        return NULL;
+    return t;
+}
+
 static int copy_scope(copy *c, const cap_ev_scope *s)
 {
     uint32_t d = s->depth, tid = s->tid;
@@ -508,24 +534,8 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
         c->sliced_out++;
         return 0;
     }
-    if (tid >= c->last_cap) {
-        size_t old = c->last_cap;
-        if (cvt_grow((void **)&c->last_tick, &c->last_cap, (size_t)tid + 1,
-                     sizeof *c->last_tick))
-            return wfail(c, CAP_E_NOMEM, "scopes");
-        memset(c->last_tick + old, 0, (c->last_cap - old) * sizeof *c->last_tick);
-    }
-    if (tid >= c->nth) {
-        size_t old = c->nth;
-        if (cvt_grow((void **)&c->th, &c->nth, (size_t)tid + 1, sizeof *c->th))
-            return wfail(c, CAP_E_NOMEM, "scopes");
-        memset(c->th + old, 0, (c->nth - old) * sizeof *c->th);
-    }
-    wthread *t = &c->th[tid];
-    if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
-        cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
-                 sizeof *t->begin) ||
-        cvt_grow((void **)&t->ch, &t->ccap, (size_t)d + 1, sizeof *t->ch))
+    wthread *t = scope_thread(c, tid, d);
+    if (!t)
         return wfail(c, CAP_E_NOMEM, "scopes");
     uint32_t j = 0;
     while (j < t->n && j < d && t->name[j] == s->stack[j] &&
@@ -708,14 +718,14 @@ static void live_resolve(copy *c)
 static int copy_run(copy *c, const char *in, const char *out,
                     const cvt_slice *sl, cvt_copy_result *result);
 
-int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
-                    const cvt_window *win, const cvt_options *o,
-                    cvt_copy_result *result)
+cap_result cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
+                           const cvt_window *win, const cvt_options *o,
+                           cvt_copy_result *result)
 {
     copy *c = calloc(1, sizeof *c);
     if (!c) {
         cap_reader_close(rd);
-        return CVT_EXIT_INPUT;
+        return CAP_E_NOMEM;
     }
     c->d.out = o ? o->diag : NULL;
     c->d.file = in;
@@ -729,11 +739,12 @@ int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
     return copy_run(c, in, out, NULL, result);
 }
 
-int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
+cap_result cvt_cap_to_cap(const char *in, const char *out,
+                          const cvt_options *o)
 {
     copy *c = calloc(1, sizeof *c);
     if (!c)
-        return CVT_EXIT_INPUT;
+        return CAP_E_NOMEM;
     c->d.out = o ? o->diag : NULL;
     c->d.file = in;
     c->out = out;
@@ -756,7 +767,7 @@ int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o)
         free(c->keep);
         free(c->win);
         free(c);
-        return CVT_EXIT_INPUT;
+        return res;
     }
     return copy_run(c, in, out, sl, NULL);
 }
@@ -810,20 +821,18 @@ static cap_result copy_counts(copy *c)
 }
 
 /* The copy itself, from c->r (open) into out; frees c and the reader. */
-static int copy_run(copy *c, const char *in, const char *out,
-                    const cvt_slice *sl, cvt_copy_result *result)
+/* Open the copy's writer on out (c->w): the input's metadata (a slice's
+ * replaced), clock and version. Returns 0, CAP_E_NOMEM, or CAP_E_IO after
+ * a line. */
+static int open_copy(copy *c, const char *in, const char *out,
+                     const cvt_slice *sl)
 {
     cap_result res;
     size_t nmeta = cap_reader_meta_count(c->r), kmeta = 0;
     cap_meta_kv *meta = calloc(nmeta + 1, sizeof *meta);
     char slice_text[256];
-    if (!meta) {
-        cap_reader_close(c->r);
-        free(c->keep);
-        free(c->win);
-        free(c);
-        return CVT_EXIT_INPUT;
-    }
+    if (!meta)
+        return CAP_E_NOMEM;
     for (size_t i = 0; i < nmeta; i++) {
         const char *k = cap_reader_meta_key(c->r, i);
         if (c->sliced && strcmp(k, "slice") == 0)
@@ -862,20 +871,82 @@ static int copy_run(copy *c, const char *in, const char *out,
         c->d.file = out;
         cvt_error(&c->d, "cannot create: %s",
                   res == CAP_E_IO ? strerror(errno) : cap_result_message(res));
-        cap_reader_close(c->r);
-        free(c->keep);
-        free(c->win);
-        free(c);
-        return CVT_EXIT_OUTPUT;
+        return CAP_E_IO;
     }
-    int damaged = 0;
-    if (cap_reader_set_ticks(c->r, 1) != CAP_OK || read_clock(c) != 0) {
-        cvt_error(&c->d, "cannot read the capture's ticks");
-        c->fatal = CVT_EXIT_INPUT;
+    return 0;
+}
+
+/* One event of the input into the copy, as the slice or the live window
+ * keeps it. Returns the writer's result (scopes and GPU spans fail through
+ * c->fatal). */
+static cap_result copy_event(copy *c, const cap_event *ev)
+{
+    cap_result r = CAP_OK;
+    switch (ev->kind) {
+    case CAP_EV_THREAD:
+        r = cap_writer_thread(c->w, ev->u.thread.tid, ev->u.thread.name);
+        break;
+    case CAP_EV_GPU_TRACK:
+        r = cap_writer_gpu_track(c->w, ev->u.gpu_track.track,
+                                 ev->u.gpu_track.name,
+                                 ev->u.gpu_track.period_ns);
+        break;
+    case CAP_EV_FRAME: {
+        cap_ev_frame f = ev->u.frame; /* in ns, for the live window */
+        f.begin_ns = to_ns(c, f.begin_ns, c->rsi);
+        f.end_ns = to_ns(c, f.end_ns, c->rsi);
+        if (c->sliced && !kept(c, f.index))
+            break;
+        if (c->lw && !live_frame(c, &f))
+            break;
+        r = need_clock(c, c->rsi);
+        if (r == CAP_OK)
+            r = cap_writer_frame(c->w, f.index, raw(c, ev->u.frame.begin_ns),
+                                 raw(c, ev->u.frame.end_ns));
+        break;
     }
+    case CAP_EV_SCOPE: {
+        const cap_ev_scope *s = &ev->u.scope;
+        copy_scope(c, s);
+        break;
+    }
+    case CAP_EV_GPU_SPAN:
+        /* a span may come before its frame: kept unless its frame is
+         * known to be outside the window */
+        if (c->lw && ((c->lw_have_pre &&
+                       ev->u.gpu_span.cpu_frame <= c->lw_pre) ||
+                      (c->lw_have_first &&
+                       ev->u.gpu_span.cpu_frame < c->lw_first) ||
+                      (c->lw_done &&
+                       ev->u.gpu_span.cpu_frame > c->lw_last)))
+            break;
+        if (!c->sliced || kept(c, ev->u.gpu_span.cpu_frame))
+            add_gpu(c, &ev->u.gpu_span);
+        break;
+    case CAP_EV_COUNTER: {
+        int64_t t = to_ns(c, ev->u.counter.time_ns, c->rsi);
+        if (c->sliced && !in_window(c, t))
+            break;
+        if (!live_in(c, t))
+            break;
+        if (use_name(c, ev->u.counter.name) == 0 &&
+            (r = need_clock(c, c->rsi)) == CAP_OK)
+            r = cap_writer_counter(c->w, ev->u.counter.name,
+                                   raw(c, ev->u.counter.time_ns),
+                                   ev->u.counter.value);
+        break;
+    }
+    }
+    return r;
+}
+
+/* Read the input to its end into the copy; *damaged is set when damage
+ * was read past (warned). Stops at c->fatal. */
+static void copy_events(copy *c, cvt_copy_result *result, int *damaged)
+{
     while (!c->fatal) {
         cap_event ev;
-        res = cap_reader_next(c->r, &ev);
+        cap_result res = cap_reader_next(c->r, &ev);
         if (res == CAP_DONE)
             break;
         if (res == CAP_OK && read_clock(c) != 0) {
@@ -897,7 +968,7 @@ static int copy_run(copy *c, const char *in, const char *out,
             continue;
         }
         if (res == CAP_E_TRUNCATED || res == CAP_E_CORRUPT) {
-            damaged = 1;
+            *damaged = 1;
             cvt_warn(&c->d, W_DAMAGE, "%s; copying what can be read",
                      cap_reader_detail(c->r)[0] ? cap_reader_detail(c->r)
                                                 : cap_result_message(res));
@@ -906,72 +977,23 @@ static int copy_run(copy *c, const char *in, const char *out,
         if (res != CAP_OK) {
             const char *dt = cap_reader_detail(c->r);
             cvt_error(&c->d, "%s", dt[0] ? dt : cap_result_message(res));
-            c->fatal = CVT_EXIT_INPUT;
+            c->fatal = res;
             break;
         }
         if (ev.kind != CAP_EV_GPU_SPAN && flush_gpu(c))
             break;
-        cap_result r = CAP_OK;
-        switch (ev.kind) {
-        case CAP_EV_THREAD:
-            r = cap_writer_thread(c->w, ev.u.thread.tid, ev.u.thread.name);
-            break;
-        case CAP_EV_GPU_TRACK:
-            r = cap_writer_gpu_track(c->w, ev.u.gpu_track.track,
-                                     ev.u.gpu_track.name,
-                                     ev.u.gpu_track.period_ns);
-            break;
-        case CAP_EV_FRAME: {
-            cap_ev_frame f = ev.u.frame; /* in ns, for the live window */
-            f.begin_ns = to_ns(c, f.begin_ns, c->rsi);
-            f.end_ns = to_ns(c, f.end_ns, c->rsi);
-            if (c->sliced && !kept(c, f.index))
-                break;
-            if (c->lw && !live_frame(c, &f))
-                break;
-            r = need_clock(c, c->rsi);
-            if (r == CAP_OK)
-                r = cap_writer_frame(c->w, f.index, raw(c, ev.u.frame.begin_ns),
-                                     raw(c, ev.u.frame.end_ns));
-            break;
-        }
-        case CAP_EV_SCOPE: {
-            const cap_ev_scope *s = &ev.u.scope;
-            copy_scope(c, s);
-            break;
-        }
-        case CAP_EV_GPU_SPAN:
-            /* a span may come before its frame: kept unless its frame is
-             * known to be outside the window */
-            if (c->lw && ((c->lw_have_pre &&
-                           ev.u.gpu_span.cpu_frame <= c->lw_pre) ||
-                          (c->lw_have_first &&
-                           ev.u.gpu_span.cpu_frame < c->lw_first) ||
-                          (c->lw_done &&
-                           ev.u.gpu_span.cpu_frame > c->lw_last)))
-                break;
-            if (!c->sliced || kept(c, ev.u.gpu_span.cpu_frame))
-                add_gpu(c, &ev.u.gpu_span);
-            break;
-        case CAP_EV_COUNTER: {
-            int64_t t = to_ns(c, ev.u.counter.time_ns, c->rsi);
-            if (c->sliced && !in_window(c, t))
-                break;
-            if (!live_in(c, t))
-                break;
-            if (use_name(c, ev.u.counter.name) == 0 &&
-                (r = need_clock(c, c->rsi)) == CAP_OK)
-                r = cap_writer_counter(c->w, ev.u.counter.name,
-                                       raw(c, ev.u.counter.time_ns),
-                                       ev.u.counter.value);
-            break;
-        }
-        }
+        cap_result r = copy_event(c, &ev);
         if (r != CAP_OK)
             wfail(c, r, "events");
         if (c->fatal)
             break;
     }
+}
+
+/* After the events: the names the copy keeps, the flags given late, the
+ * scopes that never end, the statistics. */
+static void copy_tail(copy *c, const cvt_slice *sl)
+{
     if (!c->fatal)
         flush_gpu(c);
     /* a whole copy and a live window keep the whole name table, as the
@@ -985,7 +1007,7 @@ static int copy_run(copy *c, const char *in, const char *out,
     for (uint32_t id = 1; !c->fatal && id < c->named_cap; id++)
         if (c->named[id] && cap_reader_name(c->r, id))
             name_flags(c, id);
-    cap_result r = CAP_OK;
+    cap_result r;
     if (!c->fatal) {
         for (size_t i = 0; i < c->nth && !c->fatal; i++)
             if (c->th[i].n)
@@ -1001,6 +1023,11 @@ static int copy_run(copy *c, const char *in, const char *out,
         if (r != CAP_OK)
             wfail(c, r, "statistics");
     }
+}
+
+/* The warnings about what the copy left out or changed. */
+static void copy_warnings(copy *c, const char *out)
+{
     if (c->unknown_flags)
         cvt_warn(&c->d, W_FLAGS, "%llu name(s) carry flags this version of "
                  "libcapture does not know; they are not in the copy",
@@ -1019,33 +1046,23 @@ static int copy_run(copy *c, const char *in, const char *out,
                  "%.3f us (the input's clock estimate changed between "
                  "blocks) were written in order",
                  (double)c->max_adjust / 1e3);
-    int rc = c->fatal;
-    if (result) {
-        const cap_reader_stats *st = cap_reader_get_stats(c->r);
-        result->frames = c->lw ? c->lw_kept : st->frames;
-        result->first_frame = c->lw_first;
-        result->last_frame = c->lw_last;
-        result->window_done = c->lw_done;
-        result->has_footer = st->has_footer;
-        result->dropped_scopes = st->dropped_scopes;
-        result->corrupt_chunks = st->corrupt_chunks;
-    }
-    if (!rc) {
-        res = cap_writer_close(c->w);
-        if (res != CAP_OK) {
-            c->d.file = out;
-            cvt_error(&c->d, "cannot write: %s", cap_result_message(res));
-            rc = CVT_EXIT_OUTPUT;
-        } else if (damaged) {
-            cvt_warn(&c->d, W_DAMAGE, "recovered into %s, which is complete: "
-                     "what the damage lost is not in it either, and reading "
-                     "it does not warn about the damage (keep the input)",
-                     out);
-        }
-    } else {
-        cap_writer_abandon(c->w);
-    }
-    cvt_warn_summary(&c->d);
+}
+
+/* What was copied, into *result. */
+static void copy_result_fill(const copy *c, cvt_copy_result *result)
+{
+    const cap_reader_stats *st = cap_reader_get_stats(c->r);
+    result->frames = c->lw ? c->lw_kept : st->frames;
+    result->first_frame = c->lw_first;
+    result->last_frame = c->lw_last;
+    result->window_done = c->lw_done;
+    result->has_footer = st->has_footer;
+    result->dropped_scopes = st->dropped_scopes;
+    result->corrupt_chunks = st->corrupt_chunks;
+}
+
+static void copy_free(copy *c)
+{
     cap_reader_close(c->r);
     free(c->keep);
     free(c->win);
@@ -1063,5 +1080,46 @@ static int copy_run(copy *c, const char *in, const char *out,
     free(c->spans);
     free(c->span_depth);
     free(c);
+}
+
+static int copy_run(copy *c, const char *in, const char *out,
+                    const cvt_slice *sl, cvt_copy_result *result)
+{
+    int rc = open_copy(c, in, out, sl);
+    if (rc != 0) {
+        cap_reader_close(c->r);
+        free(c->keep);
+        free(c->win);
+        free(c);
+        return rc;
+    }
+    int damaged = 0;
+    if (cap_reader_set_ticks(c->r, 1) != CAP_OK || read_clock(c) != 0) {
+        cvt_error(&c->d, "cannot read the capture's ticks");
+        c->fatal = CAP_E_CORRUPT;
+    }
+    copy_events(c, result, &damaged);
+    copy_tail(c, sl);
+    copy_warnings(c, out);
+    rc = c->fatal;
+    if (result)
+        copy_result_fill(c, result);
+    if (!rc) {
+        cap_result res = cap_writer_close(c->w);
+        if (res != CAP_OK) {
+            c->d.file = out;
+            cvt_error(&c->d, "cannot write: %s", cap_result_message(res));
+            rc = CAP_E_IO;
+        } else if (damaged) {
+            cvt_warn(&c->d, W_DAMAGE, "recovered into %s, which is complete: "
+                     "what the damage lost is not in it either, and reading "
+                     "it does not warn about the damage (keep the input)",
+                     out);
+        }
+    } else {
+        cap_writer_abandon(c->w);
+    }
+    cvt_warn_summary(&c->d);
+    copy_free(c);
     return rc;
 }

@@ -162,7 +162,7 @@ static void process_meta(out_ctx *c, int pid, const char *name)
     fputs("}}", c->f);
 }
 
-int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
+cap_result cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
 {
     out_ctx c = {0};
     c.d.out = o ? o->diag : NULL;
@@ -172,7 +172,7 @@ int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
     cap_result res = cap_reader_open(&c.r, in, detail, sizeof detail);
     if (res != CAP_OK) {
         cvt_error(&c.d, "%s", detail[0] ? detail : cap_result_message(res));
-        return CVT_EXIT_INPUT;
+        return res;
     }
     int to_stdout = strcmp(out, "-") == 0;
     c.f = to_stdout ? stdout : fopen(out, "w");
@@ -180,11 +180,11 @@ int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
         c.d.file = out;
         cvt_error(&c.d, "cannot create: %s", strerror(errno));
         cap_reader_close(c.r);
-        return CVT_EXIT_OUTPUT;
+        return CAP_E_IO;
     }
     cvt_preorder pre;
     cvt_preorder_init(&pre, emit_scopes, &c);
-    int rc = CVT_OK;
+    cap_result rc = CAP_OK;
     int frames_named = 0, gpu_named = 0;
     fputs("{\"traceEvents\":[", c.f);
     for (;;) {
@@ -201,7 +201,7 @@ int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
         if (res != CAP_OK) {
             const char *dt = cap_reader_detail(c.r);
             cvt_error(&c.d, "%s", dt[0] ? dt : cap_result_message(res));
-            rc = CVT_EXIT_INPUT;
+            rc = res;
             break;
         }
         switch (ev.kind) {
@@ -247,7 +247,7 @@ int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
             if (cvt_preorder_add(&pre, s->tid, s->begin_ns, s->end_ns, s->name,
                                  s->depth) != 0) {
                 cvt_error(&c.d, "out of memory");
-                rc = CVT_EXIT_INPUT;
+                rc = CAP_E_NOMEM;
             }
             break;
         }
@@ -284,7 +284,7 @@ int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
         if (rc)
             break;
     }
-    if (rc == CVT_OK) {
+    if (rc == CAP_OK) {
         uint64_t orphans = 0;
         cvt_preorder_finish(&pre, &orphans);
         if (orphans)
@@ -330,10 +330,10 @@ int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o)
     } else if (fflush(c.f) != 0) {
         werr = 1;
     }
-    if (werr && rc == CVT_OK) {
+    if (werr && rc == CAP_OK) {
         c.d.file = out;
         cvt_error(&c.d, "write failed: %s", strerror(errno));
-        rc = CVT_EXIT_OUTPUT;
+        rc = CAP_E_IO;
     }
     cvt_warn_summary(&c.d);
     return rc;

@@ -1,12 +1,23 @@
 /*
  * cvt.h - the converters behind capture_convert.
  *
- * Each converter reads one file and writes another. They share one
- * contract: return CVT_OK on success, CVT_EXIT_INPUT when the input cannot
- * be read or parsed (one line naming the file and the problem has been
- * printed to o->diag), CVT_EXIT_OUTPUT when the output cannot be written.
- * Warnings (repaired nesting, unnamed events...) go to o->diag, one line
- * each, prefixed "warning: ".
+ * Each converter reads one file and writes another, and returns a
+ * cap_result (capture/cap_result.h), after one line on o->diag naming the
+ * file and the problem for every error:
+ *   CAP_OK        the output was written;
+ *   CAP_E_IO      a file could not be opened, read or written: the output
+ *                 (or a temporary file), or the input failing under the
+ *                 reader (capture_convert opens the input before it
+ *                 converts, so that a missing input is a usage error);
+ *   CAP_E_NOMEM   out of memory;
+ *   CAP_E_MISUSE  options that do not fit the input (a --gpu-thread that
+ *                 names no thread, a slice with no frame);
+ *   any other     the input is not of the format, damaged, cut short, of
+ *                 a newer version, or over a limit of the capture format:
+ *                 the reader's code where it read a capture.
+ * tools/common/tool_exit.h (tool_exit_of_result) turns these into the
+ * tools' exit status. Warnings (repaired nesting, unnamed events...) go to
+ * o->diag, one line each, prefixed "warning: ".
  */
 #ifndef CVT_H
 #define CVT_H
@@ -16,9 +27,12 @@
 
 #include <capture/cap_reader.h>
 
-#define CVT_OK 0
-#define CVT_EXIT_OUTPUT 1
-#define CVT_EXIT_INPUT 2
+/* The codes converters returned before they returned cap_result, for a
+ * converter not moved yet (puffin_in.c): a problem with the output, with
+ * the input, or success. Remove once no converter uses them. */
+#define CVT_OK CAP_OK
+#define CVT_EXIT_OUTPUT CAP_E_IO
+#define CVT_EXIT_INPUT CAP_E_CORRUPT
 
 /* A window of a capture's frames to keep (capture_convert --frames,
  * --seconds, --slowest; capture -> capture only). */
@@ -59,13 +73,38 @@ typedef struct cvt_options {
     int no_frame_list;       /* capture out: --format-version 3.0 */
 } cvt_options;
 
-int cvt_chrome_to_cap(const char *in, const char *out, const cvt_options *o);
-int cvt_puffin_to_cap(const char *in, const char *out, const cvt_options *o);
-int cvt_cap_to_chrome(const char *in, const char *out, const cvt_options *o);
-int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o);
-int cvt_cap_to_cap(const char *in, const char *out, const cvt_options *o);
+/* One conversion: in to out (out "-": standard output, for the formats
+ * written as text). */
+typedef cap_result (*cvt_fn)(const char *in, const char *out,
+                             const cvt_options *o);
+
+cap_result cvt_chrome_to_cap(const char *in, const char *out,
+                             const cvt_options *o);
+cap_result cvt_puffin_to_cap(const char *in, const char *out,
+                             const cvt_options *o);
+cap_result cvt_cap_to_chrome(const char *in, const char *out,
+                             const cvt_options *o);
+cap_result cvt_cap_to_folded(const char *in, const char *out,
+                             const cvt_options *o);
+/* A capture re-saved, recovered (a capture cut short gets its footer) or
+ * sliced (o->slice). */
+cap_result cvt_cap_to_cap(const char *in, const char *out,
+                          const cvt_options *o);
 /* The flame graph of the capture (analysis/render/svg.h, an_svg_flame). */
-int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o);
+cap_result cvt_cap_to_svg(const char *in, const char *out,
+                          const cvt_options *o);
+
+/* One format capture_convert reads or writes: a row of its table
+ * (capture_convert.c, cvt_formats). A capture is read by every exporter
+ * and written by every importer; a conversion between two other formats
+ * goes through a temporary capture. */
+typedef struct cvt_format {
+    const char *name;       /* for --from and --to: "json" */
+    const char *extensions; /* file name endings, space-separated:
+                               ".json .json.gz" */
+    cvt_fn import;          /* this format -> capture, or NULL */
+    cvt_fn export;          /* capture -> this format, or NULL */
+} cvt_format;
 
 /* A window of a capture (cvt_copy_reader): from skip_seconds after the
  * capture's `stream_start_ns` (a live stream's first complete moment; the
@@ -104,8 +143,8 @@ typedef struct cvt_copy_result {
  * outside it. Slicing the output to result->first_frame ..
  * result->last_frame (cvt_cap_to_cap, CVT_SLICE_FRAMES) leaves exactly the
  * window's frames with what belongs to them. result may be NULL. */
-int cvt_copy_reader(cap_reader *r, const char *in, const char *out,
-                    const cvt_window *win, const cvt_options *o,
-                    cvt_copy_result *result);
+cap_result cvt_copy_reader(cap_reader *r, const char *in, const char *out,
+                           const cvt_window *win, const cvt_options *o,
+                           cvt_copy_result *result);
 
 #endif

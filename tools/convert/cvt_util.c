@@ -286,78 +286,90 @@ void cvt_json_us(FILE *f, int64_t ns)
 
 /* ---- numbers ----------------------------------------------------------- */
 
+/* A decimal number as its significant digits (leading zeros dropped) and
+ * the decimal exponent of the last one. */
+typedef struct cvt_dec {
+    char dig[40];
+    size_t nd;
+    long exp10;
+} cvt_dec;
+
+/* Digits, then '.' and digits, from s[*i..len) into *d. Returns whether
+ * there was any digit. */
+static int dec_mantissa(const char *s, size_t len, size_t *i, cvt_dec *d)
+{
+    int any = 0;
+    for (; *i < len && s[*i] >= '0' && s[*i] <= '9'; (*i)++) {
+        any = 1;
+        if (d->nd == 0 && s[*i] == '0')
+            continue;
+        if (d->nd < sizeof d->dig)
+            d->dig[d->nd++] = s[*i];
+        else
+            d->exp10++; /* digits past 40: only their magnitude counts */
+    }
+    if (*i < len && s[*i] == '.') {
+        (*i)++;
+        for (; *i < len && s[*i] >= '0' && s[*i] <= '9'; (*i)++) {
+            any = 1;
+            if (d->nd == 0 && s[*i] == '0') {
+                d->exp10--;
+                continue;
+            }
+            if (d->nd < sizeof d->dig) {
+                d->dig[d->nd++] = s[*i];
+                d->exp10--;
+            }
+        }
+    }
+    return any;
+}
+
+/* An optional exponent ("e-3") at s[*i..len) added to d->exp10. Returns
+ * 0, or -1 when malformed. */
+static int dec_exponent(const char *s, size_t len, size_t *i, cvt_dec *d)
+{
+    if (*i >= len || (s[*i] != 'e' && s[*i] != 'E'))
+        return 0;
+    (*i)++;
+    int eneg = 0;
+    if (*i < len && (s[*i] == '-' || s[*i] == '+'))
+        eneg = s[(*i)++] == '-';
+    if (*i >= len || s[*i] < '0' || s[*i] > '9')
+        return -1;
+    long e = 0;
+    for (; *i < len && s[*i] >= '0' && s[*i] <= '9'; (*i)++)
+        if (e < 100000)
+            e = e * 10 + (s[*i] - '0');
+    d->exp10 += eneg ? -e : e;
+    return 0;
+}
+
 int cvt_parse_us(const char *s, size_t len, int64_t *ns)
 {
     size_t i = 0;
     int neg = 0;
     if (i < len && (s[i] == '-' || s[i] == '+'))
         neg = s[i++] == '-';
-    /* significant digits (leading zeros dropped) and the decimal exponent
-     * of the last one */
-    char dig[40];
-    size_t nd = 0, ndig_total = 0;
-    long exp10 = 0;
-    int any = 0, overflow_digits = 0;
-    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-        any = 1;
-        if (nd == 0 && s[i] == '0')
-            continue;
-        if (nd < sizeof dig)
-            dig[nd++] = s[i];
-        else
-            overflow_digits = 1, exp10++;
-        ndig_total++;
-    }
-    if (i < len && s[i] == '.') {
-        i++;
-        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-            any = 1;
-            if (nd == 0 && s[i] == '0') {
-                exp10--;
-                continue;
-            }
-            if (nd < sizeof dig) {
-                dig[nd++] = s[i];
-                exp10--;
-            } else {
-                overflow_digits = 1;
-            }
-        }
-    }
-    if (!any)
+    cvt_dec d = {.nd = 0};
+    if (!dec_mantissa(s, len, &i, &d) || dec_exponent(s, len, &i, &d) != 0 ||
+        i != len)
         return -1;
-    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        int eneg = 0;
-        if (i < len && (s[i] == '-' || s[i] == '+'))
-            eneg = s[i++] == '-';
-        if (i >= len || s[i] < '0' || s[i] > '9')
-            return -1;
-        long e = 0;
-        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
-            if (e < 100000)
-                e = e * 10 + (s[i] - '0');
-        exp10 += eneg ? -e : e;
-    }
-    if (i != len)
-        return -1;
-    (void)ndig_total;
-    (void)overflow_digits;
-    if (nd == 0) {
+    if (d.nd == 0) {
         *ns = 0;
         return 0;
     }
-    long k = exp10 + 3; /* value in ns = digits * 10^k */
+    long k = d.exp10 + 3; /* value in ns = digits * 10^k */
     /* keep = digits that stay before the decimal point */
-    long keep = (long)nd + (k < 0 ? k : 0);
+    long keep = (long)d.nd + (k < 0 ? k : 0);
     if (keep + (k > 0 ? k : 0) > 19)
         return -1;
     uint64_t v = 0;
     for (long j = 0; j < keep; j++)
-        v = v * 10 + (uint64_t)(dig[j] - '0');
+        v = v * 10 + (uint64_t)(d.dig[j] - '0');
     for (long j = 0; j < k; j++)
         v *= 10;
-    if (keep >= 0 && keep < (long)nd && dig[keep] >= '5')
+    if (keep >= 0 && keep < (long)d.nd && d.dig[keep] >= '5')
         v++; /* half away from zero: the first dropped digit decides */
     if (v > (uint64_t)CVT_NS_MAX)
         return -1;

@@ -143,7 +143,7 @@ static int cmp_line(const void *a, const void *b)
     return strcmp(((const line *)a)->stack, ((const line *)b)->stack);
 }
 
-int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
+cap_result cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
 {
     folded f = {0};
     f.d.out = o ? o->diag : NULL;
@@ -153,9 +153,9 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
     cap_result res = cap_reader_open(&f.r, in, detail, sizeof detail);
     if (res != CAP_OK) {
         cvt_error(&f.d, "%s", detail[0] ? detail : cap_result_message(res));
-        return CVT_EXIT_INPUT;
+        return res;
     }
-    int rc = CVT_OK;
+    cap_result rc = CAP_OK;
     for (;;) {
         cap_event ev;
         res = cap_reader_next(f.r, &ev);
@@ -170,7 +170,7 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
         if (res != CAP_OK) {
             const char *dt = cap_reader_detail(f.r);
             cvt_error(&f.d, "%s", dt[0] ? dt : cap_result_message(res));
-            rc = CVT_EXIT_INPUT;
+            rc = res;
             break;
         }
         char tmp[40];
@@ -198,7 +198,7 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
         }
         if (r) {
             cvt_error(&f.d, "out of memory");
-            rc = CVT_EXIT_INPUT;
+            rc = CAP_E_NOMEM;
             break;
         }
     }
@@ -206,17 +206,17 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
     for (size_t i = 0; i < f.names_cap; i++)
         free(f.names[i].s);
     free(f.names);
-    if (rc == CVT_OK) {
+    if (rc == CAP_OK) {
         line *order = malloc((f.stacks.n ? f.stacks.n : 1) * sizeof *order);
         int to_stdout = strcmp(out, "-") == 0;
         FILE *fp = NULL;
         if (!order) {
             cvt_error(&f.d, "out of memory");
-            rc = CVT_EXIT_INPUT;
+            rc = CAP_E_NOMEM;
         } else if (!(fp = to_stdout ? stdout : fopen(out, "w"))) {
             f.d.file = out;
             cvt_error(&f.d, "cannot create: %s", strerror(errno));
-            rc = CVT_EXIT_OUTPUT;
+            rc = CAP_E_IO;
         } else {
             for (size_t i = 0; i < f.stacks.n; i++)
                 order[i] = (line){f.stacks.str[i], f.w[i]};
@@ -235,7 +235,7 @@ int cvt_cap_to_folded(const char *in, const char *out, const cvt_options *o)
             if (werr) {
                 f.d.file = out;
                 cvt_error(&f.d, "write failed: %s", strerror(errno));
-                rc = CVT_EXIT_OUTPUT;
+                rc = CAP_E_IO;
             }
         }
         free(order);

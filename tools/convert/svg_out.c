@@ -17,7 +17,7 @@
 #include "render/svg.h"
 #include "report.h"
 
-int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
+cap_result cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
 {
     cvt_diag d = {.out = o->diag, .file = in};
     /* the flame graph reads the call tree's totals alone: the per-frame
@@ -26,9 +26,10 @@ int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
     an_options ao = {.series_budget = AN_SERIES_BUDGET_DEFAULT};
     an_capture *m;
     char detail[400];
-    if (an_load(&m, in, &ao, detail, sizeof detail) != CAP_OK) {
+    cap_result r = an_load(&m, in, &ao, detail, sizeof detail);
+    if (r != CAP_OK) {
         cvt_error(&d, "%s", detail);
-        return CVT_EXIT_INPUT;
+        return r;
     }
     if (o->diag)
         an_text_warnings(o->diag, m, "the flame graph", 0, 0);
@@ -36,7 +37,7 @@ int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
     if (an_tree_compute(&t, m, -1, 0) != CAP_OK) {
         cvt_error(&d, "out of memory");
         an_free(m);
-        return CVT_EXIT_INPUT;
+        return CAP_E_NOMEM;
     }
     int to_stdout = strcmp(out, "-") == 0;
     FILE *fp = to_stdout ? stdout : fopen(out, "w");
@@ -45,20 +46,20 @@ int cvt_cap_to_svg(const char *in, const char *out, const cvt_options *o)
         cvt_error(&d, "cannot create: %s", strerror(errno));
         an_tree_free(&t);
         an_free(m);
-        return CVT_EXIT_OUTPUT;
+        return CAP_E_IO;
     }
-    int rc = CVT_OK;
+    cap_result rc = CAP_OK;
     if (an_svg_flame(fp, m, &t, o->title ? o->title : in) != CAP_OK) {
         cvt_error(&d, "out of memory");
-        rc = CVT_EXIT_INPUT;
+        rc = CAP_E_NOMEM;
     }
     int werr = ferror(fp) != 0;
     if (to_stdout ? fflush(fp) != 0 : fclose(fp) != 0)
         werr = 1;
-    if (werr && rc == CVT_OK) {
+    if (werr && rc == CAP_OK) {
         d.file = out;
         cvt_error(&d, "write failed: %s", strerror(errno));
-        rc = CVT_EXIT_OUTPUT;
+        rc = CAP_E_IO;
     }
     an_tree_free(&t);
     an_free(m);

@@ -5,15 +5,16 @@
  *
  * Option parsing here; the recording is remote.c's (rem_record).
  */
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../tool_version.h"
 #include "remote.h"
+#include "tool_args.h"
+#include "tool_exit.h"
+#include "tool_version.h"
+
+#define TOOL "capture_remote"
 
 static void usage(FILE *f)
 {
@@ -45,103 +46,62 @@ static void usage(FILE *f)
           "complete OUT.cap with what arrived whole. A progress line is shown\n"
           "on a terminal.\n"
           "\n"
-          "Exit status: 0 the window was recorded (without a window: the\n"
-          "program closed its capture); 1 OUT.cap was written but the\n"
-          "recording stopped early (Ctrl-C, the program ended, the connection\n"
-          "dropped; the reason is printed); 2 usage error; 3 cannot connect\n"
-          "within the timeout, or the server does not send a capture;\n"
-          "4 OUT.cap cannot be written.\n",
+          "Durations (N, S) are seconds, or a number with a unit: ms, s,\n"
+          "min, h. A recording that stops early, and an OUT.cap that cannot\n"
+          "be written, exit 3; a source that cannot be reached within the\n"
+          "timeout, or that does not send a capture, exits 2.\n\n",
           f);
+    tool_exit_help(f);
 }
 
-static int number(const char *opt, const char *s, double min, double *out)
+enum { O_SECONDS = 1, O_SKIP, O_FRAMES, O_TIMEOUT, O_FORMAT, O_QUIET, O_HELP };
+
+static const tool_opt opts[] = {
+    {"seconds", 0, 1, O_SECONDS},         {"skip-seconds", 0, 1, O_SKIP},
+    {"frames", 0, 1, O_FRAMES},           {"connect-timeout", 0, 1, O_TIMEOUT},
+    {"format-version", 0, 1, O_FORMAT},   {"quiet", 'q', 0, O_QUIET},
+    {"help", 'h', 0, O_HELP}};
+
+/* One option into *o. Returns 0, 1 for --help, or -1 after a message. */
+static int take_option(rem_options *o, const tool_args *t, int id)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= min) || v > 1e9) {
-        fprintf(stderr, "capture_remote: %s needs a number >= %g, not '%s'\n",
-                opt, min, s);
-        return -1;
+    switch (id) {
+    case O_SECONDS: return tool_args_seconds(t, 1e-3, 1e9, &o->seconds);
+    case O_SKIP: return tool_args_seconds(t, 0, 1e9, &o->skip_seconds);
+    case O_FRAMES: return tool_args_count(t, 1, UINT64_MAX, &o->frames);
+    case O_TIMEOUT: return tool_args_seconds(t, 0.1, 1e9, &o->connect_timeout);
+    case O_FORMAT:
+        return tool_args_format_version(t, &o->format_major,
+                                        &o->no_frame_list);
+    case O_QUIET: o->quiet = 1; return 0;
+    default: return 1; /* O_HELP */
     }
-    *out = v;
-    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    enum { O_SECONDS = 256, O_SKIP, O_FRAMES, O_TIMEOUT, O_FORMAT };
-    static const struct option opts[] = {
-        {"seconds", required_argument, 0, O_SECONDS},
-        {"skip-seconds", required_argument, 0, O_SKIP},
-        {"frames", required_argument, 0, O_FRAMES},
-        {"connect-timeout", required_argument, 0, O_TIMEOUT},
-        {"format-version", required_argument, 0, O_FORMAT},
-        {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    if (tool_version(argc, argv, "capture_remote"))
+    if (tool_version(argc, argv, TOOL))
         return tool_version_done();
-    rem_options o = {.tool = "capture_remote", .connect_timeout = 10};
-    double v;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) != -1) {
-        switch (c) {
-        case O_SECONDS:
-            if (number("--seconds", optarg, 1e-3, &o.seconds))
-                return REM_USAGE;
-            break;
-        case O_SKIP:
-            if (number("--skip-seconds", optarg, 0, &o.skip_seconds))
-                return REM_USAGE;
-            break;
-        case O_FRAMES:
-            if (number("--frames", optarg, 1, &v))
-                return REM_USAGE;
-            o.frames = (uint64_t)v;
-            break;
-        case O_TIMEOUT:
-            if (number("--connect-timeout", optarg, 0.1, &o.connect_timeout))
-                return REM_USAGE;
-            break;
-        case O_FORMAT:
-            o.format_major = strcmp(optarg, "1.1") == 0   ? 1
-                             : strcmp(optarg, "2.0") == 0 ? 2
-                             : strcmp(optarg, "3.0") == 0 ||
-                                     strcmp(optarg, "3.1") == 0
-                                 ? 3
-                                 : 0;
-            o.no_frame_list = strcmp(optarg, "3.0") == 0;
-            if (!o.format_major) {
-                fprintf(stderr, "capture_remote: --format-version '%s': "
-                                "expected 1.1, 2.0, 3.0 or 3.1\n", optarg);
-                return REM_USAGE;
-            }
-            break;
-        case 'q':
-            o.quiet = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return REM_OK;
-        case ':':
-            fprintf(stderr, "capture_remote: %s needs a value\n",
-                    argv[optind - 1]);
-            return REM_USAGE;
-        default:
-            fprintf(stderr, "capture_remote: unknown option '%s' (see --help)\n",
-                    argv[optind - 1]);
-            return REM_USAGE;
-        }
+    rem_options o = {.tool = TOOL, .connect_timeout = 10};
+    tool_args t;
+    if (tool_args_init(&t, TOOL, argc, argv, opts, sizeof opts / sizeof *opts))
+        return TOOL_EXIT_USAGE;
+    int id, rc = 0;
+    while (rc == 0 && (id = tool_args_next(&t)) != TOOL_ARGS_END)
+        rc = id < 0 ? -1 : take_option(&o, &t, id);
+    if (rc == 0 && t.noperands != 2)
+        rc = tool_usage_error(TOOL, "give HOST:PORT and OUT.cap (see --help)");
+    if (rc == 0) {
+        o.source = t.operands[0];
+        o.out = t.operands[1];
     }
-    if (argc - optind != 2) {
-        fprintf(stderr, "capture_remote: give HOST:PORT and OUT.cap (see "
-                        "--help)\n");
-        return REM_USAGE;
+    tool_args_free(&t);
+    if (rc == 1) {
+        usage(stdout);
+        return fflush(stdout) == 0 ? TOOL_EXIT_OK : TOOL_EXIT_INCOMPLETE;
     }
-    o.source = argv[optind];
-    o.out = argv[optind + 1];
+    if (rc != 0)
+        return TOOL_EXIT_USAGE;
     o.progress = isatty(STDERR_FILENO);
-    return rem_record(&o);
+    return (int)rem_record(&o);
 }

@@ -30,6 +30,7 @@
 #include <capture/cap_reader.h>
 
 #include "cvt.h"
+#include "tool_source.h"
 
 /* The format's numbers this file checks (format-spec/capture-format.md). */
 #define HEADER_LEN 16
@@ -65,39 +66,7 @@ static uint32_t crc(const uint8_t *p, size_t n)
     return (uint32_t)crc32(crc32(0, NULL, 0), p, (uInt)n);
 }
 
-/* ---- addresses ---------------------------------------------------------- */
-
-static int split(const char *s, char *host, size_t hn, char *port, size_t pn)
-{
-    const char *colon = strrchr(s, ':');
-    if (!colon || colon == s || !colon[1] || strlen(colon + 1) >= pn)
-        return -1;
-    for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9')
-            return -1;
-    if (atol(colon + 1) < 1 || atol(colon + 1) > 65535)
-        return -1;
-    const char *h = s;
-    size_t hl = (size_t)(colon - s);
-    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-        h++;
-        hl -= 2;
-    }
-    if (hl == 0 || hl >= hn)
-        return -1;
-    memcpy(host, h, hl);
-    host[hl] = 0;
-    snprintf(port, pn, "%s", colon + 1);
-    return 0;
-}
-
-int rem_is_address(const char *s)
-{
-    char host[256], port[8];
-    struct stat sb;
-    return s && split(s, host, sizeof host, port, sizeof port) == 0 &&
-           stat(s, &sb) != 0;
-}
+/* ---- connecting ----------------------------------------------------------- */
 
 /* One connection attempt to each address of host:port, each given up to
  * `wait` seconds. Returns a connected, blocking socket or -1 (errno). */
@@ -154,7 +123,7 @@ typedef struct feed {
     int pipe_r;
     cvt_window win;
     cvt_copy_result res;
-    int rc;
+    cap_result rc;
     int open_failed;
     char detail[256];
     uint64_t frames; /* atomic */
@@ -224,7 +193,7 @@ static int finish(const feed *f, const char *part, FILE *diag,
                       .diag = null ? null : diag,
                       .format_major = f->o->format_major,
                       .no_frame_list = f->o->no_frame_list};
-    if (cvt_cap_to_cap(part, f->o->out, &co) != CVT_OK) {
+    if (cvt_cap_to_cap(part, f->o->out, &co) != CAP_OK) {
         fprintf(diag, "%s: %s: cannot write: %s\n", tool, f->o->out,
                 strerror(errno ? errno : EIO));
         return -1;
@@ -235,15 +204,16 @@ static int finish(const feed *f, const char *part, FILE *diag,
 enum { WHY_NONE, WHY_SIGNAL, WHY_EOF, WHY_MIDCHUNK, WHY_ERROR, WHY_FOOTER,
        WHY_WINDOW, WHY_DEADLINE, WHY_DAMAGED, WHY_NOTCAP, WHY_PIPE };
 
-int rem_record(const rem_options *o)
+tool_exit rem_record(const rem_options *o)
 {
     FILE *diag = o->diag ? o->diag : stderr;
     const char *tool = o->tool ? o->tool : "capture_remote";
     char host[256], port[8];
-    if (!o->source || split(o->source, host, sizeof host, port, sizeof port)) {
+    if (!o->source || tool_address_split(o->source, host, sizeof host, port,
+                                          sizeof port)) {
         fprintf(diag, "%s: '%s' is not HOST:PORT\n", tool,
                 o->source ? o->source : "");
-        return REM_USAGE;
+        return TOOL_EXIT_USAGE;
     }
     struct sigaction sa = {0}, old_int, old_term, old_pipe;
     sa.sa_handler = on_signal; /* no SA_RESTART: poll and write return */
@@ -263,7 +233,7 @@ int rem_record(const rem_options *o)
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         sigaction(SIGPIPE, &old_pipe, NULL);
-        return REM_OUTPUT;
+        return TOOL_EXIT_INCOMPLETE;
     }
     close(ofd);
 
@@ -289,7 +259,7 @@ int rem_record(const rem_options *o)
     if (said)
         fprintf(diag, "\r%-70s\r", "");
     if (fd < 0) {
-        int rc = got_signal ? REM_CUT : REM_CONNECT;
+        tool_exit rc = got_signal ? TOOL_EXIT_INCOMPLETE : TOOL_EXIT_USAGE;
         if (gai)
             fprintf(diag, "%s: %s: %s\n", tool, o->source, gai_strerror(gai));
         else if (got_signal)
@@ -321,7 +291,7 @@ int rem_record(const rem_options *o)
         if (part_fd >= 0)
             close(part_fd);
         close(fd);
-        return REM_OUTPUT;
+        return TOOL_EXIT_INCOMPLETE;
     }
     fcntl(pp[1], F_SETPIPE_SZ, 1 << 20); /* slack for the copying thread */
     f.pipe_r = pp[0];
@@ -330,7 +300,7 @@ int rem_record(const rem_options *o)
         close(pp[0]);
         close(pp[1]);
         close(fd);
-        return REM_OUTPUT;
+        return TOOL_EXIT_INCOMPLETE;
     }
 
     /* relay whole chunks; unit = what is being assembled */
@@ -471,27 +441,25 @@ int rem_record(const rem_options *o)
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);
 
-    if (!f.open_failed && f.rc == CVT_OK && finish(&f, part, diag, tool) != 0)
-        f.rc = CVT_EXIT_OUTPUT;
+    if (!f.open_failed && f.rc == CAP_OK && finish(&f, part, diag, tool) != 0)
+        f.rc = CAP_E_IO;
     close(part_fd);
     if (why == WHY_NOTCAP || (f.open_failed && ust == U_HEADER)) {
         fprintf(diag, "%s: %s does not send a capture (no libcapture header "
                       "at the start of the stream); nothing written\n",
                 tool, o->source);
         free(unit);
-        return REM_CONNECT;
+        return TOOL_EXIT_USAGE;
     }
     if (f.open_failed) {
         fprintf(diag, "%s: %s: %s; nothing written\n", tool, o->source,
                 f.detail[0] ? f.detail : "the stream ended before its metadata");
         free(unit);
-        return REM_CUT;
+        return TOOL_EXIT_INCOMPLETE;
     }
     free(unit);
-    if (f.rc == CVT_EXIT_OUTPUT)
-        return REM_OUTPUT;
-    if (f.rc != CVT_OK)
-        return REM_CONNECT;
+    if (f.rc != CAP_OK)
+        return tool_exit_of_result(f.rc);
     unsigned long long nf = (unsigned long long)f.res.frames;
     if (f.res.dropped_scopes)
         fprintf(diag, "%s: warning: %s: %llu scope(s) were dropped by the "
@@ -505,7 +473,7 @@ int rem_record(const rem_options *o)
             fprintf(diag, "%s: wrote %s: %llu frame(s) from %s%s\n", tool,
                     o->out, nf, o->source,
                     windowed ? ", the whole window" : "");
-        return REM_OK;
+        return TOOL_EXIT_OK;
     }
     char reason[200];
     switch (why) {
@@ -546,50 +514,5 @@ int rem_record(const rem_options *o)
     fprintf(diag, "%s: %s: %s; wrote %s, complete, with the %llu frame(s) "
                   "that arrived\n",
             tool, o->source, reason, o->out, nf);
-    return REM_CUT;
-}
-
-/* ---- live sources for the readers ---------------------------------------- */
-
-int rem_source_open(const char *src, double seconds, double skip_seconds,
-                    const char *tool, char *path, size_t path_size, int *fd)
-{
-    *fd = -1;
-    int from_stdin = strcmp(src, "-") == 0;
-    if (!from_stdin && !rem_is_address(src))
-        return 1;
-    int m = memfd_create("capture", MFD_CLOEXEC);
-    if (m < 0) {
-        fprintf(stderr, "%s: %s: cannot make a buffer: %s\n", tool, src,
-                strerror(errno));
-        return -1;
-    }
-    snprintf(path, path_size, "/proc/self/fd/%d", m);
-    if (from_stdin) {
-        /* the bytes as they are: damage and truncation stay visible */
-        uint8_t buf[65536];
-        ssize_t n;
-        while ((n = read(STDIN_FILENO, buf, sizeof buf)) != 0) {
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0 || write_all(m, buf, (size_t)n) != 0) {
-                fprintf(stderr, "%s: -: %s\n", tool, strerror(errno));
-                close(m);
-                return -1;
-            }
-        }
-        *fd = m;
-        return 0;
-    }
-    rem_options o = {.source = src, .out = path, .seconds = seconds,
-                     .skip_seconds = skip_seconds, .connect_timeout = 10,
-                     .progress = isatty(STDERR_FILENO), .quiet = 1,
-                     .tool = tool, .diag = stderr};
-    int rc = rem_record(&o);
-    if (rc != REM_OK && rc != REM_CUT) {
-        close(m);
-        return -1;
-    }
-    *fd = m;
-    return 0;
+    return TOOL_EXIT_INCOMPLETE;
 }

@@ -18,16 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Exit codes, the same for the tools. */
-#define REM_OK 0      /* the window was recorded in full (or, without a
-                         window, the program closed its capture) */
-#define REM_CUT 1     /* a complete file was written, but the recording
-                         stopped early: interrupted, the program ended or
-                         the connection dropped (reported on diag) */
-#define REM_USAGE 2   /* bad arguments */
-#define REM_CONNECT 3 /* could not connect within the timeout, or the
-                         server does not send a capture */
-#define REM_OUTPUT 4  /* the output file could not be written */
+#include "tool_exit.h"
 
 typedef struct rem_options {
     const char *source;      /* "HOST:PORT" or "[V6ADDR]:PORT" */
@@ -46,25 +37,19 @@ typedef struct rem_options {
     FILE *diag;              /* messages; stderr when NULL */
 } rem_options;
 
-/* Record o->source's window into o->out. Returns an REM_ exit code; every
- * outcome but REM_OK is explained on o->diag in one line (REM_CUT: the
- * reason, and what the file holds). */
-int rem_record(const rem_options *o);
-
-/* 1 when s looks like HOST:PORT (a port number after the last colon) and
- * names no existing file. */
-int rem_is_address(const char *s);
-
-/* For a tool that reads a capture by path (twice, as the analysis does):
- * when src is "-" (standard input, copied as it is) or HOST:PORT (a window
- * of `seconds` after `skip_seconds`, recorded with rem_record), put the
- * capture in an anonymous in-memory file and write its path
- * (/proc/self/fd/N) into path; *fd is that file, to close when done.
- * Returns 0 then, 1 when src is neither (a plain file: nothing done), -1
- * when it failed (one line printed on stderr, prefixed by tool). A
- * recording that stopped early (REM_CUT) is a success: its reason has been
- * printed. */
-int rem_source_open(const char *src, double seconds, double skip_seconds,
-                    const char *tool, char *path, size_t path_size, int *fd);
+/* Record o->source's window into o->out. Returns the tools' exit status
+ * (tools/common/tool_exit.h); every outcome but TOOL_EXIT_OK is explained
+ * on o->diag in one line:
+ *   TOOL_EXIT_OK          the window was recorded in full (or, without a
+ *                         window, the program closed its capture);
+ *   TOOL_EXIT_USAGE       o->source is not HOST:PORT, cannot be reached
+ *                         within the connect timeout, or does not send a
+ *                         capture: nothing written;
+ *   TOOL_EXIT_INCOMPLETE  a complete file was written, but the recording
+ *                         stopped early (interrupted, the program ended,
+ *                         the connection dropped: the reason and what the
+ *                         file holds are printed), or o->out could not be
+ *                         written. */
+tool_exit rem_record(const rem_options *o);
 
 #endif

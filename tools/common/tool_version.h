@@ -13,6 +13,8 @@
 
 #include <capture/cap_version.h>
 
+#include "tool_exit.h"
+
 /* 1 when argv asks for the version (it was printed: exit 0 if
  * tool_version_done() succeeds), 0 otherwise. */
 static inline int tool_version(int argc, char **argv, const char *name)
@@ -26,10 +28,12 @@ static inline int tool_version(int argc, char **argv, const char *name)
     return 0;
 }
 
-/* Exit status after tool_version printed: 0, or 1 when stdout failed. */
+/* Exit status after tool_version printed: TOOL_EXIT_OK, or
+ * TOOL_EXIT_INCOMPLETE when stdout failed. */
 static inline int tool_version_done(void)
 {
-    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+    return fflush(stdout) == 0 && !ferror(stdout) ? TOOL_EXIT_OK
+                                                  : TOOL_EXIT_INCOMPLETE;
 }
 
 #endif
