@@ -3,8 +3,8 @@
 
 #include "capture/cap_chunks.h"
 #include "capture/cap_limits.h"
+#include "bins.h"
 #include "load/driver.h"
-#include "report.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -4055,6 +4055,24 @@ static int split_pops(an_capture *m)
  * leave out its recursive nodes (an ancestor has the name: counted at the
  * outermost). Every value is >= 0 and the sums saturate, so the order of
  * the additions does not change them. */
+/* The --over-time bin of each frame, by its begin (as
+ * an_over_time_frame_bins, report.h, bins them), and how many bins. */
+static size_t frame_bins(const an_capture *m, int bins, double bin_seconds,
+                         uint16_t *bin_of)
+{
+    size_t n = m->nframes;
+    if (!n)
+        return 0;
+    int64_t t0 = m->frames[0].begin_ns;
+    double width;
+    bins = an_bins_choose(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
+                          bin_seconds, &width);
+    for (size_t i = 0; i < n; i++)
+        bin_of[i] = (uint16_t)an_bins_index(
+            an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
+    return (size_t)bins;
+}
+
 static void rows_from_nodes(loader *L)
 {
     an_capture *m = L->m;
@@ -4142,9 +4160,8 @@ static cap_result load_as(an_capture **out, const char *path,
         if (!m->ot_bin)
             res = CAP_E_NOMEM;
         else
-            m->ot_nbins = an_over_time_frame_bins(m, L.o->ot_bins,
-                                                  L.o->ot_bin_seconds,
-                                                  m->ot_bin);
+            m->ot_nbins = frame_bins(m, L.o->ot_bins, L.o->ot_bin_seconds,
+                                     m->ot_bin);
         if (m->ot_nbins > AN_OT_HINT_MAX_BINS) { /* too many histograms */
             free(m->ot_bin);
             m->ot_bin = NULL;
@@ -4817,6 +4834,29 @@ void an_cpu_frame_sums(const an_capture *m, double *row_ns,
         for (size_t i = 0; i < m->nframes; i++)
             to[i] += row_ns[i] / 1e6;
     }
+}
+
+static int glob_matches(const char *name, const char *const *globs,
+                        size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fnmatch(globs[i], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->nscopes; i++)
+        if (glob_matches(m->scopes[i].name, globs, n)) {
+            m->scopes[i].is_wait = 1;
+            k++;
+        }
+    for (size_t i = 0; i < m->nnodes; i++)
+        if (!m->nodes[i].is_root && glob_matches(m->nodes[i].name, globs, n))
+            m->nodes[i].is_wait = 1;
+    return k;
 }
 
 const char *an_meta(const an_capture *m, const char *key)

@@ -491,6 +491,13 @@ int an_huge_pages(void);
 const char *an_spill_dir(const char *tmpdir, const char *tmp,
                          const char *var_tmp);
 
+/* Mark as waits (is_wait = 1) the scope rows and call-tree nodes whose
+ * name matches one of the n shell globs (fnmatch), for a capture whose
+ * producer did not tag its waits (read_capture --wait, as capture_diff
+ * --wait; an_load does it for an_options.wait_globs). Returns how many
+ * scope rows matched. */
+size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n);
+
 /* Value of metadata key, or NULL. Borrowed from m. */
 const char *an_meta(const an_capture *m, const char *key);
 
