@@ -3845,12 +3845,13 @@ static cap_result pass_chunks(loader *L, char *detail, size_t dsz, int *used)
 }
 
 /* Whether this load may read the file in chunks: a load of the model
- * (no scan), not asked for one thread, whose values go nowhere but the
- * model. */
+ * (no scan, no --frames reread), not asked for one thread; with a
+ * summary_fn only when it can be reset (a load that must read whole
+ * after merges starts it again). */
 static int chunkable(const loader *L, int whole)
 {
     return !whole && L->o->threads != 1 && !L->visit && !L->reread &&
-           !L->o->summary_fn && !L->values_only;
+           (!L->o->summary_fn || L->o->summary_reset) && !L->values_only;
 }
 
 static cap_result pass_all(loader *L, char *detail, size_t dsz, int whole)
@@ -4277,7 +4278,10 @@ static cap_result load(an_capture **out, const char *path,
                            0, detail, detail_size);
     if (r != LOAD_WHOLE)
         return r;
-    /* the chunks could not be merged exactly: the file whole */
+    /* the chunks could not be merged exactly: the file whole (what the
+       merges gave summary_fn forgotten) */
+    if (opt && opt->summary_fn)
+        opt->summary_reset(opt->summary_ctx);
     return load_as(out, path, opt, visit, visit_ctx, src, walk_win, 1,
                    detail, detail_size);
 }

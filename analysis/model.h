@@ -119,7 +119,8 @@ typedef struct an_options {
                             tracks, damage, unnamed ids, a renamed
                             thread, a scope spanning frames across a
                             chunk's edge, a scan, --frames' reread, a
-                            summary_fn) the file is read whole as with 1
+                            summary_fn without summary_reset) the file
+                            is read whole as with 1
                             or 2. 1: the file read whole on the calling
                             thread (the reference the chunks are tested
                             against); 2 on a file read whole: a second
