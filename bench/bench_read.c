@@ -60,8 +60,11 @@
  * at every thread count (CAP_READ_THREADS), counts in turn within each of
  * --reps repetitions: scale_<report>_<N>t_wall_s (median),
  * _scopes_per_s (scopes read / wall s), _ratio (that rate over the
- * 1-thread rate of the same run), _peak_rss_mib and _identical (1: the
- * output is byte for byte the 1-thread one).
+ * 1-thread rate of the same run), _cpu_s (median user + system time:
+ * what the threads cost together), _peak_rss_mib and _identical (1: the
+ * output is byte for byte the 1-thread one). On a machine other programs
+ * keep busy the wall ratios say little: a session's threads share one
+ * scheduler group (autogroup) there.
  *
  * Usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] [--scopes N | --sizes
  *                   M,M] [--dir DIR] [--reps R] [--realistic]
@@ -408,12 +411,12 @@ static void scaling(const char *tool, const char *diff, const char *path,
                                       {"_tree", "--tree"},
                                       {"_split", "--split"},
                                       {"_over_time", "--over-time"},
-                                      {"_diff", NULL}};
+                                      {"", NULL}}; /* capture_diff */
     char name[128];
     for (int m = 0; m < 5; m++) {
         if (m == 4 && !diff)
             continue;
-        double wall[16][16] = {{0}}, rss[16] = {0};
+        double wall[16][16] = {{0}}, cpu[16][16] = {{0}}, rss[16] = {0};
         int same[16];
         for (int t = 0; t < nthreads; t++)
             same[t] = 1;
@@ -438,6 +441,7 @@ static void scaling(const char *tool, const char *diff, const char *path,
                     BENCH_DIE("%s at %d threads exited with %d", targv[0],
                               threads[t], cr.status);
                 wall[t][r] = cr.wall_s;
+                cpu[t][r] = cr.cpu_s;
                 if (cr.rss_mib > rss[t])
                     rss[t] = cr.rss_mib;
                 if (r == 0 && t == 0 && rename(out, ref) != 0)
@@ -465,6 +469,9 @@ static void scaling(const char *tool, const char *diff, const char *path,
             snprintf(name, sizeof name, "scale_%s%s_%dt_ratio%s", rep_name,
                      modes[m][0], threads[t], tag);
             bench_put(name, rate / rate1);
+            snprintf(name, sizeof name, "scale_%s%s_%dt_cpu_s%s", rep_name,
+                     modes[m][0], threads[t], tag);
+            bench_put(name, bench_median(cpu[t], (size_t)reps));
             snprintf(name, sizeof name, "scale_%s%s_%dt_peak_rss_mib%s",
                      rep_name, modes[m][0], threads[t], tag);
             bench_put(name, rss[t]);
