@@ -1135,8 +1135,14 @@ cap_result an_diff_load(an_capture **m, an_diff_sums **sums,
     memset(&j, 0, sizeof j);
     if (lo)
         j.lo = *lo;
-    if (threads > 1 && j.lo.threads == 0)
-        j.lo.threads = 1; /* a core a file */
+    if (threads > 1 && j.lo.threads == 0) { /* the cores shared out */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        const char *e = getenv("CAP_READ_THREADS");
+        if (e && atoi(e) > 0)
+            cores = atoi(e);
+        size_t each = cores > 0 ? (size_t)cores / threads : 1;
+        j.lo.threads = each > 2 ? (int)each : 2; /* chunks (model.h) */
+    }
     j.paths = paths;
     j.n = n;
     j.block0 = ao.block;

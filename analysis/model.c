@@ -1,8 +1,10 @@
 /* model.c - reduce a capture to frames, scope rows, a call tree, counters. */
 #include "model.h"
 
+#include "capture/cap_chunks.h"
 #include "capture/cap_limits.h"
-#include "report.h"
+#include "bins.h"
+#include "load/driver.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -40,6 +42,9 @@ typedef struct path_cache {
                         was none (cpu_value: a scope ending past it spans
                         frames, or began in none) */
     int in_frames, outside; /* CPU: a scope ran in a frame, in none */
+    int first_set;   /* a chunk's loader: first_end holds the end of the
+                        thread's first scope in the chunk */
+    int64_t first_end;
     /* CPU: the stack of the last scope resolved (sp, in the batch sp_gen):
      * name[0..sp_n) holds its first sp_n entries, so that a scope of that
      * batch with the same stack and depth <= sp_n has its parent at once */
@@ -137,6 +142,16 @@ typedef struct loader {
     struct kid_memo {
         uint32_t parent, key, node;
     } memo[4096];
+    /* a chunked load (pass_chunks): this loader reads one chunk */
+    int chunk;               /* 1: a chunk's loader */
+    size_t chunk_index;
+    const cap_reader *decl;  /* the footer's reader: the names of threads
+                                a chunk's blocks do not declare */
+    int inexact;             /* the chunk met what only a whole read
+                                gets right (pass_chunks reads whole) */
+    int chunked;             /* the load's: its chunks merged, chunk_st
+                                their reader statistics */
+    cap_reader_stats chunk_st;
 } loader;
 
 /* The children of one call-tree node: (kind, name id) -> node, a short
@@ -2115,6 +2130,12 @@ cpu_value_rare(loader *L, path_cache *c, long si, long f, int64_t b,
                uint32_t who, int pack, int outside)
 {
     an_capture *m = L->m;
+    /* a chunk's scope that spans frames or runs outside them, begun
+       before the chunk's first scope of its thread ended: its children
+       may have ended in an earlier chunk, whose sums by frame this
+       chunk does not hold */
+    if (L->chunk && L->chunk_index && (!c->first_set || b < c->first_end))
+        L->inexact = 1;
     size_t k = f < 0 && m->nframes && e > b ? an_frame_after(m, b) : m->nframes;
     if (f >= 0 || (k < m->nframes && m->frames[k].begin_ns < e))
         return span_values(L, c, si, f, b, e, depth, self, who, pack,
@@ -2254,6 +2275,10 @@ scope_core_in(loader *L, const hand *h, const uint32_t *stack,
         cap_stats_sat_add(&s->self_ns, self);
         if (L->o->by_path || !rec)
             cap_stats_sat_add(&s->total_ns, dur);
+    }
+    if (__builtin_expect(L->chunk, 0) && !c->first_set) {
+        c->first_set = 1;
+        c->first_end = h->end_ns;
     }
     long f = frame_near(m, h->begin_ns, c);
     /* (past --frames' budget, L->dropping: pf_note measures the lag and
@@ -2576,8 +2601,26 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
 }
 
 /* An event other than a CPU scope into the model (apply). */
+/* A chunk's loader: an event that a chunk cannot take as a whole read
+ * would (GPU spans need calibrations from earlier blocks; a thread named
+ * otherwise than at the end was renamed). */
+static void chunk_check(loader *L, const cap_event *ev)
+{
+    if (ev->kind == CAP_EV_GPU_SPAN || ev->kind == CAP_EV_GPU_TRACK)
+        L->inexact = 1;
+
+    if (ev->kind == CAP_EV_THREAD && L->decl) {
+        const char *a = ev->u.thread.name ? ev->u.thread.name : "";
+        const char *b = cap_reader_thread_name(L->decl, ev->u.thread.tid);
+        if (strcmp(a, b ? b : "") != 0)
+            L->inexact = 1;
+    }
+}
+
 __attribute__((noinline)) static int apply_other(loader *L, const cap_event *ev)
 {
+    if (L->chunk)
+        chunk_check(L, ev);
     switch (ev->kind) {
     case CAP_EV_GPU_SPAN:
         return on_gpu(L, &ev->u.gpu_span);
@@ -2785,9 +2828,15 @@ typedef struct ahead {
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id)
 {
-    if (!L->slot)
-        return kind == AN_CPU ? cap_reader_thread_name(L->r, id)
-                              : cap_reader_track_name(L->r, id);
+    if (!L->slot) {
+        const char *nm = kind == AN_CPU ? cap_reader_thread_name(L->r, id)
+                                        : cap_reader_track_name(L->r, id);
+        /* a chunk after the first: a thread declared in an earlier
+           chunk only is named as the footer names it */
+        if (!nm && L->decl && L->chunk_index && kind == AN_CPU)
+            nm = cap_reader_thread_name(L->decl, id);
+        return nm;
+    }
     for (size_t i = 0; i < L->slot->roots_n; i++)
         if (L->slot->roots[i].kind == kind && L->slot->roots[i].id == id)
             return L->slot->roots[i].off == SIZE_MAX
@@ -3316,17 +3365,13 @@ static int load_threads(const an_options *o, const char *path)
     return 2;
 }
 
-static cap_result pass_all(loader *L, char *detail, size_t dsz)
+/* Every event of L->r into the model: scopes in runs of records, the
+ * rest in batches. A chunk's loader takes damage as a reason to read
+ * whole (inexact); a load notes it and goes on. */
+static cap_result read_events(loader *L, char *detail, size_t dsz)
 {
     an_capture *m = L->m;
-    cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
-    if (res == CAP_OK) /* the file the frames were read from */
-        res = file_same(m, m->path, detail, dsz);
-    if (res != CAP_OK)
-        return res;
-    cap_reader_set_filter(L->r, 1u << CAP_EV_FRAME);
-    if (load_threads(L->o, m->path) == 2)
-        return pass_ahead(L, detail, dsz);
+    cap_result res = CAP_OK;
     enum { BATCH = 256 };
     cap_event evs[BATCH]; /* on the stack: a load of a small capture
                              allocates little */
@@ -3353,6 +3398,7 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
                 break;
             }
             if (res == CAP_E_CORRUPT || res == CAP_E_TRUNCATED) {
+                L->inexact |= L->chunk;
                 note_damage(m, L->r, res);
                 continue;
             }
@@ -3375,6 +3421,457 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz)
     }
     free(rv);
     free(stk);
+    return res;
+}
+
+static void loader_free(loader *L);
+static int sort_pf(an_scope *s);
+
+/* ---- a chunked load: the file's chunks on N threads ---------------------
+ * Each chunk (cap_chunks.h: a run of blocks that reads on its own) is
+ * loaded by a loader of its own into a model of its own, exact (its
+ * series whole), the frames borrowed from the load's first pass; the
+ * chunks' models are merged into the load's in chunk order (load/driver.h):
+ * nodes and rows in order of first appearance, sums added, each chunk's
+ * values by (row, frame) handed to pf_note frame by frame (a frame cut by
+ * a chunk's edge gets its pieces from both, summed there as one thread's
+ * pieces are), counters in order. What a chunk cannot get right alone
+ * (inexact: GPU spans, a renamed thread, damage, unnamed ids, a scope
+ * spanning frames that began before the chunk) makes the load read the
+ * file whole (LOAD_WHOLE). */
+
+/* load(): the chunks could not be merged exactly: load again, whole. */
+#define LOAD_WHOLE ((cap_result)97)
+
+typedef struct chunk_val {
+    uint32_t frame, row;
+    int64_t v;
+} chunk_val;
+
+typedef struct chunk_tid {
+    uint32_t tid, root;
+    int in_frames, outside;
+} chunk_tid;
+
+typedef struct chunk_res {
+    an_capture *m;        /* frames borrowed from the load's model */
+    uint32_t *counter_name; /* each counter's name id */
+    chunk_tid *tids;
+    size_t ntids;
+    chunk_val *vals;      /* by frame, then row */
+    size_t nvals;
+    cap_reader_stats st;
+    int64_t cpu_first;
+    int inexact;
+    cap_result res;
+    char detail[320];
+} chunk_res;
+
+typedef struct chunk_ctx {
+    loader *L;            /* the load: read only on the chunks' threads */
+    an_options co;        /* the chunks' loaders' options */
+    const cap_reader *decl;
+    uint32_t *nmap, *rmap; /* merge: chunk node / row -> the load's */
+    size_t nmap_cap, rmap_cap;
+    int inexact;
+    cap_result res;
+    char detail[320];
+} chunk_ctx;
+
+static void chunk_free(void *ctx, void *p)
+{
+    (void)ctx;
+    chunk_res *R = p;
+    if (!R)
+        return;
+    if (R->m) {
+        R->m->frames = NULL; /* borrowed */
+        R->m->frame_index = NULL;
+        an_free(R->m);
+    }
+    free(R->counter_name);
+    free(R->tids);
+    free(R->vals);
+    free(R);
+}
+
+/* A chunk's loader's results kept for the merge: its threads, its
+ * counters' names and its values by frame (counting sort; the rows'
+ * series let go). 0, or -1 when out of memory. */
+static int chunk_keep(loader *L, chunk_res *R)
+{
+    an_capture *m = L->m;
+    for (size_t i = 0; i < L->threads_cap; i++)
+        if (L->threads[i] && L->threads[i]->root != NONE)
+            R->ntids++;
+    R->tids = malloc((R->ntids ? R->ntids : 1) * sizeof *R->tids);
+    R->counter_name = malloc((m->ncounters ? m->ncounters : 1) *
+                             sizeof *R->counter_name);
+    if (!R->tids || !R->counter_name)
+        return -1;
+    for (size_t i = 0, k = 0; i < L->threads_cap; i++) {
+        const path_cache *c = L->threads[i];
+        if (c && c->root != NONE)
+            R->tids[k++] = (chunk_tid){(uint32_t)i, c->root, c->in_frames,
+                                       c->outside};
+    }
+    for (size_t i = 0; i < L->counter_of_cap; i++)
+        if (L->counter_of[i])
+            R->counter_name[L->counter_of[i] - 1] = (uint32_t)i;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t r = 0; r < m->nscopes; r++) {
+        an_scope *s = &m->scopes[r];
+        if (sort_pf(s) != 0)
+            return -1;
+        R->nvals += s->pf_n;
+        if (s->pf_n && s->pf_frame[0] < lo)
+            lo = s->pf_frame[0];
+        if (s->pf_n && s->pf_frame[s->pf_n - 1] > hi)
+            hi = s->pf_frame[s->pf_n - 1];
+    }
+    if (!R->nvals)
+        return 0;
+    size_t span = (size_t)(hi - lo) + 2;
+    size_t *at = calloc(span, sizeof *at);
+    R->vals = malloc(R->nvals * sizeof *R->vals);
+    if (!at || !R->vals) {
+        free(at);
+        return -1;
+    }
+    for (size_t r = 0; r < m->nscopes; r++)
+        for (size_t k = 0; k < m->scopes[r].pf_n; k++)
+            at[m->scopes[r].pf_frame[k] - lo + 1]++;
+    for (size_t f = 1; f < span; f++)
+        at[f] += at[f - 1];
+    for (size_t r = 0; r < m->nscopes; r++) {
+        an_scope *s = &m->scopes[r];
+        for (size_t k = 0; k < s->pf_n; k++)
+            R->vals[at[s->pf_frame[k] - lo]++] =
+                (chunk_val){s->pf_frame[k], (uint32_t)r, s->pf_self[k]};
+        free(s->pf_frame);
+        free(s->pf_self);
+        s->pf_frame = NULL;
+        s->pf_self = NULL;
+        s->pf_n = s->pf_cap = 0;
+    }
+    free(at);
+    return 0;
+}
+
+/* One chunk, on any thread (an_driver_ops.chunk). */
+static void *chunk_run(void *vctx, size_t i, const cap_chunk *ch, int fd)
+{
+    chunk_ctx *X = vctx;
+    const loader *G = X->L;
+    chunk_res *R = calloc(1, sizeof *R);
+    an_capture *m = calloc(1, sizeof *m);
+    if (!R || !m) {
+        free(R);
+        free(m);
+        return NULL;
+    }
+    R->m = m;
+    m->frames = G->m->frames;
+    m->nframes = G->m->nframes;
+    m->frame_index = G->m->frame_index;
+    m->frame_index0 = G->m->frame_index0;
+    loader L = {.m = m, .o = &X->co, .cpu_first = INT64_MAX,
+                .tree = G->tree, .cutoff_ns = G->cutoff_ns,
+                .have_cutoff = G->have_cutoff, .chunk = 1,
+                .chunk_index = i, .decl = X->decl};
+    R->res = cap_chunks_open(&L.r, fd, ch->begin, ch->end, R->detail,
+                             sizeof R->detail);
+    if (R->res == CAP_OK) {
+        cap_reader_set_filter(L.r, 1u << CAP_EV_FRAME);
+        R->res = read_events(&L, R->detail, sizeof R->detail);
+    }
+    if (R->res == CAP_OK) {
+        R->st = *cap_reader_get_stats(L.r);
+        L.inexact |= R->st.unnamed_ids != 0;
+        if (pf_flush(&L) != 0 || chunk_keep(&L, R) != 0)
+            R->res = CAP_E_NOMEM;
+    }
+    R->inexact = L.inexact;
+    R->cpu_first = L.cpu_first;
+    loader_free(&L);
+    return R;
+}
+
+static int map_room(uint32_t **p, size_t *cap, size_t n)
+{
+    return n <= *cap ? 0 : an_grow((void **)p, cap, n, sizeof **p);
+}
+
+static void stats_add(cap_reader_stats *a, const cap_reader_stats *b)
+{
+    a->chunks += b->chunks - 1; /* each chunk's reader read the META */
+    a->corrupt_chunks += b->corrupt_chunks;
+    a->unknown_chunks += b->unknown_chunks;
+    a->scopes += b->scopes;
+    a->frames += b->frames;
+    a->gpu_spans += b->gpu_spans;
+    a->gpu_unmeasured += b->gpu_unmeasured;
+    a->gpu_invalid += b->gpu_invalid;
+    a->gpu_untimed_frames += b->gpu_untimed_frames;
+    a->dropped_scopes += b->dropped_scopes;
+    a->closed_at_end += b->closed_at_end;
+    a->clock_backwards += b->clock_backwards;
+    a->stray_ends += b->stray_ends;
+}
+
+/* A chunk's call tree and rows into the load's (X->nmap, X->rmap). */
+static int merge_tree(chunk_ctx *X, const an_capture *c)
+{
+    loader *G = X->L;
+    an_capture *m = G->m;
+    if (map_room(&X->nmap, &X->nmap_cap, c->nnodes) != 0 ||
+        map_room(&X->rmap, &X->rmap_cap, c->nscopes) != 0)
+        return -1;
+    for (size_t k = 0; k < c->nnodes; k++) {
+        const an_node *n = &c->nodes[k];
+        uint32_t g = n->is_root ? root_get(m, n->kind, n->name)
+                                : node_get(G, X->nmap[n->parent], n->kind,
+                                           n->name_id);
+        if (g == NONE)
+            return -1;
+        X->nmap[k] = g;
+        an_node *gn = &m->nodes[g];
+        gn->calls += n->calls;
+        cap_stats_sat_add(&gn->total_ns, n->total_ns);
+        cap_stats_sat_add(&gn->self_ns, n->self_ns);
+    }
+    for (size_t r = 0; r < c->nscopes; r++) {
+        const an_scope *s = &c->scopes[r];
+        uint32_t key = G->o->by_path ? X->nmap[s->name_id] : s->name_id;
+        long g = s->kind == AN_CPU && !G->o->by_path ? cpu_row(G, key)
+                                                     : scope_get(m, s->kind,
+                                                                 key);
+        if (g < 0)
+            return -1;
+        X->rmap[r] = (uint32_t)g;
+        if (!G->tree || s->kind == AN_GPU) {
+            an_scope *gs = &m->scopes[g];
+            gs->calls += s->calls;
+            cap_stats_sat_add(&gs->total_ns, s->total_ns);
+            cap_stats_sat_add(&gs->self_ns, s->self_ns);
+        }
+    }
+    for (size_t k = 0; k < c->nnodes; k++)
+        if (c->nodes[k].row1 && !m->nodes[X->nmap[k]].row1)
+            m->nodes[X->nmap[k]].row1 = X->rmap[c->nodes[k].row1 - 1] + 1;
+    for (size_t i = 0; i < c->nthreads; i++)
+        if (add_name(&m->threads, &m->nthreads, c->threads[i]) != 0)
+            return -1;
+    for (size_t i = 0; i < c->ntracks; i++)
+        if (add_name(&m->tracks, &m->ntracks, c->tracks[i]) != 0)
+            return -1;
+    return 0;
+}
+
+/* A chunk's counters after the load's (in order of first appearance). */
+static int merge_counters(loader *G, const chunk_res *R)
+{
+    an_capture *m = G->m;
+    for (size_t j = 0; j < R->m->ncounters; j++) {
+        const an_counter *cc = &R->m->counters[j];
+        uint32_t id = R->counter_name[j];
+        if (id >= G->counter_of_cap) {
+            size_t was = G->counter_of_cap;
+            if (map_room(&G->counter_of, &G->counter_of_cap,
+                         (size_t)id + 1) != 0)
+                return -1;
+            memset(G->counter_of + was, 0,
+                   (G->counter_of_cap - was) * sizeof *G->counter_of);
+        }
+        if (!G->counter_of[id]) {
+            an_counter *p = realloc(m->counters,
+                                    (m->ncounters + 1) * sizeof *p);
+            if (!p)
+                return -1;
+            m->counters = p;
+            memset(&p[m->ncounters], 0, sizeof *p);
+            G->counter_of[id] = (uint32_t)++m->ncounters;
+        }
+        an_counter *gc = &m->counters[G->counter_of[id] - 1];
+        if (cc->n && an_grow((void **)&gc->s, &gc->cap, gc->n + cc->n,
+                             sizeof *gc->s) != 0)
+            return -1;
+        if (cc->n)
+            memcpy(gc->s + gc->n, cc->s, cc->n * sizeof *gc->s);
+        gc->n += cc->n;
+    }
+    return 0;
+}
+
+/* Chunk R into the load's model (in chunk order). 0, or -1 out of
+ * memory. */
+static int merge_chunk(chunk_ctx *X, const chunk_res *R)
+{
+    loader *G = X->L;
+    an_capture *m = G->m;
+    const an_capture *c = R->m;
+    if (merge_tree(X, c) != 0 || merge_counters(G, R) != 0)
+        return -1;
+    for (size_t i = 0; i < R->ntids; i++) {
+        const chunk_tid *t = &R->tids[i];
+        path_cache *pc = cache_for(&G->threads, &G->threads_cap, t->tid);
+        if (!pc)
+            return -1;
+        if (pc->root == NONE)
+            pc->root = X->nmap[t->root];
+        pc->in_frames |= t->in_frames;
+        pc->outside |= t->outside;
+    }
+    for (int w = 0; w < 3; w++)
+        cap_stats_sat_add(&m->outside_ns[w], c->outside_ns[w]);
+    m->cpu_events += c->cpu_events;
+    m->gpu_events += c->gpu_events;
+    if (c->cpu_events && c->last_ns > m->last_ns)
+        m->last_ns = c->last_ns;
+    if (R->cpu_first < G->cpu_first)
+        G->cpu_first = R->cpu_first;
+    stats_add(&G->chunk_st, &R->st);
+    for (size_t i = 0; i < R->nvals; i++)
+        if (pf_note(G, (long)X->rmap[R->vals[i].row], (long)R->vals[i].frame,
+                    R->vals[i].v, 0) != 0)
+            return -1;
+    return 0;
+}
+
+/* an_driver_ops.merge: 0 goes on; 1 a chunk's error (X->res); 2 inexact;
+ * 3 out of memory. */
+static int chunk_merge(void *vctx, size_t i, void *p)
+{
+    (void)i;
+    chunk_ctx *X = vctx;
+    chunk_res *R = p;
+    int rc = 0;
+    if (R->res != CAP_OK) {
+        X->res = R->res;
+        snprintf(X->detail, sizeof X->detail, "%s", R->detail);
+        rc = 1;
+    } else if (R->inexact) {
+        X->inexact = 1;
+        rc = 2;
+    } else if (merge_chunk(X, R) != 0) {
+        rc = 3;
+    }
+    chunk_free(X, R);
+    return rc;
+}
+
+/* The footer's reader (the names of every thread, the footer's
+ * statistics), read to its end: NULL when it cannot be read or declares
+ * a GPU track (its spans need the blocks before them: read whole). */
+static cap_reader *footer_reader(int fd, const cap_chunk_plan *plan)
+{
+    cap_reader *r;
+    if (cap_chunks_open(&r, fd, plan->footer_offset, 0, NULL, 0) != CAP_OK)
+        return NULL;
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK)
+        if (ev.kind != CAP_EV_THREAD)
+            break;
+    for (uint32_t t = 0; res == CAP_DONE && t < CAP_MAX_TRACKS; t++)
+        if (cap_reader_track_name(r, t))
+            res = CAP_E_LIMIT; /* a GPU track: whole */
+    if (res != CAP_DONE) {
+        cap_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* CAP_READ_CHUNK_BYTES=N sets the least bytes of a chunk (tests: 1, a
+ * block a chunk). 256 KiB: a producer's block (1 MiB raw, about 300 KiB
+ * of file for bench_read's realistic capture) a chunk. On realistic 10 M
+ * (58 blocks), 2 threads: with 2 MiB chunks (9) the CPU time went from
+ * 1.12 s on one thread to 1.78 s on two and the calling thread held
+ * 0.91 s; with 512 KiB (29) 0.86 -> 1.00 s, 0.52 s; a block a chunk
+ * 0.84 -> 0.87 s, 0.44 s (smaller models, each in cache; peak RSS 26
+ * MiB against 37 read whole). */
+#define CHUNK_BYTES ((uint64_t)256 << 10)
+
+/* The chunked load, where the file allows it: *used 1 when it ran (its
+ * result returned; LOAD_WHOLE: read whole), 0 when the file must be read
+ * whole (nothing done). */
+static cap_result pass_chunks(loader *L, char *detail, size_t dsz, int *used)
+{
+    an_capture *m = L->m;
+    *used = 0;
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return CAP_OK;
+    cap_chunk_plan plan;
+    cap_reader *tail = NULL;
+    cap_result res = cap_chunks_plan(fd, env_size("CAP_READ_CHUNK_BYTES",
+                                                  CHUNK_BYTES), &plan);
+    if (res == CAP_OK && plan.n)
+        tail = footer_reader(fd, &plan);
+    if (res == CAP_OK && tail)
+        res = file_same(m, m->path, detail, dsz);
+    if (res != CAP_OK || !tail) {
+        cap_reader_close(tail);
+        cap_chunks_free(&plan);
+        close(fd);
+        if (res != CAP_OK)
+            *used = 1;
+        return res;
+    }
+    *used = 1;
+    chunk_ctx X = {.L = L, .co = *L->o, .decl = tail, .res = CAP_OK};
+    X.co.progress = NULL;
+    X.co.series_budget = 0;
+    L->chunk_st = *cap_reader_get_stats(tail);
+    static const an_driver_ops ops = {chunk_run, chunk_merge, chunk_free};
+    int rc = an_drive(fd, &plan, an_driver_threads(L->o->threads), &ops, &X);
+    close(fd);
+    cap_chunks_free(&plan);
+    free(X.nmap);
+    free(X.rmap);
+    L->r = tail; /* names, metadata, the footer's statistics */
+    L->chunked = 1;
+    if (rc == 1) {
+        snprintf(detail, dsz, "%s", X.detail);
+        return X.res;
+    }
+    if (rc == 2)
+        return LOAD_WHOLE;
+    if (rc != 0)
+        return CAP_E_NOMEM;
+    progress(L, "", 1);
+    return CAP_OK;
+}
+
+/* Whether this load may read the file in chunks: a load of the model
+ * (no scan, no --frames reread), not asked for one thread; with a
+ * summary_fn only when it can be reset (a load that must read whole
+ * after merges starts it again). */
+static int chunkable(const loader *L, int whole)
+{
+    return !whole && L->o->threads != 1 && !L->visit && !L->reread &&
+           (!L->o->summary_fn || L->o->summary_reset) && !L->values_only;
+}
+
+static cap_result pass_all(loader *L, char *detail, size_t dsz, int whole)
+{
+    an_capture *m = L->m;
+    if (chunkable(L, whole)) {
+        int used;
+        cap_result res = pass_chunks(L, detail, dsz, &used);
+        if (used)
+            return res;
+    }
+    cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
+    if (res == CAP_OK) /* the file the frames were read from */
+        res = file_same(m, m->path, detail, dsz);
+    if (res != CAP_OK)
+        return res;
+    cap_reader_set_filter(L->r, 1u << CAP_EV_FRAME);
+    if (load_threads(L->o, m->path) == 2)
+        return pass_ahead(L, detail, dsz);
+    res = read_events(L, detail, dsz);
     if (res == CAP_OK)
         progress(L, "", 1);
     return res;
@@ -3559,6 +4056,24 @@ static int split_pops(an_capture *m)
  * leave out its recursive nodes (an ancestor has the name: counted at the
  * outermost). Every value is >= 0 and the sums saturate, so the order of
  * the additions does not change them. */
+/* The --over-time bin of each frame, by its begin (as
+ * an_over_time_frame_bins, report.h, bins them), and how many bins. */
+static size_t frame_bins(const an_capture *m, int bins, double bin_seconds,
+                         uint16_t *bin_of)
+{
+    size_t n = m->nframes;
+    if (!n)
+        return 0;
+    int64_t t0 = m->frames[0].begin_ns;
+    double width;
+    bins = an_bins_choose(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
+                          bin_seconds, &width);
+    for (size_t i = 0; i < n; i++)
+        bin_of[i] = (uint16_t)an_bins_index(
+            an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
+    return (size_t)bins;
+}
+
 static void rows_from_nodes(loader *L)
 {
     an_capture *m = L->m;
@@ -3574,10 +4089,11 @@ static void rows_from_nodes(loader *L)
     }
 }
 
-static cap_result load(an_capture **out, const char *path,
-                       const an_options *opt, an_series_fn visit,
-                       void *visit_ctx, const an_capture *src,
-                       uint32_t walk_win, char *detail, size_t detail_size)
+static cap_result load_as(an_capture **out, const char *path,
+                          const an_options *opt, an_series_fn visit,
+                          void *visit_ctx, const an_capture *src,
+                          uint32_t walk_win, int whole, char *detail,
+                          size_t detail_size)
 {
     static const an_options defaults;
     *out = NULL;
@@ -3645,9 +4161,8 @@ static cap_result load(an_capture **out, const char *path,
         if (!m->ot_bin)
             res = CAP_E_NOMEM;
         else
-            m->ot_nbins = an_over_time_frame_bins(m, L.o->ot_bins,
-                                                  L.o->ot_bin_seconds,
-                                                  m->ot_bin);
+            m->ot_nbins = frame_bins(m, L.o->ot_bins, L.o->ot_bin_seconds,
+                                     m->ot_bin);
         if (m->ot_nbins > AN_OT_HINT_MAX_BINS) { /* too many histograms */
             free(m->ot_bin);
             m->ot_bin = NULL;
@@ -3660,7 +4175,7 @@ static cap_result load(an_capture **out, const char *path,
     m->cutoff_ns = L.cutoff_ns;
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
-        res = pass_all(&L, detail, detail_size);
+        res = pass_all(&L, detail, detail_size, whole);
     if (L.tree)
         rows_from_nodes(&L);
     if (res == CAP_OK && visit) /* a second read: the same file throughout */
@@ -3670,7 +4185,7 @@ static cap_result load(an_capture **out, const char *path,
     if (m->cpu_events)
         m->first_ns = L.cpu_first;
     if (res == CAP_OK) {
-        m->st = *cap_reader_get_stats(L.r);
+        m->st = L.chunked ? L.chunk_st : *cap_reader_get_stats(L.r);
         cap_reader_version(L.r, &m->major, &m->minor);
         m->origin_unix_ns = cap_reader_origin_unix_ns(L.r);
         m->clock_source = xstrdup(cap_reader_clock_source(L.r));
@@ -3710,29 +4225,7 @@ static cap_result load(an_capture **out, const char *path,
                 m->last_ns = m->frames[m->nframes - 1].end_ns;
         }
     }
-    cap_reader_close(L.r);
-    for (size_t i = 0; i < L.threads_cap; i++) {
-        if (L.threads[i]) {
-            free(L.threads[i]->pieces);
-            free(L.threads[i]->kid);
-        }
-        free(L.threads[i]);
-    }
-    free(L.threads);
-    for (size_t i = 0; i < L.tracks_cap; i++)
-        free(L.tracks[i]);
-    free(L.tracks);
-    free(L.counter_of);
-    free(L.row_of);
-    for (size_t i = 0; i < L.kids_cap; i++) {
-        free(L.kids[i].e);
-        free(L.kids[i].ht);
-    }
-    free(L.kids);
-    free(L.acc);
-    free(L.name_wait);
-    free(L.row_wait);
-    win_free(&L);
+    loader_free(&L);
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)
             snprintf(detail, detail_size, "out of memory");
@@ -3745,6 +4238,52 @@ static cap_result load(an_capture **out, const char *path,
     }
     *out = m;
     return CAP_OK;
+}
+
+/* Everything a loader holds but its model (its reader closed). */
+static void loader_free(loader *L)
+{
+    cap_reader_close(L->r);
+    L->r = NULL;
+    for (size_t i = 0; i < L->threads_cap; i++) {
+        if (L->threads[i]) {
+            free(L->threads[i]->pieces);
+            free(L->threads[i]->kid);
+        }
+        free(L->threads[i]);
+    }
+    free(L->threads);
+    for (size_t i = 0; i < L->tracks_cap; i++)
+        free(L->tracks[i]);
+    free(L->tracks);
+    free(L->counter_of);
+    free(L->row_of);
+    for (size_t i = 0; i < L->kids_cap; i++) {
+        free(L->kids[i].e);
+        free(L->kids[i].ht);
+    }
+    free(L->kids);
+    free(L->acc);
+    free(L->name_wait);
+    free(L->row_wait);
+    win_free(L);
+}
+
+static cap_result load(an_capture **out, const char *path,
+                       const an_options *opt, an_series_fn visit,
+                       void *visit_ctx, const an_capture *src,
+                       uint32_t walk_win, char *detail, size_t detail_size)
+{
+    cap_result r = load_as(out, path, opt, visit, visit_ctx, src, walk_win,
+                           0, detail, detail_size);
+    if (r != LOAD_WHOLE)
+        return r;
+    /* the chunks could not be merged exactly: the file whole (what the
+       merges gave summary_fn forgotten) */
+    if (opt && opt->summary_fn)
+        opt->summary_reset(opt->summary_ctx);
+    return load_as(out, path, opt, visit, visit_ctx, src, walk_win, 1,
+                   detail, detail_size);
 }
 
 /* m's frames came from a 3.1 footer's list and its load found damage:
@@ -4299,6 +4838,29 @@ void an_cpu_frame_sums(const an_capture *m, double *row_ns,
         for (size_t i = 0; i < m->nframes; i++)
             to[i] += row_ns[i] / 1e6;
     }
+}
+
+static int glob_matches(const char *name, const char *const *globs,
+                        size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fnmatch(globs[i], name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->nscopes; i++)
+        if (glob_matches(m->scopes[i].name, globs, n)) {
+            m->scopes[i].is_wait = 1;
+            k++;
+        }
+    for (size_t i = 0; i < m->nnodes; i++)
+        if (!m->nodes[i].is_root && glob_matches(m->nodes[i].name, globs, n))
+            m->nodes[i].is_wait = 1;
+    return k;
 }
 
 const char *an_meta(const an_capture *m, const char *key)

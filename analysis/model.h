@@ -109,11 +109,25 @@ typedef struct an_options {
                             begin + skip_seconds */
     int by_path;         /* scope rows keyed by call path, not by name */
     FILE *progress;      /* progress lines (a terminal), or NULL */
-    int threads;         /* 1: load on the calling thread; 2: a second
+    int threads;         /* 0 or N >= 2: a file with a footer's block
+                            index is read in chunks (cap_chunks.h) on N
+                            threads (0: CAP_READ_THREADS, else the
+                            machine's cores; load/driver.h), merged in
+                            chunk order: the same model whatever the
+                            number of threads. Where chunks cannot be
+                            merged exactly (a stream, no index, GPU
+                            tracks, damage, unnamed ids, a renamed
+                            thread, a scope spanning frames across a
+                            chunk's edge, a scan, --frames' reread, a
+                            summary_fn without summary_reset) the file
+                            is read whole as with 1
+                            or 2. 1: the file read whole on the calling
+                            thread (the reference the chunks are tested
+                            against); 2 on a file read whole: a second
                             thread reads and decodes ahead (same model,
-                            byte for byte); 0: 2 for files over 8 MiB on a
-                            machine of 2 cores or more, unless the
-                            environment sets CAP_READ_THREADS=1 or 2 */
+                            byte for byte), and 0 does so for files over
+                            8 MiB on a machine of 2 cores or more, unless
+                            CAP_READ_THREADS is 1 */
     size_t series_budget; /* 0: keep every row's self time in every frame
                             (memory grows with rows x frames; what
                             capture_diff, --frames and the fleet need).
@@ -477,6 +491,13 @@ int an_huge_pages(void);
  * else tmp. Returns one of the three pointers; nothing allocated. */
 const char *an_spill_dir(const char *tmpdir, const char *tmp,
                          const char *var_tmp);
+
+/* Mark as waits (is_wait = 1) the scope rows and call-tree nodes whose
+ * name matches one of the n shell globs (fnmatch), for a capture whose
+ * producer did not tag its waits (read_capture --wait, as capture_diff
+ * --wait; an_load does it for an_options.wait_globs). Returns how many
+ * scope rows matched. */
+size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n);
 
 /* Value of metadata key, or NULL. Borrowed from m. */
 const char *an_meta(const an_capture *m, const char *key);

@@ -55,28 +55,6 @@ void an_over_time_free(an_over_time *ot)
 }
 
 /* Bin count and width (ns) for the options, over a span of `span` ns. */
-static int choose_bins(double span, int bins, double bin_seconds,
-                       double *width)
-{
-    if (bin_seconds > 0) {
-        *width = bin_seconds * 1e9;
-        double want = ceil(span / *width);
-        if (want > AN_OT_MAX_BINS) { /* a long capture, or a crafted one */
-            want = AN_OT_MAX_BINS;
-            *width = span / want;
-        }
-        return want < 1 ? 1 : (int)want;
-    }
-    if (bins > AN_OT_MAX_BINS)
-        bins = AN_OT_MAX_BINS;
-    if (bins < 1)
-        bins = 10;
-    *width = span / bins;
-    if (*width <= 0)
-        *width = 1;
-    return bins;
-}
-
 /* A time in ns computed in double, clamped to int64 (crafted files put
  * times anywhere). */
 static int64_t to_ns(double t)
@@ -84,11 +62,6 @@ static int64_t to_ns(double t)
     if (!(t > -9.2e18))
         return INT64_MIN;
     return t < 9.2e18 ? (int64_t)t : INT64_MAX;
-}
-
-static size_t bin_index(double x, int bins)
-{
-    return x >= (double)bins || !(x >= 0) ? (size_t)bins - 1 : (size_t)x;
 }
 
 /* The top `max` scopes by self time (self time > 0) among those whose
@@ -427,10 +400,10 @@ size_t an_over_time_frame_bins(const an_capture *m, int bins,
         return 0;
     int64_t t0 = m->frames[0].begin_ns;
     double width;
-    bins = choose_bins(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
+    bins = an_bins_choose(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
                        bin_seconds, &width);
     for (size_t i = 0; i < n; i++)
-        bin_of[i] = (uint16_t)bin_index(
+        bin_of[i] = (uint16_t)an_bins_index(
             an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
     return (size_t)bins;
 }
@@ -585,7 +558,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
     an_summary *approx = NULL;
     int64_t t0 = m->frames[0].begin_ns;
     double width;
-    bins = choose_bins(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
+    bins = an_bins_choose(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
                        bin_seconds, &width);
     ot->nbins = bins;
     ot->width_s = width / 1e9;
@@ -605,7 +578,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
         goto done;
     _Static_assert(2 * AN_OT_MAX_BINS <= UINT16_MAX, "a frame's cell");
     for (size_t i = 0; i < n; i++) {
-        bin_of[i] = (uint16_t)bin_index(
+        bin_of[i] = (uint16_t)an_bins_index(
             an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
         ot->bins[bin_of[i]].frames++;
     }
@@ -796,7 +769,7 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             const an_sample *s = &m->counters[c].s[i];
             if (s->time_ns < t0 || s->time_ns > t1)
                 continue;
-            size_t b = bin_index(an_elapsed_ns(t0, s->time_ns) / width, bins);
+            size_t b = an_bins_index(an_elapsed_ns(t0, s->time_ns) / width, bins);
             C->mean[b] += s->value;
             C->samples[b]++;
             if (G == 2) {

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bins.h"
 #include "evidence.h"
 #include "model.h"
 #include "verdict.h"
@@ -71,11 +72,7 @@ cap_result an_series_summaries(const an_capture *m, const uint32_t *group_of,
 
 /* ---- waits ------------------------------------------------------------- */
 
-/* Mark as waits (is_wait = 1) the scope rows and call-tree nodes whose
- * name matches one of the n shell globs (fnmatch), for a capture whose
- * producer did not tag its waits (read_capture --wait, as capture_diff
- * --wait). Returns how many scope rows matched. */
-size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n);
+/* an_mark_waits: model.h (the load marks them too). */
 
 /* ---- totals and time outside frames ------------------------------------ */
 
@@ -250,7 +247,6 @@ void an_split_free(an_split *s);
 
 /* ---- over time --------------------------------------------------------- */
 
-#define AN_OT_MAX_BINS 1000  /* never more bins than this */
 #define AN_OT_TOP 8          /* top work scopes followed over time */
 #define AN_OT_TOP_WAITS 4    /* and top wait scopes */
 
@@ -423,9 +419,9 @@ typedef struct an_frames_sink {
 cap_result an_frames_walk(const an_capture *m, const an_frames *f,
                           const an_frames_sink *sink);
 
-/* The writers, under the former names capture_diff and diff.c still use
+/* The writers (render/render.h, which includes this header: include it
+ * for them), under the former names capture_diff and diff.c still use
  * (kept until their owner moves to the an_ names). */
-#include "render/render.h"
 #define rep_warnings an_text_warnings
 #define rep_csv_field an_csv_field
 

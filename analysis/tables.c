@@ -1,6 +1,5 @@
 /* tables.c - the ranking, the call tree, frame statistics, the per-frame
  * table and the totals every share divides by (report.h). */
-#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,28 +106,6 @@ cap_result an_series_summaries(const an_capture *m, const uint32_t *group_of,
     free(slot_of);
     free(gn);
     return rc;
-}
-
-static int matches(const char *name, const char *const *globs, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (fnmatch(globs[i], name, 0) == 0)
-            return 1;
-    return 0;
-}
-
-size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < m->nscopes; i++)
-        if (matches(m->scopes[i].name, globs, n)) {
-            m->scopes[i].is_wait = 1;
-            k++;
-        }
-    for (size_t i = 0; i < m->nnodes; i++)
-        if (!m->nodes[i].is_root && matches(m->nodes[i].name, globs, n))
-            m->nodes[i].is_wait = 1;
-    return k;
 }
 
 void an_totals_compute(const an_capture *m, an_totals *t)

@@ -55,9 +55,20 @@
  * left out, and the figures to read are read*_peak_rss_mib_realistic_*
  * (issue 12: at most 64 MiB at 10, 100 and 300 M scopes).
  *
+ * With --threads 1,N,... (issue 41) only the scaling figures are made:
+ * the ranking, --tree, --split, --over-time and capture_diff A A, each
+ * at every thread count (CAP_READ_THREADS), counts in turn within each of
+ * --reps repetitions: scale_<report>_<N>t_wall_s (median),
+ * _scopes_per_s (scopes read / wall s), _ratio (that rate over the
+ * 1-thread rate of the same run), _cpu_s (median user + system time:
+ * what the threads cost together), _peak_rss_mib and _identical (1: the
+ * output is byte for byte the 1-thread one). On a machine other programs
+ * keep busy the wall ratios say little: a session's threads share one
+ * scheduler group (autogroup) there.
+ *
  * Usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] [--scopes N | --sizes
  *                   M,M] [--dir DIR] [--reps R] [--realistic]
- *                   [--format-major 1|2|3]
+ *                   [--format-major 1|2|3] [--threads 1,N,...]
  *   --format-major: the format the captures are written in, 3.0 (the
  *   writer's default, SCOPES_E), 2.0 or 1.x, into files named ...-f3.cap,
  *   ...-v2.cap (the name 2.0 captures had when 2.0 was the default, so
@@ -383,6 +394,94 @@ static void report(const char *prefix, child_result cr, uint64_t scopes,
     }
 }
 
+static int same_file(const char *a, const char *b);
+
+/* --threads: each report (the ranking, --tree, --split, --over-time, and
+ * capture_diff A A when given) at each thread count (CAP_READ_THREADS),
+ * the counts taken in turn within each repetition so that a machine's
+ * load drifting touches them alike; the median wall time a count, its
+ * rate (scopes read / wall s), its ratio to the 1-thread rate of this
+ * same run, its peak RSS, and whether its output is byte for byte the
+ * 1-thread one. */
+static void scaling(const char *tool, const char *diff, const char *path,
+                    const char *dir, uint64_t n, const char *tag,
+                    const int *threads, int nthreads, int reps)
+{
+    static const char *modes[5][2] = {{"", NULL},
+                                      {"_tree", "--tree"},
+                                      {"_split", "--split"},
+                                      {"_over_time", "--over-time"},
+                                      {"", NULL}}; /* capture_diff */
+    char name[128];
+    for (int m = 0; m < 5; m++) {
+        if (m == 4 && !diff)
+            continue;
+        double wall[16][16] = {{0}}, cpu[16][16] = {{0}}, rss[16] = {0};
+        int same[16];
+        for (int t = 0; t < nthreads; t++)
+            same[t] = 1;
+        char ref[600];
+        snprintf(ref, sizeof ref, "%s/bench-scale-ref.txt", dir);
+        for (int r = 0; r < reps; r++) {
+            for (int t = 0; t < nthreads; t++) {
+                char th[16], out[600];
+                snprintf(th, sizeof th, "%d", threads[t]);
+                snprintf(out, sizeof out, "%s/bench-scale-%d.txt", dir,
+                         threads[t]);
+                char *targv[5] = {(char *)(m == 4 ? diff : tool), NULL,
+                                  NULL, NULL, NULL};
+                int a = 1;
+                if (modes[m][1])
+                    targv[a++] = (char *)modes[m][1];
+                targv[a++] = (char *)path;
+                if (m == 4)
+                    targv[a++] = (char *)path;
+                child_result cr = run_child_env(targv, out, th);
+                if (cr.status != 0)
+                    BENCH_DIE("%s at %d threads exited with %d", targv[0],
+                              threads[t], cr.status);
+                wall[t][r] = cr.wall_s;
+                cpu[t][r] = cr.cpu_s;
+                if (cr.rss_mib > rss[t])
+                    rss[t] = cr.rss_mib;
+                if (r == 0 && t == 0 && rename(out, ref) != 0)
+                    BENCH_DIE("rename %s: %s", out, strerror(errno));
+                else if (r || t)
+                    same[t] &= same_file(ref, out);
+                unlink(out);
+            }
+        }
+        unlink(ref);
+        uint64_t scopes = m == 4 ? 2 * n : n;
+        double rate1 = 0;
+        for (int t = 0; t < nthreads; t++) {
+            double w = bench_median(wall[t], (size_t)reps);
+            double rate = (double)scopes / w;
+            if (t == 0)
+                rate1 = rate;
+            const char *rep_name = m == 4 ? "capture_diff" : "read";
+            snprintf(name, sizeof name, "scale_%s%s_%dt_wall_s%s", rep_name,
+                     modes[m][0], threads[t], tag);
+            bench_put(name, w);
+            snprintf(name, sizeof name, "scale_%s%s_%dt_scopes_per_s%s",
+                     rep_name, modes[m][0], threads[t], tag);
+            bench_put(name, rate);
+            snprintf(name, sizeof name, "scale_%s%s_%dt_ratio%s", rep_name,
+                     modes[m][0], threads[t], tag);
+            bench_put(name, rate / rate1);
+            snprintf(name, sizeof name, "scale_%s%s_%dt_cpu_s%s", rep_name,
+                     modes[m][0], threads[t], tag);
+            bench_put(name, bench_median(cpu[t], (size_t)reps));
+            snprintf(name, sizeof name, "scale_%s%s_%dt_peak_rss_mib%s",
+                     rep_name, modes[m][0], threads[t], tag);
+            bench_put(name, rss[t]);
+            snprintf(name, sizeof name, "scale_%s%s_%dt_identical%s",
+                     rep_name, modes[m][0], threads[t], tag);
+            bench_put(name, same[t]);
+        }
+    }
+}
+
 static int same_file(const char *a, const char *b)
 {
     FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
@@ -406,7 +505,7 @@ int main(int argc, char **argv)
         return child_read(argv[2], argv[3]);
     const char *tool = NULL, *diff = NULL, *dir = ".";
     uint64_t scopes = 100000000, sizes[8];
-    int nsizes = 0, reps = 3;
+    int nsizes = 0, reps = 3, threads[16], nthreads = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--scopes") == 0 && i + 1 < argc) {
             scopes = strtoull(argv[++i], NULL, 10);
@@ -424,6 +523,19 @@ int main(int argc, char **argv)
             format_major = (unsigned)atoi(argv[++i]);
             if (format_major < 1 || format_major > 3)
                 BENCH_DIE("--format-major: 1, 2 or 3");
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            for (char *p = argv[++i]; *p && nthreads < 16;) {
+                threads[nthreads++] = (int)strtol(p, &p, 10);
+                if (threads[nthreads - 1] < 1)
+                    BENCH_DIE("--threads: counts of 1 or more");
+                if (*p == ',')
+                    p++;
+                else
+                    break;
+            }
+            if (threads[0] != 1)
+                BENCH_DIE("--threads: the first count is 1 (the ratios' "
+                          "base)");
         } else if (strcmp(argv[i], "--realistic") == 0) {
             realistic = 1;
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
@@ -435,7 +547,8 @@ int main(int argc, char **argv)
         } else {
             BENCH_DIE("usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] "
                       "[--scopes N | --sizes M,M,...] [--dir DIR] [--reps R] "
-                      "[--realistic] [--format-major 1|2|3]");
+                      "[--realistic] [--format-major 1|2|3] "
+                      "[--threads 1,N,...]");
         }
     }
     if (!format_major)
@@ -479,6 +592,13 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "read_scopes%s", tag);
         bench_put(name, (double)n);
 
+        if (nthreads) { /* the scaling figures alone */
+            if (!tool)
+                BENCH_DIE("--threads needs READ_CAPTURE");
+            scaling(tool, diff, path, dir, n, tag, threads, nthreads,
+                    reps < 16 ? reps : 16);
+            continue;
+        }
         char *floor_argv[] = {self_exe, "--child", "floor", path, NULL};
         child_result fl = run_child(floor_argv, 1);
         snprintf(prefix, sizeof prefix, "read_floor%s", tag);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "diff.h"
+#include "render/render.h"
 #include "render/svg.h"
 #include "report.h"
 #include "tool_args.h"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "diff.h"
+#include "render.h"
 #include "report.h"
 
 static void num(FILE *f, double v, const char *fmt)

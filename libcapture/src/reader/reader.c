@@ -20,6 +20,7 @@
 
 #include "capture/cap_limits.h"
 #include "format/format.h"
+#include "range.h"
 #include "round_ns.h"
 
 /* Streaming stores for cap_reader_stream_records: x86-64 has them in its
@@ -243,6 +244,8 @@ struct cap_reader {
     uint64_t gpu_frame;
 
     cap_reader_stats st;
+    uint64_t range_end; /* cap__reader_range: no chunk read at or past it
+                           (0: none) */
 };
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -2461,6 +2464,10 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             }
             return CAP_DONE;
         }
+        if (r->range_end && r->off >= r->range_end) { /* a chunk's end */
+            finish(r);
+            return CAP_DONE;
+        }
         block_clock_reset(r);
         capf_chunk_header h;
         size_t raw_len;
@@ -3025,4 +3032,19 @@ uint64_t cap_reader_offset(const cap_reader *r)
 uint64_t cap_reader_file_size(const cap_reader *r)
 {
     return r ? r->size : 0;
+}
+
+cap_result cap__reader_range(cap_reader *r, uint64_t begin, uint64_t end)
+{
+    if (!r || r->stream || r->st.chunks != 1 || r->state != ST_NONE ||
+        begin < r->off || (end && end < begin) || begin > r->size)
+        return CAP_E_MISUSE;
+    if (fseeko(r->f, (off_t)begin, SEEK_SET) != 0) {
+        set_detail(r, "cannot seek to offset %llu: %s",
+                   (unsigned long long)begin, strerror(errno));
+        return CAP_E_IO;
+    }
+    r->off = begin;
+    r->range_end = end;
+    return CAP_OK;
 }
