@@ -67,7 +67,8 @@ static inline int se_bits_room(se_bits *b)
     return capf_buf_reserve(b->buf, 16);
 }
 
-static int se_add_name(capc_scopes_enc *w, uint32_t id, size_t *nn, uint64_t gen)
+static int se_add_name(capc_scopes_enc *w, uint32_t id, size_t *nn,
+                       uint64_t gen)
 {
     capc_sc_name *nm = name_slot(w, id);
     if (!nm)
@@ -173,7 +174,8 @@ static int se_out_byte(capf_buf *o, uint8_t b)
  * memory; or 1, nothing written, where the section repeats itself
  * (scopes_repeat's test, made on the same events in pass 1) and is
  * better written plain. */
-int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t, const capc_scopes_src *th)
+int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
+                      const capc_scopes_src *th)
 {
     uint64_t gen = sr_pass(w);
     if (!gen)
@@ -241,7 +243,8 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t, const capc_scopes_src *th
         prev = w->se_names[i];
         for (int k = 0; k < 2; k++) {
             double sd = nm->sr_n[k]
-                            ? 1.2533 * (double)nm->se_dev[k] / (double)nm->sr_n[k]
+                            ? 1.2533 * (double)nm->se_dev[k] /
+                                  (double)nm->sr_n[k]
                             : 0;
             if (sd < 4) {
                 nm->se_k[k] = 0;
@@ -285,7 +288,8 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t, const capc_scopes_src *th
         capf_cur o = {th->open.data, th->open.data + th->open.len, 0};
         uint32_t depth = (uint32_t)capf_cur_varint(&o);
         for (uint32_t i = 0; i < depth && i < CAP_MAX_DEPTH; i++) {
-            const capc_sc_name *nm = name_peek(w, (uint32_t)capf_cur_varint(&o));
+            const capc_sc_name *nm =
+                name_peek(w, (uint32_t)capf_cur_varint(&o));
             dstack[i] = nm ? nm->se_dense : 0;
             (void)capf_cur_varint(&o);
             (void)capf_cur_varint(&o);
@@ -405,3 +409,160 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t, const capc_scopes_src *th
     return 0;
 }
 
+/* ---- decoder ----------------------------------------------------------- */
+
+void capc_se_dec_free(capc_se_dec *d)
+{
+    free(d->nm);
+    free(d->ctx);
+    free(d->rt);
+    memset(d, 0, sizeof *d);
+}
+
+/* A SCOPES_E table of n frequencies (format-spec "SCOPES_E (0x0E)"):
+ * each at most 4096, adding up to 4096. -1 when not. */
+static int se_table(capf_cur *b, unsigned n, uint16_t *f, uint16_t *c)
+{
+    uint32_t sum = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t v = capf_cur_varint_max(b, CAPF_SE_PROB);
+        c[i] = (uint16_t)sum;
+        f[i] = (uint16_t)v;
+        sum += (uint32_t)v;
+    }
+    return b->bad || sum != CAPF_SE_PROB ? -1 : 0;
+}
+
+static int cmp_se_id(const void *k, const void *e)
+{
+    uint32_t a = *(const uint32_t *)k;
+    uint32_t b = ((const capc_se_name *)e)->id;
+    return a < b ? -1 : a > b;
+}
+
+/* The rest of a SCOPES_E section's start, after n_events: the names, the
+ * tables, the stream's first four bytes. */
+cap_result capc_scopes_e_start(capc_se_dec *d, capf_cur *b,
+                               uint64_t n_events, uint32_t depth,
+                               const uint32_t *stk_name, uint32_t *stk_dense,
+                               uint64_t *stk_epred, capc_name_use_fn use,
+                               void *user)
+{
+    uint64_t nn = capf_cur_varint_max(b, (uint64_t)(b->end - b->p) / 5);
+    if (b->bad)
+        return CAP_E_CORRUPT;
+    if (nn + 1 > d->nm_cap) {
+        capc_se_name *p = realloc(d->nm, (nn + 1) * sizeof *p);
+        if (!p)
+            return CAP_E_NOMEM;
+        d->nm = p;
+        d->nm_cap = nn + 1;
+    }
+    uint64_t id = 0;
+    for (uint64_t i = 1; i <= nn; i++) {
+        uint64_t dk = capf_cur_varint(b);
+        if (b->bad || (i > 1 && dk == 0) || dk > CAP_MAX_NAME_ID - id)
+            return CAP_E_CORRUPT;
+        id += dk;
+        if (id == 0)
+            return CAP_E_CORRUPT;
+        capc_se_name *e = &d->nm[i];
+        e->id = (uint32_t)id;
+        for (int k = 0; k < 2; k++) {
+            e->pred[k] = capf_cur_varint(b);
+            uint64_t kt = capf_cur_varint_max(b, 63 * 16 + 15);
+            e->k[k] = (uint8_t)(kt >> 4);
+            e->tab[k] = (uint8_t)(kt & 15);
+        }
+        if (b->bad)
+            return CAP_E_CORRUPT;
+        if (use(user, (uint32_t)id) != 0)
+            return CAP_E_NOMEM;
+    }
+    d->nn = (uint32_t)nn;
+    d->width = capf_bitlen(nn);
+    uint64_t nrt = capf_cur_varint_max(b, CAPF_SE_RES_TABLES_MAX);
+    if (b->bad || nrt == 0)
+        return CAP_E_CORRUPT;
+    d->nrt = (uint32_t)nrt;
+    for (uint64_t i = 1; i <= nn; i++)
+        if (d->nm[i].tab[0] >= nrt || d->nm[i].tab[1] >= nrt)
+            return CAP_E_CORRUPT;
+    if (!d->rt &&
+        !(d->rt = malloc(CAPF_SE_RES_TABLES_MAX * sizeof *d->rt)))
+        return CAP_E_NOMEM;
+    for (uint32_t t = 0; t < nrt; t++) {
+        uint16_t f[CAPF_SE_RES_SYMS], c[CAPF_SE_RES_SYMS];
+        if (se_table(b, CAPF_SE_RES_SYMS, f, c) != 0)
+            return CAP_E_CORRUPT;
+        capc_se_rtab *rt = &d->rt[t];
+        for (unsigned s = 0; s < CAPF_SE_RES_SYMS; s++) {
+            memset(rt->sym + c[s], (int)s, f[s]);
+            rt->si[s].f = f[s];
+            rt->si[s].c = c[s];
+            rt->si[s].q = (int32_t)capf_unzigzag(s);
+        }
+    }
+    for (unsigned t = 0; t < CAPF_SE_TOK_TABLES; t++)
+        if (se_table(b, CAPF_SE_TOK_SYMS, d->tf[t], d->tc[t]) != 0)
+            return CAP_E_CORRUPT;
+    /* the open stack's names in the list */
+    for (uint32_t i = 0; i < depth; i++) {
+        capc_se_name *e =
+            nn ? bsearch(&stk_name[i], d->nm + 1, nn, sizeof *e,
+                         cmp_se_id)
+               : NULL;
+        if (!e)
+            return CAP_E_CORRUPT;
+        stk_dense[i] = (uint32_t)(e - d->nm);
+        stk_epred[i] = e->pred[1];
+    }
+    size_t nl = 2 * ((size_t)nn + 1);
+    if (nl > d->ctx_cap) { /* on cache lines: each context on one */
+        free(d->ctx);
+        d->ctx_cap = 0;
+        d->ctx = aligned_alloc(_Alignof(capc_se_ctx), nl * sizeof(capc_se_ctx));
+        if (!d->ctx)
+            return CAP_E_NOMEM;
+        d->ctx_cap = nl;
+    }
+    memset(d->ctx, 0, nl * sizeof *d->ctx); /* empty lists, f0 0 */
+    for (size_t i = 1; i <= nn; i++)
+        for (int k = 0; k < 2; k++) {
+            capc_se_ctx *c = &d->ctx[2 * i + (size_t)k];
+            const capc_se_name *e = &d->nm[i];
+            c->pred = e->pred[k];
+            c->k = e->k[k];
+            c->kf = e->k[k] <= 32 ? e->k[k] : 255;
+            c->rt = &d->rt[e->tab[k]];
+        }
+    d->cur = 1;
+    /* the token and residual streams, then the raw bits to the end */
+    uint64_t len[2];
+    len[0] = capf_cur_varint(b);
+    len[1] = capf_cur_varint(b);
+    if (b->bad || len[0] > (uint64_t)(b->end - b->p) ||
+        len[1] > (uint64_t)(b->end - b->p) - len[0])
+        return CAP_E_CORRUPT;
+    const uint8_t *q = b->p;
+    d->x[0] = d->x[1] = d->x[2] = 0;
+    for (int st = 0; st < 2; st++) {
+        d->p[st] = q;
+        d->end[st] = q + len[st];
+        if (n_events > 0) { /* the states: 4 bytes each, lowest first */
+            if (len[st] < 4u + 4u * (unsigned)st)
+                return CAP_E_CORRUPT;
+            d->x[st] = capf_get_u32(q);
+            if (st)
+                d->x[2] = capf_get_u32(q + 4);
+            d->p[st] = q + 4 + 4 * st;
+        }
+        q += len[st];
+    }
+    d->pend = 0;
+    d->p[2] = q;
+    d->end[2] = b->end;
+    d->bb = 0;
+    d->bn = 0;
+    return CAP_OK;
+}

@@ -46,7 +46,8 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int capc_scopes_r_put(capc_scopes_enc *w, capf_buf *t, const capc_scopes_src *th)
+int capc_scopes_r_put(capc_scopes_enc *w, capf_buf *t,
+                      const capc_scopes_src *th)
 {
     uint64_t gen = sr_pass(w);
     if (!gen)
@@ -138,3 +139,63 @@ int capc_scopes_r_put(capc_scopes_enc *w, capf_buf *t, const capc_scopes_src *th
     return 0;
 }
 
+/* ---- decoder ----------------------------------------------------------- */
+
+cap_result capc_scopes_r_table(capf_cur *b, capc_sr_set_fn set, void *user)
+{
+    uint64_t nctx = capf_cur_varint_max(b, (uint64_t)(b->end - b->p) / 3);
+    uint64_t key = 0;
+    for (uint64_t i = 0; i < nctx && !b->bad; i++) {
+        uint64_t dk = capf_cur_varint(b);
+        uint64_t cls = capf_cur_varint_max(b, CAPF_SR_CLASSES - 1);
+        uint64_t pred = capf_cur_varint(b);
+        if (b->bad || (i > 0 && dk == 0) ||
+            dk > ((uint64_t)CAP_MAX_NAME_ID << 1 | 1) - key)
+            return CAP_E_CORRUPT;
+        key += dk;
+        if (key >> 1 == 0)
+            return CAP_E_CORRUPT;
+        if (set(user, (uint32_t)(key >> 1), (unsigned)(key & 1), pred,
+                (unsigned)cls) != 0)
+            return CAP_E_NOMEM;
+    }
+    return CAP_OK;
+}
+
+cap_result capc_scopes_r_streams(capc_sr_dec *d, capf_cur *b, uint64_t tlen)
+{
+    /* the stream table (classes increasing); the streams follow the
+     * tokens, in the table's order; a class not listed has none */
+    uint64_t nst = capf_cur_varint_max(b, CAPF_SR_CLASSES);
+    uint64_t st[CAPF_SR_CLASSES][3];
+    for (uint64_t i = 0; i < nst; i++) {
+        st[i][0] = capf_cur_varint_max(b, CAPF_SR_CLASSES - 1);
+        st[i][1] = capf_cur_varint(b);
+        st[i][2] = capf_cur_varint(b);
+        if (i > 0 && st[i][0] <= st[i - 1][0])
+            return CAP_E_CORRUPT;
+    }
+    if (b->bad || tlen > (uint64_t)(b->end - b->p))
+        return CAP_E_CORRUPT;
+    memset(d->cls, 0, sizeof d->cls);
+    /* every lo stream in table order, then every hi stream */
+    const uint8_t *p = b->p + tlen;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t i = 0; i < nst; i++) {
+            uint64_t len = st[i][1 + pass];
+            if (len > (uint64_t)(b->end - p))
+                return CAP_E_CORRUPT;
+            capc_sr_class *k = &d->cls[st[i][0]];
+            if (pass == 0) {
+                k->lo = p;
+                k->lo_end = p + len;
+            } else {
+                k->hi = p;
+                k->hi_end = p + len;
+            }
+            p += len;
+        }
+    }
+    b->end = b->p + tlen;
+    return CAP_OK;
+}

@@ -93,7 +93,7 @@ static inline uint64_t round_pow2(uint64_t mean, unsigned s)
                     return -1;                                                 \
                 id = (w)->sr_stack[--depth_];                                  \
             }                                                                  \
-            capc_sc_name *nm = name_slot((w), id);                                  \
+            capc_sc_name *nm = name_slot((w), id);                             \
             if (!nm)                                                           \
                 return -1;                                                     \
             __VA_ARGS__                                                        \
