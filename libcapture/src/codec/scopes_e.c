@@ -170,16 +170,14 @@ static int se_out_byte(capf_buf *o, uint8_t b)
     return o->failed ? -1 : 0;
 }
 
-/* The rest of th's SCOPES_E body after n_events: 0, or -1 when out of
- * memory; or 1, nothing written, where the section repeats itself
- * (scopes_repeat's test, made on the same events in pass 1) and is
- * better written plain. */
-int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
-                      const capc_scopes_src *th)
+/* SCOPES_E pass 1, after the prefix's names: the events' names (listed
+ * in w->se_names, *nn_out of them, sorted, each with its index from 1)
+ * and each context's mean, and on the first SR_SAMPLE events
+ * scopes_repeat's test: 0; 1 where the section repeats itself; -1 when
+ * out of memory. */
+static int se_pass_names(capc_scopes_enc *w, const capc_scopes_src *th,
+                         uint64_t gen, size_t *nn_out)
 {
-    uint64_t gen = sr_pass(w);
-    if (!gen)
-        return -1;
     size_t nn = 0;
     /* the prefix's names, then pass 1: the events' names and sums, and
        on the first SR_SAMPLE events scopes_repeat's test */
@@ -224,6 +222,16 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
         for (int k = 0; k < 2; k++)
             nm->sr_m[k] = nm->sr_n[k] ? nm->sr_m[k] / nm->sr_n[k] : 0;
     }
+    *nn_out = nn;
+    return 0;
+}
+
+/* SCOPES_E pass 2 and the name table: each context's shift, residual
+ * table and prediction, into t. -1 on a stack the writer cannot have
+ * made. */
+static int se_name_table(capc_scopes_enc *w, capf_buf *t,
+                         const capc_scopes_src *th, size_t nn)
+{
     /* pass 2: the spread of each context's deltas around its mean */
     SE_WALK(w, th, {
         (void)tok;
@@ -261,6 +269,16 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
             capf_buf_varint(t, (uint64_t)nm->se_k[k] * 16 + nm->se_tab[k]);
         }
     }
+    return 0;
+}
+
+/* SCOPES_E pass 3: the coding steps (w->se_ops, *nops_out, *nres_out of
+ * them residuals) counted by table in cnt (zeroed by the caller), the raw
+ * bits into w->se_out[2]. -1 when out of memory. */
+static int se_steps(capc_scopes_enc *w, const capc_scopes_src *th, size_t nn,
+                    uint32_t (*cnt)[CAPF_SE_RES_SYMS], size_t *nops_out,
+                    size_t *nres_out)
+{
     /* pass 3: the coding steps in event order: each symbol (its table <<
      * 8 | the symbol) into w->se_ops and counted in cnt as it comes, its
      * raw bits straight into the raw stream (se_out[2]) */
@@ -279,8 +297,6 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
         return -1;
     w->se_ops = ops;
     size_t nops = 0, nres = 0;
-    uint32_t cnt[SE_TABLES][CAPF_SE_RES_SYMS];
-    memset(cnt, 0, sizeof cnt);
     se_bits raw = {&w->se_out[2], 0, 0, 0};
     unsigned width = capf_bitlen(nn);
     uint32_t dstack[CAP_MAX_DEPTH];
@@ -348,9 +364,18 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
     if (raw.an > 0)
         raw.buf->data[raw.len++] = (uint8_t)raw.acc;
     raw.buf->len = raw.len;
-    /* the tables */
+    *nops_out = nops;
+    *nres_out = nres;
+    return 0;
+}
+
+/* The tables: cnt scaled to frequencies (fr) and their starts (cum),
+ * into t. */
+static void se_tables(capf_buf *t, uint32_t (*cnt)[CAPF_SE_RES_SYMS],
+                      uint32_t (*fr)[CAPF_SE_RES_SYMS],
+                      uint32_t (*cum)[CAPF_SE_RES_SYMS])
+{
     static const unsigned nsym[2] = {CAPF_SE_TOK_SYMS, CAPF_SE_RES_SYMS};
-    uint32_t fr[SE_TABLES][CAPF_SE_RES_SYMS], cum[SE_TABLES][CAPF_SE_RES_SYMS];
     capf_buf_varint(t, SE_RES_TABLES);
     for (unsigned j = 0; j < SE_TABLES; j++) {
         /* residual tables first in the body, token tables after */
@@ -366,6 +391,16 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
             capf_buf_varint(t, fr[tb][i]);
         }
     }
+}
+
+/* The nops steps of w->se_ops (nres of them residuals) rANS-coded with
+ * the tables fr and cum, then the three streams, into t. -1 when out of
+ * memory. */
+static int se_rans(capc_scopes_enc *w, capf_buf *t, size_t nops, size_t nres,
+                   uint32_t (*fr)[CAPF_SE_RES_SYMS],
+                   uint32_t (*cum)[CAPF_SE_RES_SYMS])
+{
+    const uint16_t *const ops = w->se_ops;
     /* the symbols, last to first: tokens in one rANS stream, residuals
      * in another, whose two states take turns (residual j: state j % 2) */
     uint32_t xs[3] = {CAPF_SE_L, CAPF_SE_L, CAPF_SE_L};
@@ -407,6 +442,31 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
     for (int st = 0; st < 3; st++)
         capf_buf_bytes(t, w->se_out[st].data, w->se_out[st].len);
     return 0;
+}
+
+/* The rest of th's SCOPES_E body after n_events: 0, or -1 when out of
+ * memory; or 1, nothing written, where the section repeats itself
+ * (scopes_repeat's test, made on the same events in pass 1) and is
+ * better written plain. */
+int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
+                      const capc_scopes_src *th)
+{
+    uint64_t gen = sr_pass(w);
+    if (!gen)
+        return -1;
+    size_t nn = 0, nops = 0, nres = 0;
+    int rc = se_pass_names(w, th, gen, &nn);
+    if (rc != 0)
+        return rc;
+    if (se_name_table(w, t, th, nn) != 0)
+        return -1;
+    uint32_t cnt[SE_TABLES][CAPF_SE_RES_SYMS];
+    memset(cnt, 0, sizeof cnt);
+    if (se_steps(w, th, nn, cnt, &nops, &nres) != 0)
+        return -1;
+    uint32_t fr[SE_TABLES][CAPF_SE_RES_SYMS], cum[SE_TABLES][CAPF_SE_RES_SYMS];
+    se_tables(t, cnt, fr, cum);
+    return se_rans(w, t, nops, nres, fr, cum);
 }
 
 /* ---- decoder ----------------------------------------------------------- */
