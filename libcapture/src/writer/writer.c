@@ -25,128 +25,9 @@
 
 #include "codec/scopes.h"
 #include "format/format.h"
+#include "writer/writer_int.h"
 #include "writer/writer_live.h"
 #include "writer/writer_records.h"
-
-typedef struct wr_open {
-    uint32_t name;
-    uint64_t begin;
-    uint64_t children;
-} wr_open;
-
-typedef struct wr_name {
-    char *name; /* NULL: id used but never named */
-    char *file;
-    uint32_t line;
-    uint32_t flags;      /* CAP_NAME_WAIT ... (format 1.1) */
-    uint64_t block_mark; /* block sequence that already lists it */
-} wr_name;
-
-typedef struct wr_thread {
-    char *name;
-    int declared;
-    uint64_t block_mark; /* listed in THREADS of this block */
-    wr_open *stack;
-    uint32_t depth, stack_cap;
-    uint32_t overflow; /* open scopes past CAP_MAX_DEPTH (dropped) */
-    uint64_t last_tick;
-    uint64_t events_mark; /* block sequence holding its events */
-    uint64_t base, prev;
-    uint64_t n_events;
-    capf_buf open, tokens, deltas;
-    uint64_t dropped, closed_at_end, backwards; /* pending for this block */
-    uint64_t stray; /* ends with nothing open (format 1.1), pending */
-} wr_thread;
-
-typedef struct wr_track {
-    char *name;
-    double period;
-    int declared;
-    uint64_t block_mark;
-    int has_cal;              /* the latest calibration, repeated in each */
-    uint64_t cal_gpu, cal_cpu, cal_dev; /* block with this track's spans */
-    uint64_t cal_mark;        /* block sequence that already carries it */
-    uint64_t untimed, invalid; /* pending */
-} wr_track;
-
-typedef struct wr_index {
-    uint64_t offset;
-    uint64_t first_frame;
-    uint64_t frames;
-} wr_index;
-
-struct cap_writer {
-    int fd;
-    int own_fd;
-    int sink_is_file;  /* a regular file: never stalls, never SIGPIPE */
-    int stall_ms;      /* pipes and sockets: longest wait for progress */
-    cap_result err;
-    int saved_errno;
-    uint64_t pos; /* bytes written from the file header on */
-    size_t block_bytes;
-    int level;
-    unsigned major, minor; /* format version written in the header */
-    int v11;        /* the additions of 1.1: name flags, stray ends */
-    int frame_list; /* 3.1: the footer's FRAME_LIST is kept (list, n
-                       blocks in it); 0 once given up (no memory, or past
-                       CAPF_FRAME_LIST_MAX_BYTES): the footer then has
-                       none, which a reader reads as 3.0's */
-    capf_buf list;
-    uint64_t list_n;
-    int hurry;      /* 3.0: scopes coded as SCOPES_R while the producer's
-                       writer thread is behind (cap__writer_hurry) */
-    capc_scopes_enc sc; /* the SCOPES_R and SCOPES_E encoders */
-    ZSTD_CCtx *zc;
-
-    /* names by id, in pages of WR_PAGE made when an id in them is first
-       used: a capture whose ids are sparse (a crafted one can use id
-       CAP_MAX_NAME_ID) costs a page an id, not a table to the largest */
-    wr_name **name_pages;
-    uint32_t name_pages_n; /* pages the array holds (made or NULL) */
-    wr_thread **threads;
-    uint32_t threads_cap;
-    wr_track *tracks;
-    uint32_t tracks_cap;
-
-    uint64_t seq; /* current block sequence, from 1 */
-    size_t approx_raw;
-    uint32_t *blk_names;
-    size_t blk_names_n, blk_names_cap;
-    uint32_t *blk_threads; /* threads with events in the block */
-    size_t blk_threads_n, blk_threads_cap;
-    uint32_t *blk_decl_threads; /* threads listed in THREADS */
-    size_t blk_decl_threads_n, blk_decl_threads_cap;
-    uint32_t *blk_tracks;
-    size_t blk_tracks_n, blk_tracks_cap;
-
-    capf_buf frames;
-    uint64_t frames_n, frame_prev_index, frame_prev_begin;
-    capf_buf lframes;        /* 3.1: the block's frames as FRAME_LIST
-                                codes them (begins as gaps after the
-                                previous end) */
-    uint64_t frame_prev_end;
-    uint64_t blk_first_frame;
-    int have_last_frame;
-    uint64_t last_frame_index;
-    capf_buf counters;
-    uint64_t counters_n, counter_prev_tick;
-    capf_buf gpu; /* complete GPU_FRAME and GPU_CAL sections */
-    int have_clock; /* the latest sample goes into every block */
-    uint64_t clock_tick, clock_mono;
-
-    capf_buf payload, tmp, out;
-    wr_index *index;
-    size_t index_n, index_cap;
-
-    /* the live sink (writer_live.h): a copy of every chunk goes to tee */
-    cap__tee_fn tee;
-    void *tee_user;
-    capf_buf meta_pairs; /* META_KV key/value pairs, without their count */
-    uint64_t meta_n;
-    capf_buf origin_body; /* the ORIGIN section's body */
-    uint64_t origin_tick, origin_mono;
-    double origin_period;
-};
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -174,22 +55,6 @@ static int grow_u32(uint32_t **arr, size_t *cap, size_t need)
     *arr = p;
     *cap = n;
     return 0;
-}
-
-static cap_result fail(cap_writer *w, cap_result r)
-{
-    if (w->err == CAP_OK)
-        w->err = r;
-    return r;
-}
-
-static cap_result check(const cap_writer *w)
-{
-    if (!w)
-        return CAP_E_MISUSE;
-    if (w->err != CAP_OK)
-        return CAP_E_STOPPED;
-    return CAP_OK;
 }
 
 /* Write a and b whole. A sink that fails must not take the host down: a
@@ -321,18 +186,6 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
 }
 
 /* ---- tables ------------------------------------------------------------ */
-
-#define WR_PAGE_BITS 10
-#define WR_PAGE (1u << WR_PAGE_BITS)
-
-/* Name id's slot when its page is made, else NULL. */
-static inline wr_name *name_peek(const cap_writer *w, uint32_t id)
-{
-    uint32_t pg = id >> WR_PAGE_BITS;
-    return pg < w->name_pages_n && w->name_pages[pg]
-               ? &w->name_pages[pg][id & (WR_PAGE - 1)]
-               : NULL;
-}
 
 /* name_slot past the pages made: id's page made (zeroed); NULL when out
  * of memory or id past CAP_MAX_NAME_ID. */
@@ -1500,7 +1353,7 @@ cap_result cap_writer_flush(cap_writer *w)
 /* The latest clock sample, then every name, thread and track the writer
  * knows (and, with cals, each track's latest calibration) into p.
  * -1 when out of memory. */
-static int put_all_decls(cap_writer *w, capf_buf *p, int cals)
+int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
 {
     capf_buf *t = &w->tmp;
     if (w->have_clock) {
@@ -1559,7 +1412,7 @@ static cap_result write_footer(cap_writer *w)
      * block index. */
     capf_buf *p = &w->payload, *t = &w->tmp;
     p->len = 0;
-    if (put_all_decls(w, p, 0) != 0)
+    if (cap__writer_put_decls(w, p, 0) != 0)
         return fail(w, CAP_E_NOMEM);
     t->len = 0;
     capf_buf_varint(t, w->index_n);
@@ -1706,171 +1559,4 @@ cap_result cap_writer_status(const cap_writer *w)
 int cap_writer_errno(const cap_writer *w)
 {
     return w ? w->saved_errno : 0;
-}
-
-/* ---- the live sink's chunks (writer_live.h) ---------------------------- */
-
-/* Append raw as one complete chunk (header and payload) to dst. */
-static int encode_chunk(cap_writer *w, uint16_t type, const capf_buf *raw,
-                        capf_buf *dst)
-{
-    if (raw->failed || raw->len > CAPF_MAX_CHUNK_RAW)
-        return -1;
-    size_t bound = ZSTD_compressBound(raw->len);
-    if (capf_buf_reserve(dst, CAPF_CHUNK_HEADER_LEN + bound) != 0)
-        return -1;
-    uint8_t *hdr = dst->data + dst->len;
-    uint8_t *body = hdr + CAPF_CHUNK_HEADER_LEN;
-    capf_chunk_header h = {.type = type, .raw = (uint32_t)raw->len};
-    size_t n = raw->len ? ZSTD_compressCCtx(w->zc, body, bound, raw->data,
-                                            raw->len, w->level)
-                        : 0;
-    if (raw->len && !ZSTD_isError(n) && n < raw->len) {
-        h.flags = CAPF_CHUNK_FLAG_ZSTD;
-        h.stored = (uint32_t)n;
-    } else {
-        h.stored = (uint32_t)raw->len;
-        if (raw->len)
-            memcpy(body, raw->data, raw->len);
-    }
-    h.payload_crc = capf_crc32(body, h.stored);
-    capf_chunk_header_encode(hdr, &h);
-    dst->len += CAPF_CHUNK_HEADER_LEN + h.stored;
-    return 0;
-}
-
-void cap__writer_header(const cap_writer *w, uint8_t out[CAPF_HEADER_LEN])
-{
-    capf_header_encode(out, (uint16_t)w->major, (uint16_t)w->minor);
-}
-
-int cap__writer_meta_chunk(cap_writer *w, uint64_t start_tick, capf_buf *out)
-{
-    double per = w->origin_period;
-    if (w->have_clock && w->origin_mono &&
-        w->clock_mono >= w->origin_mono + CAPF_CLOCK_MIN_SPAN_NS &&
-        w->clock_tick > w->origin_tick)
-        per = (double)(w->clock_mono - w->origin_mono) /
-              (double)(w->clock_tick - w->origin_tick);
-    char ns[32];
-    snprintf(ns, sizeof ns, "%lld",
-             (long long)llround((double)(int64_t)(start_tick - w->origin_tick) *
-                                per));
-    capf_buf p = {0}, t = {0};
-    capf_buf_varint(&t, w->meta_n + 1);
-    capf_buf_bytes(&t, w->meta_pairs.data, w->meta_pairs.len);
-    capf_buf_str(&t, "stream_start_ns");
-    capf_buf_str(&t, ns);
-    capf_buf_section(&p, CAPF_SEC_META_KV, &t);
-    capf_buf_section(&p, CAPF_SEC_ORIGIN, &w->origin_body);
-    if (t.failed)
-        p.failed = 1;
-    int rc = encode_chunk(w, CAPF_CHUNK_META, &p, out);
-    capf_buf_free(&p);
-    capf_buf_free(&t);
-    return rc;
-}
-
-int cap__writer_decl_chunk(cap_writer *w, capf_buf *out)
-{
-    capf_buf p = {0};
-    int rc = put_all_decls(w, &p, 1);
-    if (rc == 0)
-        rc = encode_chunk(w, CAPF_CHUNK_BLOCK, &p, out);
-    capf_buf_free(&p);
-    return rc;
-}
-
-int cap__writer_loss_chunk(cap_writer *w, const uint32_t *tids,
-                           const uint64_t *scopes, size_t n, capf_buf *out)
-{
-    capf_buf p = {0}, t = {0};
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += tids[i] < w->threads_cap && w->threads[tids[i]] &&
-             w->threads[tids[i]]->declared && scopes[i];
-    if (k == 0)
-        return 0;
-    capf_buf_varint(&t, k);
-    for (size_t i = 0; i < n; i++)
-        if (tids[i] < w->threads_cap && w->threads[tids[i]] &&
-            w->threads[tids[i]]->declared && scopes[i]) {
-            capf_buf_varint(&t, tids[i]);
-            capf_buf_str(&t, w->threads[tids[i]]->name);
-        }
-    capf_buf_section(&p, CAPF_SEC_THREADS, &t);
-    t.len = 0;
-    capf_buf_varint(&t, k);
-    for (size_t i = 0; i < n; i++)
-        if (tids[i] < w->threads_cap && w->threads[tids[i]] &&
-            w->threads[tids[i]]->declared && scopes[i]) {
-            capf_buf_varint(&t, CAPF_STAT_DROPPED_SCOPES);
-            capf_buf_varint(&t, tids[i]);
-            capf_buf_varint(&t, scopes[i]);
-        }
-    capf_buf_section(&p, CAPF_SEC_STATS, &t);
-    if (t.failed)
-        p.failed = 1;
-    int rc = encode_chunk(w, CAPF_CHUNK_BLOCK, &p, out);
-    capf_buf_free(&p);
-    capf_buf_free(&t);
-    return rc;
-}
-
-int cap__writer_footer_chunk(cap_writer *w, const uint64_t *offsets,
-                             const uint64_t *first_frame,
-                             const uint64_t *frames, size_t n,
-                             uint64_t footer_offset, capf_buf *out)
-{
-    capf_buf p = {0}, t = {0};
-    int rc = put_all_decls(w, &p, 0);
-    capf_buf_varint(&t, n);
-    uint64_t prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        capf_buf_varint(&t, offsets[i] - prev);
-        capf_buf_varint(&t, first_frame[i]);
-        capf_buf_varint(&t, frames[i]);
-        prev = offsets[i];
-    }
-    capf_buf_section(&p, CAPF_SEC_INDEX, &t);
-    if (t.failed)
-        p.failed = 1;
-    if (rc == 0)
-        rc = encode_chunk(w, CAPF_CHUNK_FOOTER, &p, out);
-    if (rc == 0 && capf_buf_reserve(out, CAPF_TRAILER_LEN) == 0) {
-        capf_trailer_encode(out->data + out->len, footer_offset);
-        out->len += CAPF_TRAILER_LEN;
-    } else {
-        rc = -1;
-    }
-    capf_buf_free(&p);
-    capf_buf_free(&t);
-    return rc;
-}
-
-size_t cap__writer_block_scopes(cap_writer *w, uint32_t *tids,
-                                uint64_t *scopes, size_t max)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < w->blk_threads_n && k < max; i++) {
-        const wr_thread *th = w->threads[w->blk_threads[i]];
-        capf_cur c = {th->tokens.data, th->tokens.data + th->tokens.len, 0};
-        uint64_t ends = 0; /* token 0: a scope closes in this block */
-        while (c.p < c.end && !c.bad)
-            ends += capf_cur_varint(&c) == 0;
-        tids[k] = w->blk_threads[i];
-        scopes[k++] = ends;
-    }
-    return k;
-}
-
-void cap__writer_hurry(cap_writer *w, int on)
-{
-    if (w)
-        w->hurry = on != 0;
-}
-
-uint64_t cap__writer_blocks(const cap_writer *w)
-{
-    return w ? w->index_n : 0;
 }
