@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "capture/cap_limits.h"
+#include "codec/footer.h"
 #include "codec/scopes.h"
 #include "format/format.h"
 #include "round_ns.h"
@@ -300,9 +301,6 @@ static void clock_sample(cap_reader *r, uint64_t t, uint64_t m)
         r->clk_mono = m;
     }
 }
-
-static int fl_entry(capf_cur *c, int *has_clock, uint64_t *tick,
-                    uint64_t *mono, uint64_t *n, const uint8_t **frames);
 
 /* ---- open -------------------------------------------------------------- */
 
@@ -2091,7 +2089,7 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             int hc;
             uint64_t t, m, n;
             const uint8_t *fp;
-            (void)fl_entry(&c, &hc, &t, &m, &n, &fp); /* fl_matches */
+            (void)capc_frame_list_entry(&c, &hc, &t, &m, &n, &fp); /* checked */
             block_clock_reset(r);
             if (hc)
                 clock_sample(r, t, m);
@@ -2317,54 +2315,6 @@ static void fl_drop(cap_reader *r)
     r->fl_len = r->fl_pos = 0;
 }
 
-/* One FRAME_LIST entry at c (format-spec): its clock sample (*has_clock
- * 0 or 1, then *tick and *mono), its frames' count, and where its frames
- * begin; c is left after the entry. 0, or -1 when malformed. */
-static int fl_entry(capf_cur *c, int *has_clock, uint64_t *tick,
-                    uint64_t *mono, uint64_t *n, const uint8_t **frames)
-{
-    uint8_t hc = capf_cur_u8(c);
-    *tick = *mono = 0;
-    if (hc == 1) {
-        *tick = capf_cur_varint(c);
-        *mono = capf_cur_varint(c);
-    }
-    *has_clock = hc;
-    *n = capf_cur_varint_max(c, (uint64_t)(c->end - c->p));
-    *frames = c->p;
-    for (uint64_t i = 0; i < *n && !c->bad; i++) {
-        (void)capf_cur_varint(c);
-        (void)capf_cur_varint(c);
-        (void)capf_cur_varint(c);
-    }
-    return c->bad || hc > 1 ? -1 : 0;
-}
-
-/* Does the footer's FRAME_LIST hold one well-formed entry for each block
- * the INDEX gives frames, with as many frames, in order, and nothing
- * after them? */
-static int fl_matches(const cap_reader *r)
-{
-    capf_cur c = {r->fl, r->fl + r->fl_len, 0};
-    uint64_t n = capf_cur_varint(&c), k = 0;
-    size_t i = 0;
-    for (; k < n && !c.bad; k++) {
-        int hc;
-        uint64_t t, m, frames;
-        const uint8_t *fp;
-        if (fl_entry(&c, &hc, &t, &m, &frames, &fp) != 0)
-            return 0;
-        while (i < r->idx_n && r->idx_frames[i] == 0)
-            i++;
-        if (i == r->idx_n || r->idx_frames[i] != frames)
-            return 0;
-        i++;
-    }
-    while (i < r->idx_n && r->idx_frames[i] == 0)
-        i++;
-    return !c.bad && k == n && c.p == c.end && i == r->idx_n;
-}
-
 /* The footer's INDEX into r->idx_*, read with pread (the stream's position
  * is left alone), and its FRAME_LIST into r->fl when it matches the INDEX.
  * 0 when read; -1 when the file has no usable footer. */
@@ -2419,25 +2369,8 @@ static int load_index(cap_reader *r)
         }
         if (kind != CAPF_SEC_INDEX)
             continue;
-        uint64_t n = capf_cur_varint_max(&b, len);
-        free(r->idx_off);
-        free(r->idx_frames);
-        r->idx_off = malloc((n ? n : 1) * sizeof *r->idx_off);
-        r->idx_frames = malloc((n ? n : 1) * sizeof *r->idx_frames);
-        r->idx_n = 0;
-        if (!r->idx_off || !r->idx_frames) {
-            ok = 0;
-            break;
-        }
-        uint64_t off = 0;
-        for (uint64_t i = 0; i < n && !b.bad; i++) {
-            off += capf_cur_varint(&b);
-            (void)capf_cur_varint(&b);
-            r->idx_off[i] = off;
-            r->idx_frames[i] = capf_cur_varint(&b);
-            r->idx_n = (size_t)i + 1;
-        }
-        ok = !b.bad;
+        ok = capc_index_get(&b, len, &r->idx_off, &r->idx_frames,
+                            &r->idx_n) == 0;
     }
     free(st);
     free(raw);
@@ -2446,7 +2379,8 @@ static int load_index(cap_reader *r)
         fl_drop(r);
         return -1;
     }
-    if (r->fl && !fl_matches(r))
+    if (r->fl && !capc_frame_list_matches(r->fl, r->fl_len, r->idx_frames,
+                                          r->idx_n))
         fl_drop(r);
     return 0;
 }
@@ -2465,7 +2399,7 @@ static cap_result frames_only(cap_reader *r, int listed)
         return CAP_OK;
     }
     capf_cur c = {r->fl, r->fl + r->fl_len, 0};
-    (void)capf_cur_varint(&c); /* the entries' count (fl_matches) */
+    (void)capf_cur_varint(&c); /* the entries' count (checked) */
     r->fl_pos = (size_t)(c.p - r->fl);
     return CAP_OK;
 }

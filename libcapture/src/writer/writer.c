@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "codec/footer.h"
 #include "codec/scopes.h"
 #include "format/format.h"
 #include "writer/writer_int.h"
@@ -829,12 +830,9 @@ cap_result cap_writer_frame(cap_writer *w, uint64_t index, uint64_t begin_tick,
     capf_buf_varint(&w->frames, capf_zigzag((int64_t)(begin_tick -
                                                       w->frame_prev_begin)));
     capf_buf_varint(&w->frames, end_tick - begin_tick);
-    if (w->frame_list) { /* a frame that begins where the last ended: a
-                            zero gap, one byte */
-        capf_buf_varint(&w->lframes, index - w->frame_prev_index);
-        capf_buf_varint(&w->lframes, capf_zigzag((int64_t)(
-                                         begin_tick - w->frame_prev_end)));
-        capf_buf_varint(&w->lframes, end_tick - begin_tick);
+    if (w->frame_list) {
+        capc_frame_list_frame(&w->lframes, index, begin_tick, end_tick,
+                              w->frame_prev_index, w->frame_prev_end);
         w->frame_prev_end = end_tick;
     }
     w->frame_prev_index = index;
@@ -1242,13 +1240,8 @@ static void block_reset(cap_writer *w)
 static void list_block(cap_writer *w)
 {
     capf_buf *l = &w->list;
-    capf_buf_u8(l, w->have_clock ? 1 : 0);
-    if (w->have_clock) {
-        capf_buf_varint(l, w->clock_tick);
-        capf_buf_varint(l, w->clock_mono);
-    }
-    capf_buf_varint(l, w->frames_n);
-    capf_buf_bytes(l, w->lframes.data, w->lframes.len);
+    capc_frame_list_entry_put(l, w->have_clock, w->clock_tick, w->clock_mono,
+                              w->frames_n, &w->lframes);
     w->list_n++;
     if (w->lframes.failed || l->failed ||
         l->len > CAPF_FRAME_LIST_MAX_BYTES) {
@@ -1415,26 +1408,17 @@ static cap_result write_footer(cap_writer *w)
     if (cap__writer_put_decls(w, p, 0) != 0)
         return fail(w, CAP_E_NOMEM);
     t->len = 0;
-    capf_buf_varint(t, w->index_n);
-    uint64_t prev = 0;
-    for (size_t i = 0; i < w->index_n; i++) {
-        capf_buf_varint(t, w->index[i].offset - prev);
-        capf_buf_varint(t, w->index[i].first_frame);
-        capf_buf_varint(t, w->index[i].frames);
-        prev = w->index[i].offset;
-    }
+    uint64_t prev;
+    capc_index_begin(t, w->index_n, &prev);
+    for (size_t i = 0; i < w->index_n; i++)
+        capc_index_entry(t, &prev, w->index[i].offset,
+                         w->index[i].first_frame, w->index[i].frames);
     capf_buf_section(p, CAPF_SEC_INDEX, t);
     if (t->failed)
         p->failed = 1;
-    if (w->frame_list) { /* 3.1: after the INDEX it matches; left out
-                            when it cannot be made (a 3.0 footer) */
-        capf_buf l = {0};
-        capf_buf_varint(&l, w->list_n);
-        capf_buf_bytes(&l, w->list.data, w->list.len);
-        if (!l.failed)
-            capf_buf_section(p, CAPF_SEC_FRAME_LIST, &l);
-        capf_buf_free(&l);
-    }
+    if (w->frame_list) /* 3.1: after the INDEX it matches; left out
+                          when it cannot be made (a 3.0 footer) */
+        capc_frame_list_put(p, w->list_n, &w->list);
     uint64_t off = w->pos;
     cap_result r = put_chunk(w, CAPF_CHUNK_FOOTER, p);
     if (r != CAP_OK)

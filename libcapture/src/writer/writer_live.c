@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "codec/footer.h"
 #include "format/format.h"
 #include "writer/writer_int.h"
 #include "writer/writer_live.h"
@@ -128,14 +129,10 @@ int cap__writer_footer_chunk(cap_writer *w, const uint64_t *offsets,
 {
     capf_buf p = {0}, t = {0};
     int rc = cap__writer_put_decls(w, &p, 0);
-    capf_buf_varint(&t, n);
-    uint64_t prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        capf_buf_varint(&t, offsets[i] - prev);
-        capf_buf_varint(&t, first_frame[i]);
-        capf_buf_varint(&t, frames[i]);
-        prev = offsets[i];
-    }
+    uint64_t prev;
+    capc_index_begin(&t, n, &prev);
+    for (size_t i = 0; i < n; i++)
+        capc_index_entry(&t, &prev, offsets[i], first_frame[i], frames[i]);
     capf_buf_section(&p, CAPF_SEC_INDEX, &t);
     if (t.failed)
         p.failed = 1;
