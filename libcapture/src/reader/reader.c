@@ -20,6 +20,7 @@
 
 #include "capture/cap_limits.h"
 #include "codec/footer.h"
+#include "codec/gpu.h"
 #include "codec/scopes.h"
 #include "format/format.h"
 #include "round_ns.h"
@@ -980,13 +981,10 @@ static void gpu_self_times(cap_reader *r)
 
 static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
 {
-    uint64_t track = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
-    uint64_t frame = capf_cur_varint(b);
-    uint64_t base = capf_cur_varint(b);
-    uint64_t n = capf_cur_varint_max(b, CAP_MAX_GPU_SPANS);
-    if (b->bad || n > (uint64_t)(b->end - b->p))
-        return CAP_E_CORRUPT;
-    if (!r->tracks[track].declared)
+    uint32_t track;
+    uint64_t frame, base, n;
+    if (capc_gpu_frame_get(b, &track, &frame, &base, &n) != CAP_OK ||
+        !r->tracks[track].declared)
         return CAP_E_CORRUPT;
     if (n > r->spans_cap) {
         rd_span *s = realloc(r->spans, n * sizeof *s);
@@ -1004,18 +1002,8 @@ static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
     }
     for (uint64_t i = 0; i < n; i++) {
         rd_span *s = &r->spans[i];
-        uint64_t name = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
-        uint64_t parent = capf_cur_varint_max(b, i);
-        uint8_t flags = capf_cur_u8(b);
-        s->name = (uint32_t)name;
-        s->parent = (int32_t)parent - 1;
-        s->measured = flags & 1;
-        s->begin = s->dur = 0;
-        if (s->measured) {
-            s->begin = base + capf_cur_varint(b);
-            s->dur = capf_cur_varint(b);
-        }
-        if (b->bad || name == 0)
+        if (capc_gpu_span_get(b, i, base, &s->name, &s->parent, &s->measured,
+                              &s->begin, &s->dur) != 0)
             return CAP_E_CORRUPT;
         s->depth = s->parent >= 0 ? r->spans[s->parent].depth + 1 : 0;
         rd_name *nm = name_slot(r, s->name);
@@ -1025,7 +1013,7 @@ static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
     }
     r->spans_n = (size_t)n;
     r->span_pos = 0;
-    r->gpu_track = (uint32_t)track;
+    r->gpu_track = track;
     r->gpu_frame = frame;
     gpu_self_times(r);
     return CAP_OK;
@@ -1033,11 +1021,10 @@ static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
 
 static cap_result sec_gpu_cal(cap_reader *r, capf_cur *b)
 {
-    uint64_t track = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
-    uint64_t g = capf_cur_varint(b);
-    uint64_t c = capf_cur_varint(b);
-    uint64_t dev = capf_cur_varint(b);
-    if (b->bad || !r->tracks[track].declared)
+    uint32_t track;
+    uint64_t g, c, dev;
+    if (capc_gpu_cal_get(b, &track, &g, &c, &dev) != CAP_OK ||
+        !r->tracks[track].declared)
         return CAP_E_CORRUPT;
     r->tracks[track].calibrated = 1;
     r->tracks[track].cal_gpu = g;

@@ -24,6 +24,7 @@
 #include <zstd.h>
 
 #include "codec/footer.h"
+#include "codec/gpu.h"
 #include "codec/scopes.h"
 #include "format/format.h"
 #include "writer/writer_int.h"
@@ -873,10 +874,7 @@ static void put_calibration(cap_writer *w, uint32_t track, wr_track *k)
 {
     capf_buf *t = &w->tmp;
     t->len = 0;
-    capf_buf_varint(t, track);
-    capf_buf_varint(t, k->cal_gpu);
-    capf_buf_varint(t, k->cal_cpu);
-    capf_buf_varint(t, k->cal_dev);
+    capc_gpu_cal_put(t, track, k->cal_gpu, k->cal_cpu, k->cal_dev);
     capf_buf_section(&w->gpu, CAPF_SEC_GPU_CAL, t);
     w->approx_raw += t->len + 2;
     k->cal_mark = w->seq;
@@ -934,10 +932,7 @@ cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
         put_calibration(w, track, k);
     capf_buf *t = &w->tmp;
     t->len = 0;
-    capf_buf_varint(t, track);
-    capf_buf_varint(t, cpu_frame);
-    capf_buf_varint(t, base);
-    capf_buf_varint(t, kept);
+    capc_gpu_frame_put(t, track, cpu_frame, base, kept);
     for (size_t i = 0; i < n; i++) {
         if (map[i] < 0)
             continue;
@@ -949,13 +944,9 @@ cap_result cap_writer_gpu_frame(cap_writer *w, uint32_t track,
             free(map);
             return fail(w, CAP_E_NOMEM);
         }
-        capf_buf_varint(t, s->name);
-        capf_buf_varint(t, p >= 0 ? (uint64_t)map[p] + 1 : 0);
-        capf_buf_u8(t, s->measured ? 1 : 0);
-        if (s->measured) {
-            capf_buf_varint(t, s->begin_tick - base);
-            capf_buf_varint(t, s->end_tick - s->begin_tick);
-        }
+        capc_gpu_span_put(t, base, s->name,
+                          p >= 0 ? (uint64_t)map[p] + 1 : 0, s->measured,
+                          s->begin_tick, s->end_tick);
     }
     free(map);
     capf_buf_section(&w->gpu, CAPF_SEC_GPU_FRAME, t);
@@ -1387,10 +1378,7 @@ int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
         if (!k->declared || !k->has_cal)
             continue;
         t->len = 0;
-        capf_buf_varint(t, i);
-        capf_buf_varint(t, k->cal_gpu);
-        capf_buf_varint(t, k->cal_cpu);
-        capf_buf_varint(t, k->cal_dev);
+        capc_gpu_cal_put(t, i, k->cal_gpu, k->cal_cpu, k->cal_dev);
         capf_buf_section(p, CAPF_SEC_GPU_CAL, t);
     }
     return t->failed || p->failed ? -1 : 0;
