@@ -21,6 +21,7 @@
 #include "capture/cap_limits.h"
 #include "codec/footer.h"
 #include "codec/gpu.h"
+#include "codec/meta.h"
 #include "codec/scopes.h"
 #include "format/format.h"
 #include "round_ns.h"
@@ -333,8 +334,8 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
         capf_cur b = {c.p, c.p + len, 0};
         c.p += len;
         if (kind == CAPF_SEC_META_KV) {
-            uint64_t cnt = capf_cur_varint_max(&b, len);
-            if (b.bad || r->meta_k)
+            uint64_t cnt;
+            if (capc_meta_kv_count(&b, len, &cnt) != CAP_OK || r->meta_k)
                 return CAP_E_CORRUPT; /* malformed, or a second list */
             r->meta_k = calloc(cnt ? cnt : 1, sizeof *r->meta_k);
             r->meta_v = calloc(cnt ? cnt : 1, sizeof *r->meta_v);
@@ -343,9 +344,7 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
             for (uint64_t i = 0; i < cnt; i++) {
                 const uint8_t *ks, *vs;
                 size_t kl, vl;
-                capf_cur_str(&b, &ks, &kl);
-                capf_cur_str(&b, &vs, &vl);
-                if (b.bad)
+                if (capc_meta_kv_get(&b, &ks, &kl, &vs, &vl) != 0)
                     return CAP_E_CORRUPT;
                 r->meta_k[i] = dup_n(ks, kl);
                 r->meta_v[i] = dup_n(vs, vl);
@@ -356,12 +355,9 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
         } else if (kind == CAPF_SEC_ORIGIN) {
             const uint8_t *s;
             size_t sl;
-            capf_cur_str(&b, &s, &sl);
-            double per = capf_cur_f64(&b);
-            r->origin_tick = capf_cur_varint(&b);
-            r->origin_mono = capf_cur_varint(&b);
-            r->origin_unix = capf_unzigzag(capf_cur_varint(&b));
-            if (b.bad || !isfinite(per) || per <= 0)
+            double per;
+            if (capc_origin_get(&b, &s, &sl, &per, &r->origin_tick,
+                                &r->origin_mono, &r->origin_unix) != CAP_OK)
                 return CAP_E_CORRUPT;
             free(r->clock_source);
             r->clock_source = dup_n(s, sl);

@@ -25,6 +25,7 @@
 
 #include "codec/footer.h"
 #include "codec/gpu.h"
+#include "codec/meta.h"
 #include "codec/scopes.h"
 #include "format/format.h"
 #include "writer/writer_int.h"
@@ -279,8 +280,7 @@ static cap_result write_meta(cap_writer *w, const cap_writer_options *o)
     capf_buf_varint(t, o ? o->meta_count : 0);
     size_t pairs = t->len;
     for (size_t i = 0; o && i < o->meta_count; i++) {
-        capf_buf_str(t, o->meta[i].key);
-        capf_buf_str(t, o->meta[i].value);
+        capc_meta_kv_put(t, o->meta[i].key, o->meta[i].value);
     }
     if (w->tee) {
         w->meta_n = o ? o->meta_count : 0;
@@ -290,11 +290,10 @@ static cap_result write_meta(cap_writer *w, const cap_writer_options *o)
     }
     capf_buf_section(p, CAPF_SEC_META_KV, t);
     t->len = 0;
-    capf_buf_str(t, o && o->clock_source ? o->clock_source : "imported");
-    capf_buf_f64(t, o && o->tick_period_ns > 0 ? o->tick_period_ns : 1.0);
-    capf_buf_varint(t, o ? o->origin_tick : 0);
-    capf_buf_varint(t, o ? o->origin_mono_ns : 0);
-    capf_buf_varint(t, capf_zigzag(o ? o->origin_unix_ns : 0));
+    capc_origin_put(t, o && o->clock_source ? o->clock_source : "imported",
+                    o && o->tick_period_ns > 0 ? o->tick_period_ns : 1.0,
+                    o ? o->origin_tick : 0, o ? o->origin_mono_ns : 0,
+                    o ? o->origin_unix_ns : 0);
     capf_buf_section(p, CAPF_SEC_ORIGIN, t);
     w->origin_tick = o ? o->origin_tick : 0;
     w->origin_mono = o ? o->origin_mono_ns : 0;

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include "codec/footer.h"
+#include "codec/meta.h"
 #include "format/format.h"
 #include "writer/writer_int.h"
 #include "writer/writer_live.h"
@@ -64,8 +65,7 @@ int cap__writer_meta_chunk(cap_writer *w, uint64_t start_tick, capf_buf *out)
     capf_buf p = {0}, t = {0};
     capf_buf_varint(&t, w->meta_n + 1);
     capf_buf_bytes(&t, w->meta_pairs.data, w->meta_pairs.len);
-    capf_buf_str(&t, "stream_start_ns");
-    capf_buf_str(&t, ns);
+    capc_meta_kv_put(&t, "stream_start_ns", ns);
     capf_buf_section(&p, CAPF_SEC_META_KV, &t);
     capf_buf_section(&p, CAPF_SEC_ORIGIN, &w->origin_body);
     if (t.failed)
