@@ -150,6 +150,15 @@ static inline wr_name *name_peek(const cap_writer *w, uint32_t id)
                : NULL;
 }
 
+/* Thread tid when declared, else NULL. */
+static inline wr_thread *thread_get(cap_writer *w, uint32_t tid)
+{
+    if (tid >= w->threads_cap)
+        return NULL;
+    wr_thread *t = w->threads[tid];
+    return t && t->declared ? t : NULL;
+}
+
 /* ---- errors ------------------------------------------------------------ */
 
 static inline cap_result fail(cap_writer *w, cap_result r)

@@ -164,14 +164,3 @@ size_t cap__writer_block_scopes(cap_writer *w, uint32_t *tids,
     }
     return k;
 }
-
-void cap__writer_hurry(cap_writer *w, int on)
-{
-    if (w)
-        w->hurry = on != 0;
-}
-
-uint64_t cap__writer_blocks(const cap_writer *w)
-{
-    return w ? w->index_n : 0;
-}
