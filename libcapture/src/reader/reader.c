@@ -19,7 +19,9 @@
 #include <zstd.h>
 
 #include "capture/cap_limits.h"
+#include "codec/decls.h"
 #include "codec/footer.h"
+#include "codec/frames.h"
 #include "codec/gpu.h"
 #include "codec/meta.h"
 #include "codec/scopes.h"
@@ -848,14 +850,13 @@ static cap_result sec_threads(cap_reader *r, capf_cur *b, int announce)
 
 static cap_result sec_tracks(cap_reader *r, capf_cur *b, int announce)
 {
-    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    uint64_t n = capc_list_count(b);
     for (uint64_t i = 0; i < n && !b->bad; i++) {
-        uint64_t id = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
+        uint32_t id;
         const uint8_t *s;
         size_t sl;
-        capf_cur_str(b, &s, &sl);
-        double per = capf_cur_f64(b);
-        if (b->bad || !isfinite(per) || per <= 0)
+        double per;
+        if (capc_track_get(b, &id, &s, &sl, &per) != 0)
             return CAP_E_CORRUPT;
         rd_track *k = &r->tracks[id];
         if (k->declared && k->period == per && same_str(k->name, s, sl))
@@ -867,7 +868,7 @@ static cap_result sec_tracks(cap_reader *r, capf_cur *b, int announce)
         k->name = nm;
         k->period = per;
         k->declared = 1;
-        if (announce && push_decl(r, CAP_EV_GPU_TRACK, (uint32_t)id) != 0)
+        if (announce && push_decl(r, CAP_EV_GPU_TRACK, id) != 0)
             return CAP_E_NOMEM;
     }
     return b->bad ? CAP_E_CORRUPT : CAP_OK;
@@ -875,11 +876,10 @@ static cap_result sec_tracks(cap_reader *r, capf_cur *b, int announce)
 
 static cap_result sec_stats(cap_reader *r, capf_cur *b)
 {
-    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    uint64_t n = capc_list_count(b);
     for (uint64_t i = 0; i < n && !b->bad; i++) {
-        uint64_t kind = capf_cur_varint(b);
-        (void)capf_cur_varint(b);
-        uint64_t v = capf_cur_varint(b);
+        uint64_t kind, subject, v;
+        (void)capc_stat_get(b, &kind, &subject, &v); /* b->bad: below */
         switch (kind) {
         case CAPF_STAT_DROPPED_SCOPES: r->st.dropped_scopes += v; break;
         case CAPF_STAT_GPU_UNTIMED: r->st.gpu_untimed_frames += v; break;
@@ -1155,9 +1155,8 @@ static cap_result next_section(cap_reader *r)
     r->state = ST_NONE;
     switch (kind) {
     case CAPF_SEC_CLOCK: {
-        uint64_t t = capf_cur_varint(b);
-        uint64_t m = capf_cur_varint(b);
-        if (b->bad)
+        uint64_t t, m;
+        if (capc_clock_get(b, &t, &m) != 0)
             return CAP_E_CORRUPT;
         clock_sample(r, t, m);
         return CAP_OK;
@@ -1850,10 +1849,9 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
         if (r->left == 0)
             return CAP_DONE;
         {
-            uint64_t di = capf_cur_varint(b);
-            int64_t db = capf_unzigzag(capf_cur_varint(b));
-            uint64_t dur = capf_cur_varint(b);
-            if (b->bad)
+            uint64_t di, dur;
+            int64_t db;
+            if (capc_frame_get(b, &di, &db, &dur) != 0)
                 return CAP_E_CORRUPT;
             r->prev_index += di;
             /* a block's: the step from the previous begin; a
@@ -1875,10 +1873,10 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
         if (r->left == 0)
             return CAP_DONE;
         {
-            uint64_t name = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
-            int64_t dt = capf_unzigzag(capf_cur_varint(b));
-            double v = capf_cur_f64(b);
-            if (b->bad || name == 0)
+            uint32_t name;
+            int64_t dt;
+            double v;
+            if (capc_counter_get(b, &name, &dt, &v) != 0)
                 return CAP_E_CORRUPT;
             rd_name *nm = name_slot(r, (uint32_t)name);
             if (!nm)
@@ -1887,7 +1885,7 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
             r->prev_tick += (uint64_t)dt;
             r->left--;
             ev->kind = CAP_EV_COUNTER;
-            ev->u.counter.name = (uint32_t)name;
+            ev->u.counter.name = name;
             ev->u.counter.time_ns = to_ns(r, r->prev_tick);
             ev->u.counter.value = v;
         }

@@ -23,7 +23,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "codec/decls.h"
 #include "codec/footer.h"
+#include "codec/frames.h"
 #include "codec/gpu.h"
 #include "codec/meta.h"
 #include "codec/scopes.h"
@@ -660,10 +662,8 @@ cap_result cap_writer_frame(cap_writer *w, uint64_t index, uint64_t begin_tick,
         w->frame_prev_end = 0;
         w->blk_first_frame = index;
     }
-    capf_buf_varint(&w->frames, index - w->frame_prev_index);
-    capf_buf_varint(&w->frames, capf_zigzag((int64_t)(begin_tick -
-                                                      w->frame_prev_begin)));
-    capf_buf_varint(&w->frames, end_tick - begin_tick);
+    capc_frame_put(&w->frames, index, begin_tick, end_tick,
+                   w->frame_prev_index, w->frame_prev_begin);
     if (w->frame_list) {
         capc_frame_list_frame(&w->lframes, index, begin_tick, end_tick,
                               w->frame_prev_index, w->frame_prev_end);
@@ -691,10 +691,7 @@ cap_result cap_writer_counter(cap_writer *w, uint32_t name, uint64_t tick,
         return fail(w, CAP_E_NOMEM);
     if (w->counters_n == 0)
         w->counter_prev_tick = 0;
-    capf_buf_varint(&w->counters, name);
-    capf_buf_varint(&w->counters,
-                    capf_zigzag((int64_t)(tick - w->counter_prev_tick)));
-    capf_buf_f64(&w->counters, value);
+    capc_counter_put(&w->counters, name, tick, w->counter_prev_tick, value);
     w->counter_prev_tick = tick;
     w->counters_n++;
     w->approx_raw += 14;
@@ -938,10 +935,7 @@ static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
         const wr_name *nm = name_peek(w, ids[i]);
         if (!nm || !nm->name)
             continue;
-        capf_buf_varint(t, ids[i]);
-        capf_buf_str(t, nm->name);
-        capf_buf_str(t, nm->file);
-        capf_buf_varint(t, nm->line);
+        capc_name_put(t, ids[i], nm->name, nm->file, nm->line);
     }
     capf_buf_section(p, CAPF_SEC_NAMES, t);
     /* format 1.1: the flags of the names just listed that have any */
@@ -959,8 +953,7 @@ static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
         const wr_name *nm = name_peek(w, ids[i]);
         if (!nm || !nm->name || !nm->flags)
             continue;
-        capf_buf_varint(t, ids[i]);
-        capf_buf_varint(t, nm->flags);
+        capc_name_flags_put(t, ids[i], nm->flags);
     }
     capf_buf_section(p, CAPF_SEC_NAME_FLAGS, t);
 }
@@ -974,8 +967,7 @@ static void put_threads(cap_writer *w, capf_buf *p, const uint32_t *ids,
     t->len = 0;
     capf_buf_varint(t, n);
     for (size_t i = 0; i < n; i++) {
-        capf_buf_varint(t, ids[i]);
-        capf_buf_str(t, w->threads[ids[i]]->name);
+        capc_thread_put(t, ids[i], w->threads[ids[i]]->name);
     }
     capf_buf_section(p, CAPF_SEC_THREADS, t);
 }
@@ -989,9 +981,8 @@ static void put_tracks(cap_writer *w, capf_buf *p, const uint32_t *ids,
     t->len = 0;
     capf_buf_varint(t, n);
     for (size_t i = 0; i < n; i++) {
-        capf_buf_varint(t, ids[i]);
-        capf_buf_str(t, w->tracks[ids[i]].name);
-        capf_buf_f64(t, w->tracks[ids[i]].period);
+        capc_track_put(t, ids[i], w->tracks[ids[i]].name,
+                       w->tracks[ids[i]].period);
     }
     capf_buf_section(p, CAPF_SEC_TRACKS, t);
 }
@@ -1005,9 +996,7 @@ static void put_stats(cap_writer *w, capf_buf *p)
 #define STAT(kind, subj, val)                                                  \
     do {                                                                       \
         if (val) {                                                             \
-            capf_buf_varint(&body, kind);                                      \
-            capf_buf_varint(&body, subj);                                      \
-            capf_buf_varint(&body, val);                                       \
+            capc_stat_put(&body, kind, subj, val);                             \
             n++;                                                               \
             val = 0;                                                           \
         }                                                                      \
@@ -1085,8 +1074,7 @@ cap_result cap_writer_flush(cap_writer *w)
     p->len = 0;
     if (w->have_clock) {
         t->len = 0;
-        capf_buf_varint(t, w->clock_tick);
-        capf_buf_varint(t, w->clock_mono);
+        capc_clock_put(t, w->clock_tick, w->clock_mono);
         capf_buf_section(p, CAPF_SEC_CLOCK, t);
     }
     put_names(w, p, w->blk_names, w->blk_names_n);
@@ -1175,8 +1163,7 @@ int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
     capf_buf *t = &w->tmp;
     if (w->have_clock) {
         t->len = 0;
-        capf_buf_varint(t, w->clock_tick);
-        capf_buf_varint(t, w->clock_mono);
+        capc_clock_put(t, w->clock_tick, w->clock_mono);
         capf_buf_section(p, CAPF_SEC_CLOCK, t);
     }
     uint32_t *ids = NULL;

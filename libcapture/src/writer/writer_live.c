@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "codec/decls.h"
 #include "codec/footer.h"
 #include "codec/meta.h"
 #include "format/format.h"
@@ -100,8 +101,7 @@ int cap__writer_loss_chunk(cap_writer *w, const uint32_t *tids,
     for (size_t i = 0; i < n; i++)
         if (tids[i] < w->threads_cap && w->threads[tids[i]] &&
             w->threads[tids[i]]->declared && scopes[i]) {
-            capf_buf_varint(&t, tids[i]);
-            capf_buf_str(&t, w->threads[tids[i]]->name);
+            capc_thread_put(&t, tids[i], w->threads[tids[i]]->name);
         }
     capf_buf_section(&p, CAPF_SEC_THREADS, &t);
     t.len = 0;
@@ -109,9 +109,7 @@ int cap__writer_loss_chunk(cap_writer *w, const uint32_t *tids,
     for (size_t i = 0; i < n; i++)
         if (tids[i] < w->threads_cap && w->threads[tids[i]] &&
             w->threads[tids[i]]->declared && scopes[i]) {
-            capf_buf_varint(&t, CAPF_STAT_DROPPED_SCOPES);
-            capf_buf_varint(&t, tids[i]);
-            capf_buf_varint(&t, scopes[i]);
+            capc_stat_put(&t, CAPF_STAT_DROPPED_SCOPES, tids[i], scopes[i]);
         }
     capf_buf_section(&p, CAPF_SEC_STATS, &t);
     if (t.failed)
