@@ -19,6 +19,12 @@
 #include <zstd.h>
 
 #include "capture/cap_limits.h"
+#include "codec/decls.h"
+#include "codec/footer.h"
+#include "codec/frames.h"
+#include "codec/gpu.h"
+#include "codec/meta.h"
+#include "codec/scopes.h"
 #include "format/format.h"
 #include "range.h"
 #include "round_ns.h"
@@ -72,32 +78,6 @@ typedef struct rd_span {
     uint64_t begin, dur; /* GPU ticks */
     uint64_t self;
 } rd_span;
-
-/* SCOPES_E: a residual table as the decoder uses it: the symbol of each
- * slot, and each symbol's frequency, start and zigzag-decoded value. */
-typedef struct rd_se_rtab {
-    uint8_t sym[CAPF_SE_PROB];
-    struct {
-        uint16_t f, c;
-        int32_t q;
-    } si[CAPF_SE_RES_SYMS];
-} rd_se_rtab;
-
-/* SCOPES_E: one context, at 2 x place + kind (kind 1: an end; 1 alone:
- * the section's start): the token list of the event that follows it, with
- * the frequency of its rank 0 in the token table it picks now (f0; 0 while
- * the list is empty) and in the one it picks once rank 0 was given last
- * (f0z); then the coding of the context's own residuals: pred, k, kf (k,
- * or 255 above 32: read apart) and the table. One 64-byte line: the token
- * of the next event uses this one's list. */
-typedef struct rd_se_ctx {
-    _Alignas(64) capf_se_list l;
-    uint16_t f0, f0z;
-    uint8_t k, kf;
-    uint64_t pred;
-    const rd_se_rtab *rt;
-} rd_se_ctx;
-_Static_assert(sizeof(rd_se_ctx) == 64, "a context takes one cache line");
 
 typedef enum sec_state {
     ST_NONE,
@@ -185,29 +165,8 @@ struct cap_reader {
     int sr;           /* the section is SCOPES_R (2.0) */
     int sr_first;     /* its first event (at base) is still to come */
 
-    struct rd_class {  /* SCOPES_R: each class's two streams */
-        const uint8_t *lo, *lo_end, *hi, *hi_end;
-    } sr_cls[CAPF_SR_CLASSES];
-    /* SCOPES_E (3.0): the section's names (from 1), token lists, tables
-     * and the rANS stream's state */
-    struct rd_se_name {
-        uint32_t id;
-        uint8_t k[2], tab[2]; /* begin, end */
-        uint64_t pred[2];
-    } *se_nm;
-    size_t se_nm_cap;
-    uint32_t se_nn, se_width, se_nrt, se_cur;
-    rd_se_ctx *se_ctx; /* 2 x (n_names + 1) contexts */
-    int se_pend;      /* an end decoded, waiting for room in the arena */
-    size_t se_ctx_cap;
-    uint16_t se_tf[CAPF_SE_TOK_TABLES][CAPF_SE_TOK_SYMS];
-    uint16_t se_tc[CAPF_SE_TOK_TABLES][CAPF_SE_TOK_SYMS];
-    rd_se_rtab *se_rt; /* CAPF_SE_RES_TABLES_MAX residual tables */
-    uint32_t se_x[3];              /* rANS states: tokens, residuals
-                                      (two, taking turns) */
-    const uint8_t *se_p[3], *se_end[3]; /* ... and the raw bits */
-    uint64_t se_bb;                /* raw bits read ahead, lowest first */
-    unsigned se_bn;                /* ... how many */
+    capc_sr_dec srd;  /* SCOPES_R: each class's two streams */
+    capc_se_dec sed;  /* SCOPES_E (3.0): the section's decoder */
     uint32_t stk_dense[CAP_MAX_DEPTH];
     uint64_t stk_begin[CAP_MAX_DEPTH];
     int64_t stk_begin_ns[CAP_MAX_DEPTH]; /* stk_begin converted, once */
@@ -350,9 +309,6 @@ static void clock_sample(cap_reader *r, uint64_t t, uint64_t m)
     }
 }
 
-static int fl_entry(capf_cur *c, int *has_clock, uint64_t *tick,
-                    uint64_t *mono, uint64_t *n, const uint8_t **frames);
-
 /* ---- open -------------------------------------------------------------- */
 
 static int read_exact(cap_reader *r, void *buf, size_t n, size_t *got)
@@ -383,8 +339,8 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
         capf_cur b = {c.p, c.p + len, 0};
         c.p += len;
         if (kind == CAPF_SEC_META_KV) {
-            uint64_t cnt = capf_cur_varint_max(&b, len);
-            if (b.bad || r->meta_k)
+            uint64_t cnt;
+            if (capc_meta_kv_count(&b, len, &cnt) != CAP_OK || r->meta_k)
                 return CAP_E_CORRUPT; /* malformed, or a second list */
             r->meta_k = calloc(cnt ? cnt : 1, sizeof *r->meta_k);
             r->meta_v = calloc(cnt ? cnt : 1, sizeof *r->meta_v);
@@ -393,9 +349,7 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
             for (uint64_t i = 0; i < cnt; i++) {
                 const uint8_t *ks, *vs;
                 size_t kl, vl;
-                capf_cur_str(&b, &ks, &kl);
-                capf_cur_str(&b, &vs, &vl);
-                if (b.bad)
+                if (capc_meta_kv_get(&b, &ks, &kl, &vs, &vl) != 0)
                     return CAP_E_CORRUPT;
                 r->meta_k[i] = dup_n(ks, kl);
                 r->meta_v[i] = dup_n(vs, vl);
@@ -406,12 +360,9 @@ static cap_result parse_meta(cap_reader *r, const uint8_t *p, size_t n)
         } else if (kind == CAPF_SEC_ORIGIN) {
             const uint8_t *s;
             size_t sl;
-            capf_cur_str(&b, &s, &sl);
-            double per = capf_cur_f64(&b);
-            r->origin_tick = capf_cur_varint(&b);
-            r->origin_mono = capf_cur_varint(&b);
-            r->origin_unix = capf_unzigzag(capf_cur_varint(&b));
-            if (b.bad || !isfinite(per) || per <= 0)
+            double per;
+            if (capc_origin_get(&b, &s, &sl, &per, &r->origin_tick,
+                                &r->origin_mono, &r->origin_unix) != CAP_OK)
                 return CAP_E_CORRUPT;
             free(r->clock_source);
             r->clock_source = dup_n(s, sl);
@@ -789,9 +740,7 @@ void cap_reader_close(cap_reader *r)
     free(r->order);
     free(r->arena);
     free(r->sr_set);
-    free(r->se_nm);
-    free(r->se_ctx);
-    free(r->se_rt);
+    capc_se_dec_free(&r->sed);
     free(r->idx_off);
     free(r->idx_frames);
     free(r->fl);
@@ -904,14 +853,13 @@ static cap_result sec_threads(cap_reader *r, capf_cur *b, int announce)
 
 static cap_result sec_tracks(cap_reader *r, capf_cur *b, int announce)
 {
-    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    uint64_t n = capc_list_count(b);
     for (uint64_t i = 0; i < n && !b->bad; i++) {
-        uint64_t id = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
+        uint32_t id;
         const uint8_t *s;
         size_t sl;
-        capf_cur_str(b, &s, &sl);
-        double per = capf_cur_f64(b);
-        if (b->bad || !isfinite(per) || per <= 0)
+        double per;
+        if (capc_track_get(b, &id, &s, &sl, &per) != 0)
             return CAP_E_CORRUPT;
         rd_track *k = &r->tracks[id];
         if (k->declared && k->period == per && same_str(k->name, s, sl))
@@ -923,7 +871,7 @@ static cap_result sec_tracks(cap_reader *r, capf_cur *b, int announce)
         k->name = nm;
         k->period = per;
         k->declared = 1;
-        if (announce && push_decl(r, CAP_EV_GPU_TRACK, (uint32_t)id) != 0)
+        if (announce && push_decl(r, CAP_EV_GPU_TRACK, id) != 0)
             return CAP_E_NOMEM;
     }
     return b->bad ? CAP_E_CORRUPT : CAP_OK;
@@ -931,11 +879,10 @@ static cap_result sec_tracks(cap_reader *r, capf_cur *b, int announce)
 
 static cap_result sec_stats(cap_reader *r, capf_cur *b)
 {
-    uint64_t n = capf_cur_varint_max(b, (uint64_t)(b->end - b->p));
+    uint64_t n = capc_list_count(b);
     for (uint64_t i = 0; i < n && !b->bad; i++) {
-        uint64_t kind = capf_cur_varint(b);
-        (void)capf_cur_varint(b);
-        uint64_t v = capf_cur_varint(b);
+        uint64_t kind, subject, v;
+        (void)capc_stat_get(b, &kind, &subject, &v); /* b->bad: below */
         switch (kind) {
         case CAPF_STAT_DROPPED_SCOPES: r->st.dropped_scopes += v; break;
         case CAPF_STAT_GPU_UNTIMED: r->st.gpu_untimed_frames += v; break;
@@ -1033,13 +980,10 @@ static void gpu_self_times(cap_reader *r)
 
 static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
 {
-    uint64_t track = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
-    uint64_t frame = capf_cur_varint(b);
-    uint64_t base = capf_cur_varint(b);
-    uint64_t n = capf_cur_varint_max(b, CAP_MAX_GPU_SPANS);
-    if (b->bad || n > (uint64_t)(b->end - b->p))
-        return CAP_E_CORRUPT;
-    if (!r->tracks[track].declared)
+    uint32_t track;
+    uint64_t frame, base, n;
+    if (capc_gpu_frame_get(b, &track, &frame, &base, &n) != CAP_OK ||
+        !r->tracks[track].declared)
         return CAP_E_CORRUPT;
     if (n > r->spans_cap) {
         rd_span *s = realloc(r->spans, n * sizeof *s);
@@ -1057,18 +1001,8 @@ static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
     }
     for (uint64_t i = 0; i < n; i++) {
         rd_span *s = &r->spans[i];
-        uint64_t name = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
-        uint64_t parent = capf_cur_varint_max(b, i);
-        uint8_t flags = capf_cur_u8(b);
-        s->name = (uint32_t)name;
-        s->parent = (int32_t)parent - 1;
-        s->measured = flags & 1;
-        s->begin = s->dur = 0;
-        if (s->measured) {
-            s->begin = base + capf_cur_varint(b);
-            s->dur = capf_cur_varint(b);
-        }
-        if (b->bad || name == 0)
+        if (capc_gpu_span_get(b, i, base, &s->name, &s->parent, &s->measured,
+                              &s->begin, &s->dur) != 0)
             return CAP_E_CORRUPT;
         s->depth = s->parent >= 0 ? r->spans[s->parent].depth + 1 : 0;
         rd_name *nm = name_slot(r, s->name);
@@ -1078,7 +1012,7 @@ static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
     }
     r->spans_n = (size_t)n;
     r->span_pos = 0;
-    r->gpu_track = (uint32_t)track;
+    r->gpu_track = track;
     r->gpu_frame = frame;
     gpu_self_times(r);
     return CAP_OK;
@@ -1086,11 +1020,10 @@ static cap_result sec_gpu_frame(cap_reader *r, capf_cur *b)
 
 static cap_result sec_gpu_cal(cap_reader *r, capf_cur *b)
 {
-    uint64_t track = capf_cur_varint_max(b, CAP_MAX_TRACKS - 1);
-    uint64_t g = capf_cur_varint(b);
-    uint64_t c = capf_cur_varint(b);
-    uint64_t dev = capf_cur_varint(b);
-    if (b->bad || !r->tracks[track].declared)
+    uint32_t track;
+    uint64_t g, c, dev;
+    if (capc_gpu_cal_get(b, &track, &g, &c, &dev) != CAP_OK ||
+        !r->tracks[track].declared)
         return CAP_E_CORRUPT;
     r->tracks[track].calibrated = 1;
     r->tracks[track].cal_gpu = g;
@@ -1099,151 +1032,39 @@ static cap_result sec_gpu_cal(cap_reader *r, capf_cur *b)
     return CAP_OK;
 }
 
-/* A SCOPES_E table of n frequencies (format-spec "SCOPES_E (0x0E)"):
- * each at most 4096, adding up to 4096. -1 when not. */
-static int se_table(capf_cur *b, unsigned n, uint16_t *f, uint16_t *c)
+/* SCOPES_R: a context's prediction and class, set on its name (and the
+ * name listed in r->sr_set, to be unset by the next section). -1 when out
+ * of memory. */
+static int sr_set_pred(void *user, uint32_t id, unsigned kind, uint64_t pred,
+                       unsigned cls)
 {
-    uint32_t sum = 0;
-    for (unsigned i = 0; i < n; i++) {
-        uint64_t v = capf_cur_varint_max(b, CAPF_SE_PROB);
-        c[i] = (uint16_t)sum;
-        f[i] = (uint16_t)v;
-        sum += (uint32_t)v;
-    }
-    return b->bad || sum != CAPF_SE_PROB ? -1 : 0;
-}
-
-static int cmp_se_id(const void *k, const void *e)
-{
-    uint32_t a = *(const uint32_t *)k;
-    uint32_t b = ((const struct rd_se_name *)e)->id;
-    return a < b ? -1 : a > b;
-}
-
-/* The rest of a SCOPES_E section's start, after n_events: the names, the
- * tables, the stream's first four bytes. */
-static cap_result sec_scopes_e_start(cap_reader *r, capf_cur *b)
-{
-    uint64_t nn = capf_cur_varint_max(b, (uint64_t)(b->end - b->p) / 5);
-    if (b->bad)
-        return CAP_E_CORRUPT;
-    if (nn + 1 > r->se_nm_cap) {
-        struct rd_se_name *p = realloc(r->se_nm, (nn + 1) * sizeof *p);
+    cap_reader *r = user;
+    rd_name *nm = name_slot(r, id);
+    if (!nm)
+        return -1;
+    if (r->sr_set_n == r->sr_set_cap) {
+        size_t c = r->sr_set_cap ? 2 * r->sr_set_cap : 256;
+        uint32_t *p = realloc(r->sr_set, c * sizeof *p);
         if (!p)
-            return CAP_E_NOMEM;
-        r->se_nm = p;
-        r->se_nm_cap = nn + 1;
+            return -1;
+        r->sr_set = p;
+        r->sr_set_cap = c;
     }
-    uint64_t id = 0;
-    for (uint64_t i = 1; i <= nn; i++) {
-        uint64_t dk = capf_cur_varint(b);
-        if (b->bad || (i > 1 && dk == 0) || dk > CAP_MAX_NAME_ID - id)
-            return CAP_E_CORRUPT;
-        id += dk;
-        if (id == 0)
-            return CAP_E_CORRUPT;
-        struct rd_se_name *e = &r->se_nm[i];
-        e->id = (uint32_t)id;
-        for (int k = 0; k < 2; k++) {
-            e->pred[k] = capf_cur_varint(b);
-            uint64_t kt = capf_cur_varint_max(b, 63 * 16 + 15);
-            e->k[k] = (uint8_t)(kt >> 4);
-            e->tab[k] = (uint8_t)(kt & 15);
-        }
-        if (b->bad)
-            return CAP_E_CORRUPT;
-        rd_name *nm = name_slot(r, (uint32_t)id);
-        if (!nm)
-            return CAP_E_NOMEM;
-        nm->used = 1;
-    }
-    r->se_nn = (uint32_t)nn;
-    r->se_width = capf_bitlen(nn);
-    uint64_t nrt = capf_cur_varint_max(b, CAPF_SE_RES_TABLES_MAX);
-    if (b->bad || nrt == 0)
-        return CAP_E_CORRUPT;
-    r->se_nrt = (uint32_t)nrt;
-    for (uint64_t i = 1; i <= nn; i++)
-        if (r->se_nm[i].tab[0] >= nrt || r->se_nm[i].tab[1] >= nrt)
-            return CAP_E_CORRUPT;
-    if (!r->se_rt &&
-        !(r->se_rt = malloc(CAPF_SE_RES_TABLES_MAX * sizeof *r->se_rt)))
-        return CAP_E_NOMEM;
-    for (uint32_t t = 0; t < nrt; t++) {
-        uint16_t f[CAPF_SE_RES_SYMS], c[CAPF_SE_RES_SYMS];
-        if (se_table(b, CAPF_SE_RES_SYMS, f, c) != 0)
-            return CAP_E_CORRUPT;
-        rd_se_rtab *rt = &r->se_rt[t];
-        for (unsigned s = 0; s < CAPF_SE_RES_SYMS; s++) {
-            memset(rt->sym + c[s], (int)s, f[s]);
-            rt->si[s].f = f[s];
-            rt->si[s].c = c[s];
-            rt->si[s].q = (int32_t)capf_unzigzag(s);
-        }
-    }
-    for (unsigned t = 0; t < CAPF_SE_TOK_TABLES; t++)
-        if (se_table(b, CAPF_SE_TOK_SYMS, r->se_tf[t], r->se_tc[t]) != 0)
-            return CAP_E_CORRUPT;
-    /* the open stack's names in the list */
-    for (uint32_t i = 0; i < r->depth; i++) {
-        struct rd_se_name *e =
-            nn ? bsearch(&r->stk_name[i], r->se_nm + 1, nn, sizeof *e,
-                         cmp_se_id)
-               : NULL;
-        if (!e)
-            return CAP_E_CORRUPT;
-        r->stk_dense[i] = (uint32_t)(e - r->se_nm);
-        r->stk_epred[i] = e->pred[1];
-    }
-    size_t nl = 2 * ((size_t)nn + 1);
-    if (nl > r->se_ctx_cap) { /* on cache lines: each context on one */
-        free(r->se_ctx);
-        r->se_ctx_cap = 0;
-        r->se_ctx = aligned_alloc(_Alignof(rd_se_ctx), nl * sizeof(rd_se_ctx));
-        if (!r->se_ctx)
-            return CAP_E_NOMEM;
-        r->se_ctx_cap = nl;
-    }
-    memset(r->se_ctx, 0, nl * sizeof *r->se_ctx); /* empty lists, f0 0 */
-    for (size_t i = 1; i <= nn; i++)
-        for (int k = 0; k < 2; k++) {
-            rd_se_ctx *c = &r->se_ctx[2 * i + (size_t)k];
-            const struct rd_se_name *e = &r->se_nm[i];
-            c->pred = e->pred[k];
-            c->k = e->k[k];
-            c->kf = e->k[k] <= 32 ? e->k[k] : 255;
-            c->rt = &r->se_rt[e->tab[k]];
-        }
-    r->se_cur = 1;
-    /* the token and residual streams, then the raw bits to the end */
-    uint64_t len[2];
-    len[0] = capf_cur_varint(b);
-    len[1] = capf_cur_varint(b);
-    if (b->bad || len[0] > (uint64_t)(b->end - b->p) ||
-        len[1] > (uint64_t)(b->end - b->p) - len[0])
-        return CAP_E_CORRUPT;
-    const uint8_t *q = b->p;
-    r->se_x[0] = r->se_x[1] = r->se_x[2] = 0;
-    for (int st = 0; st < 2; st++) {
-        r->se_p[st] = q;
-        r->se_end[st] = q + len[st];
-        if (r->left > 0) { /* the states: 4 bytes each, lowest first */
-            if (len[st] < 4u + 4u * (unsigned)st)
-                return CAP_E_CORRUPT;
-            r->se_x[st] = capf_get_u32(q);
-            if (st)
-                r->se_x[2] = capf_get_u32(q + 4);
-            r->se_p[st] = q + 4 + 4 * st;
-        }
-        q += len[st];
-    }
-    r->se_pend = 0;
-    r->se_p[2] = q;
-    r->se_end[2] = b->end;
-    r->se_bb = 0;
-    r->se_bn = 0;
-    r->sr_first = 1;
-    return CAP_OK;
+    r->sr_set[r->sr_set_n++] = id;
+    nm->sr_pred[kind] = pred;
+    nm->sr_cls[kind] = (uint8_t)cls;
+    return 0;
+}
+
+/* SCOPES_E: a name the section lists, marked used. -1 when out of
+ * memory. */
+static int se_use_name(void *user, uint32_t id)
+{
+    rd_name *nm = name_slot(user, id);
+    if (!nm)
+        return -1;
+    nm->used = 1;
+    return 0;
 }
 
 /* The start of a SCOPES (sr 0) or SCOPES_R (sr 1) section: the prefix
@@ -1278,7 +1099,10 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
         r->tick = base;
         r->left = n;
         r->sr = sr;
-        return sec_scopes_e_start(r, b);
+        r->sr_first = 1;
+        return capc_scopes_e_start(&r->sed, b, n, r->depth, r->stk_name,
+                                   r->stk_dense, r->stk_epred, se_use_name,
+                                   r);
     }
     uint64_t tlen = capf_cur_varint(b);
     if (b->bad || tlen > (uint64_t)(b->end - b->p) || n > tlen)
@@ -1301,72 +1125,18 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
         nm->sr_cls[0] = nm->sr_cls[1] = 0;
     }
     r->sr_set_n = 0;
-    uint64_t nctx = capf_cur_varint_max(b, (uint64_t)(b->end - b->p) / 3);
-    uint64_t key = 0;
-    for (uint64_t i = 0; i < nctx && !b->bad; i++) {
-        uint64_t dk = capf_cur_varint(b);
-        uint64_t cls = capf_cur_varint_max(b, CAPF_SR_CLASSES - 1);
-        uint64_t pred = capf_cur_varint(b);
-        if (b->bad || (i > 0 && dk == 0) ||
-            dk > ((uint64_t)CAP_MAX_NAME_ID << 1 | 1) - key)
-            return CAP_E_CORRUPT;
-        key += dk;
-        if (key >> 1 == 0)
-            return CAP_E_CORRUPT;
-        rd_name *nm = name_slot(r, (uint32_t)(key >> 1));
-        if (!nm)
-            return CAP_E_NOMEM;
-        if (r->sr_set_n == r->sr_set_cap) {
-            size_t c = r->sr_set_cap ? 2 * r->sr_set_cap : 256;
-            uint32_t *p = realloc(r->sr_set, c * sizeof *p);
-            if (!p)
-                return CAP_E_NOMEM;
-            r->sr_set = p;
-            r->sr_set_cap = c;
-        }
-        r->sr_set[r->sr_set_n++] = (uint32_t)(key >> 1);
-        nm->sr_pred[key & 1] = pred;
-        nm->sr_cls[key & 1] = (uint8_t)cls;
-    }
+    cap_result res = capc_scopes_r_table(b, sr_set_pred, r);
+    if (res != CAP_OK)
+        return res;
     for (uint64_t i = 0; i < depth; i++) { /* the prefix's ends */
         const rd_name *nm = name_peek(r, r->stk_name[i]);
         r->stk_epred[i] = nm->sr_pred[1];
         r->stk_ecls[i] = nm->sr_cls[1];
     }
-    /* the stream table (classes increasing); the streams follow the
-     * tokens, in the table's order; a class not listed has none */
-    uint64_t nst = capf_cur_varint_max(b, CAPF_SR_CLASSES);
-    uint64_t st[CAPF_SR_CLASSES][3];
-    for (uint64_t i = 0; i < nst; i++) {
-        st[i][0] = capf_cur_varint_max(b, CAPF_SR_CLASSES - 1);
-        st[i][1] = capf_cur_varint(b);
-        st[i][2] = capf_cur_varint(b);
-        if (i > 0 && st[i][0] <= st[i - 1][0])
-            return CAP_E_CORRUPT;
-    }
-    if (b->bad || tlen > (uint64_t)(b->end - b->p))
-        return CAP_E_CORRUPT;
-    memset(r->sr_cls, 0, sizeof r->sr_cls);
-    /* every lo stream in table order, then every hi stream */
-    const uint8_t *p = b->p + tlen;
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint64_t i = 0; i < nst; i++) {
-            uint64_t len = st[i][1 + pass];
-            if (len > (uint64_t)(b->end - p))
-                return CAP_E_CORRUPT;
-            struct rd_class *k = &r->sr_cls[st[i][0]];
-            if (pass == 0) {
-                k->lo = p;
-                k->lo_end = p + len;
-            } else {
-                k->hi = p;
-                k->hi_end = p + len;
-            }
-            p += len;
-        }
-    }
+    res = capc_scopes_r_streams(&r->srd, b, tlen);
+    if (res != CAP_OK)
+        return res;
     r->sr_first = 1;
-    b->end = b->p + tlen;
     return CAP_OK;
 }
 
@@ -1388,9 +1158,8 @@ static cap_result next_section(cap_reader *r)
     r->state = ST_NONE;
     switch (kind) {
     case CAPF_SEC_CLOCK: {
-        uint64_t t = capf_cur_varint(b);
-        uint64_t m = capf_cur_varint(b);
-        if (b->bad)
+        uint64_t t, m;
+        if (capc_clock_get(b, &t, &m) != 0)
             return CAP_E_CORRUPT;
         clock_sample(r, t, m);
         return CAP_OK;
@@ -1764,27 +1533,10 @@ scopes_run_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
                 pred = r->stk_epred[depth - 1];
                 c = r->stk_ecls[depth - 1];
             }
-            struct rd_class *kc = &r->sr_cls[c];
-            const uint8_t *lp = kc->lo, *hp = kc->hi;
-            uint64_t h;
-            if (lp >= kc->lo_end || hp >= kc->hi_end) {
+            if (capc_sr_residual(&r->srd.cls[c], pred, &d) != 0) {
                 res = CAP_E_CORRUPT;
                 break;
             }
-            if (*hp < 0x80) { /* the usual: one byte */
-                h = *hp++;
-            } else {
-                capf_cur hc = {hp, kc->hi_end, 0};
-                h = capf_cur_varint(&hc);
-                if (hc.bad || h >> 56) {
-                    res = CAP_E_CORRUPT;
-                    break;
-                }
-                hp = hc.p;
-            }
-            kc->lo = lp + 1;
-            kc->hi = hp;
-            d = pred + (uint64_t)capf_unzigzag(h << 8 | *lp);
         }
         left--;
         tick += d;
@@ -1823,122 +1575,10 @@ scopes_run_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
     return res;
 }
 
-/* SCOPES_E: the raw bit stream (format-spec "SCOPES_E (0x0E)"), read
- * ahead into bb, lowest bit first. */
-typedef struct se_bits {
-    uint64_t bb;
-    unsigned bn; /* bits in bb */
-    const uint8_t *p, *end;
-} se_bits;
-
-/* At least 56 bits read ahead, or all that are left. */
-static inline __attribute__((always_inline)) void se_bits_fill(se_bits *b)
-{
-    if (b->end - b->p >= 8) {
-        uint64_t w;
-        memcpy(&w, b->p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        w = __builtin_bswap64(w);
-#endif
-        b->bb |= w << b->bn;
-        b->p += (63 - b->bn) >> 3;
-        b->bn |= 56;
-    } else {
-        while (b->bn <= 56 && b->p < b->end) {
-            b->bb |= (uint64_t)*b->p++ << b->bn;
-            b->bn += 8;
-        }
-    }
-}
-
-/* The next n bits (n <= 32), lowest first; *bad set when the stream has
- * fewer left. */
-static inline __attribute__((always_inline)) uint64_t
-se_bits_get(se_bits *b, unsigned n, int *bad)
-{
-    if (b->bn < n) {
-        se_bits_fill(b);
-        if (b->bn < n) {
-            *bad = 1;
-            return 0;
-        }
-    }
-    uint64_t v = b->bb & ((1ull << n) - 1);
-    b->bb >>= n;
-    b->bn -= n;
-    return v;
-}
-
-/* n bits (n <= 64), lowest first */
-static inline __attribute__((always_inline)) uint64_t
-se_bits_wide(se_bits *b, unsigned n, int *bad)
-{
-    if (n <= 32)
-        return se_bits_get(b, n, bad);
-    uint64_t lo = se_bits_get(b, 32, bad);
-    return lo | se_bits_get(b, n - 32, bad) << 32;
-}
-
-/* A token that is not the usual (rank 0 of a list that has one): slot
- * (x mod 4096) decoded with list c's token table (kind a), the rank's value
- * into *v, the list and its f0 and f0z updated; the new state returned.
- * *bad set when the token is malformed or the bits run out. */
-static inline __attribute__((always_inline)) uint32_t
-se_token_rare(const cap_reader *r, rd_se_ctx *c, unsigned a, uint32_t x,
-              se_bits *bs, uint32_t *v, int *bad)
-{
-    capf_se_list *l = &c->l;
-    uint32_t slot = x & (CAPF_SE_PROB - 1);
-    const uint16_t *tf = r->se_tf[a * 15u + l->tb],
-                   *tc = r->se_tc[a * 15u + l->tb];
-    unsigned s = (slot >= tc[1]) + (slot >= tc[2]) + (slot >= tc[3]) +
-                 (slot >= tc[4]); /* the last symbol starting at or before
-                                     slot: zero-width ones share the next
-                                     one's start */
-    x = tf[s] * (x >> CAPF_SE_PROB_BITS) + slot - tc[s];
-    if (s < CAPF_SE_LIST) {
-        if (s >= l->len) {
-            *bad = 1;
-            return x;
-        }
-        *v = l->v[s];
-    } else {
-        *v = (uint32_t)se_bits_get(bs, r->se_width, bad);
-        int dup = *v > r->se_nn;
-        for (unsigned i = 0; i < l->len; i++)
-            dup |= l->v[i] == *v;
-        if (dup || *bad) {
-            *bad = 1;
-            return x;
-        }
-    }
-    capf_se_list_use(l, s, *v);
-    c->f0 = r->se_tf[a * 15u + l->tb][0]; /* the list holds one at least */
-    c->f0z = r->se_tf[a * 15u + l->len * 3u][0];
-    return x;
-}
-
-/* A residual's value past the usual (a symbol below the escape, k at most
- * 32, the bits read ahead): symbol s of context c. *bad set when the bits
- * run out or an escape's length is above 64. */
-static inline __attribute__((always_inline)) uint64_t
-se_res_rare(const rd_se_ctx *c, unsigned s, se_bits *bs, int *bad)
-{
-    if (s < CAPF_SE_RES_ESC)
-        return (uint64_t)capf_unzigzag(s) << c->k |
-               se_bits_wide(bs, c->k, bad);
-    unsigned bl = (unsigned)se_bits_get(bs, 7, bad);
-    if (bl > 64) {
-        *bad = 1;
-        return 0;
-    }
-    return (uint64_t)capf_unzigzag(se_bits_wide(bs, bl, bad));
-}
-
 /* ST_SCOPES for a SCOPES_E section: as scopes_run_as, made once for the
  * section's first call (fst: its first event, at base, has no residual)
  * and, for the others, once for a period of 1 ns (unit) and once for
- * others. An end that finds the arena full is kept decoded (r->se_pend)
+ * others. An end that finds the arena full is kept decoded (r->sed.pend)
  * for the next call. The rANS states, the bits read ahead, the residual
  * stream's place and the previous event's context live in locals; the
  * token stream's and the bits' places stay in r, used only in the rarer
@@ -1967,30 +1607,30 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
     const uint32_t tid = r->tid;
     size_t k = 0;
     int first = fst && r->sr_first;
-    uint32_t tx = r->se_x[0], rx0 = r->se_x[1], rx1 = r->se_x[2];
+    uint32_t tx = r->sed.x[0], rx0 = r->sed.x[1], rx1 = r->sed.x[2];
     /* the token stream's and the bits' places stay in r (read in the
      * rarer branches): fewer values for the loop's registers */
-    const uint8_t *rp = r->se_p[1], *const rend = r->se_end[1];
-    se_bits bs = {r->se_bb, r->se_bn, NULL, NULL}; /* p, end: in r */
-    rd_se_ctx *const ctx = r->se_ctx;
-    rd_se_ctx *lp = ctx + r->se_cur; /* the previous event's context */
-    const struct rd_se_name *const names = r->se_nm;
+    const uint8_t *rp = r->sed.p[1], *const rend = r->sed.end[1];
+    capc_se_bits bs = {r->sed.bb, r->sed.bn, NULL, NULL}; /* p, end: in r */
+    capc_se_ctx *const ctx = r->sed.ctx;
+    capc_se_ctx *lp = ctx + r->sed.cur; /* the previous event's context */
+    const capc_se_name *const names = r->sed.nm;
     cap_result res = CAP_DONE;
     uint32_t v = 0;
-    if (r->se_pend) {
-        r->se_pend = 0; /* an end, its tick in tick already */
+    if (r->sed.pend) {
+        r->sed.pend = 0; /* an end, its tick in tick already */
         goto end;
     }
     while (left > 0) {
         int bad = 0;
         if (bs.bn < 32) {
-            bs.p = r->se_p[2];
-            bs.end = r->se_end[2];
-            se_bits_fill(&bs);
-            r->se_p[2] = bs.p;
+            bs.p = r->sed.p[2];
+            bs.end = r->sed.end[2];
+            capc_se_bits_fill(&bs);
+            r->sed.p[2] = bs.p;
         }
         /* the token: rank 0 of the previous event's list, usually */
-        rd_se_ctx *l = lp;
+        capc_se_ctx *l = lp;
         uint32_t slot = tx & (CAPF_SE_PROB - 1), f0 = l->f0;
         if (__builtin_expect(slot < f0, 1)) {
             tx = f0 * (tx >> CAPF_SE_PROB_BITS) + slot;
@@ -2001,24 +1641,24 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
             l->f0 = l->f0z;
             l->l.tb = (uint16_t)(l->l.len * 3u);
         } else {
-            bs.p = r->se_p[2];
-            bs.end = r->se_end[2];
-            tx = se_token_rare(r, l, (unsigned)(l - ctx) & 1, tx, &bs, &v,
-                               &bad);
-            r->se_p[2] = bs.p;
+            bs.p = r->sed.p[2];
+            bs.end = r->sed.end[2];
+            tx = capc_se_token_rare(&r->sed, l, (unsigned)(l - ctx) & 1, tx,
+                                    &bs, &v, &bad);
+            r->sed.p[2] = bs.p;
             if (bad) {
                 res = CAP_E_CORRUPT;
                 break;
             }
         }
         if (__builtin_expect(tx < CAPF_SE_L, 0)) {
-            const uint8_t *tp = r->se_p[0];
-            if (r->se_end[0] - tp < 2) {
+            const uint8_t *tp = r->sed.p[0];
+            if (r->sed.end[0] - tp < 2) {
                 res = CAP_E_CORRUPT;
                 break;
             }
             tx = tx << 16 | (uint32_t)tp[0] | (uint32_t)tp[1] << 8;
-            r->se_p[0] = tp + 2;
+            r->sed.p[0] = tp + 2;
         }
         uint32_t dn;
         if (v) {
@@ -2042,8 +1682,8 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
         } else {
             /* the residual: its symbol with the context's table, from the
              * residual stream's state whose turn it is */
-            const rd_se_ctx *c = lp;
-            const rd_se_rtab *rt = c->rt;
+            const capc_se_ctx *c = lp;
+            const capc_se_rtab *rt = c->rt;
             uint32_t x = rx0;
             slot = x & (CAPF_SE_PROB - 1);
             unsigned s = rt->sym[slot];
@@ -2069,10 +1709,10 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
                 bs.bb >>= sh;
                 bs.bn -= sh;
             } else {
-                bs.p = r->se_p[2];
-                bs.end = r->se_end[2];
-                rv = se_res_rare(c, s, &bs, &bad);
-                r->se_p[2] = bs.p;
+                bs.p = r->sed.p[2];
+                bs.end = r->sed.end[2];
+                rv = capc_se_res_rare(c, s, &bs, &bad);
+                r->sed.p[2] = bs.p;
                 if (bad) {
                     res = CAP_E_CORRUPT;
                     break;
@@ -2095,7 +1735,7 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
         uint32_t dpt = depth - 1;
         if ((rec || max > 1) && end_copies(cur, cv, dpt) && ap + dpt > acap) {
             r->arena_full = 1; /* full: this end waits */
-            r->se_pend = 1;
+            r->sed.pend = 1;
             res = CAP_OK;
             break;
         }
@@ -2112,13 +1752,13 @@ scopes_run_e_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
     }
     *apos = ap;
     res = run_done(r, k, res, got);
-    r->se_x[0] = tx;
-    r->se_x[1] = rx0;
-    r->se_x[2] = rx1;
-    r->se_p[1] = rp;
-    r->se_bb = bs.bb;
-    r->se_bn = bs.bn;
-    r->se_cur = (uint32_t)(lp - ctx);
+    r->sed.x[0] = tx;
+    r->sed.x[1] = rx0;
+    r->sed.x[2] = rx1;
+    r->sed.p[1] = rp;
+    r->sed.bb = bs.bb;
+    r->sed.bn = bs.bn;
+    r->sed.cur = (uint32_t)(lp - ctx);
     if (fst)
         r->sr_first = first;
     r->left = left;
@@ -2212,10 +1852,9 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
         if (r->left == 0)
             return CAP_DONE;
         {
-            uint64_t di = capf_cur_varint(b);
-            int64_t db = capf_unzigzag(capf_cur_varint(b));
-            uint64_t dur = capf_cur_varint(b);
-            if (b->bad)
+            uint64_t di, dur;
+            int64_t db;
+            if (capc_frame_get(b, &di, &db, &dur) != 0)
                 return CAP_E_CORRUPT;
             r->prev_index += di;
             /* a block's: the step from the previous begin; a
@@ -2237,10 +1876,10 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
         if (r->left == 0)
             return CAP_DONE;
         {
-            uint64_t name = capf_cur_varint_max(b, CAP_MAX_NAME_ID);
-            int64_t dt = capf_unzigzag(capf_cur_varint(b));
-            double v = capf_cur_f64(b);
-            if (b->bad || name == 0)
+            uint32_t name;
+            int64_t dt;
+            double v;
+            if (capc_counter_get(b, &name, &dt, &v) != 0)
                 return CAP_E_CORRUPT;
             rd_name *nm = name_slot(r, (uint32_t)name);
             if (!nm)
@@ -2249,7 +1888,7 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
             r->prev_tick += (uint64_t)dt;
             r->left--;
             ev->kind = CAP_EV_COUNTER;
-            ev->u.counter.name = (uint32_t)name;
+            ev->u.counter.name = name;
             ev->u.counter.time_ns = to_ns(r, r->prev_tick);
             ev->u.counter.value = v;
         }
@@ -2434,7 +2073,7 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             int hc;
             uint64_t t, m, n;
             const uint8_t *fp;
-            (void)fl_entry(&c, &hc, &t, &m, &n, &fp); /* fl_matches */
+            (void)capc_frame_list_entry(&c, &hc, &t, &m, &n, &fp); /* checked */
             block_clock_reset(r);
             if (hc)
                 clock_sample(r, t, m);
@@ -2664,54 +2303,6 @@ static void fl_drop(cap_reader *r)
     r->fl_len = r->fl_pos = 0;
 }
 
-/* One FRAME_LIST entry at c (format-spec): its clock sample (*has_clock
- * 0 or 1, then *tick and *mono), its frames' count, and where its frames
- * begin; c is left after the entry. 0, or -1 when malformed. */
-static int fl_entry(capf_cur *c, int *has_clock, uint64_t *tick,
-                    uint64_t *mono, uint64_t *n, const uint8_t **frames)
-{
-    uint8_t hc = capf_cur_u8(c);
-    *tick = *mono = 0;
-    if (hc == 1) {
-        *tick = capf_cur_varint(c);
-        *mono = capf_cur_varint(c);
-    }
-    *has_clock = hc;
-    *n = capf_cur_varint_max(c, (uint64_t)(c->end - c->p));
-    *frames = c->p;
-    for (uint64_t i = 0; i < *n && !c->bad; i++) {
-        (void)capf_cur_varint(c);
-        (void)capf_cur_varint(c);
-        (void)capf_cur_varint(c);
-    }
-    return c->bad || hc > 1 ? -1 : 0;
-}
-
-/* Does the footer's FRAME_LIST hold one well-formed entry for each block
- * the INDEX gives frames, with as many frames, in order, and nothing
- * after them? */
-static int fl_matches(const cap_reader *r)
-{
-    capf_cur c = {r->fl, r->fl + r->fl_len, 0};
-    uint64_t n = capf_cur_varint(&c), k = 0;
-    size_t i = 0;
-    for (; k < n && !c.bad; k++) {
-        int hc;
-        uint64_t t, m, frames;
-        const uint8_t *fp;
-        if (fl_entry(&c, &hc, &t, &m, &frames, &fp) != 0)
-            return 0;
-        while (i < r->idx_n && r->idx_frames[i] == 0)
-            i++;
-        if (i == r->idx_n || r->idx_frames[i] != frames)
-            return 0;
-        i++;
-    }
-    while (i < r->idx_n && r->idx_frames[i] == 0)
-        i++;
-    return !c.bad && k == n && c.p == c.end && i == r->idx_n;
-}
-
 /* The footer's INDEX into r->idx_*, read with pread (the stream's position
  * is left alone), and its FRAME_LIST into r->fl when it matches the INDEX.
  * 0 when read; -1 when the file has no usable footer. */
@@ -2766,25 +2357,8 @@ static int load_index(cap_reader *r)
         }
         if (kind != CAPF_SEC_INDEX)
             continue;
-        uint64_t n = capf_cur_varint_max(&b, len);
-        free(r->idx_off);
-        free(r->idx_frames);
-        r->idx_off = malloc((n ? n : 1) * sizeof *r->idx_off);
-        r->idx_frames = malloc((n ? n : 1) * sizeof *r->idx_frames);
-        r->idx_n = 0;
-        if (!r->idx_off || !r->idx_frames) {
-            ok = 0;
-            break;
-        }
-        uint64_t off = 0;
-        for (uint64_t i = 0; i < n && !b.bad; i++) {
-            off += capf_cur_varint(&b);
-            (void)capf_cur_varint(&b);
-            r->idx_off[i] = off;
-            r->idx_frames[i] = capf_cur_varint(&b);
-            r->idx_n = (size_t)i + 1;
-        }
-        ok = !b.bad;
+        ok = capc_index_get(&b, len, &r->idx_off, &r->idx_frames,
+                            &r->idx_n) == 0;
     }
     free(st);
     free(raw);
@@ -2793,7 +2367,8 @@ static int load_index(cap_reader *r)
         fl_drop(r);
         return -1;
     }
-    if (r->fl && !fl_matches(r))
+    if (r->fl && !capc_frame_list_matches(r->fl, r->fl_len, r->idx_frames,
+                                          r->idx_n))
         fl_drop(r);
     return 0;
 }
@@ -2812,7 +2387,7 @@ static cap_result frames_only(cap_reader *r, int listed)
         return CAP_OK;
     }
     capf_cur c = {r->fl, r->fl + r->fl_len, 0};
-    (void)capf_cur_varint(&c); /* the entries' count (fl_matches) */
+    (void)capf_cur_varint(&c); /* the entries' count (checked) */
     r->fl_pos = (size_t)(c.p - r->fl);
     return CAP_OK;
 }

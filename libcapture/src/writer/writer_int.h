@@ -1,0 +1,185 @@
+/*
+ * writer/writer_int.h - the writer's state, shared by writer.c (tables,
+ * events, blocks, the sink) and writer_live.c (the live sink's chunks).
+ * Internal to libcapture.
+ */
+#ifndef CAP_WRITER_INT_H
+#define CAP_WRITER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zstd.h>
+
+#include "capture/cap_writer.h"
+#include "codec/scopes.h"
+#include "format/format.h"
+#include "writer/writer_live.h"
+
+typedef struct wr_open {
+    uint32_t name;
+    uint64_t begin;
+    uint64_t children;
+} wr_open;
+
+typedef struct wr_name {
+    char *name; /* NULL: id used but never named */
+    char *file;
+    uint32_t line;
+    uint32_t flags;      /* CAP_NAME_WAIT ... (format 1.1) */
+    uint64_t block_mark; /* block sequence that already lists it */
+} wr_name;
+
+typedef struct wr_thread {
+    char *name;
+    int declared;
+    uint64_t block_mark; /* listed in THREADS of this block */
+    wr_open *stack;
+    uint32_t depth, stack_cap;
+    uint32_t overflow; /* open scopes past CAP_MAX_DEPTH (dropped) */
+    uint64_t last_tick;
+    uint64_t events_mark; /* block sequence holding its events */
+    uint64_t base, prev;
+    uint64_t n_events;
+    capf_buf open, tokens, deltas;
+    uint64_t dropped, closed_at_end, backwards; /* pending for this block */
+    uint64_t stray; /* ends with nothing open (format 1.1), pending */
+} wr_thread;
+
+typedef struct wr_track {
+    char *name;
+    double period;
+    int declared;
+    uint64_t block_mark;
+    int has_cal;              /* the latest calibration, repeated in each */
+    uint64_t cal_gpu, cal_cpu, cal_dev; /* block with this track's spans */
+    uint64_t cal_mark;        /* block sequence that already carries it */
+    uint64_t untimed, invalid; /* pending */
+} wr_track;
+
+typedef struct wr_index {
+    uint64_t offset;
+    uint64_t first_frame;
+    uint64_t frames;
+} wr_index;
+
+struct cap_writer {
+    int fd;
+    int own_fd;
+    int sink_is_file;  /* a regular file: never stalls, never SIGPIPE */
+    int stall_ms;      /* pipes and sockets: longest wait for progress */
+    cap_result err;
+    int saved_errno;
+    uint64_t pos; /* bytes written from the file header on */
+    size_t block_bytes;
+    int level;
+    unsigned major, minor; /* format version written in the header */
+    int v11;        /* the additions of 1.1: name flags, stray ends */
+    int frame_list; /* 3.1: the footer's FRAME_LIST is kept (list, n
+                       blocks in it); 0 once given up (no memory, or past
+                       CAPF_FRAME_LIST_MAX_BYTES): the footer then has
+                       none, which a reader reads as 3.0's */
+    capf_buf list;
+    uint64_t list_n;
+    int hurry;      /* 3.0: scopes coded as SCOPES_R while the producer's
+                       writer thread is behind (cap__writer_hurry) */
+    capc_scopes_enc sc; /* the SCOPES_R and SCOPES_E encoders */
+    ZSTD_CCtx *zc;
+
+    /* names by id, in pages of WR_PAGE made when an id in them is first
+       used: a capture whose ids are sparse (a crafted one can use id
+       CAP_MAX_NAME_ID) costs a page an id, not a table to the largest */
+    wr_name **name_pages;
+    uint32_t name_pages_n; /* pages the array holds (made or NULL) */
+    wr_thread **threads;
+    uint32_t threads_cap;
+    wr_track *tracks;
+    uint32_t tracks_cap;
+
+    uint64_t seq; /* current block sequence, from 1 */
+    size_t approx_raw;
+    uint32_t *blk_names;
+    size_t blk_names_n, blk_names_cap;
+    uint32_t *blk_threads; /* threads with events in the block */
+    size_t blk_threads_n, blk_threads_cap;
+    uint32_t *blk_decl_threads; /* threads listed in THREADS */
+    size_t blk_decl_threads_n, blk_decl_threads_cap;
+    uint32_t *blk_tracks;
+    size_t blk_tracks_n, blk_tracks_cap;
+
+    capf_buf frames;
+    uint64_t frames_n, frame_prev_index, frame_prev_begin;
+    capf_buf lframes;        /* 3.1: the block's frames as FRAME_LIST
+                                codes them (begins as gaps after the
+                                previous end) */
+    uint64_t frame_prev_end;
+    uint64_t blk_first_frame;
+    int have_last_frame;
+    uint64_t last_frame_index;
+    capf_buf counters;
+    uint64_t counters_n, counter_prev_tick;
+    capf_buf gpu; /* complete GPU_FRAME and GPU_CAL sections */
+    int have_clock; /* the latest sample goes into every block */
+    uint64_t clock_tick, clock_mono;
+
+    capf_buf payload, tmp, out;
+    wr_index *index;
+    size_t index_n, index_cap;
+
+    /* the live sink (writer_live.h): a copy of every chunk goes to tee */
+    cap__tee_fn tee;
+    void *tee_user;
+    capf_buf meta_pairs; /* META_KV key/value pairs, without their count */
+    uint64_t meta_n;
+    capf_buf origin_body; /* the ORIGIN section's body */
+    uint64_t origin_tick, origin_mono;
+    double origin_period;
+};
+
+/* ---- tables ------------------------------------------------------------ */
+
+#define WR_PAGE_BITS 10
+#define WR_PAGE (1u << WR_PAGE_BITS)
+
+/* Name id's slot when its page is made, else NULL. */
+static inline wr_name *name_peek(const cap_writer *w, uint32_t id)
+{
+    uint32_t pg = id >> WR_PAGE_BITS;
+    return pg < w->name_pages_n && w->name_pages[pg]
+               ? &w->name_pages[pg][id & (WR_PAGE - 1)]
+               : NULL;
+}
+
+/* Thread tid when declared, else NULL. */
+static inline wr_thread *thread_get(cap_writer *w, uint32_t tid)
+{
+    if (tid >= w->threads_cap)
+        return NULL;
+    wr_thread *t = w->threads[tid];
+    return t && t->declared ? t : NULL;
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+static inline cap_result fail(cap_writer *w, cap_result r)
+{
+    if (w->err == CAP_OK)
+        w->err = r;
+    return r;
+}
+
+static inline cap_result check(const cap_writer *w)
+{
+    if (!w)
+        return CAP_E_MISUSE;
+    if (w->err != CAP_OK)
+        return CAP_E_STOPPED;
+    return CAP_OK;
+}
+
+/* The latest clock sample, then every name, thread and track the writer
+ * knows (and, with cals, each track's latest calibration) into p.
+ * -1 when out of memory. */
+int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals);
+
+#endif
