@@ -21,10 +21,12 @@
 #include <unistd.h>
 #include "../tool_version.h"
 
-typedef enum fmt { F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN, F_SVG } fmt;
+typedef enum fmt {
+    F_NONE, F_CAP, F_JSON, F_FOLDED, F_PUFFIN, F_SVG, F_PERFETTO
+} fmt;
 
 static const char *const fmt_names[] = {"?", "cap", "json", "folded", "puffin",
-                                        "svg"};
+                                        "svg", "perfetto"};
 
 #define CVT_MAX_GPU_THREADS 16
 
@@ -50,10 +52,12 @@ static void usage(FILE *f)
         "  IN, OUT              files; OUT may be '-' (standard output) with\n"
         "                       --to; formats come from the extensions:\n"
         "                       .cap, .json or .json.gz, .folded, .puffin,\n"
-        "                       .svg (a flame graph, written only)\n"
+        "                       .svg (a flame graph, written only), .pftrace\n"
+        "                       (Perfetto's own trace, written only)\n"
         "  --from FORMAT        format of IN: cap, json, puffin\n"
         "                       (default: from IN's extension)\n"
-        "  --to FORMAT          format of OUT: cap, json, folded, svg\n"
+        "  --to FORMAT          format of OUT: cap, json, folded, svg,\n"
+        "                       perfetto\n"
         "                       (default: from OUT's extension)\n"
         "  --frame-scope NAME   importers: each top-level occurrence of the\n"
         "                       scope NAME is one frame; NAME may be a glob\n"
@@ -64,12 +68,15 @@ static void usage(FILE *f)
         "                       GPU track on the CPU clock; repeat it for\n"
         "                       several streams, one track each (default:\n"
         "                       none)\n"
-        "  --frames A:B         capture -> capture: keep frames A to B-1 (by\n"
-        "                       index; A: or :B leave a side open)\n"
-        "  --seconds A:B        capture -> capture: keep the frames that begin\n"
-        "                       A to B seconds after the first frame\n"
-        "  --slowest N          capture -> capture: keep the N slowest frames,\n"
-        "                       each with --context frames either side\n"
+        "  --frames A:B         capture -> capture or perfetto: keep frames\n"
+        "                       A to B-1 (by index; A: or :B leave a side\n"
+        "                       open)\n"
+        "  --seconds A:B        capture -> capture or perfetto: keep the\n"
+        "                       frames that begin A to B seconds after the\n"
+        "                       first frame\n"
+        "  --slowest N          capture -> capture or perfetto: keep the N\n"
+        "                       slowest frames, each with --context frames\n"
+        "                       either side\n"
         "  --context K          frames kept either side of each slowest frame\n"
         "                       (default: 2)\n"
         "  --weight self-us|calls\n"
@@ -87,10 +94,13 @@ static void usage(FILE *f)
         "  --version            show the version\n"
         "\n"
         "Conversions: json -> cap, puffin -> cap, cap -> json, cap -> folded,\n"
+        "cap -> perfetto (Perfetto's protobuf trace, which ui.perfetto.dev\n"
+        "opens; a third of the JSON's size or less),\n"
         "cap -> svg (a flame graph: one per thread and GPU track, widths by\n"
         "total time), cap -> cap (recovers a capture cut short into a complete\n"
         "one, or cuts a slice of frames with every name it uses), and\n"
-        "json or puffin -> json, folded or svg through a temporary capture.\n"
+        "json or puffin -> json, folded, svg or perfetto through a temporary\n"
+        "capture.\n"
         "cap -> cap with --format-version re-saves a capture in that version\n"
         "(the same events; read_capture reports it the same).\n"
         "Warnings go to standard error, one line each.\n"
@@ -108,7 +118,7 @@ static int ends_with(const char *s, const char *suffix)
 
 static fmt fmt_by_name(const char *s)
 {
-    for (int i = F_CAP; i <= F_SVG; i++)
+    for (int i = F_CAP; i <= F_PERFETTO; i++)
         if (strcmp(s, fmt_names[i]) == 0)
             return (fmt)i;
     return F_NONE;
@@ -126,6 +136,8 @@ static fmt fmt_by_ext(const char *path)
         return F_PUFFIN;
     if (ends_with(path, ".svg"))
         return F_SVG;
+    if (ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace"))
+        return F_PERFETTO;
     return F_NONE;
 }
 
@@ -230,12 +242,14 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
         case 0:
         case 1: {
             fmt f = fmt_by_name(val);
-            if (f == F_NONE || (which == 0 && (f == F_FOLDED || f == F_SVG)) ||
+            if (f == F_NONE ||
+                (which == 0 &&
+                 (f == F_FOLDED || f == F_SVG || f == F_PERFETTO)) ||
                 (which == 1 && f == F_PUFFIN)) {
                 fprintf(err, "capture_convert: %s '%s': expected %s\n",
                         with_value[which], val,
                         which == 0 ? "cap, json or puffin"
-                                   : "cap, json, folded or svg");
+                                   : "cap, json, folded, svg or perfetto");
                 return 2;
             }
             if (which == 0)
@@ -328,16 +342,18 @@ static int cli_parse(int argc, char **argv, cli *c, FILE *err)
         c->from = fmt_by_ext(c->in);
     if (!c->to)
         c->to = fmt_by_ext(c->out);
-    if (!c->from || c->from == F_FOLDED || c->from == F_SVG) {
+    if (!c->from || c->from == F_FOLDED || c->from == F_SVG ||
+        c->from == F_PERFETTO) {
         fprintf(err, "capture_convert: %s: %s; use --from cap, json or "
                      "puffin\n", c->in,
-                c->from ? "folded stacks and SVG cannot be read"
+                c->from ? "folded stacks, SVG and Perfetto traces cannot be "
+                          "read"
                         : "cannot tell the format from the extension");
         return 2;
     }
     if (!c->to || c->to == F_PUFFIN) {
-        fprintf(err, "capture_convert: %s: %s; use --to cap, json, folded "
-                     "or svg\n", c->out,
+        fprintf(err, "capture_convert: %s: %s; use --to cap, json, folded, "
+                     "svg or perfetto\n", c->out,
                 c->to ? "puffin cannot be written"
                       : "cannot tell the format from the extension");
         return 2;
@@ -371,7 +387,7 @@ static int cli_run(const cli *c, FILE *err)
         return 2;
     }
     if (c->slice.kind != CVT_SLICE_NONE &&
-        (c->from != F_CAP || c->to != F_CAP)) {
+        (c->from != F_CAP || (c->to != F_CAP && c->to != F_PERFETTO))) {
         fprintf(err, "capture_convert: --frames, --seconds and --slowest "
                      "cut a capture into a capture (.cap to .cap)\n");
         return 2;
@@ -405,6 +421,7 @@ static int cli_run(const cli *c, FILE *err)
     importer exp = c->to == F_JSON ? cvt_cap_to_chrome
                    : c->to == F_FOLDED ? cvt_cap_to_folded
                    : c->to == F_SVG ? cvt_cap_to_svg
+                   : c->to == F_PERFETTO ? cvt_cap_to_perfetto
                                        : cvt_cap_to_cap;
     if (!imp)
         return exp(c->in, c->out, &o);
