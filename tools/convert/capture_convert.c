@@ -406,17 +406,8 @@ static int cli_run(const cli *c, FILE *err)
         fprintf(err, "warning: --gpu-thread applies to Chrome traces; "
                      "ignored\n");
 
-#ifdef CVT_HAVE_PUFFIN
-    importer puffin = cvt_puffin_to_cap;
-#else
-    importer puffin = NULL;
-    if (c->from == F_PUFFIN) {
-        fprintf(err, "capture_convert: this build has no puffin importer\n");
-        return 2;
-    }
-#endif
     importer imp = c->from == F_JSON ? cvt_chrome_to_cap
-                   : c->from == F_PUFFIN ? puffin
+                   : c->from == F_PUFFIN ? cvt_puffin_to_cap
                                          : NULL;
     importer exp = c->to == F_JSON ? cvt_cap_to_chrome
                    : c->to == F_FOLDED ? cvt_cap_to_folded
