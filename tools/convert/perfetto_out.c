@@ -1059,9 +1059,26 @@ int cvt_cap_to_perfetto(const char *in, const char *out,
         return CVT_EXIT_OUTPUT;
     }
     close(fd);
+    /* what the cut says names its output: OUT, not the temporary file */
+    char *said = NULL;
+    size_t nsaid = 0;
+    FILE *m = o->diag ? open_memstream(&said, &nsaid) : NULL;
     cvt_options co = *o;
     co.format_major = 0;
+    co.diag = m ? m : o->diag;
     int rc = cvt_cap_to_cap(in, tmp, &co);
+    if (m && fclose(m) == 0 && said) {
+        size_t nt = strlen(tmp);
+        for (const char *p = said, *q; *p; p = q + nt) {
+            if (!(q = strstr(p, tmp))) {
+                fputs(p, o->diag);
+                break;
+            }
+            fwrite(p, 1, (size_t)(q - p), o->diag);
+            fputs(out, o->diag);
+        }
+    }
+    free(said);
     if (rc == CVT_OK) {
         cvt_options eo = *o;
         eo.slice = NULL;
