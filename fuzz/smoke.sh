@@ -59,7 +59,7 @@ for t in $targets; do
                      "$dir/fuzz/seed_raw" "$f" "${f%.cap}-raw.cap" || true
                  done
                  maxlen=65536 ;;
-    fuzz_analysis|fuzz_folded_out|fuzz_chrome_out|fuzz_svg_out|fuzz_stream)
+    fuzz_analysis|fuzz_folded_out|fuzz_chrome_out|fuzz_perfetto_out|fuzz_svg_out|fuzz_stream)
                  seed "$scratch/$name" '*.cap' 131072 "$src/fixtures"
                  for f in "$scratch/$name"/*.cap; do
                      "$dir/fuzz/seed_raw" "$f" "${f%.cap}-raw.cap" || true

@@ -14,7 +14,8 @@ PKGS=(gcc g++ libc6-dev pkg-config meson ninja-build python3
       libyajl-dev liblz4-dev libxxhash-dev
       libvulkan-dev glslang-tools mesa-vulkan-drivers
       clang libclang-rt-14-dev binutils zstd time
-      cmake help2man)
+      cmake help2man
+      protobuf-compiler) # protoc: tests/cli/perfetto_out.sh decodes .pftrace
 # For the test command only: the browser that checks the pictures
 # (tests/browser_check.sh); the check is skipped, saying so, without it.
 TEST_PKGS=(chromium)

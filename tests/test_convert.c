@@ -1961,7 +1961,7 @@ static void usage_errors_exit_with_2(void **state)
         {"a.txt", "b.cap", NULL, NULL, "a.txt: cannot tell the format"},
         {"--weight", "heavy", "a.cap", "b.folded", "--weight 'heavy'"},
         {"--to", "puffin", "a.cap", "b.x", "--to 'puffin': expected cap, json, "
-                                           "folded or svg"},
+                                           "folded, svg or perfetto"},
         {"--frame-scope", NULL, NULL, NULL, "--frame-scope needs a value"},
         {"--frames", "5", "a.cap", "b.cap", "--frames '5': expected A:B, A: "
                                             "or :B with 0 <= A < B"},

@@ -165,7 +165,9 @@ static void put_streams(buf *b, size_t n, const char *const *names,
     }
 }
 
-static void put_meta(buf *b, uint64_t index, int64_t begin, int64_t end)
+/* sized: PFD2..4 put the meta's size before it, PFD5 does not */
+static void put_meta(buf *b, uint64_t index, int64_t begin, int64_t end,
+                     int sized)
 {
     buf m = {0};
     put_uvar(&m, index);
@@ -173,7 +175,8 @@ static void put_meta(buf *b, uint64_t index, int64_t begin, int64_t end)
     put_ivar(&m, end);
     put_uvar(&m, 10); /* num_bytes */
     put_uvar(&m, 1);  /* num_scopes */
-    put_u32(b, (uint32_t)m.n);
+    if (sized)
+        put_u32(b, (uint32_t)m.n);
     put(b, m.p, m.n);
     free(m.p);
 }
@@ -238,15 +241,16 @@ static void put_frame(buf *f, int v, int kind, uint64_t index, int64_t begin,
         char tag[16];
         snprintf(tag, sizeof tag, "PFD%d", v);
         put(f, tag, 4);
-        put_meta(f, index, begin, end);
+        put_meta(f, index, begin, end, v != 5);
         put_packed(f, v == 2 ? 2 : kind, &streams, v >= 3);
-        if (v == 4) {
+        if (v >= 4) {
             buf none = {0};
             if (!details) {
                 put_uvar(&none, 0);
                 details = &none;
             }
-            put_u32(f, (uint32_t)details->n);
+            if (v == 4) /* PFD5: the details without their size */
+                put_u32(f, (uint32_t)details->n);
             put(f, details->p, details->n);
             free(none.p);
         }
@@ -254,7 +258,7 @@ static void put_frame(buf *f, int v, int kind, uint64_t index, int64_t begin,
     free(streams.p);
 }
 
-/* One entry of PFD4 scope details (scope_name may be NULL). */
+/* One entry of PFD4/5 scope details (scope_name may be NULL). */
 static void put_detail(buf *d, uint32_t id, const char *scope_name,
                        const char *function_name, const char *file,
                        uint32_t line)
@@ -782,13 +786,75 @@ static void a_newer_record_version_is_refused(void **state)
 {
     fx *f = *state;
     buf b = {0};
-    put(&b, "PUF0PFD5", 8);
+    put(&b, "PUF0PFD6", 8);
     put_u32(&b, 0);
     assert_int_equal(import_buf(f, &b), CVT_EXIT_INPUT);
     assert_one_error(f, f->in, "frame record 1 at byte 4: unknown frame "
-                               "record version 'PFD5' (this importer reads "
-                               "PFD1 to PFD4)");
+                               "record version 'PFD6' (this importer reads "
+                               "PFD1 to PFD5)");
     free(b.p);
+}
+
+/* PFD5 (puffin after 2024-12): PFD4 without the sizes of the meta and of
+ * the scope details. Names come from the details of any frame, those never
+ * named are warned about as for PFD4, in every packing. */
+static void PFD5_records_read_as_PFD4_with_its_warnings(void **state)
+{
+    fx *f = *state;
+    for (int kind = 0; kind <= 2; kind++) {
+        buf b = {0}, d = {0}, s = {0};
+        put(&b, "PUF0", 4);
+        size_t a = open4(&s, 1, 1000);
+        size_t c = open4(&s, 2, 1010);
+        close_scope(&s, c, 1050);
+        close_scope(&s, a, 1100);
+        put_frame(&b, 5, kind, 0, 1000, 1100, "main", &s, NULL);
+        s.n = 0;
+        a = open4(&s, 1, 2000);
+        close_scope(&s, a, 2100);
+        put_uvar(&d, 1); /* id 1 named in the second frame, id 2 never */
+        put_detail(&d, 1, NULL, "update", "src/main.rs", 42);
+        put_frame(&b, 5, kind, 1, 2000, 2100, "main", &s, &d);
+        assert_int_equal(import_buf(f, &b), CVT_OK);
+        assert_int_equal(count_lines(f->diag, ""), 1);
+        assert_non_null(strstr(f->diag, "warning: "));
+        assert_non_null(strstr(f->diag, "1 puffin scope id is never named "
+                                        "anywhere in the file (2)"));
+        summary sm;
+        read_capture(f->out, &sm);
+        assert_int_equal(sm.frames, 2);
+        assert_int_equal(sm.threads, 1);
+        assert_int_equal(sm.scopes, 3);
+        assert_int_equal(sm.unnamed_scopes, 1);
+        assert_name(&sm, "update", 2, "src/main.rs", 42);
+        assert_string_equal(sm.source_format, "puffin");
+        free(b.p);
+        free(d.p);
+        free(s.p);
+    }
+}
+
+/* A PFD5 file cut inside the details, which carry no size: refused,
+ * naming the record. */
+static void a_PFD5_file_cut_inside_its_details_is_refused(void **state)
+{
+    fx *f = *state;
+    buf b = {0}, d = {0}, s = {0};
+    put(&b, "PUF0", 4);
+    size_t a = open4(&s, 1, 1000);
+    close_scope(&s, a, 1100);
+    put_uvar(&d, 1);
+    put_detail(&d, 1, "frame", "update", "src/main.rs", 42);
+    put_frame(&b, 5, 0, 0, 1000, 1100, "main", &s, &d);
+    b.n -= 4; /* the line and the file path's last 3 bytes go */
+    assert_int_equal(import_buf(f, &b), CVT_EXIT_INPUT);
+    assert_one_error(f, f->in, "frame record 1 at byte 4: truncated: the "
+                               "scope details: a string of 11 bytes, 8 left "
+                               "in the file");
+    assert_false(exists(f->out));
+    free(b.p);
+    free(d.p);
+    free(s.p);
 }
 
 static void a_PFD0_record_is_refused_as_puffin_does(void **state)
@@ -836,7 +902,7 @@ static void corrupt_lz4_data_is_refused(void **state)
     fx *f = *state;
     buf b = {0};
     put(&b, "PUF0PFD3", 8);
-    put_meta(&b, 0, 0, 1);
+    put_meta(&b, 0, 0, 1, 1);
     put_u32(&b, 4 + 6);
     put_u8(&b, 1);
     put_u32(&b, 200);
@@ -851,7 +917,7 @@ static void an_lz4_size_beyond_its_ratio_is_refused(void **state)
     fx *f = *state;
     buf b = {0};
     put(&b, "PUF0PFD3", 8);
-    put_meta(&b, 0, 0, 1);
+    put_meta(&b, 0, 0, 1, 1);
     put_u32(&b, 4 + 2);
     put_u8(&b, 1);
     put_u32(&b, 0x7fffffffu);
@@ -866,7 +932,7 @@ static void corrupt_zstd_data_is_refused(void **state)
     fx *f = *state;
     buf b = {0};
     put(&b, "PUF0PFD2", 8);
-    put_meta(&b, 0, 0, 1);
+    put_meta(&b, 0, 0, 1, 1);
     put_u32(&b, 8);
     put(&b, "notzstd!", 8);
     assert_int_equal(import_buf(f, &b), CVT_EXIT_INPUT);
@@ -1306,7 +1372,7 @@ static void threads_are_told_apart_by_name_and_start_time(void **state)
     put_uvar(&d, 1);
     put_detail(&d, 1, NULL, "job", "j.rs", 1);
     put(&b, "PUF0PFD4", 8);
-    put_meta(&b, 0, 0, 15);
+    put_meta(&b, 0, 0, 15, 1);
     put_packed(&b, 0, &st, 1);
     put_u32(&b, (uint32_t)d.n);
     put(&b, d.p, d.n);
@@ -1434,6 +1500,8 @@ int main(void)
         T(a_missing_file_is_an_input_error),
         T(a_file_cut_inside_a_record_is_refused_naming_it),
         T(a_newer_record_version_is_refused),
+        T(PFD5_records_read_as_PFD4_with_its_warnings),
+        T(a_PFD5_file_cut_inside_its_details_is_refused),
         T(a_PFD0_record_is_refused_as_puffin_does),
         T(a_length_beyond_the_file_is_refused_before_allocating),
         T(an_unknown_compression_kind_is_refused),

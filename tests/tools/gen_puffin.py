@@ -5,9 +5,10 @@ The puffin checks of the suite (test_puffin.c's corpus cases,
 puffin_count.py --check, cli/puffin_reports.sh) read the four real captures
 of ../shared/corpus/puffin and skip without them. This script writes
 captures whose contents it knows instead, in every record version and
-packing the importer reads (PFD1 and PFD2 with zstd; PFD3 and PFD4
-stored, lz4 and zstd; PFD4 names from scope_name or function_name, first
-listed in a later frame), from seeded random frames of nested scopes on
+packing the importer reads (PFD1 and PFD2 with zstd; PFD3, PFD4 and PFD5
+stored, lz4 and zstd; PFD4 and PFD5 names from scope_name or
+function_name, first listed in a later frame), from seeded random frames
+of nested scopes on
 one to three threads. It encodes them from docs/PUFFIN.md, sharing no code
 with tools/convert/puffin_in.c. For each file it then checks that
   - puffin_count.py (the independent counter) counts the frames, threads
@@ -177,7 +178,7 @@ def encode(frames, version, kind, rng):
     LATE.clear()
     out = bytearray(b"PUF0")
     for index, begin, end, per_thread in frames:
-        streams = thread_streams(per_thread, version == 4, ids)
+        streams = thread_streams(per_thread, version >= 4, ids)
         n_scopes = sum(count_scopes(s) for s in per_thread.values())
         meta = (uvar(index) + ivar(begin) + ivar(end) + uvar(len(streams)) +
                 uvar(n_scopes))
@@ -192,12 +193,15 @@ def encode(frames, version, kind, rng):
             packed = struct.pack("<I", len(streams)) + lz4_block(streams)
         else:
             packed = streams
-        out += b"PFD%d" % version + struct.pack("<I", len(meta)) + meta
+        if version == 5:                # PFD5: the meta without its size
+            out += b"PFD5" + meta
+        else:
+            out += b"PFD%d" % version + struct.pack("<I", len(meta)) + meta
         out += struct.pack("<I", len(packed))
         if version >= 3:
             out += bytes([kind])
         out += packed
-        if version == 4:
+        if version >= 4:
             used = sorted({n for s in per_thread.values()
                            for n, _, _, in flat(s)} - named, key=NAMES.index)
             # the first frame may leave its names to later frames: an id
@@ -208,8 +212,8 @@ def encode(frames, version, kind, rng):
                 named |= set(used)
             else:
                 LATE.extend(used)
-            out += struct.pack("<I", len(det)) + det
-    if version == 4:                   # names still owed go in a last frame
+            out += (struct.pack("<I", len(det)) if version == 4 else b"") + det
+    if version >= 4:                   # names still owed go in a last frame
         rest = [n for n in NAMES if n not in named and any(
             n == m for f in frames for s in f[3].values()
             for m, _, _ in flat(s))]
@@ -219,9 +223,13 @@ def encode(frames, version, kind, rng):
             streams = thread_streams({}, True, ids)
             meta = uvar(index) + ivar(begin) + ivar(end) + uvar(len(streams)) + uvar(0)
             det = details(rest, ids, rng)
-            out += (b"PFD4" + struct.pack("<I", len(meta)) + meta +
-                    struct.pack("<I", len(streams)) + b"\0" + streams +
-                    struct.pack("<I", len(det)) + det)
+            if version == 4:
+                out += (b"PFD4" + struct.pack("<I", len(meta)) + meta +
+                        struct.pack("<I", len(streams)) + b"\0" + streams +
+                        struct.pack("<I", len(det)) + det)
+            else:
+                out += (b"PFD5" + meta + struct.pack("<I", len(streams)) +
+                        b"\0" + streams + det)
     if rng.random() < 0.5:
         out += b"\0\0\0\0"             # the optional end marker
     return bytes(out)
@@ -268,7 +276,8 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     rng = random.Random(911)
-    cases = [(1, 2), (2, 2), (3, 0), (3, 1), (3, 2), (4, 0), (4, 1), (4, 2)]
+    cases = [(1, 2), (2, 2), (3, 0), (3, 1), (3, 2), (4, 0), (4, 1), (4, 2),
+             (5, 0), (5, 1), (5, 2)]
     bad = 0
     for n, (version, kind) in enumerate(cases):
         frames = capture(rng)
@@ -309,7 +318,7 @@ def main():
             print("ok   %s: %d frames, %d threads, %d scopes%s" % (
                 name, len(frames), want_threads, sum(want_scopes.values()),
                 ", %d names listed after their first use" % len(set(LATE))
-                if version == 4 else ""))
+                if version >= 4 else ""))
     print("%d passed, %d failed" % (len(cases) - bad, bad))
     sys.exit(1 if bad else 0)
 

@@ -203,11 +203,18 @@ def count(path, skip=0, verbose=False):
             b.uvar(), b.uvar()
             assert b.done()
         else:
-            (n,) = struct.unpack_from("<I", data, p)
-            meta = Bincode(data[p + 4:p + 4 + n])
-            p += 4 + n
+            if tag == b"PFD5":         # the meta without its size
+                meta = Bincode(data)
+                meta.p = p
+            else:
+                (n,) = struct.unpack_from("<I", data, p)
+                meta = Bincode(data[p + 4:p + 4 + n])
+                p += 4 + n
             index = meta.uvar()
             rng = (meta.ivar(), meta.ivar())
+            if tag == b"PFD5":
+                meta.uvar(), meta.uvar()
+                p = meta.p
             (n,) = struct.unpack_from("<I", data, p)
             p += 4
             kind = 2
@@ -222,6 +229,15 @@ def count(path, skip=0, verbose=False):
                 (n,) = struct.unpack_from("<I", data, p)
                 details = Bincode(data[p + 4:p + 4 + n])
                 p += 4 + n
+            elif tag == b"PFD5":       # the details without their size
+                d = Bincode(data)
+                d.p = p
+                for _ in range(d.uvar()):
+                    d.option(d.uvar)
+                    d.option(d.string)
+                    d.string(), d.string(), d.uvar()
+                details = Bincode(data[p:d.p])
+                p = d.p
         record += 1
         if record <= skip:
             continue
@@ -229,7 +245,7 @@ def count(path, skip=0, verbose=False):
         ranges.append((index,) + rng)
         for key, stream in streams:
             threads.add(key)
-            scopes += walk(stream, tag != b"PFD4", ids, names)
+            scopes += walk(stream, tag not in (b"PFD4", b"PFD5"), ids, names)
         if details is not None:
             for _ in range(details.uvar()):
                 sid = details.option(details.uvar)

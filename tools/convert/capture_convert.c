@@ -32,10 +32,9 @@ static const cvt_format cvt_formats[] = {
     {"cap", ".cap", cvt_cap_to_cap, cvt_cap_to_cap},
     {"json", ".json .json.gz", cvt_chrome_to_cap, cvt_cap_to_chrome},
     {"folded", ".folded", NULL, cvt_cap_to_folded},
-#ifdef CVT_HAVE_PUFFIN
     {"puffin", ".puffin", cvt_puffin_to_cap, NULL},
-#endif
     {"svg", ".svg", NULL, cvt_cap_to_svg},
+    {"perfetto", ".pftrace .perfetto-trace", NULL, cvt_cap_to_perfetto},
 };
 #define NFORMATS (sizeof cvt_formats / sizeof cvt_formats[0])
 #define CAP_FORMAT (&cvt_formats[0])
@@ -124,9 +123,11 @@ static void usage(FILE *f)
         "\n"
         "Conversions: json -> cap, puffin -> cap, cap -> json, cap -> folded,\n"
         "cap -> svg (a flame graph: one per thread and GPU track, widths by\n"
-        "total time), cap -> cap (recovers a capture cut short into a complete\n"
+        "total time), cap -> perfetto (Perfetto's protobuf trace, .pftrace),\n"
+        "cap -> cap (recovers a capture cut short into a complete\n"
         "one, or cuts a slice of frames with every name it uses), and\n"
-        "json or puffin -> json, folded or svg through a temporary capture.\n"
+        "json or puffin -> json, folded, svg or perfetto through a temporary\n"
+        "capture.\n"
         "cap -> cap with --format-version re-saves a capture in that version\n"
         "(the same events; read_capture reports it the same).\n"
         "Warnings go to standard error, one line each. An output that "
@@ -366,7 +367,8 @@ static int check_fit(const cli *c, cvt_options *o)
         return tool_usage_error(TOOL, "IN and OUT are the same file (%s)",
                                 c->in);
     if (c->slice.kind != CVT_SLICE_NONE &&
-        (c->from != CAP_FORMAT || c->to != CAP_FORMAT))
+        (c->from != CAP_FORMAT ||
+         (c->to != CAP_FORMAT && c->to->export != cvt_cap_to_perfetto)))
         return tool_usage_error(TOOL, "--frames, --seconds and --slowest cut "
                                       "a capture into a capture (.cap to "
                                       ".cap)");

@@ -90,6 +90,10 @@ cap_result cvt_cap_to_folded(const char *in, const char *out,
  * sliced (o->slice). */
 cap_result cvt_cap_to_cap(const char *in, const char *out,
                           const cvt_options *o);
+/* Perfetto's protobuf trace (perfetto_out.c, docs/CONVERT.md); takes
+ * o->slice (--frames, --seconds, --slowest) through a temporary capture. */
+cap_result cvt_cap_to_perfetto(const char *in, const char *out,
+                               const cvt_options *o);
 /* The flame graph of the capture (analysis/render/svg.h, an_svg_flame). */
 cap_result cvt_cap_to_svg(const char *in, const char *out,
                           const cvt_options *o);

@@ -13,6 +13,8 @@
  *            | "PFD3" u32 m  meta[m]  u32 n  u8 kind  packed[n]( streams )
  *            | "PFD4" u32 m  meta[m]  u32 n  u8 kind  packed[n]( streams )
  *                    u32 s  details[s]
+ *            | "PFD5" meta  u32 n  u8 kind  packed[n]( streams )  details
+ *                    (PFD4 without the meta's and the details' sizes)
  *            | u32 n  frame1[n]            (unversioned, older than PFD1)
  *   meta    := bincode { frame_index u64, range_ns (i64, i64),
  *                        num_bytes u64, num_scopes u64 }
@@ -28,11 +30,11 @@
  *   stream (PFD1..3) := scope*, scope := '(' i64 start  str8 name
  *                        str8 location  str8 data  u64 size  child[size]
  *                        ')' i64 stop
- *   stream (PFD4)    := scope*, scope := '(' u32 id  i64 start  str8 data
+ *   stream (PFD4, 5) := scope*, scope := '(' u32 id  i64 start  str8 data
  *                        u64 size  child[size]  ')' i64 stop
  *   (str8: one length byte, then that many bytes of UTF-8)
  *
- * PFD1..3 streams name every scope inline. PFD4 streams carry only an id;
+ * PFD1..3 streams name every scope inline. PFD4 and 5 streams carry only an id;
  * a frame's details list the ids first seen in that frame, so a name may
  * sit in any frame of the file, or (when that frame was not saved) nowhere.
  *
@@ -44,6 +46,7 @@
  * remain in the file, or by a decompression limit derived from it.
  */
 #include "cvt.h"
+#include "cvt_util.h"
 
 #include <capture/cap_writer.h>
 
@@ -74,20 +77,6 @@
 #define PF_ID_SLACK 65536u      /* unused ids tolerated to keep puffin's */
 
 /* ---- tables ------------------------------------------------------------ */
-
-/* Open-addressing map from a byte string to an index. */
-typedef struct pf_slot {
-    uint8_t *key; /* NULL: empty */
-    size_t len;
-    uint64_t hash;
-    size_t value;
-} pf_slot;
-
-typedef struct pf_map {
-    pf_slot *slots;
-    size_t cap; /* a power of two, or 0 */
-    size_t used;
-} pf_map;
 
 /* A scope identity: a PFD4 id, or a (name, location) pair of PFD1..3. */
 typedef struct pf_name {
@@ -121,7 +110,7 @@ typedef struct pf_open {
 
 typedef struct pf_ctx {
     const char *path;
-    FILE *diag;
+    cvt_diag d; /* warnings and errors, one line each */
     FILE *in;
     uint64_t size; /* of the input file */
     uint64_t pos;  /* read position in the input */
@@ -141,12 +130,12 @@ typedef struct pf_ctx {
     size_t details_cap;
     ZSTD_DCtx *zstd;
 
-    pf_map name_map; /* key -> index in names */
+    cvt_strtab name_map; /* key -> 1 + index in names */
     pf_name *names;
     size_t n_names, cap_names;
     uint32_t max_puffin_id;
 
-    pf_map thread_map; /* key -> tid */
+    cvt_strtab thread_map; /* key -> 1 + tid */
     pf_thread *threads;
     size_t n_threads, cap_threads;
 
@@ -192,17 +181,24 @@ static int pf_fail(pf_ctx *c, const char *fmt, ...)
     return -1;
 }
 
-static void pf_warn(pf_ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* A warning about the input (cvt_warn: the importer gives at most a few,
+ * each once, so one kind does). */
+#define pf_warn(c, ...) cvt_warn(&(c)->d, 0, __VA_ARGS__)
 
-static void pf_warn(pf_ctx *c, const char *fmt, ...)
+/* "error: FILE: message" (cvt_error). */
+static void pf_error(pf_ctx *c, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void pf_error(pf_ctx *c, const char *file, const char *fmt, ...)
 {
+    char msg[512];
     va_list ap;
-    fprintf(c->diag, "warning: %s: ", c->path);
     va_start(ap, fmt);
-    vfprintf(c->diag, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', c->diag);
+    c->d.file = file;
+    cvt_error(&c->d, "%s", msg);
+    c->d.file = c->path;
 }
 
 static uint32_t pf_le32(const uint8_t *p)
@@ -216,22 +212,14 @@ static uint64_t pf_le64(const uint8_t *p)
     return (uint64_t)pf_le32(p) | (uint64_t)pf_le32(p + 4) << 32;
 }
 
-/* Grow *buf to hold at least `need` elements of `size` bytes. */
+/* Grow *buf to hold at least `need` elements of `size` bytes
+ * (cvt_grow), saying so when out of memory. */
 static int pf_reserve(pf_ctx *c, void **buf, size_t *cap, size_t need,
                       size_t size)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap <= SIZE_MAX / 2 ? *cap * 2 : need;
-    if (n < need)
-        n = need;
-    if (n > SIZE_MAX / size)
-        return pf_fail(c, "out of memory");
-    void *p = realloc(*buf, n * size);
-    if (!p)
-        return pf_fail(c, "out of memory (%zu bytes)", n * size);
-    *buf = p;
-    *cap = n;
+    if (cvt_grow(buf, cap, need, size))
+        return pf_fail(c, "out of memory (%zu elements of %zu bytes)", need,
+                       size);
     return 0;
 }
 
@@ -296,74 +284,24 @@ static char *pf_strdup(pf_ctx *c, const uint8_t *s, size_t n)
 
 /* ---- map ---------------------------------------------------------------- */
 
-static uint64_t pf_hash(const uint8_t *k, size_t n)
+/* The value of key k[0..n) in m (a cvt_strtab whose ids are 1 + the
+ * values, given in order): 1 and *value when present, else 0. */
+static int pf_map_find(const cvt_strtab *m, const uint8_t *k, size_t n,
+                       size_t *value)
 {
-    uint64_t h = 0xcbf29ce484222325u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ k[i]) * 0x100000001b3u;
-    return h;
-}
-
-/* The slot for key: its own if present, else the empty one it would take. */
-static pf_slot *pf_map_slot(pf_map *m, const uint8_t *k, size_t n,
-                            uint64_t h)
-{
-    size_t mask = m->cap - 1;
-    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-        pf_slot *s = &m->slots[i];
-        if (!s->key || (s->hash == h && s->len == n &&
-                        (n == 0 || memcmp(s->key, k, n) == 0)))
-            return s;
-    }
-}
-
-static int pf_map_find(pf_map *m, const uint8_t *k, size_t n, size_t *value)
-{
-    if (m->cap == 0)
+    uint32_t id = cvt_strtab_find(m, (const char *)k, n);
+    if (!id)
         return 0;
-    pf_slot *s = pf_map_slot(m, k, n, pf_hash(k, n));
-    if (!s->key)
-        return 0;
-    *value = s->value;
+    *value = id - 1;
     return 1;
 }
 
-static int pf_map_put(pf_ctx *c, pf_map *m, const uint8_t *k, size_t n,
-                      size_t value)
+/* Add key k[0..n) to m with the next value (m->n before the call). */
+static int pf_map_put(pf_ctx *c, cvt_strtab *m, const uint8_t *k, size_t n)
 {
-    if ((m->used + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        pf_slot *slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return pf_fail(c, "out of memory");
-        pf_map grown = {slots, cap, m->used};
-        for (size_t i = 0; i < m->cap; i++) {
-            pf_slot *s = &m->slots[i];
-            if (s->key)
-                *pf_map_slot(&grown, s->key, s->len, s->hash) = *s;
-        }
-        free(m->slots);
-        *m = grown;
-    }
-    uint64_t h = pf_hash(k, n);
-    pf_slot *s = pf_map_slot(m, k, n, h);
-    s->key = malloc(n ? n : 1);
-    if (!s->key)
+    if (!cvt_strtab_intern(m, (const char *)k, n))
         return pf_fail(c, "out of memory");
-    if (n)
-        memcpy(s->key, k, n);
-    s->len = n;
-    s->hash = h;
-    s->value = value;
-    m->used++;
     return 0;
-}
-
-static void pf_map_free(pf_map *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        free(m->slots[i].key);
-    free(m->slots);
 }
 
 /* ---- bincode ---------------------------------------------------------- */
@@ -491,7 +429,7 @@ static int pf_name_get(pf_ctx *c, const uint8_t *key, size_t n, size_t *out,
     if (pf_reserve(c, (void **)&c->names, &c->cap_names, c->n_names + 1,
                    sizeof *c->names))
         return -1;
-    if (pf_map_put(c, &c->name_map, key, n, c->n_names))
+    if (pf_map_put(c, &c->name_map, key, n))
         return -1;
     memset(&c->names[c->n_names], 0, sizeof c->names[0]);
     *out = c->n_names++;
@@ -596,7 +534,7 @@ static int pf_thread_get(pf_ctx *c, int has_start, int64_t start,
     if (pf_reserve(c, (void **)&c->threads, &c->cap_threads,
                    c->n_threads + 1, sizeof *c->threads))
         return -1;
-    if (pf_map_put(c, &c->thread_map, c->key, k, c->n_threads))
+    if (pf_map_put(c, &c->thread_map, c->key, k))
         return -1;
     c->threads[c->n_threads].name = pf_strdup(c, name, n);
     if (!c->threads[c->n_threads].name)
@@ -631,7 +569,7 @@ static int pf_writer_failed(pf_ctx *c, cap_result r)
  * identities; in pass 2 write its scopes on thread `tid`. */
 static int pf_walk(pf_ctx *c, const uint8_t *s, size_t n, uint32_t tid)
 {
-    const int v4 = c->version == 4;
+    const int v4 = c->version >= 4; /* PFD4 and PFD5 streams: ids */
     size_t pos = 0, depth = 0;
     for (;;) {
         size_t limit = depth ? c->stack[depth - 1].end : n;
@@ -852,6 +790,102 @@ static int pf_read_u32(pf_ctx *c, uint32_t *v, const char *what)
     return 0;
 }
 
+/* A byte of the input, for pf_measure. */
+static int pf_fbyte(pf_ctx *c, uint8_t *b, const char *what)
+{
+    if (c->pos == c->size)
+        return pf_fail(c, "truncated: %s: the file ends inside it", what);
+    int ch = fgetc(c->in);
+    if (ch == EOF)
+        return pf_fail(c, "cannot read %s: %s", what,
+                       ferror(c->in) ? strerror(errno) : "unexpected end");
+    c->pos++;
+    *b = (uint8_t)ch;
+    return 0;
+}
+
+/* A bincode varint of the input, for pf_measure. */
+static int pf_fvar(pf_ctx *c, uint64_t *v, const char *what)
+{
+    uint8_t t = 0, b = 0;
+    if (pf_fbyte(c, &t, what))
+        return -1;
+    if (t < 251) {
+        *v = t;
+        return 0;
+    }
+    if (t > 253)
+        return pf_fail(c, "%s: a varint tag %u (puffin writes none above "
+                          "253)",
+                       what, t);
+    unsigned n = t == 251 ? 2 : t == 252 ? 4 : 8;
+    *v = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (pf_fbyte(c, &b, what))
+            return -1;
+        *v |= (uint64_t)b << (8 * i);
+    }
+    return 0;
+}
+
+/* Skip a bincode string of the input, for pf_measure. */
+static int pf_fskip_str(pf_ctx *c, const char *what)
+{
+    uint64_t n;
+    if (pf_fvar(c, &n, what))
+        return -1;
+    if (n > c->size - c->pos)
+        return pf_fail(c, "truncated: %s: a string of %" PRIu64 " bytes, %"
+                          PRIu64 " left in the file",
+                       what, n, c->size - c->pos);
+    if (fseeko(c->in, (off_t)n, SEEK_CUR) != 0)
+        return pf_fail(c, "cannot seek in %s: %s", what, strerror(errno));
+    c->pos += n;
+    return 0;
+}
+
+/* PFD5 writes its meta (details 0) and its scope details (details 1) as
+ * bare bincode, without the u32 size PFD4 puts before them: find their
+ * size by walking them, then go back to their start (the caller reads
+ * them as PFD4's, with all of PFD4's checks). */
+static int pf_measure(pf_ctx *c, int details, uint32_t *size)
+{
+    uint64_t start = c->pos, v;
+    const char *what = details ? "the scope details" : "the frame meta";
+    if (!details) { /* frame_index, range_ns (2), num_bytes, num_scopes */
+        for (int i = 0; i < 5; i++)
+            if (pf_fvar(c, &v, what))
+                return -1;
+    } else {
+        uint64_t count;
+        if (pf_fvar(c, &count, what))
+            return -1;
+        if (count > (c->size - c->pos) / PF_MIN_DETAIL_BYTES)
+            return pf_fail(c, "scope details: %" PRIu64 " entries cannot "
+                              "fit in the %" PRIu64 " bytes left",
+                           count, c->size - c->pos);
+        for (uint64_t i = 0; i < count; i++) {
+            uint8_t opt = 0;
+            if (pf_fbyte(c, &opt, what) || opt > 1 ||
+                (opt && pf_fvar(c, &v, what)) || pf_fbyte(c, &opt, what) ||
+                opt > 1 || (opt && pf_fskip_str(c, what)) ||
+                pf_fskip_str(c, what) || pf_fskip_str(c, what) ||
+                pf_fvar(c, &v, what))
+                return opt > 1 ? pf_fail(c, "%s: an option tag %u (0 or 1 "
+                                            "expected)", what, opt)
+                               : -1;
+        }
+    }
+    if (c->pos - start > UINT32_MAX)
+        return pf_fail(c, "%s: over 4 GiB", what);
+    *size = (uint32_t)(c->pos - start);
+    if (fseeko(c->in, (off_t)start, SEEK_SET) != 0)
+        return pf_fail(c, "cannot seek back in %s: %s", what,
+                       strerror(errno));
+    c->pos = start;
+    return 0;
+}
+
 /* Unpack `n` bytes of c->raw compressed as `kind`: *out, *len. */
 static int pf_unpack(pf_ctx *c, unsigned kind, size_t n, const uint8_t **out,
                      size_t *len)
@@ -966,8 +1000,10 @@ static int pf_record(pf_ctx *c, uint32_t tag_len, pf_frame *f)
     }
     uint32_t m, n, s;
     uint8_t kind = 2;
-    if (pf_read_u32(c, &m, "the meta size") ||
-        pf_read(c, &c->raw, &c->raw_cap, m, "the frame meta"))
+    if (c->version == 5 ? pf_measure(c, 0, &m)
+                        : pf_read_u32(c, &m, "the meta size"))
+        return -1;
+    if (pf_read(c, &c->raw, &c->raw_cap, m, "the frame meta"))
         return -1;
     pf_cur meta = {c, c->raw, m, 0, "frame meta"};
     if (pf_uvar(&meta, &f->index) || pf_ivar(&meta, &f->begin_ns) ||
@@ -992,9 +1028,11 @@ static int pf_record(pf_ctx *c, uint32_t tag_len, pf_frame *f)
         return -1;
     /* Details come before the streams are walked: in pass 1 they only name
      * ids, and reading them first keeps the file position simple. */
-    if (c->version == 4) {
-        if (pf_read_u32(c, &s, "the scope details size") ||
-            pf_read(c, &c->details, &c->details_cap, s, "the scope details"))
+    if (c->version >= 4) {
+        if (c->version == 5 ? pf_measure(c, 1, &s)
+                            : pf_read_u32(c, &s, "the scope details size"))
+            return -1;
+        if (pf_read(c, &c->details, &c->details_cap, s, "the scope details"))
             return -1;
         if (!c->w && pf_details(c, c->details, s))
             return -1;
@@ -1035,7 +1073,7 @@ static int pf_tag(pf_ctx *c, uint32_t *tag_len)
         c->version = 0; /* an unversioned frame: t is its size */
         return 0;
     }
-    if (t[3] >= '1' && t[3] <= '4') {
+    if (t[3] >= '1' && t[3] <= '5') {
         c->version = t[3] - '0';
         return 0;
     }
@@ -1044,7 +1082,7 @@ static int pf_tag(pf_ctx *c, uint32_t *tag_len)
                           "2021-11) is not supported; puffin itself no longer "
                           "reads it");
     return pf_fail(c, "unknown frame record version 'PFD%c' (this importer "
-                      "reads PFD1 to PFD4)",
+                      "reads PFD1 to PFD5)",
                    t[3] >= 0x20 && t[3] < 0x7f ? t[3] : '?');
 }
 
@@ -1198,8 +1236,8 @@ static void pf_remove_output(const char *out)
 static int pf_write(pf_ctx *c, const char *out)
 {
     static const char *const version_names[] = {"unversioned", "PFD1",
-                                                "PFD2", "PFD3", "PFD4"};
-    char versions[40] = "";
+                                                "PFD2", "PFD3", "PFD4", "PFD5"};
+    char versions[48] = "";
     size_t o = 0;
     for (int v = 0; v <= 4; v++)
         if (c->versions & (1u << v))
@@ -1228,9 +1266,8 @@ static int pf_write(pf_ctx *c, const char *out)
     cap_result r = cap_writer_open_path(&c->w, out, &opt);
     if (r != CAP_OK) {
         int e = errno;
-        fprintf(c->diag, "error: %s: cannot create the capture: %s%s%s\n",
-                out, cap_result_message(r), e ? ": " : "",
-                e ? strerror(e) : "");
+        pf_error(c, out, "cannot create the capture: %s%s%s",
+                 cap_result_message(r), e ? ": " : "", e ? strerror(e) : "");
         c->w = NULL;
         return CVT_EXIT_OUTPUT;
     }
@@ -1274,8 +1311,8 @@ static int pf_write(pf_ctx *c, const char *out)
     r = cap_writer_close(c->w);
     c->w = NULL;
     if (r != CAP_OK) {
-        fprintf(c->diag, "error: %s: cannot write the capture: %s\n", out,
-                cap_result_message(r));
+        pf_error(c, out, "cannot write the capture: %s",
+                 cap_result_message(r));
         pf_remove_output(out);
         return CVT_EXIT_OUTPUT;
     }
@@ -1296,12 +1333,12 @@ fail:
     c->w = NULL;
     pf_remove_output(out);
     if (c->wres != CAP_OK) {
-        fprintf(c->diag, "error: %s: %s\n", out, c->err);
+        pf_error(c, out, "%s", c->err);
         return CVT_EXIT_OUTPUT;
     }
-    fprintf(c->diag, "error: %s: frame record %" PRIu64 " at byte %" PRIu64
-                     ", on the second read: %s\n",
-            c->path, c->ordinal, c->rec_offset, c->err);
+    pf_error(c, c->path, "frame record %" PRIu64 " at byte %" PRIu64
+                         ", on the second read: %s",
+             c->ordinal, c->rec_offset, c->err);
     return CVT_EXIT_INPUT;
 }
 
@@ -1318,43 +1355,44 @@ static void pf_free(pf_ctx *c)
         free(c->names[i].file);
     }
     free(c->names);
-    pf_map_free(&c->name_map);
+    cvt_strtab_free(&c->name_map);
     for (size_t i = 0; i < c->n_threads; i++)
         free(c->threads[i].name);
     free(c->threads);
-    pf_map_free(&c->thread_map);
+    cvt_strtab_free(&c->thread_map);
     free(c->frames);
     free(c->stack);
     free(c->key);
 }
 
-int cvt_puffin_to_cap(const char *in, const char *out, const cvt_options *o)
+cap_result cvt_puffin_to_cap(const char *in, const char *out,
+                             const cvt_options *o)
 {
     pf_ctx c;
     struct stat st, ost;
     int rc = CVT_EXIT_INPUT;
     memset(&c, 0, sizeof c);
-    c.diag = o && o->diag ? o->diag : stderr;
+    c.d.out = o && o->diag ? o->diag : stderr;
     c.path = in ? in : "(null)";
+    c.d.file = c.path;
     c.format_major = o ? o->format_major : 0;
     c.no_frame_list = o ? o->no_frame_list : 0;
     if (!in || !out) {
-        fprintf(c.diag, "error: %s: no %s path given\n", c.path,
-                in ? "output" : "input");
+        pf_error(&c, c.path, "no %s path given", in ? "output" : "input");
         return in ? CVT_EXIT_OUTPUT : CVT_EXIT_INPUT;
     }
     c.in = fopen(in, "rb");
     if (!c.in || fstat(fileno(c.in), &st) != 0) {
-        fprintf(c.diag, "error: %s: cannot open: %s\n", in, strerror(errno));
+        pf_error(&c, in, "cannot open: %s", strerror(errno));
         goto done;
     }
     if (!S_ISREG(st.st_mode)) {
-        fprintf(c.diag, "error: %s: not a regular file\n", in);
+        pf_error(&c, in, "not a regular file");
         goto done;
     }
     if (stat(out, &ost) == 0 && ost.st_dev == st.st_dev &&
         ost.st_ino == st.st_ino) {
-        fprintf(c.diag, "error: %s: the output is the input file\n", out);
+        pf_error(&c, out, "the output is the input file");
         rc = CVT_EXIT_OUTPUT;
         goto done;
     }
@@ -1364,11 +1402,11 @@ int cvt_puffin_to_cap(const char *in, const char *out, const cvt_options *o)
 
     if (pf_scan(&c) || pf_assign_ids(&c)) {
         if (c.ordinal)
-            fprintf(c.diag, "error: %s: frame record %" PRIu64 " at byte "
-                            "%" PRIu64 ": %s\n",
-                    in, c.ordinal, c.rec_offset, c.err);
+            pf_error(&c, in, "frame record %" PRIu64 " at byte %" PRIu64
+                             ": %s",
+                     c.ordinal, c.rec_offset, c.err);
         else
-            fprintf(c.diag, "error: %s: %s\n", in, c.err);
+            pf_error(&c, in, "%s", c.err);
         goto done;
     }
     if (c.n_frames == 0)
