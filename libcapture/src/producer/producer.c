@@ -221,10 +221,21 @@ static void ht_insert(uint32_t *ht, uint32_t cap, cap__name **names,
     ht[i] = id;
 }
 
+/* A registry entry: the public part (cap__name, which call sites cache),
+ * then where the name was first registered (file NULL: nowhere said),
+ * then the texts. Never freed, never changed but for e.flags. */
+typedef struct reg_name {
+    cap__name e;
+    const char *file;
+    uint32_t line;
+} reg_name;
+
 /* The entry of `name` (at most CAP_MAX_NAME_LEN bytes of it), created when
- * new; its flags gain `flags`. NULL when out of memory or out of ids.
- * Caller holds reg.lock. */
-static cap__name *name_intern(const char *name, uint32_t flags)
+ * new with file and line (the first registration's are kept); its flags
+ * gain `flags`. NULL when out of memory or out of ids. Caller holds
+ * reg.lock. */
+static cap__name *name_intern(const char *name, const char *file,
+                              uint32_t line, uint32_t flags)
 {
     size_t len = strlen(name);
     if (len > CAP_MAX_NAME_LEN)
@@ -267,14 +278,24 @@ static cap__name *name_intern(const char *name, uint32_t flags)
         reg.ht = ht;
         reg.ht_cap = n;
     }
-    /* entry and text in one allocation */
-    cap__name *e = malloc(sizeof *e + len + 1);
-    if (!e)
+    /* entry and texts in one allocation */
+    size_t flen = file ? strnlen(file, CAP_MAX_NAME_LEN) : 0;
+    reg_name *rn = malloc(sizeof *rn + len + 1 + (file ? flen + 1 : 0));
+    if (!rn)
         return NULL;
-    char *text = (char *)(e + 1);
+    cap__name *e = &rn->e;
+    char *text = (char *)(rn + 1);
     memcpy(text, name, len);
     text[len] = 0;
     e->text = text;
+    rn->file = NULL;
+    rn->line = line;
+    if (file) {
+        char *f = text + len + 1;
+        memcpy(f, file, flen);
+        f[flen] = 0;
+        rn->file = f;
+    }
     e->flags = flags;
     reg.names[reg.names_n++] = e;
     e->id = reg.names_n;
@@ -283,12 +304,13 @@ static cap__name *name_intern(const char *name, uint32_t flags)
 }
 
 /* name_intern under the registry lock; NULL for a NULL name too. */
-static cap__name *intern(const char *name, uint32_t flags)
+static cap__name *intern(const char *name, const char *file, uint32_t line,
+                         uint32_t flags)
 {
     if (!name)
         return NULL;
     pthread_mutex_lock(&reg.lock);
-    cap__name *e = name_intern(name, flags & CAP_NAME_FLAGS_KNOWN);
+    cap__name *e = name_intern(name, file, line, flags & CAP_NAME_FLAGS_KNOWN);
     pthread_mutex_unlock(&reg.lock);
     return e;
 }
@@ -296,9 +318,7 @@ static cap__name *intern(const char *name, uint32_t flags)
 uint32_t cap_name_register_flags(const char *name, const char *file,
                                  uint32_t line, uint32_t flags)
 {
-    (void)file;
-    (void)line;
-    cap__name *e = intern(name, flags);
+    cap__name *e = intern(name, file, line, flags);
     return e ? e->id : 0;
 }
 
@@ -310,9 +330,7 @@ uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
 uint32_t cap__site_resolve(cap__site *site, const char *name, const char *file,
                            uint32_t line, uint32_t flags, int literal)
 {
-    (void)file;
-    (void)line;
-    cap__name *e = intern(name, flags);
+    cap__name *e = intern(name, file, line, flags);
     if (!e)
         return 0;
     if (literal)
@@ -326,7 +344,7 @@ uint32_t cap__invalid_id(void)
 {
     pthread_mutex_lock(&reg.lock);
     if (!reg.invalid_id) {
-        cap__name *e = name_intern("<invalid scope id>", 0);
+        cap__name *e = name_intern("<invalid scope id>", NULL, 0, 0);
         reg.invalid_id = e ? e->id : 0;
     }
     uint32_t id = reg.invalid_id;
@@ -780,38 +798,55 @@ static void set_failed(producer *p, cap_result r, const char *what)
 /* p->defined[id]: DEFINED | the flags the writer has for id. */
 #define DEFINED 0x80u
 
-static void define_name(producer *p, uint32_t id)
+/* What the registry has for id (out: strings in its entry, which is
+ * never freed), for the writer's name table; id marked as given to the
+ * writer (p->defined), with its flags. 0; -1 when id is not registered
+ * or p->defined cannot grow. */
+static int name_info(producer *p, uint32_t id, cap__name_info *out)
 {
     if (id == 0)
-        return;
+        return -1;
     if (id >= p->defined_cap) {
         uint32_t n = p->defined_cap ? p->defined_cap : 256;
         while (n <= id)
             n *= 2;
         uint8_t *d = realloc(p->defined, n);
         if (!d)
-            return;
+            return -1;
         memset(d + p->defined_cap, 0, n - p->defined_cap);
         p->defined = d;
         p->defined_cap = n;
     }
-    if (p->defined[id])
-        return;
     pthread_mutex_lock(&reg.lock);
-    char *name = NULL;
-    uint32_t flags = 0;
-    if (id <= reg.names_n) {
-        name = strdup(reg.names[id - 1]->text);
-        flags = reg.names[id - 1]->flags;
-    }
+    const reg_name *rn =
+        id <= reg.names_n ? (const reg_name *)reg.names[id - 1] : NULL;
+    uint32_t flags = rn ? rn->e.flags : 0;
     pthread_mutex_unlock(&reg.lock);
-    if (name) {
-        (void)cap_writer_name(p->w, id, name, NULL, 0);
-        if (flags)
-            (void)cap_writer_name_flags(p->w, id, flags);
-        free(name);
-    }
     p->defined[id] = (uint8_t)(DEFINED | (flags & CAP_NAME_FLAGS_KNOWN));
+    if (!rn)
+        return -1;
+    *out = (cap__name_info){rn->e.text, rn->file, rn->line, flags};
+    return 0;
+}
+
+/* id's name, with where it was registered, to the writer, once. */
+static void define_name(producer *p, uint32_t id)
+{
+    if (id == 0 || (id < p->defined_cap && p->defined[id]))
+        return;
+    cap__name_info ni;
+    if (name_info(p, id, &ni) != 0)
+        return;
+    (void)cap_writer_name(p->w, id, ni.name, ni.file, ni.line);
+    if (ni.flags)
+        (void)cap_writer_name_flags(p->w, id, ni.flags);
+}
+
+/* The writer's resolver (cap__writer_set_resolver): a name its bulk path
+ * met and has not been given. */
+static int resolve_name(void *user, uint32_t id, cap__name_info *out)
+{
+    return name_info(user, id, out);
 }
 
 /* A name the writer already has may gain a flag later (registered plain,
@@ -1435,6 +1470,8 @@ static cap_result open_common(int fd, const char *path,
         r = path ? cap_writer_open_path(&p->w, path, &wo)
                  : cap_writer_open_fd(&p->w, fd, &wo);
     free(kv);
+    if (r == CAP_OK)
+        cap__writer_set_resolver(p->w, resolve_name, p);
     if (r != CAP_OK && !path && fd < 0) { /* logged above */
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
