@@ -1,5 +1,9 @@
 /*
- * format.h - the only code that knows the byte layout of a capture file.
+ * format.h - the byte layout of a capture file: its framing (header,
+ * chunks, trailer, sections), the primitives section bodies are made of
+ * and the constants of each section. The section bodies themselves are
+ * coded in codec/ (one file per section coding, its encoder beside its
+ * decoder): with this file, the only code that knows the bytes.
  *
  * Summary (format-spec/capture-format.md is the full specification):
  *
