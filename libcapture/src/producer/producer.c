@@ -1358,6 +1358,23 @@ static void sampler_options(producer *p, const cap_capture_options *o)
         snprintf(p->sample_root, sizeof p->sample_root, "%s", e);
 }
 
+/* p's writer on path, or fd, with the live server's tee when it has one;
+ * the registry names what the writer's bulk path meets unnamed
+ * (resolve_name). CAP_E_IO with neither a file nor a server. */
+static cap_result open_writer(producer *p, const char *path, int fd,
+                              const cap_writer_options *wo)
+{
+    cap_result r = CAP_E_IO;
+    if (p->live)
+        r = cap__writer_open_tee(&p->w, path, fd, wo, cap__live_tee, p->live);
+    else if (path || fd >= 0)
+        r = path ? cap_writer_open_path(&p->w, path, wo)
+                 : cap_writer_open_fd(&p->w, fd, wo);
+    if (r == CAP_OK)
+        cap__writer_set_resolver(p->w, resolve_name, p);
+    return r;
+}
+
 static cap_result open_common(int fd, const char *path,
                               const cap_capture_options *o)
 {
@@ -1463,15 +1480,8 @@ static cap_result open_common(int fd, const char *path,
                   path || fd >= 0 ? "recording goes on without it"
                                   : "nothing is recorded");
     }
-    cap_result r = CAP_E_IO;
-    if (p->live)
-        r = cap__writer_open_tee(&p->w, path, fd, &wo, cap__live_tee, p->live);
-    else if (path || fd >= 0)
-        r = path ? cap_writer_open_path(&p->w, path, &wo)
-                 : cap_writer_open_fd(&p->w, fd, &wo);
+    cap_result r = open_writer(p, path, fd, &wo);
     free(kv);
-    if (r == CAP_OK)
-        cap__writer_set_resolver(p->w, resolve_name, p);
     if (r != CAP_OK && !path && fd < 0) { /* logged above */
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
