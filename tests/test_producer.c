@@ -493,6 +493,62 @@ static void a_writer_behind_codes_scopes_the_cheaper_way(void **state)
     unlink(path);
 }
 
+/* A name carries where it was first registered into the capture's name
+ * table: a CAP_SCOPE site's file and line, or the file and line
+ * cap_name_register was given; one registered without them has none. The
+ * writer's bulk path names them itself (its resolver), as the per-event
+ * path does. */
+static void names_carry_the_file_and_line_they_were_registered_at(
+    void **state)
+{
+    (void)state;
+    make_path();
+    cap_capture_options o = {.buffer_events = 256, .flush_interval_ms = 5};
+    assert_int_equal(cap_open(path, &o), CAP_OK);
+    CAP_THREAD("main");
+    uint32_t told = cap_name_register("fl/told", "engine/render.c", 42);
+    uint32_t bare = cap_name_register("fl/bare", NULL, 0);
+    assert_int_equal(cap_name_register("fl/told", "elsewhere.c", 7), told);
+    uint32_t site_line = 0;
+    for (int f = 0; f < 50; f++) {
+        CAP_FRAME_MARK();
+        site_line = __LINE__ + 2;
+        {
+            CAP_SCOPE("fl/site");
+            spin(10);
+        }
+        cap_scope_begin(told);
+        cap_scope_end();
+        cap_scope_begin(bare);
+        cap_scope_end();
+    }
+    assert_int_equal(cap_close(), CAP_OK);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    cap_event ev;
+    size_t scopes = 0;
+    while (cap_reader_next(r, &ev) == CAP_OK)
+        scopes += ev.kind == CAP_EV_SCOPE;
+    assert_int_equal(scopes, 150);
+    assert_string_equal(cap_reader_name(r, told), "fl/told");
+    assert_string_equal(cap_reader_name_file(r, told), "engine/render.c");
+    assert_int_equal(cap_reader_name_line(r, told), 42);
+    assert_string_equal(cap_reader_name(r, bare), "fl/bare");
+    assert_null(cap_reader_name_file(r, bare));
+    assert_int_equal(cap_reader_name_line(r, bare), 0);
+    uint32_t site = 0;
+    for (uint32_t id = 1; id <= cap_reader_max_name_id(r); id++)
+        if (cap_reader_name(r, id) &&
+            strcmp(cap_reader_name(r, id), "fl/site") == 0)
+            site = id;
+    assert_true(site != 0);
+    assert_non_null(cap_reader_name_file(r, site));
+    assert_non_null(strstr(cap_reader_name_file(r, site), "test_producer.c"));
+    assert_int_equal(cap_reader_name_line(r, site), site_line);
+    cap_reader_close(r);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,6 +561,7 @@ int main(void)
         cmocka_unit_test(
             format_major_writes_the_version_asked_with_the_same_scopes),
         cmocka_unit_test(a_writer_behind_codes_scopes_the_cheaper_way),
+        cmocka_unit_test(names_carry_the_file_and_line_they_were_registered_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

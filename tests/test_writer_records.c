@@ -20,6 +20,9 @@
 
 #include <cmocka.h>
 
+#include <unistd.h>
+
+#include "capture/cap_reader.h"
 #include "capture/cap_writer.h"
 #include "writer/writer_records.h"
 
@@ -223,11 +226,67 @@ static void bulk_path_stops_at_unnamed_ids_and_outside_the_window(void **state)
     fclose(f);
 }
 
+/* A resolver names 7 (with where it was registered) and knows no 8. */
+static int resolve_calls;
+static int resolve_seven(void *user, uint32_t id, cap__name_info *out)
+{
+    (void)user;
+    resolve_calls++;
+    if (id != 7)
+        return -1;
+    *out = (cap__name_info){"seven", "engine/seven.c", 77, 0};
+    return 0;
+}
+
+static void bulk_path_names_unnamed_ids_through_its_resolver(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/test_writer_records_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cap_writer_options o = {.clock_source = "tsc", .tick_period_ns = 1.0};
+    cap_writer *w = NULL;
+    assert_int_equal(cap_writer_open_path(&w, path, &o), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "t0"), CAP_OK);
+    cap__writer_set_resolver(w, resolve_seven, NULL);
+    cap__rec rec[] = {
+        {.tick = 100, .word = 7}, /* named by the resolver */
+        {.tick = 110, .word = CAP__KIND_END << CAP__KIND_SHIFT},
+        {.tick = 120, .word = 7}, /* named now: no call */
+        {.tick = 130, .word = CAP__KIND_END << CAP__KIND_SHIFT},
+        {.tick = 140, .word = 8}, /* the resolver has none: stops */
+        {.tick = 150, .word = CAP__KIND_END << CAP__KIND_SHIFT},
+    };
+    uint64_t skipped;
+    resolve_calls = 0;
+    assert_int_equal(cap__writer_records(w, 0, rec, 6, 0, UINT64_MAX, &skipped),
+                     4);
+    assert_int_equal(resolve_calls, 2);
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+    cap_reader *r;
+    assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+    cap_event ev;
+    size_t scopes = 0;
+    while (cap_reader_next(r, &ev) == CAP_OK)
+        if (ev.kind == CAP_EV_SCOPE) {
+            assert_int_equal(ev.u.scope.name, 7);
+            scopes++;
+        }
+    assert_int_equal(scopes, 2);
+    assert_string_equal(cap_reader_name(r, 7), "seven");
+    assert_string_equal(cap_reader_name_file(r, 7), "engine/seven.c");
+    assert_int_equal(cap_reader_name_line(r, 7), 77);
+    cap_reader_close(r);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bulk_path_writes_the_same_bytes_as_per_event_calls),
         cmocka_unit_test(bulk_path_stops_at_unnamed_ids_and_outside_the_window),
+        cmocka_unit_test(bulk_path_names_unnamed_ids_through_its_resolver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -260,8 +260,10 @@ CAP_API cap_result cap_flight_get_stats(cap_flight_stats *out);
 CAP_API void cap_set_log(void (*fn)(void *user, const char *line), void *user);
 
 /* Process-wide id for a scope or counter name; the same text always gives
- * the same id. `name` is copied. file/line may be NULL/0. Returns 0 when
- * out of memory or name is NULL. Thread-safe. */
+ * the same id. `name` is copied. file/line may be NULL/0; the first
+ * registration's are copied too and go into the capture's name table
+ * (cap_reader_name_file, cap_reader_name_line), as CAP_SCOPE's call site
+ * does. Returns 0 when out of memory or name is NULL. Thread-safe. */
 CAP_API uint32_t cap_name_register(const char *name, const char *file,
                                    uint32_t line);
 

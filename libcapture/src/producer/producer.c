@@ -111,10 +111,21 @@ static void ht_insert(uint32_t *ht, uint32_t cap, cap__name **names,
     ht[i] = id;
 }
 
+/* A registry entry: the public part (cap__name, which call sites cache),
+ * then where the name was first registered (file NULL: nowhere said),
+ * then the texts. Never freed, never changed but for e.flags. */
+typedef struct reg_name {
+    cap__name e;
+    const char *file;
+    uint32_t line;
+} reg_name;
+
 /* The entry of `name` (at most CAP_MAX_NAME_LEN bytes of it), created when
- * new; its flags gain `flags`. NULL when out of memory or out of ids.
- * Caller holds reg.lock. */
-static cap__name *name_intern(const char *name, uint32_t flags)
+ * new with file and line (the first registration's are kept); its flags
+ * gain `flags`. NULL when out of memory or out of ids. Caller holds
+ * reg.lock. */
+static cap__name *name_intern(const char *name, const char *file,
+                              uint32_t line, uint32_t flags)
 {
     size_t len = strlen(name);
     if (len > CAP_MAX_NAME_LEN)
@@ -157,14 +168,24 @@ static cap__name *name_intern(const char *name, uint32_t flags)
         reg.ht = ht;
         reg.ht_cap = n;
     }
-    /* entry and text in one allocation */
-    cap__name *e = malloc(sizeof *e + len + 1);
-    if (!e)
+    /* entry and texts in one allocation */
+    size_t flen = file ? strnlen(file, CAP_MAX_NAME_LEN) : 0;
+    reg_name *rn = malloc(sizeof *rn + len + 1 + (file ? flen + 1 : 0));
+    if (!rn)
         return NULL;
-    char *text = (char *)(e + 1);
+    cap__name *e = &rn->e;
+    char *text = (char *)(rn + 1);
     memcpy(text, name, len);
     text[len] = 0;
     e->text = text;
+    rn->file = NULL;
+    rn->line = line;
+    if (file) {
+        char *f = text + len + 1;
+        memcpy(f, file, flen);
+        f[flen] = 0;
+        rn->file = f;
+    }
     e->flags = flags;
     reg.names[reg.names_n++] = e;
     e->id = reg.names_n;
@@ -173,12 +194,13 @@ static cap__name *name_intern(const char *name, uint32_t flags)
 }
 
 /* name_intern under the registry lock; NULL for a NULL name too. */
-static cap__name *intern(const char *name, uint32_t flags)
+static cap__name *intern(const char *name, const char *file, uint32_t line,
+                         uint32_t flags)
 {
     if (!name)
         return NULL;
     pthread_mutex_lock(&reg.lock);
-    cap__name *e = name_intern(name, flags & CAP_NAME_FLAGS_KNOWN);
+    cap__name *e = name_intern(name, file, line, flags & CAP_NAME_FLAGS_KNOWN);
     pthread_mutex_unlock(&reg.lock);
     return e;
 }
@@ -186,9 +208,7 @@ static cap__name *intern(const char *name, uint32_t flags)
 uint32_t cap_name_register_flags(const char *name, const char *file,
                                  uint32_t line, uint32_t flags)
 {
-    (void)file;
-    (void)line;
-    cap__name *e = intern(name, flags);
+    cap__name *e = intern(name, file, line, flags);
     return e ? e->id : 0;
 }
 
@@ -200,9 +220,7 @@ uint32_t cap_name_register(const char *name, const char *file, uint32_t line)
 uint32_t cap__site_resolve(cap__site *site, const char *name, const char *file,
                            uint32_t line, uint32_t flags, int literal)
 {
-    (void)file;
-    (void)line;
-    cap__name *e = intern(name, flags);
+    cap__name *e = intern(name, file, line, flags);
     if (!e)
         return 0;
     if (literal)
@@ -216,7 +234,7 @@ uint32_t cap__invalid_id(void)
 {
     pthread_mutex_lock(&reg.lock);
     if (!reg.invalid_id) {
-        cap__name *e = name_intern("<invalid scope id>", 0);
+        cap__name *e = name_intern("<invalid scope id>", NULL, 0, 0);
         reg.invalid_id = e ? e->id : 0;
     }
     uint32_t id = reg.invalid_id;
@@ -234,17 +252,16 @@ void cap_scope_end(void)
     cap__emit(CAP__KIND_END << CAP__KIND_SHIFT);
 }
 
-int cap__registry_name(uint32_t id, char **text, uint32_t *flags)
+int cap__registry_name(uint32_t id, cap__name_info *out)
 {
     pthread_mutex_lock(&reg.lock);
-    int known = id >= 1 && id <= reg.names_n;
-    if (known) {
-        if (text)
-            *text = strdup(reg.names[id - 1]->text);
-        *flags = reg.names[id - 1]->flags;
-    }
+    const reg_name *rn =
+        id >= 1 && id <= reg.names_n ? (const reg_name *)reg.names[id - 1]
+                                     : NULL;
+    if (rn) /* the strings live as long as the process: never freed */
+        *out = (cap__name_info){rn->e.text, rn->file, rn->line, rn->e.flags};
     pthread_mutex_unlock(&reg.lock);
-    return known;
+    return rn != NULL;
 }
 
 unsigned cap__registry_flags_epoch(void)
@@ -917,6 +934,9 @@ static cap_result open_common(int fd, const char *path,
                            .log = live_log};
     cap_result r = flight > 0 ? cap__flight_open(&p->flight, &p->w, o, path, &fo)
                               : open_sink(p, path, fd, &wo);
+    if (r == CAP_OK && p->w) /* the registry names what the writer's bulk
+                                path meets unnamed */
+        cap__writer_set_resolver(p->w, cap__resolve_name, p);
     free(kv);
     if (r != CAP_OK && (flight > 0 || (!path && fd < 0))) { /* logged */
         cap__live_stop(p->live, 0);

@@ -9,6 +9,7 @@
 
 #include "capture/capture.h"
 #include "writer/live.h"
+#include "writer/writer_records.h"
 #include "producer/sampler.h"
 #include "producer/flight.h"
 
@@ -139,10 +140,10 @@ void cap__logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A tick of the producer's clock and the monotonic ns read beside it. */
 void cap__clock_pair(uint64_t *tick, uint64_t *mono);
 
-/* The registry's text and flags of name `id`: 1 and *text a copy the caller
- * frees (NULL when out of memory), or 0 for an id never registered. */
-int cap__registry_name(uint32_t id, char **text, uint32_t *flags);
-
+/* What the registry has for name `id` (its text, where it was first
+ * registered, its flags; strings never freed): 1, or 0 for an id never
+ * registered. */
+int cap__registry_name(uint32_t id, cap__name_info *out);
 /* Bumped each time a registered name gains a flag. */
 unsigned cap__registry_flags_epoch(void);
 
@@ -151,6 +152,11 @@ dbuf *cap__dbuf_new(producer *p);
 
 /* Frees a thread's state and every buffer it holds. */
 void cap__tstate_free(tstate *t);
+
+/* The writer's name resolver (cap__writer_set_resolver; user: the
+ * producer): what the registry has for an id the writer's bulk path met
+ * unnamed, marked as given to the writer. 0, or -1 when unknown. */
+int cap__resolve_name(void *user, uint32_t id, cap__name_info *out);
 
 /* The writer thread's body (writer_thread.c); arg is the producer. */
 void *cap__writer_main(void *arg);

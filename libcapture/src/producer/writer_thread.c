@@ -31,35 +31,52 @@ static void set_failed(producer *p, cap_result r, const char *what)
 /* p->defined[id]: DEFINED | the flags the writer has for id. */
 #define DEFINED 0x80u
 
-static void define_name(producer *p, uint32_t id)
+/* What the registry has for id, for the writer's name table; id marked as
+ * given to the writer (p->defined), with its flags, and the flight ring
+ * told its declarations grew. 0; -1 when id is not registered or
+ * p->defined cannot grow. */
+static int name_info(producer *p, uint32_t id, cap__name_info *out)
 {
     if (id == 0)
-        return;
+        return -1;
     if (id >= p->defined_cap) {
         uint32_t n = p->defined_cap ? p->defined_cap : 256;
         while (n <= id)
             n *= 2;
         uint8_t *d = realloc(p->defined, n);
         if (!d)
-            return;
+            return -1;
         memset(d + p->defined_cap, 0, n - p->defined_cap);
         p->defined = d;
         p->defined_cap = n;
     }
-    if (p->defined[id])
-        return;
-    char *name = NULL;
-    uint32_t flags = 0;
-    (void)cap__registry_name(id, &name, &flags);
-    if (name) {
-        (void)cap_writer_name(p->w, id, name, NULL, 0);
-        if (flags)
-            (void)cap_writer_name_flags(p->w, id, flags);
-        free(name);
-    }
-    p->defined[id] = (uint8_t)(DEFINED | (flags & CAP_NAME_FLAGS_KNOWN));
+    cap__name_info ni = {0};
+    int known = cap__registry_name(id, &ni);
+    p->defined[id] = (uint8_t)(DEFINED | (ni.flags & CAP_NAME_FLAGS_KNOWN));
+    if (!known)
+        return -1;
+    *out = ni;
     if (p->flight)
         cap__flight_decls(p->flight);
+    return 0;
+}
+
+/* id's name, with where it was registered, to the writer, once. */
+static void define_name(producer *p, uint32_t id)
+{
+    if (id == 0 || (id < p->defined_cap && p->defined[id]))
+        return;
+    cap__name_info ni;
+    if (name_info(p, id, &ni) != 0)
+        return;
+    (void)cap_writer_name(p->w, id, ni.name, ni.file, ni.line);
+    if (ni.flags)
+        (void)cap_writer_name_flags(p->w, id, ni.flags);
+}
+
+int cap__resolve_name(void *user, uint32_t id, cap__name_info *out)
+{
+    return name_info(user, id, out);
 }
 
 /* A name the writer already has may gain a flag later (registered plain,
@@ -73,9 +90,9 @@ static void refresh_flags(producer *p)
     for (uint32_t id = 1; id < p->defined_cap; id++) {
         if (!p->defined[id])
             continue;
-        uint32_t flags = 0;
-        (void)cap__registry_name(id, NULL, &flags);
-        flags &= CAP_NAME_FLAGS_KNOWN;
+        cap__name_info ni = {0};
+        (void)cap__registry_name(id, &ni);
+        uint32_t flags = ni.flags & CAP_NAME_FLAGS_KNOWN;
         if (flags & ~(uint32_t)p->defined[id]) {
             (void)cap_writer_name_flags(p->w, id, flags);
             p->defined[id] = (uint8_t)(DEFINED | flags);

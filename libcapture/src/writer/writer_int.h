@@ -15,6 +15,7 @@
 #include "codec/scopes.h"
 #include "format/format.h"
 #include "writer/writer_live.h"
+#include "writer/writer_records.h"
 
 typedef struct wr_open {
     uint32_t name;
@@ -126,6 +127,9 @@ struct cap_writer {
     wr_index *index;
     size_t index_n, index_cap;
 
+    /* names the records path meets unnamed (writer_records.h) */
+    cap__name_fn resolve;
+    void *resolve_user;
     /* the live sink (writer_live.h): a copy of every chunk goes to tee */
     cap__tee_fn tee;
     void *tee_user;

@@ -27,6 +27,27 @@ static inline uint8_t *put_varint_unchecked(uint8_t *p, uint64_t v)
  * written them, on another core. */
 #define RECORDS_PREFETCH 32u
 
+/* Name id from the writer's resolver: 0, or -1 when it has none. */
+static int resolve(cap_writer *w, uint32_t id)
+{
+    cap__name_info ni;
+    if (w->resolve(w->resolve_user, id, &ni) != 0 || !ni.name)
+        return -1;
+    if (cap_writer_name(w, id, ni.name, ni.file, ni.line) != CAP_OK)
+        return -1;
+    if (ni.flags)
+        (void)cap_writer_name_flags(w, id, ni.flags);
+    return 0;
+}
+
+void cap__writer_set_resolver(cap_writer *w, cap__name_fn fn, void *user)
+{
+    if (w) {
+        w->resolve = fn;
+        w->resolve_user = user;
+    }
+}
+
 size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
                            size_t n, uint64_t lo, uint64_t hi,
                            uint64_t *skipped)
@@ -106,8 +127,14 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
                         ? &pages[pg][id & (WR_PAGE - 1)]
                         : NULL;
                 if (!nm || !nm->name) {
+                    /* named by the resolver, then the per-event path */
                     SYNC();
-                    return i;
+                    if (!w->resolve || resolve(w, id) != 0)
+                        return i;
+                    (void)cap_writer_scope_begin(w, tid, id, tick);
+                    resume = 1;
+                    i++;
+                    break;
                 }
                 fast = fast && depth < stack_cap && nm->block_mark == seq;
                 if (fast) {

@@ -22,15 +22,37 @@
  * skipped and counted in *skipped.
  *
  * Stops before a record the caller must handle itself and returns its
- * index: a begin whose name id the writer has no name for yet (define it
- * with cap_writer_name, then pass the record to cap_writer_scope_begin), or
- * a record whose tick lies outside [lo, hi] (the recording window).
+ * index: a begin whose name id the writer has no name for yet and cannot
+ * get from its resolver (cap__writer_set_resolver; define it with
+ * cap_writer_name, then pass the record to cap_writer_scope_begin), or a
+ * record whose tick lies outside [lo, hi] (the recording window).
  * Returns n when every record was consumed; also when the writer has
  * stopped after an error or `tid` is undeclared, since every per-event
  * call would fail then too. */
 size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
                            size_t n, uint64_t lo, uint64_t hi,
                            uint64_t *skipped);
+
+/* A name as the producer's registry has it: its text, where it was first
+ * registered (file NULL and line 0: not said) and its flags
+ * (CAP_NAME_WAIT ...). */
+typedef struct cap__name_info {
+    const char *name;
+    const char *file;
+    uint32_t line;
+    uint32_t flags;
+} cap__name_info;
+
+/* Fills *out for name id and returns 0, or returns -1 when it has no name
+ * for id. The strings must stay valid until the writer is closed. Called
+ * on the thread that called cap__writer_records. */
+typedef int (*cap__name_fn)(void *user, uint32_t id, cap__name_info *out);
+
+/* From now on, a begin whose name id the writer has no name for yet is
+ * named by fn (cap_writer_name, then cap_writer_name_flags when it has
+ * flags) inside cap__writer_records, which goes on with it; a name fn
+ * does not have stops it as before. fn NULL: none. */
+void cap__writer_set_resolver(cap_writer *w, cap__name_fn fn, void *user);
 
 /* While `on`, a writer of format 3.0 codes each thread's scopes as 2.0's
  * SCOPES_R sections (the spec lets a 3.0 file hold them, section by
