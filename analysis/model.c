@@ -29,8 +29,9 @@ typedef struct path_cache {
     int used;
     uint32_t root;
     uint32_t depth;
-    uint32_t name[CAP_MAX_DEPTH];
-    uint32_t node[CAP_MAX_DEPTH];
+    uint32_t *name; /* the cached path: pcap entries, grown with the */
+    uint32_t *node; /* deepest event (path_grow), so that a capture of */
+    uint32_t pcap;  /* 65,536 threads does not cost 8 KiB a thread */
     size_t frame_hint;
     /* the frame frame_at found last, frame_hint's (fr_len 0: none, or
      * one that holds no time) */
@@ -133,6 +134,14 @@ typedef struct loader {
     size_t row_wait_cap;
     int reader_busy;        /* the decoding thread holds the reader */
     size_t ot_bytes;        /* the histograms by bin (over_time_hint) */
+    /* the lists of names a load adds to (m->threads, m->tracks,
+     * m->outside_threads) and the roots of each kind, by name: a new
+     * thread is not compared with every earlier one (issue 46: 65,536
+     * threads took 86 s) */
+    struct str_index {
+        uint32_t *slot; /* index + 1, 0: empty */
+        size_t cap, n;
+    } ix_threads, ix_tracks, ix_outside, ix_roots[2];
     /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
     struct kid_memo {
         uint32_t parent, key, node;
@@ -178,6 +187,73 @@ static uint64_t mix(uint64_t k)
     k *= 0xc4ceb9fe1a85ec53ull;
     k ^= k >> 33;
     return k;
+}
+
+/* ---- names by text ------------------------------------------------------ */
+
+typedef struct str_index str_index;
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return mix(h);
+}
+
+/* The index i in ix of the text `name`, where at(ctx, i) gives the text
+ * of index i; -1 when absent. */
+static long str_find(const str_index *ix, const char *name,
+                     const char *(*at)(const void *, uint32_t),
+                     const void *ctx)
+{
+    if (!ix->cap)
+        return -1;
+    size_t mask = ix->cap - 1;
+    for (size_t i = str_hash(name) & mask; ix->slot[i]; i = (i + 1) & mask)
+        if (strcmp(at(ctx, ix->slot[i] - 1), name) == 0)
+            return (long)ix->slot[i] - 1;
+    return -1;
+}
+
+/* Add index `v` (whose text at() gives) to ix; -1 when out of memory. */
+static int str_add(str_index *ix, uint32_t v,
+                   const char *(*at)(const void *, uint32_t), const void *ctx)
+{
+    if ((ix->n + 1) * 2 > ix->cap) {
+        size_t cap = ix->cap ? ix->cap * 2 : 64;
+        uint32_t *p = calloc(cap, sizeof *p);
+        if (!p)
+            return -1;
+        for (size_t i = 0; i < ix->cap; i++) {
+            uint32_t e = ix->slot[i];
+            if (!e)
+                continue;
+            size_t j = str_hash(at(ctx, e - 1)) & (cap - 1);
+            while (p[j])
+                j = (j + 1) & (cap - 1);
+            p[j] = e;
+        }
+        free(ix->slot);
+        ix->slot = p;
+        ix->cap = cap;
+    }
+    size_t j = str_hash(at(ctx, v)) & (ix->cap - 1);
+    while (ix->slot[j])
+        j = (j + 1) & (ix->cap - 1);
+    ix->slot[j] = v + 1;
+    ix->n++;
+    return 0;
+}
+
+static const char *arr_at(const void *ctx, uint32_t i)
+{
+    return (*(char **const *)ctx)[i];
+}
+
+static const char *node_at(const void *ctx, uint32_t i)
+{
+    return ((const an_capture *)ctx)->nodes[i].name;
 }
 
 /* ---- frames ------------------------------------------------------------ */
@@ -450,13 +526,18 @@ node_find(loader *L, uint32_t parent, an_kind kind, uint32_t name,
     return node;
 }
 
-static uint32_t root_get(an_capture *m, an_kind kind, const char *name)
+/* The root of kind `kind` named `name`, made when missing (ix: the roots
+ * of that kind by name). NONE when out of memory. */
+static uint32_t root_get(an_capture *m, str_index *ix, an_kind kind,
+                         const char *name)
 {
-    for (uint32_t i = 0; i < m->nnodes; i++)
-        if (m->nodes[i].is_root && m->nodes[i].kind == kind &&
-            strcmp(m->nodes[i].name, name) == 0)
-            return i;
-    return node_new(m, NONE, kind, 0, name);
+    long i = str_find(ix, name, node_at, m);
+    if (i >= 0)
+        return (uint32_t)i;
+    uint32_t r = node_new(m, NONE, kind, 0, name);
+    if (r != NONE && str_add(ix, r, node_at, m) != 0)
+        return NONE;
+    return r;
 }
 
 static uint64_t scope_key(an_kind kind, uint32_t id)
@@ -1636,11 +1717,40 @@ static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
     return (*arr)[id];
 }
 
+/* c's path grown to hold n entries (n <= CAP_MAX_DEPTH). 0, or -1 when
+ * out of memory. */
+__attribute__((noinline)) static int path_grow(path_cache *c, uint32_t n)
+{
+    uint32_t cap = c->pcap ? c->pcap : 16;
+    while (cap < n)
+        cap *= 2;
+    uint32_t *a = realloc(c->name, cap * sizeof *a);
+    if (!a)
+        return -1;
+    c->name = a;
+    uint32_t *b = realloc(c->node, cap * sizeof *b);
+    if (!b)
+        return -1;
+    c->node = b;
+    c->pcap = cap;
+    return 0;
+}
+
+static void path_free(path_cache *c)
+{
+    if (c) {
+        free(c->name);
+        free(c->node);
+    }
+}
+
 /* Node of the parent of an event with ancestors stack[0..depth). */
 __attribute__((always_inline)) static inline uint32_t
 parent_node(loader *L, path_cache *c, an_kind kind, const uint32_t *stack,
             uint32_t depth)
 {
+    if (depth > c->pcap && path_grow(c, depth) != 0)
+        return NONE;
     /* the common prefix of the cached path and the stack, two names at a
        time (eight bytes compared as one) */
     uint32_t lim = c->depth < depth ? c->depth : depth, k = 0;
@@ -1681,7 +1791,8 @@ own_node(loader *L, path_cache *c, an_kind kind, uint32_t parent,
     if (depth < c->depth && c->name[depth] == name)
         return c->node[depth];
     uint32_t node = node_get(L, parent, kind, name);
-    if (node != NONE && depth < CAP_MAX_DEPTH) {
+    if (node != NONE && depth < CAP_MAX_DEPTH &&
+        (depth < c->pcap || path_grow(c, depth + 1) == 0)) {
         c->name[depth] = name;
         c->node[depth] = node;
         c->depth = depth + 1;
@@ -1699,11 +1810,12 @@ static int in_stack(const uint32_t *stack, uint32_t depth, uint32_t name)
     return 0;
 }
 
-static int add_name(char ***arr, size_t *n, const char *name)
+/* Add `name` to the list arr[0..*n) unless it holds it (ix: the list by
+ * name). -1 when out of memory. */
+static int add_name(str_index *ix, char ***arr, size_t *n, const char *name)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*arr)[i], name) == 0)
-            return 0;
+    if (str_find(ix, name, arr_at, arr) >= 0)
+        return 0;
     char **p = realloc(*arr, (*n + 1) * sizeof *p);
     if (!p)
         return -1;
@@ -1712,7 +1824,7 @@ static int add_name(char ***arr, size_t *n, const char *name)
     if (!p[*n])
         return -1;
     (*n)++;
-    return 0;
+    return str_add(ix, (uint32_t)(*n - 1), arr_at, arr);
 }
 
 /* Scope row of CPU name id `id` (rows keyed by name): a direct table in
@@ -1748,19 +1860,21 @@ static long cpu_row_slow(loader *L, uint32_t id)
 /* The tree root of a thread or GPU track: its name, or "thread N" /
  * "gpu N" when the file gave none. Threads (tracks) sharing a name share a
  * root. */
-static int set_root(an_capture *m, path_cache *c, an_kind kind,
+static int set_root(loader *L, path_cache *c, an_kind kind,
                     const char *name, uint32_t id)
 {
+    an_capture *m = L->m;
     char buf[32];
     if (!name || !*name) {
         snprintf(buf, sizeof buf, kind == AN_CPU ? "thread %u" : "gpu %u", id);
         name = buf;
     }
-    c->root = root_get(m, kind, name);
+    c->root = root_get(m, &L->ix_roots[kind == AN_CPU ? 0 : 1], kind, name);
     if (c->root == NONE)
         return -1;
-    return kind == AN_CPU ? add_name(&m->threads, &m->nthreads, name)
-                          : add_name(&m->tracks, &m->ntracks, name);
+    return kind == AN_CPU
+               ? add_name(&L->ix_threads, &m->threads, &m->nthreads, name)
+               : add_name(&L->ix_tracks, &m->tracks, &m->ntracks, name);
 }
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id);
@@ -1770,7 +1884,6 @@ static const char *root_name(const loader *L, an_kind kind, uint32_t id);
 __attribute__((always_inline)) static inline path_cache *
 event_cache(loader *L, an_kind kind, uint32_t id)
 {
-    an_capture *m = L->m;
     path_cache *c;
     if (kind == AN_CPU && L->last_cache && L->last_tid == id) {
         c = L->last_cache;
@@ -1783,7 +1896,7 @@ event_cache(loader *L, an_kind kind, uint32_t id)
         }
     }
     if (c && c->root == NONE &&
-        set_root(m, c, kind, root_name(L, kind, id), id) != 0)
+        set_root(L, c, kind, root_name(L, kind, id), id) != 0)
         return NULL;
     return c;
 }
@@ -1841,14 +1954,14 @@ scope_node(loader *L, uint32_t tid, const uint32_t *stack, uint32_t depth,
 
 /* A declared CPU thread joins the header's list under its name (or
  * "thread N"), whether or not it records a scope. */
-static int thread_declared(an_capture *m, uint32_t tid, const char *name)
+static int thread_declared(loader *L, uint32_t tid, const char *name)
 {
     char buf[32];
     if (!name || !*name) {
         snprintf(buf, sizeof buf, "thread %u", tid);
         name = buf;
     }
-    return add_name(&m->threads, &m->nthreads, name);
+    return add_name(&L->ix_threads, &L->m->threads, &L->m->nthreads, name);
 }
 
 
@@ -2584,7 +2697,7 @@ __attribute__((noinline)) static int apply_other(loader *L, const cap_event *ev)
     case CAP_EV_COUNTER:
         return on_counter(L, &ev->u.counter);
     case CAP_EV_THREAD: /* counted even when it records no scope */
-        return thread_declared(L->m, ev->u.thread.tid,
+        return thread_declared(L, ev->u.thread.tid,
                                ev->u.thread.name
                                    ? ev->u.thread.name
                                    : root_name(L, AN_CPU, ev->u.thread.tid));
@@ -3696,7 +3809,8 @@ static cap_result load(an_capture **out, const char *path,
         for (size_t i = 0; res == CAP_OK && i < L.threads_cap; i++) {
             const path_cache *c = L.threads[i];
             if (c && c->outside && !c->in_frames && c->root != NONE &&
-                add_name(&m->outside_threads, &m->noutside_threads,
+                add_name(&L.ix_outside, &m->outside_threads,
+                         &m->noutside_threads,
                          m->nodes[c->root].name) != 0)
                 res = CAP_E_NOMEM;
         }
@@ -3716,11 +3830,14 @@ static cap_result load(an_capture **out, const char *path,
             free(L.threads[i]->pieces);
             free(L.threads[i]->kid);
         }
+        path_free(L.threads[i]);
         free(L.threads[i]);
     }
     free(L.threads);
-    for (size_t i = 0; i < L.tracks_cap; i++)
+    for (size_t i = 0; i < L.tracks_cap; i++) {
+        path_free(L.tracks[i]);
         free(L.tracks[i]);
+    }
     free(L.tracks);
     free(L.counter_of);
     free(L.row_of);
@@ -3730,6 +3847,11 @@ static cap_result load(an_capture **out, const char *path,
     }
     free(L.kids);
     free(L.acc);
+    free(L.ix_threads.slot);
+    free(L.ix_tracks.slot);
+    free(L.ix_outside.slot);
+    free(L.ix_roots[0].slot);
+    free(L.ix_roots[1].slot);
     free(L.name_wait);
     free(L.row_wait);
     win_free(&L);
