@@ -67,6 +67,18 @@ typedef struct path_cache {
     size_t npieces, pieces_cap;
 } path_cache;
 
+/* Name id -> value (0: none), for the load's tables by name id: a direct
+ * array for ids below ID_DIRECT, a hash above. A capture's ids are small
+ * and dense; a crafted one's may lie anywhere up to CAP_MAX_NAME_ID and
+ * must not cost a table to the largest (issue 46). */
+#define ID_DIRECT 65536u
+struct id_map {
+    uint32_t *d; /* d[id], dcap entries */
+    size_t dcap;
+    uint32_t *hk, *hv; /* ids (0: empty) and their values, hcap of each */
+    size_t hcap, hn;
+};
+
 typedef struct loader {
     an_capture *m;
     const an_options *o;
@@ -77,8 +89,7 @@ typedef struct loader {
     size_t tracks_cap;
     uint32_t *row_of;     /* CPU name id -> scope row + 1 (by name) */
     size_t row_of_cap;
-    uint32_t *counter_of; /* name id -> counter index + 1 */
-    size_t counter_of_cap;
+    struct id_map counter_of; /* name id -> counter index + 1 */
     int64_t cutoff_ns;
     int have_cutoff;
     /* each node's children, for node_get (private to the load) */
@@ -128,8 +139,7 @@ typedef struct loader {
                                not kept at all */
     /* over_time_hint: each name id's wait flag as the rows' values are
      * summed (0 unknown, 1 work, 2 wait), and each row's as used */
-    uint8_t *name_wait;
-    size_t name_wait_cap;
+    struct id_map name_wait;
     uint8_t *row_wait;
     size_t row_wait_cap;
     int reader_busy;        /* the decoding thread holds the reader */
@@ -187,6 +197,84 @@ static uint64_t mix(uint64_t k)
     k *= 0xc4ceb9fe1a85ec53ull;
     k ^= k >> 33;
     return k;
+}
+
+/* ---- tables by name id -------------------------------------------------- */
+
+static inline size_t id_slot(uint32_t id, size_t cap)
+{
+    return (size_t)mix(id) & (cap - 1);
+}
+
+static uint32_t id_get(const struct id_map *t, uint32_t id)
+{
+    if (id < ID_DIRECT)
+        return id < t->dcap ? t->d[id] : 0;
+    for (size_t i = t->hcap ? id_slot(id, t->hcap) : 0; t->hcap;
+         i = (i + 1) & (t->hcap - 1)) {
+        if (t->hk[i] == id)
+            return t->hv[i];
+        if (!t->hk[i])
+            break;
+    }
+    return 0;
+}
+
+/* Make id's value v (not 0). 0, or -1 when out of memory. */
+static int id_set(struct id_map *t, uint32_t id, uint32_t v)
+{
+    if (id < ID_DIRECT) {
+        if (id >= t->dcap) {
+            size_t n = t->dcap ? t->dcap : 64;
+            while (n <= id)
+                n *= 2;
+            uint32_t *p = realloc(t->d, n * sizeof *p);
+            if (!p)
+                return -1;
+            memset(p + t->dcap, 0, (n - t->dcap) * sizeof *p);
+            t->d = p;
+            t->dcap = n;
+        }
+        t->d[id] = v;
+        return 0;
+    }
+    if ((t->hn + 1) * 2 > t->hcap) {
+        size_t cap = t->hcap ? t->hcap * 2 : 64;
+        uint32_t *k = calloc(cap, sizeof *k), *w = malloc(cap * sizeof *w);
+        if (!k || !w) {
+            free(k);
+            free(w);
+            return -1;
+        }
+        for (size_t i = 0; i < t->hcap; i++) {
+            if (!t->hk[i])
+                continue;
+            size_t j = id_slot(t->hk[i], cap);
+            while (k[j])
+                j = (j + 1) & (cap - 1);
+            k[j] = t->hk[i];
+            w[j] = t->hv[i];
+        }
+        free(t->hk);
+        free(t->hv);
+        t->hk = k;
+        t->hv = w;
+        t->hcap = cap;
+    }
+    size_t i = id_slot(id, t->hcap);
+    while (t->hk[i] && t->hk[i] != id)
+        i = (i + 1) & (t->hcap - 1);
+    t->hn += !t->hk[i];
+    t->hk[i] = id;
+    t->hv[i] = v;
+    return 0;
+}
+
+static void id_free(struct id_map *t)
+{
+    free(t->d);
+    free(t->hk);
+    free(t->hv);
 }
 
 /* ---- names by text ------------------------------------------------------ */
@@ -1246,10 +1334,7 @@ static int grow_zero(uint8_t **p, size_t *cap, size_t need)
 /* Note name id `id`'s wait flag (w: 1 work, 2 wait). */
 static int name_wait_set(loader *L, uint32_t id, uint8_t w)
 {
-    if (grow_zero(&L->name_wait, &L->name_wait_cap, (size_t)id + 1) != 0)
-        return -1;
-    L->name_wait[id] = w;
-    return 0;
+    return id_set(&L->name_wait, id, w);
 }
 
 /* row_wait for a row met the first time. */
@@ -1258,7 +1343,7 @@ static int row_wait_first(loader *L, size_t row)
     an_capture *m = L->m;
     const an_scope *s = &m->scopes[row];
     uint32_t id = L->o->by_path ? m->nodes[s->name_id].name_id : s->name_id;
-    uint8_t w = id < L->name_wait_cap ? L->name_wait[id] : 0;
+    uint8_t w = (uint8_t)id_get(&L->name_wait, id);
     if (!w && !L->reader_busy) {
         w = name_is_wait(L, L->r, id) ? 2 : 1;
         if (name_wait_set(L, id, w) != 0)
@@ -1840,7 +1925,7 @@ static inline long cpu_row(loader *L, uint32_t id)
 static long cpu_row_slow(loader *L, uint32_t id)
 {
     long si = scope_get(L->m, AN_CPU, id);
-    if (si < 0 || id > CAP_MAX_NAME_ID)
+    if (si < 0 || id >= ID_DIRECT) /* the hash answers for sparse ids */
         return si;
     if (id >= L->row_of_cap) {
         size_t n = L->row_of_cap ? L->row_of_cap : 256;
@@ -2477,18 +2562,8 @@ static int on_counter(loader *L, const cap_ev_counter *e)
     if (L->values_only ||
         (L->have_cutoff && e->time_ns < L->cutoff_ns))
         return 0;
-    if (e->name >= L->counter_of_cap) {
-        size_t n = L->counter_of_cap ? L->counter_of_cap : 64;
-        while (n <= e->name)
-            n *= 2;
-        uint32_t *p = realloc(L->counter_of, n * sizeof *p);
-        if (!p)
-            return -1;
-        memset(p + L->counter_of_cap, 0, (n - L->counter_of_cap) * sizeof *p);
-        L->counter_of = p;
-        L->counter_of_cap = n;
-    }
-    if (!L->counter_of[e->name]) {
+    uint32_t ci = id_get(&L->counter_of, e->name);
+    if (!ci) {
         an_counter *p = realloc(m->counters, (m->ncounters + 1) * sizeof *p);
         if (!p)
             return -1;
@@ -2497,9 +2572,11 @@ static int on_counter(loader *L, const cap_ev_counter *e)
         /* name resolved at the end */
         p[m->ncounters].name = NULL;
         m->ncounters++;
-        L->counter_of[e->name] = (uint32_t)m->ncounters;
+        ci = (uint32_t)m->ncounters;
+        if (id_set(&L->counter_of, e->name, ci) != 0)
+            return -1;
     }
-    an_counter *c = &m->counters[L->counter_of[e->name] - 1];
+    an_counter *c = &m->counters[ci - 1];
     if (c->n == c->cap) {
         size_t n = c->cap ? c->cap * 2 : 64;
         an_sample *p = realloc(c->s, n * sizeof *p);
@@ -2884,8 +2961,7 @@ typedef struct ahead {
     uint8_t seen_gpu[CAP_MAX_TRACKS];
     int carry_waits;   /* over_time_hint: the wait flags go with the
                           batches (the model sums work and waits apart) */
-    uint8_t *name_seen; /* by CPU name id, the reader thread's */
-    size_t name_seen_cap;
+    struct id_map name_seen; /* by CPU name id, the reader thread's */
     int failed;        /* the reader thread ran out of memory */
     /* the reader thread's stage: an event and the records' stacks are
        decoded and prepared here, then copied into their slot (the
@@ -2994,13 +3070,12 @@ static inline int past_cutoff(const loader *L, int64_t begin)
  * first time (over_time_hint): 0, or -1 out of memory. */
 static int slot_wait(ahead *A, slot *s, uint32_t name)
 {
-    if (name < A->name_seen_cap && A->name_seen[name])
+    if (id_get(&A->name_seen, name))
         return 0;
-    if (grow_zero(&A->name_seen, &A->name_seen_cap, (size_t)name + 1) != 0 ||
+    if (id_set(&A->name_seen, name, 1) != 0 ||
         an_grow((void **)&s->waits, &s->waits_cap, s->waits_n + 1,
                 sizeof *s->waits) != 0)
         return -1;
-    A->name_seen[name] = 1;
     s->waits[s->waits_n++] =
         (struct slot_wait){name, name_is_wait(A->L, A->L->r, name) ? 2 : 1};
     return 0;
@@ -3402,7 +3477,7 @@ out:
         free(A.slots[i].waits);
     }
     free(A.recs);
-    free(A.name_seen);
+    id_free(&A.name_seen);
     free(A.slots);
     free(A.seen_cpu);
     free(A.stk);
@@ -3552,14 +3627,17 @@ static int resolve_names(loader *L)
             memmove(s->path, s->path + pos, len - pos + 1);
         }
     }
-    for (size_t i = 0; i < L->counter_of_cap; i++) {
-        if (!L->counter_of[i])
+    const struct id_map *co = &L->counter_of;
+    for (size_t k = 0; k < co->dcap + co->hcap; k++) {
+        uint32_t id = k < co->dcap ? (uint32_t)k : co->hk[k - co->dcap];
+        uint32_t ci = k < co->dcap ? co->d[k] : co->hv[k - co->dcap];
+        if (!id || !ci)
             continue;
-        an_counter *c = &m->counters[L->counter_of[i] - 1];
-        const char *nm = cap_reader_name(r, (uint32_t)i);
+        an_counter *c = &m->counters[ci - 1];
+        const char *nm = cap_reader_name(r, id);
         char buf[48];
         if (!nm) {
-            snprintf(buf, sizeof buf, "<unnamed #%zu>", i);
+            snprintf(buf, sizeof buf, "<unnamed #%u>", id);
             nm = buf;
         }
         c->name = xstrdup(nm);
@@ -3839,7 +3917,7 @@ static cap_result load(an_capture **out, const char *path,
         free(L.tracks[i]);
     }
     free(L.tracks);
-    free(L.counter_of);
+    id_free(&L.counter_of);
     free(L.row_of);
     for (size_t i = 0; i < L.kids_cap; i++) {
         free(L.kids[i].e);
@@ -3852,7 +3930,7 @@ static cap_result load(an_capture **out, const char *path,
     free(L.ix_outside.slot);
     free(L.ix_roots[0].slot);
     free(L.ix_roots[1].slot);
-    free(L.name_wait);
+    id_free(&L.name_wait);
     free(L.row_wait);
     win_free(&L);
     if (res != CAP_OK) {
