@@ -124,6 +124,14 @@ struct cap_writer {
        CAP_MAX_NAME_ID) costs a page an id, not a table to the largest */
     wr_name **name_pages;
     uint32_t name_pages_n; /* pages the array holds (made or NULL) */
+    /* ids from WR_DIRECT up: one entry an id used, in blocks of WR_PAGE
+       that never move, found through an open-addressing hash (hk: id, 0
+       empty; hv: entry index). One name in each page of ids, up to
+       CAP_MAX_NAME_ID, cost capture_convert 3.2 GiB (issue 46). */
+    wr_name **hblk;
+    size_t hblk_n, hent_n;
+    uint32_t *hk, *hv;
+    size_t hcap, hn;
     wr_thread **threads;
     uint32_t threads_cap;
     wr_track *tracks;
@@ -359,13 +367,85 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
 #define WR_PAGE_BITS 10
 #define WR_PAGE (1u << WR_PAGE_BITS)
 
-/* Name id's slot when its page is made, else NULL. */
+#define WR_DIRECT 65536u /* ids below it: in pages of WR_PAGE by id */
+
+static inline size_t wr_hash_at(uint32_t id, size_t cap)
+{
+    return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+/* name_peek for an id of WR_DIRECT or more. */
+__attribute__((noinline)) static wr_name *name_peek_far(const cap_writer *w,
+                                                        uint32_t id)
+{
+    if (!w->hcap)
+        return NULL;
+    for (size_t i = wr_hash_at(id, w->hcap);; i = (i + 1) & (w->hcap - 1)) {
+        if (w->hk[i] == id) {
+            uint32_t e = w->hv[i];
+            return &w->hblk[e >> WR_PAGE_BITS][e & (WR_PAGE - 1)];
+        }
+        if (!w->hk[i])
+            return NULL;
+    }
+}
+
+/* Name id's slot when it is made, else NULL. */
 static inline wr_name *name_peek(const cap_writer *w, uint32_t id)
 {
     uint32_t pg = id >> WR_PAGE_BITS;
-    return pg < w->name_pages_n && w->name_pages[pg]
-               ? &w->name_pages[pg][id & (WR_PAGE - 1)]
-               : NULL;
+    if (pg < w->name_pages_n && w->name_pages[pg])
+        return &w->name_pages[pg][id & (WR_PAGE - 1)];
+    return id >= WR_DIRECT ? name_peek_far(w, id) : NULL;
+}
+
+/* name_grow for an id of WR_DIRECT or more, not made yet. */
+static wr_name *name_add_far(cap_writer *w, uint32_t id)
+{
+    if ((w->hn + 1) * 2 > w->hcap) {
+        size_t cap = w->hcap ? w->hcap * 2 : 1024;
+        uint32_t *k = calloc(cap, sizeof *k), *v = malloc(cap * sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return NULL;
+        }
+        for (size_t i = 0; i < w->hcap; i++) {
+            if (!w->hk[i])
+                continue;
+            size_t j = wr_hash_at(w->hk[i], cap);
+            while (k[j])
+                j = (j + 1) & (cap - 1);
+            k[j] = w->hk[i];
+            v[j] = w->hv[i];
+        }
+        free(w->hk);
+        free(w->hv);
+        w->hk = k;
+        w->hv = v;
+        w->hcap = cap;
+    }
+    size_t e = w->hent_n;
+    if (e >> WR_PAGE_BITS >= w->hblk_n) {
+        if ((w->hblk_n & (w->hblk_n - 1)) == 0) { /* 0 or a power of 2 */
+            size_t c = w->hblk_n ? w->hblk_n * 2 : 4;
+            wr_name **p = realloc(w->hblk, c * sizeof *p);
+            if (!p)
+                return NULL;
+            w->hblk = p;
+        }
+        if (!(w->hblk[w->hblk_n] = calloc(WR_PAGE, sizeof **w->hblk)))
+            return NULL;
+        w->hblk_n++;
+    }
+    size_t i = wr_hash_at(id, w->hcap);
+    while (w->hk[i])
+        i = (i + 1) & (w->hcap - 1);
+    w->hk[i] = id;
+    w->hv[i] = (uint32_t)e;
+    w->hn++;
+    w->hent_n++;
+    return &w->hblk[e >> WR_PAGE_BITS][e & (WR_PAGE - 1)];
 }
 
 /* name_slot past the pages made: id's page made (zeroed); NULL when out
@@ -375,6 +455,8 @@ __attribute__((noinline)) static wr_name *name_grow(cap_writer *w,
 {
     if (id > CAP_MAX_NAME_ID)
         return NULL;
+    if (id >= WR_DIRECT)
+        return name_add_far(w, id);
     uint32_t pg = id >> WR_PAGE_BITS;
     if (pg >= w->name_pages_n) {
         uint32_t n = w->name_pages_n ? w->name_pages_n : 16;
@@ -2186,6 +2268,15 @@ static int put_all_decls(cap_writer *w, capf_buf *p, int cals)
                     goto nomem;
                 ids[n++] = pg << WR_PAGE_BITS | j;
             }
+    size_t near = n; /* then the ids from WR_DIRECT up, in order too */
+    for (size_t i = 0; i < w->hcap; i++)
+        if (w->hk[i] &&
+            w->hblk[w->hv[i] >> WR_PAGE_BITS][w->hv[i] & (WR_PAGE - 1)].name) {
+            if (grow_u32(&ids, &cap, n + 1) != 0)
+                goto nomem;
+            ids[n++] = w->hk[i];
+        }
+    qsort(ids + near, n - near, sizeof *ids, cmp_u32);
     put_names(w, p, ids, n);
     n = 0;
     for (uint32_t i = 0; i < w->threads_cap; i++)
@@ -2274,6 +2365,15 @@ static void writer_free(cap_writer *w)
         free(w->name_pages[pg]);
     }
     free(w->name_pages);
+    for (size_t e = 0; e < w->hent_n; e++) {
+        free(w->hblk[e >> WR_PAGE_BITS][e & (WR_PAGE - 1)].name);
+        free(w->hblk[e >> WR_PAGE_BITS][e & (WR_PAGE - 1)].file);
+    }
+    for (size_t i = 0; i < w->hblk_n; i++)
+        free(w->hblk[i]);
+    free(w->hblk);
+    free(w->hk);
+    free(w->hv);
     for (uint32_t i = 0; i < w->threads_cap; i++) {
         wr_thread *t = w->threads[i];
         if (!t)
