@@ -73,7 +73,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU, W_LOST, W_FLAGS, W_CHUNKS };
+enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU, W_LOST, W_FLAGS, W_CHUNKS,
+       W_FRAMES };
 
 /* A clock sample the input's blocks were converted with (have 0: the
  * initial period). */
@@ -118,6 +119,13 @@ typedef struct copy {
     int64_t *anc_ch;         /* ... and their children so far */
     size_t anc_cap, anc_ch_cap;
     uint64_t forgot;         /* scopes left open: their ends are lost */
+    /* threads declared in the copy (a bit a tid): the spec lets scopes
+     * of a thread no THREADS section declared be read; the writer needs
+     * a declaration, made without a name, as the input has none */
+    uint8_t declared[CAP_MAX_THREADS / 8];
+    int have_frame;          /* a frame was written: its index is */
+    uint64_t last_frame;     /* ... this one */
+    uint64_t frames_dup;     /* frames left out: index not above it */
     uint64_t unknown_flags;  /* names with flags this version cannot write */
     uint64_t in_off;         /* the input's offset at the last event */
     uint64_t *last_tick;     /* per thread: latest time written */
@@ -521,6 +529,12 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
             return wfail(c, CAP_E_NOMEM, "scopes");
         memset(c->th + old, 0, (c->nth - old) * sizeof *c->th);
     }
+    if (!(c->declared[tid >> 3] & (1u << (tid & 7)))) {
+        cap_result dr = cap_writer_thread(c->w, tid, NULL);
+        if (dr != CAP_OK)
+            return wfail(c, dr, "threads");
+        c->declared[tid >> 3] |= (uint8_t)(1u << (tid & 7));
+    }
     wthread *t = &c->th[tid];
     if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
         cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
@@ -915,6 +929,9 @@ static int copy_run(copy *c, const char *in, const char *out,
         switch (ev.kind) {
         case CAP_EV_THREAD:
             r = cap_writer_thread(c->w, ev.u.thread.tid, ev.u.thread.name);
+            if (ev.u.thread.tid < CAP_MAX_THREADS)
+                c->declared[ev.u.thread.tid >> 3] |=
+                    (uint8_t)(1u << (ev.u.thread.tid & 7));
             break;
         case CAP_EV_GPU_TRACK:
             r = cap_writer_gpu_track(c->w, ev.u.gpu_track.track,
@@ -927,8 +944,14 @@ static int copy_run(copy *c, const char *in, const char *out,
             f.end_ns = to_ns(c, f.end_ns, c->rsi);
             if (c->sliced && !kept(c, f.index))
                 break;
+            if (c->have_frame && f.index <= c->last_frame) {
+                c->frames_dup++; /* the writer keeps indices increasing */
+                break;
+            }
             if (c->lw && !live_frame(c, &f))
                 break;
+            c->have_frame = 1;
+            c->last_frame = f.index;
             r = need_clock(c, c->rsi);
             if (r == CAP_OK)
                 r = cap_writer_frame(c->w, f.index, raw(c, ev.u.frame.begin_ns),
@@ -1001,6 +1024,11 @@ static int copy_run(copy *c, const char *in, const char *out,
         if (r != CAP_OK)
             wfail(c, r, "statistics");
     }
+    if (c->frames_dup)
+        cvt_warn(&c->d, W_FRAMES, "%llu frames left out: their index was not "
+                 "above the previous frame's (the input repeats frames; a "
+                 "capture's frame indices increase)",
+                 (unsigned long long)c->frames_dup);
     if (c->unknown_flags)
         cvt_warn(&c->d, W_FLAGS, "%llu name(s) carry flags this version of "
                  "libcapture does not know; they are not in the copy",
