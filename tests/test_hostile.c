@@ -17,6 +17,7 @@
  *     repeats its frames: the spec accepts both, so a copy must too.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -151,6 +152,64 @@ static void write_repeated_frames(const char *path)
         capf_buf_free(&p);
     }
     raw_close(&c);
+}
+
+/* 120 frames of 10 ms with a scope each, and three counters sampled in
+ * each frame: "big" at 1e308 (finite: a sum of two overflows), "pinf"
+ * at +inf and "ninf" at -inf. */
+static void write_counters(const char *path)
+{
+    raw_cap c;
+    raw_open(&c, path, 1, 1);
+    capf_buf p = {0}, cs = {0};
+    uint32_t ids[4] = {1, 2, 3, 4};
+    const char *names[4] = {"frame", "big", "pinf", "ninf"};
+    capf_buf nm = {0};
+    capf_buf_varint(&nm, 4);
+    for (int i = 0; i < 4; i++) {
+        capf_buf_varint(&nm, ids[i]);
+        capf_buf_str(&nm, names[i]);
+        capf_buf_str(&nm, NULL);
+        capf_buf_varint(&nm, 0);
+    }
+    capf_buf_section(&p, CAPF_SEC_NAMES, &nm);
+    raw_threads(&p, 1);
+    const uint64_t len = 10000000, n = 120;
+    raw_frames(&p, 0, n, 1000, len);
+    capf_buf tok = {0}, dt = {0}, sc = {0};
+    for (uint64_t f = 0; f < n; f++) {
+        capf_buf_varint(&tok, 1);
+        capf_buf_varint(&dt, f == 0 ? 0 : 1000);
+        capf_buf_varint(&tok, 0);
+        capf_buf_varint(&dt, len - 1000);
+    }
+    capf_buf_varint(&sc, 0);
+    capf_buf_varint(&sc, 1000);
+    capf_buf_varint(&sc, 0);
+    capf_buf_varint(&sc, 2 * n);
+    capf_buf_varint(&sc, tok.len);
+    capf_buf_bytes(&sc, tok.data, tok.len);
+    capf_buf_bytes(&sc, dt.data, dt.len);
+    capf_buf_section(&p, CAPF_SEC_SCOPES, &sc);
+    capf_buf_varint(&cs, 3 * n);
+    uint64_t prev = 0;
+    for (uint64_t f = 0; f < n; f++)
+        for (int k = 0; k < 3; k++) {
+            uint64_t t = 1000 + f * len + 500 + (uint64_t)k;
+            capf_buf_varint(&cs, ids[1 + k]);
+            capf_buf_varint(&cs, capf_zigzag((int64_t)(t - prev)));
+            prev = t;
+            capf_buf_f64(&cs, k == 0 ? 1e308 : k == 1 ? INFINITY : -INFINITY);
+        }
+    capf_buf_section(&p, CAPF_SEC_COUNTERS, &cs);
+    raw_block(&c, &p, 0, n);
+    raw_close(&c);
+    capf_buf_free(&p);
+    capf_buf_free(&cs);
+    capf_buf_free(&nm);
+    capf_buf_free(&tok);
+    capf_buf_free(&dt);
+    capf_buf_free(&sc);
 }
 
 /* ---- running the tools ------------------------------------------------- */
@@ -398,6 +457,60 @@ static void repeated_frames_are_copied_once(void **state)
     cap_reader_close(rr);
 }
 
+/* The text of file `name` in the scratch folder (malloc'd). */
+static char *slurp_tmp(const char *name)
+{
+    char p[300];
+    path_of(p, sizeof p, name);
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    char *b = malloc(1 << 20);
+    assert_non_null(b);
+    size_t n = fread(b, 1, (1 << 20) - 1, f);
+    b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+/* A counter at 1e308 (finite) showed a mean of inf (two samples summed
+ * overflowed), and +-inf counters a growth of "-nanx", in text and SVG;
+ * the README promises a word, never nan. */
+static void counters_never_print_nan(void **state)
+{
+    (void)state;
+    char in[300], svg[300];
+    path_of(in, sizeof in, "counters.cap");
+    path_of(svg, sizeof svg, "ot.svg");
+    write_counters(in);
+    run_result r;
+    const char *rd[] = {read_capture_bin, "--over-time", "--svg", svg, in,
+                        NULL};
+    run(&r, rd);
+    assert_int_equal(r.status, 0);
+    char *out = slurp_tmp("stdout");
+    char *pic = slurp_tmp("ot.svg");
+    assert_null(strstr(out, "nan"));
+    assert_null(strstr(pic, "nan"));
+    const char *big = strstr(out, "\n  big ");
+    assert_non_null(big);
+    /* ten bins of 1e+308, growth 1.00x, on the line */
+    const char *eol = strchr(big + 1, '\n');
+    assert_non_null(eol);
+    const char *p = big + 6;
+    for (int b = 0; b < 10; b++) {
+        char *end;
+        assert_true(strtod(p, &end) == 1e308);
+        p = end;
+    }
+    assert_true(strncmp(p, "    1.00x\n", 10) == 0 && p + 9 == eol);
+    const char *pinf = strstr(out, "\n  pinf ");
+    assert_non_null(pinf);
+    assert_true(strncmp(strchr(pinf + 1, '\n') - 9, " infinite", 9) == 0);
+    assert_non_null(strstr(pic, "growth infinite"));
+    free(out);
+    free(pic);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--write") == 0) {
@@ -416,6 +529,8 @@ int main(int argc, char **argv)
         write_undeclared_thread(p);
         snprintf(p, sizeof p, "%s/repeated.cap", argv[2]);
         write_repeated_frames(p);
+        snprintf(p, sizeof p, "%s/counters.cap", argv[2]);
+        write_counters(p);
         return 0;
     }
     if (argc != 3) {
@@ -432,6 +547,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_million_thread_entries_take_linear_time),
         cmocka_unit_test(scopes_of_an_undeclared_thread_are_copied),
         cmocka_unit_test(repeated_frames_are_copied_once),
+        cmocka_unit_test(counters_never_print_nan),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
