@@ -212,6 +212,35 @@ static void write_counters(const char *path)
     capf_buf_free(&sc);
 }
 
+/* A capture of one block, then a chunk header that claims the largest
+ * payload (72 MiB stored, 64 MiB raw) of which the file holds 100 bytes:
+ * a reader must not allocate what a header claims before the file holds
+ * it. */
+static void write_huge_claim(const char *path)
+{
+    raw_cap c;
+    raw_open(&c, path, 1, 1);
+    capf_buf p = {0};
+    uint32_t id = 1;
+    raw_names(&p, &id, 1);
+    raw_threads(&p, 1);
+    raw_frames(&p, 0, 1, 1000, 100);
+    raw_scopes(&p, 0, 1001, &id, 1, 50);
+    raw_block(&c, &p, 0, 1);
+    capf_buf_free(&p);
+    uint8_t body[100] = {0};
+    capf_chunk_header h = {.type = CAPF_CHUNK_BLOCK,
+                           .flags = CAPF_CHUNK_FLAG_ZSTD,
+                           .stored = CAPF_MAX_CHUNK_STORED,
+                           .raw = CAPF_MAX_CHUNK_RAW,
+                           .payload_crc = 0};
+    uint8_t hb[CAPF_CHUNK_HEADER_LEN];
+    capf_chunk_header_encode(hb, &h);
+    assert_int_equal(fwrite(hb, 1, sizeof hb, c.f), sizeof hb);
+    assert_int_equal(fwrite(body, 1, sizeof body, c.f), sizeof body);
+    assert_int_equal(fclose(c.f), 0);
+}
+
 /* ---- running the tools ------------------------------------------------- */
 
 typedef struct run_result {
@@ -511,6 +540,28 @@ static void counters_never_print_nan(void **state)
     free(pic);
 }
 
+/* A header claiming 72 MiB where the file ends 100 bytes later: the
+ * file reads as cut short, in a few MiB. */
+static void a_chunk_claiming_more_than_the_file_holds_costs_nothing(
+    void **state)
+{
+    (void)state;
+    char in[300], out[300];
+    path_of(in, sizeof in, "claim.cap");
+    path_of(out, sizeof out, "claim-copy.cap");
+    write_huge_claim(in);
+    run_result r;
+    const char *rd[] = {read_capture_bin, in, NULL};
+    run(&r, rd);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "file is truncated"));
+    assert_true(r.rss_kib <= 16 * 1024);
+    const char *cv[] = {convert_bin, in, out, NULL};
+    run(&r, cv);
+    assert_int_equal(r.status, 0);
+    assert_true(r.rss_kib <= 16 * 1024);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--write") == 0) {
@@ -529,6 +580,8 @@ int main(int argc, char **argv)
         write_undeclared_thread(p);
         snprintf(p, sizeof p, "%s/repeated.cap", argv[2]);
         write_repeated_frames(p);
+        snprintf(p, sizeof p, "%s/claim.cap", argv[2]);
+        write_huge_claim(p);
         snprintf(p, sizeof p, "%s/counters.cap", argv[2]);
         write_counters(p);
         return 0;
@@ -548,6 +601,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(scopes_of_an_undeclared_thread_are_copied),
         cmocka_unit_test(repeated_frames_are_copied_once),
         cmocka_unit_test(counters_never_print_nan),
+        cmocka_unit_test(
+            a_chunk_claiming_more_than_the_file_holds_costs_nothing),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
