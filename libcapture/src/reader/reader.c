@@ -316,7 +316,13 @@ static char *arena_dup(cap_reader *r, const uint8_t *s, size_t n)
 
 static inline size_t nh_at(uint32_t id, size_t cap)
 {
-    return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+    uint32_t h = id; /* murmur3's finaliser: consecutive ids spread */
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h & (cap - 1);
 }
 
 /* The entry of name id `id`, or NULL when none was ever made. */

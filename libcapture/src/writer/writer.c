@@ -371,7 +371,13 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
 
 static inline size_t wr_hash_at(uint32_t id, size_t cap)
 {
-    return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+    uint32_t h = id; /* murmur3's finaliser: consecutive ids spread */
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h & (cap - 1);
 }
 
 /* name_peek for an id of WR_DIRECT or more. */
