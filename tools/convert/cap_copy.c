@@ -494,6 +494,39 @@ static int forget(copy *c, uint32_t tid, uint32_t n)
     return r == CAP_OK ? 0 : wfail(c, r, "scopes");
 }
 
+/* Note thread tid declared in the copy. */
+static void thread_declared(copy *c, uint32_t tid)
+{
+    if (tid < CAP_MAX_THREADS)
+        c->declared[tid >> 3] |= (uint8_t)(1u << (tid & 7));
+}
+
+/* Declare thread tid in the copy, without a name, unless it is: the spec
+ * lets a reader accept scopes of a thread no THREADS section declared,
+ * and the input has no name for it either. 0, or c->fatal. */
+static int declare_thread(copy *c, uint32_t tid)
+{
+    if (c->declared[tid >> 3] & (1u << (tid & 7)))
+        return 0;
+    cap_result r = cap_writer_thread(c->w, tid, NULL);
+    if (r != CAP_OK)
+        return wfail(c, r, "threads");
+    thread_declared(c, tid);
+    return 0;
+}
+
+/* 1 when frame `index` is not above the last frame written (an input
+ * that repeats frames; the writer keeps indices increasing): it is left
+ * out and counted. */
+static int frame_repeats(copy *c, uint64_t index)
+{
+    if (c->have_frame && index <= c->last_frame) {
+        c->frames_dup++;
+        return 1;
+    }
+    return 0;
+}
+
 /* Scope s, just read (at its end): begin the ancestors not begun yet (the
  * reader gives their begins), begin s itself unless it already is, end
  * it. So each thread's events are written in the input's order and each
@@ -529,12 +562,8 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
             return wfail(c, CAP_E_NOMEM, "scopes");
         memset(c->th + old, 0, (c->nth - old) * sizeof *c->th);
     }
-    if (!(c->declared[tid >> 3] & (1u << (tid & 7)))) {
-        cap_result dr = cap_writer_thread(c->w, tid, NULL);
-        if (dr != CAP_OK)
-            return wfail(c, dr, "threads");
-        c->declared[tid >> 3] |= (uint8_t)(1u << (tid & 7));
-    }
+    if (declare_thread(c, tid))
+        return c->fatal;
     wthread *t = &c->th[tid];
     if (cvt_grow((void **)&t->name, &t->cap, (size_t)d + 1, sizeof *t->name) ||
         cvt_grow((void **)&t->begin, &t->bcap, (size_t)d + 1,
@@ -721,6 +750,15 @@ static void live_resolve(copy *c)
 
 static int copy_run(copy *c, const char *in, const char *out,
                     const cvt_slice *sl, cvt_copy_result *result);
+
+static void warn_frames(copy *c)
+{
+    if (c->frames_dup)
+        cvt_warn(&c->d, W_FRAMES, "%llu frames left out: their index was not "
+                 "above the previous frame's (the input repeats frames; a "
+                 "capture's frame indices increase)",
+                 (unsigned long long)c->frames_dup);
+}
 
 int cvt_copy_reader(cap_reader *rd, const char *in, const char *out,
                     const cvt_window *win, const cvt_options *o,
@@ -929,9 +967,7 @@ static int copy_run(copy *c, const char *in, const char *out,
         switch (ev.kind) {
         case CAP_EV_THREAD:
             r = cap_writer_thread(c->w, ev.u.thread.tid, ev.u.thread.name);
-            if (ev.u.thread.tid < CAP_MAX_THREADS)
-                c->declared[ev.u.thread.tid >> 3] |=
-                    (uint8_t)(1u << (ev.u.thread.tid & 7));
+            thread_declared(c, ev.u.thread.tid);
             break;
         case CAP_EV_GPU_TRACK:
             r = cap_writer_gpu_track(c->w, ev.u.gpu_track.track,
@@ -944,11 +980,7 @@ static int copy_run(copy *c, const char *in, const char *out,
             f.end_ns = to_ns(c, f.end_ns, c->rsi);
             if (c->sliced && !kept(c, f.index))
                 break;
-            if (c->have_frame && f.index <= c->last_frame) {
-                c->frames_dup++; /* the writer keeps indices increasing */
-                break;
-            }
-            if (c->lw && !live_frame(c, &f))
+            if (frame_repeats(c, f.index) || (c->lw && !live_frame(c, &f)))
                 break;
             c->have_frame = 1;
             c->last_frame = f.index;
@@ -1024,11 +1056,7 @@ static int copy_run(copy *c, const char *in, const char *out,
         if (r != CAP_OK)
             wfail(c, r, "statistics");
     }
-    if (c->frames_dup)
-        cvt_warn(&c->d, W_FRAMES, "%llu frames left out: their index was not "
-                 "above the previous frame's (the input repeats frames; a "
-                 "capture's frame indices increase)",
-                 (unsigned long long)c->frames_dup);
+    warn_frames(c);
     if (c->unknown_flags)
         cvt_warn(&c->d, W_FLAGS, "%llu name(s) carry flags this version of "
                  "libcapture does not know; they are not in the copy",
