@@ -43,12 +43,12 @@ static int window_mean(const an_counter *c, int64_t b, int64_t e, int closed,
         int64_t t = c->s[i].time_ns;
         if (t < b || t > e || (!closed && t == e) || !isfinite(c->s[i].value))
             continue;
-        sum += c->s[i].value;
+        sum += c->s[i].value * 0x1p-64; /* exact; never overflows */
         n++;
     }
     if (!n)
         return 0;
-    *out = sum / (double)n;
+    *out = sum / (double)n * 0x1p64;
     return 1;
 }
 

@@ -37,11 +37,11 @@ static void per_frame(const an_capture *m, const an_sample *s, size_t ns,
         double sum = 0;
         size_t k = 0;
         for (size_t q = j; q < ns && s[q].time_ns < f->end_ns; q++) {
-            sum += s[q].value;
-            k++;
+            sum += s[q].value * 0x1p-64; /* exact: sums of finite */
+            k++;                         /* values stay finite */
         }
         if (k) {
-            out->value[i] = sum / (double)k;
+            out->value[i] = sum / (double)k * 0x1p64;
             out->state[i] = AN_FC_MEAN;
         } else if (j > 0) {
             out->value[i] = s[j - 1].value;

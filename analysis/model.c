@@ -31,8 +31,9 @@ typedef struct path_cache {
     int used;
     uint32_t root;
     uint32_t depth;
-    uint32_t name[CAP_MAX_DEPTH];
-    uint32_t node[CAP_MAX_DEPTH];
+    uint32_t *name; /* the cached path: pcap entries, grown with the */
+    uint32_t *node; /* deepest event (path_grow), so that a capture of */
+    uint32_t pcap;  /* 65,536 threads does not cost 8 KiB a thread */
     size_t frame_hint;
     /* the frame frame_at found last, frame_hint's (fr_len 0: none, or
      * one that holds no time) */
@@ -71,6 +72,18 @@ typedef struct path_cache {
     size_t npieces, pieces_cap;
 } path_cache;
 
+/* Name id -> value (0: none), for the load's tables by name id: a direct
+ * array for ids below ID_DIRECT, a hash above. A capture's ids are small
+ * and dense; a crafted one's may lie anywhere up to CAP_MAX_NAME_ID and
+ * must not cost a table to the largest (issue 46). */
+#define ID_DIRECT 65536u
+struct id_map {
+    uint32_t *d; /* d[id], dcap entries */
+    size_t dcap;
+    uint32_t *hk, *hv; /* ids (0: empty) and their values, hcap of each */
+    size_t hcap, hn;
+};
+
 typedef struct loader {
     an_capture *m;
     const an_options *o;
@@ -81,8 +94,7 @@ typedef struct loader {
     size_t tracks_cap;
     uint32_t *row_of;     /* CPU name id -> scope row + 1 (by name) */
     size_t row_of_cap;
-    uint32_t *counter_of; /* name id -> counter index + 1 */
-    size_t counter_of_cap;
+    struct id_map counter_of; /* name id -> counter index + 1 */
     int64_t cutoff_ns;
     int have_cutoff;
     /* each node's children, for node_get (private to the load) */
@@ -132,12 +144,19 @@ typedef struct loader {
                                not kept at all */
     /* over_time_hint: each name id's wait flag as the rows' values are
      * summed (0 unknown, 1 work, 2 wait), and each row's as used */
-    uint8_t *name_wait;
-    size_t name_wait_cap;
+    struct id_map name_wait;
     uint8_t *row_wait;
     size_t row_wait_cap;
     int reader_busy;        /* the decoding thread holds the reader */
     size_t ot_bytes;        /* the histograms by bin (over_time_hint) */
+    /* the lists of names a load adds to (m->threads, m->tracks,
+     * m->outside_threads) and the roots of each kind, by name: a new
+     * thread is not compared with every earlier one (issue 46: 65,536
+     * threads took 86 s) */
+    struct str_index {
+        uint32_t *slot; /* index + 1, 0: empty */
+        size_t cap, n;
+    } ix_threads, ix_tracks, ix_outside, ix_roots[2];
     /* node_get's memo: (parent, kind/name) -> child, direct-mapped */
     struct kid_memo {
         uint32_t parent, key, node;
@@ -193,6 +212,151 @@ static uint64_t mix(uint64_t k)
     k *= 0xc4ceb9fe1a85ec53ull;
     k ^= k >> 33;
     return k;
+}
+
+/* ---- tables by name id -------------------------------------------------- */
+
+static inline size_t id_slot(uint32_t id, size_t cap)
+{
+    return (size_t)mix(id) & (cap - 1);
+}
+
+static uint32_t id_get(const struct id_map *t, uint32_t id)
+{
+    if (id < ID_DIRECT)
+        return id < t->dcap ? t->d[id] : 0;
+    for (size_t i = t->hcap ? id_slot(id, t->hcap) : 0; t->hcap;
+         i = (i + 1) & (t->hcap - 1)) {
+        if (t->hk[i] == id)
+            return t->hv[i];
+        if (!t->hk[i])
+            break;
+    }
+    return 0;
+}
+
+/* Make id's value v (not 0). 0, or -1 when out of memory. */
+static int id_set(struct id_map *t, uint32_t id, uint32_t v)
+{
+    if (id < ID_DIRECT) {
+        if (id >= t->dcap) {
+            size_t n = t->dcap ? t->dcap : 64;
+            while (n <= id)
+                n *= 2;
+            uint32_t *p = realloc(t->d, n * sizeof *p);
+            if (!p)
+                return -1;
+            memset(p + t->dcap, 0, (n - t->dcap) * sizeof *p);
+            t->d = p;
+            t->dcap = n;
+        }
+        t->d[id] = v;
+        return 0;
+    }
+    if ((t->hn + 1) * 2 > t->hcap) {
+        size_t cap = t->hcap ? t->hcap * 2 : 64;
+        uint32_t *k = calloc(cap, sizeof *k), *w = malloc(cap * sizeof *w);
+        if (!k || !w) {
+            free(k);
+            free(w);
+            return -1;
+        }
+        for (size_t i = 0; i < t->hcap; i++) {
+            if (!t->hk[i])
+                continue;
+            size_t j = id_slot(t->hk[i], cap);
+            while (k[j])
+                j = (j + 1) & (cap - 1);
+            k[j] = t->hk[i];
+            w[j] = t->hv[i];
+        }
+        free(t->hk);
+        free(t->hv);
+        t->hk = k;
+        t->hv = w;
+        t->hcap = cap;
+    }
+    size_t i = id_slot(id, t->hcap);
+    while (t->hk[i] && t->hk[i] != id)
+        i = (i + 1) & (t->hcap - 1);
+    t->hn += !t->hk[i];
+    t->hk[i] = id;
+    t->hv[i] = v;
+    return 0;
+}
+
+static void id_free(struct id_map *t)
+{
+    free(t->d);
+    free(t->hk);
+    free(t->hv);
+}
+
+/* ---- names by text ------------------------------------------------------ */
+
+typedef struct str_index str_index;
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return mix(h);
+}
+
+/* The index i in ix of the text `name`, where at(ctx, i) gives the text
+ * of index i; -1 when absent. */
+static long str_find(const str_index *ix, const char *name,
+                     const char *(*at)(const void *, uint32_t),
+                     const void *ctx)
+{
+    if (!ix->cap)
+        return -1;
+    size_t mask = ix->cap - 1;
+    for (size_t i = str_hash(name) & mask; ix->slot[i]; i = (i + 1) & mask)
+        if (strcmp(at(ctx, ix->slot[i] - 1), name) == 0)
+            return (long)ix->slot[i] - 1;
+    return -1;
+}
+
+/* Add index `v` (whose text at() gives) to ix; -1 when out of memory. */
+static int str_add(str_index *ix, uint32_t v,
+                   const char *(*at)(const void *, uint32_t), const void *ctx)
+{
+    if ((ix->n + 1) * 2 > ix->cap) {
+        size_t cap = ix->cap ? ix->cap * 2 : 64;
+        uint32_t *p = calloc(cap, sizeof *p);
+        if (!p)
+            return -1;
+        for (size_t i = 0; i < ix->cap; i++) {
+            uint32_t e = ix->slot[i];
+            if (!e)
+                continue;
+            size_t j = str_hash(at(ctx, e - 1)) & (cap - 1);
+            while (p[j])
+                j = (j + 1) & (cap - 1);
+            p[j] = e;
+        }
+        free(ix->slot);
+        ix->slot = p;
+        ix->cap = cap;
+    }
+    size_t j = str_hash(at(ctx, v)) & (ix->cap - 1);
+    while (ix->slot[j])
+        j = (j + 1) & (ix->cap - 1);
+    ix->slot[j] = v + 1;
+    ix->n++;
+    return 0;
+}
+
+static const char *arr_at(const void *ctx, uint32_t i)
+{
+    return (*(char **const *)ctx)[i];
+}
+
+static const char *node_at(const void *ctx, uint32_t i)
+{
+    return ((const an_capture *)ctx)->nodes[i].name;
 }
 
 /* ---- frames ------------------------------------------------------------ */
@@ -465,13 +629,18 @@ node_find(loader *L, uint32_t parent, an_kind kind, uint32_t name,
     return node;
 }
 
-static uint32_t root_get(an_capture *m, an_kind kind, const char *name)
+/* The root of kind `kind` named `name`, made when missing (ix: the roots
+ * of that kind by name). NONE when out of memory. */
+static uint32_t root_get(an_capture *m, str_index *ix, an_kind kind,
+                         const char *name)
 {
-    for (uint32_t i = 0; i < m->nnodes; i++)
-        if (m->nodes[i].is_root && m->nodes[i].kind == kind &&
-            strcmp(m->nodes[i].name, name) == 0)
-            return i;
-    return node_new(m, NONE, kind, 0, name);
+    long i = str_find(ix, name, node_at, m);
+    if (i >= 0)
+        return (uint32_t)i;
+    uint32_t r = node_new(m, NONE, kind, 0, name);
+    if (r != NONE && str_add(ix, r, node_at, m) != 0)
+        return NONE;
+    return r;
 }
 
 static uint64_t scope_key(an_kind kind, uint32_t id)
@@ -1180,10 +1349,7 @@ static int grow_zero(uint8_t **p, size_t *cap, size_t need)
 /* Note name id `id`'s wait flag (w: 1 work, 2 wait). */
 static int name_wait_set(loader *L, uint32_t id, uint8_t w)
 {
-    if (grow_zero(&L->name_wait, &L->name_wait_cap, (size_t)id + 1) != 0)
-        return -1;
-    L->name_wait[id] = w;
-    return 0;
+    return id_set(&L->name_wait, id, w);
 }
 
 /* row_wait for a row met the first time. */
@@ -1192,7 +1358,7 @@ static int row_wait_first(loader *L, size_t row)
     an_capture *m = L->m;
     const an_scope *s = &m->scopes[row];
     uint32_t id = L->o->by_path ? m->nodes[s->name_id].name_id : s->name_id;
-    uint8_t w = id < L->name_wait_cap ? L->name_wait[id] : 0;
+    uint8_t w = (uint8_t)id_get(&L->name_wait, id);
     if (!w && !L->reader_busy) {
         w = name_is_wait(L, L->r, id) ? 2 : 1;
         if (name_wait_set(L, id, w) != 0)
@@ -1651,11 +1817,40 @@ static path_cache *cache_for(path_cache ***arr, size_t *cap, uint32_t id)
     return (*arr)[id];
 }
 
+/* c's path grown to hold n entries (n <= CAP_MAX_DEPTH). 0, or -1 when
+ * out of memory. */
+__attribute__((noinline)) static int path_grow(path_cache *c, uint32_t n)
+{
+    uint32_t cap = c->pcap ? c->pcap : 16;
+    while (cap < n)
+        cap *= 2;
+    uint32_t *a = realloc(c->name, cap * sizeof *a);
+    if (!a)
+        return -1;
+    c->name = a;
+    uint32_t *b = realloc(c->node, cap * sizeof *b);
+    if (!b)
+        return -1;
+    c->node = b;
+    c->pcap = cap;
+    return 0;
+}
+
+static void path_free(path_cache *c)
+{
+    if (c) {
+        free(c->name);
+        free(c->node);
+    }
+}
+
 /* Node of the parent of an event with ancestors stack[0..depth). */
 __attribute__((always_inline)) static inline uint32_t
 parent_node(loader *L, path_cache *c, an_kind kind, const uint32_t *stack,
             uint32_t depth)
 {
+    if (depth > c->pcap && path_grow(c, depth) != 0)
+        return NONE;
     /* the common prefix of the cached path and the stack, two names at a
        time (eight bytes compared as one) */
     uint32_t lim = c->depth < depth ? c->depth : depth, k = 0;
@@ -1696,7 +1891,8 @@ own_node(loader *L, path_cache *c, an_kind kind, uint32_t parent,
     if (depth < c->depth && c->name[depth] == name)
         return c->node[depth];
     uint32_t node = node_get(L, parent, kind, name);
-    if (node != NONE && depth < CAP_MAX_DEPTH) {
+    if (node != NONE && depth < CAP_MAX_DEPTH &&
+        (depth < c->pcap || path_grow(c, depth + 1) == 0)) {
         c->name[depth] = name;
         c->node[depth] = node;
         c->depth = depth + 1;
@@ -1714,11 +1910,12 @@ static int in_stack(const uint32_t *stack, uint32_t depth, uint32_t name)
     return 0;
 }
 
-static int add_name(char ***arr, size_t *n, const char *name)
+/* Add `name` to the list arr[0..*n) unless it holds it (ix: the list by
+ * name). -1 when out of memory. */
+static int add_name(str_index *ix, char ***arr, size_t *n, const char *name)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*arr)[i], name) == 0)
-            return 0;
+    if (str_find(ix, name, arr_at, arr) >= 0)
+        return 0;
     char **p = realloc(*arr, (*n + 1) * sizeof *p);
     if (!p)
         return -1;
@@ -1727,7 +1924,7 @@ static int add_name(char ***arr, size_t *n, const char *name)
     if (!p[*n])
         return -1;
     (*n)++;
-    return 0;
+    return str_add(ix, (uint32_t)(*n - 1), arr_at, arr);
 }
 
 /* Scope row of CPU name id `id` (rows keyed by name): a direct table in
@@ -1743,7 +1940,7 @@ static inline long cpu_row(loader *L, uint32_t id)
 static long cpu_row_slow(loader *L, uint32_t id)
 {
     long si = scope_get(L->m, AN_CPU, id);
-    if (si < 0 || id > CAP_MAX_NAME_ID)
+    if (si < 0 || id >= ID_DIRECT) /* the hash answers for sparse ids */
         return si;
     if (id >= L->row_of_cap) {
         size_t n = L->row_of_cap ? L->row_of_cap : 256;
@@ -1763,19 +1960,21 @@ static long cpu_row_slow(loader *L, uint32_t id)
 /* The tree root of a thread or GPU track: its name, or "thread N" /
  * "gpu N" when the file gave none. Threads (tracks) sharing a name share a
  * root. */
-static int set_root(an_capture *m, path_cache *c, an_kind kind,
+static int set_root(loader *L, path_cache *c, an_kind kind,
                     const char *name, uint32_t id)
 {
+    an_capture *m = L->m;
     char buf[32];
     if (!name || !*name) {
         snprintf(buf, sizeof buf, kind == AN_CPU ? "thread %u" : "gpu %u", id);
         name = buf;
     }
-    c->root = root_get(m, kind, name);
+    c->root = root_get(m, &L->ix_roots[kind == AN_CPU ? 0 : 1], kind, name);
     if (c->root == NONE)
         return -1;
-    return kind == AN_CPU ? add_name(&m->threads, &m->nthreads, name)
-                          : add_name(&m->tracks, &m->ntracks, name);
+    return kind == AN_CPU
+               ? add_name(&L->ix_threads, &m->threads, &m->nthreads, name)
+               : add_name(&L->ix_tracks, &m->tracks, &m->ntracks, name);
 }
 
 static const char *root_name(const loader *L, an_kind kind, uint32_t id);
@@ -1785,7 +1984,6 @@ static const char *root_name(const loader *L, an_kind kind, uint32_t id);
 __attribute__((always_inline)) static inline path_cache *
 event_cache(loader *L, an_kind kind, uint32_t id)
 {
-    an_capture *m = L->m;
     path_cache *c;
     if (kind == AN_CPU && L->last_cache && L->last_tid == id) {
         c = L->last_cache;
@@ -1798,7 +1996,7 @@ event_cache(loader *L, an_kind kind, uint32_t id)
         }
     }
     if (c && c->root == NONE &&
-        set_root(m, c, kind, root_name(L, kind, id), id) != 0)
+        set_root(L, c, kind, root_name(L, kind, id), id) != 0)
         return NULL;
     return c;
 }
@@ -1856,14 +2054,14 @@ scope_node(loader *L, uint32_t tid, const uint32_t *stack, uint32_t depth,
 
 /* A declared CPU thread joins the header's list under its name (or
  * "thread N"), whether or not it records a scope. */
-static int thread_declared(an_capture *m, uint32_t tid, const char *name)
+static int thread_declared(loader *L, uint32_t tid, const char *name)
 {
     char buf[32];
     if (!name || !*name) {
         snprintf(buf, sizeof buf, "thread %u", tid);
         name = buf;
     }
-    return add_name(&m->threads, &m->nthreads, name);
+    return add_name(&L->ix_threads, &L->m->threads, &L->m->nthreads, name);
 }
 
 
@@ -2389,18 +2587,8 @@ static int on_counter(loader *L, const cap_ev_counter *e)
     if (L->values_only ||
         (L->have_cutoff && e->time_ns < L->cutoff_ns))
         return 0;
-    if (e->name >= L->counter_of_cap) {
-        size_t n = L->counter_of_cap ? L->counter_of_cap : 64;
-        while (n <= e->name)
-            n *= 2;
-        uint32_t *p = realloc(L->counter_of, n * sizeof *p);
-        if (!p)
-            return -1;
-        memset(p + L->counter_of_cap, 0, (n - L->counter_of_cap) * sizeof *p);
-        L->counter_of = p;
-        L->counter_of_cap = n;
-    }
-    if (!L->counter_of[e->name]) {
+    uint32_t ci = id_get(&L->counter_of, e->name);
+    if (!ci) {
         an_counter *p = realloc(m->counters, (m->ncounters + 1) * sizeof *p);
         if (!p)
             return -1;
@@ -2409,9 +2597,11 @@ static int on_counter(loader *L, const cap_ev_counter *e)
         /* name resolved at the end */
         p[m->ncounters].name = NULL;
         m->ncounters++;
-        L->counter_of[e->name] = (uint32_t)m->ncounters;
+        ci = (uint32_t)m->ncounters;
+        if (id_set(&L->counter_of, e->name, ci) != 0)
+            return -1;
     }
-    an_counter *c = &m->counters[L->counter_of[e->name] - 1];
+    an_counter *c = &m->counters[ci - 1];
     if (c->n == c->cap) {
         size_t n = c->cap ? c->cap * 2 : 64;
         an_sample *p = realloc(c->s, n * sizeof *p);
@@ -2627,7 +2817,7 @@ __attribute__((noinline)) static int apply_other(loader *L, const cap_event *ev)
     case CAP_EV_COUNTER:
         return on_counter(L, &ev->u.counter);
     case CAP_EV_THREAD: /* counted even when it records no scope */
-        return thread_declared(L->m, ev->u.thread.tid,
+        return thread_declared(L, ev->u.thread.tid,
                                ev->u.thread.name
                                    ? ev->u.thread.name
                                    : root_name(L, AN_CPU, ev->u.thread.tid));
@@ -2814,8 +3004,7 @@ typedef struct ahead {
     uint8_t seen_gpu[CAP_MAX_TRACKS];
     int carry_waits;   /* over_time_hint: the wait flags go with the
                           batches (the model sums work and waits apart) */
-    uint8_t *name_seen; /* by CPU name id, the reader thread's */
-    size_t name_seen_cap;
+    struct id_map name_seen; /* by CPU name id, the reader thread's */
     int failed;        /* the reader thread ran out of memory */
     /* the reader thread's stage: an event and the records' stacks are
        decoded and prepared here, then copied into their slot (the
@@ -2930,13 +3119,12 @@ static inline int past_cutoff(const loader *L, int64_t begin)
  * first time (over_time_hint): 0, or -1 out of memory. */
 static int slot_wait(ahead *A, slot *s, uint32_t name)
 {
-    if (name < A->name_seen_cap && A->name_seen[name])
+    if (id_get(&A->name_seen, name))
         return 0;
-    if (grow_zero(&A->name_seen, &A->name_seen_cap, (size_t)name + 1) != 0 ||
+    if (id_set(&A->name_seen, name, 1) != 0 ||
         an_grow((void **)&s->waits, &s->waits_cap, s->waits_n + 1,
                 sizeof *s->waits) != 0)
         return -1;
-    A->name_seen[name] = 1;
     s->waits[s->waits_n++] =
         (struct slot_wait){name, name_is_wait(A->L, A->L->r, name) ? 2 : 1};
     return 0;
@@ -3338,7 +3526,7 @@ out:
         free(A.slots[i].waits);
     }
     free(A.recs);
-    free(A.name_seen);
+    id_free(&A.name_seen);
     free(A.slots);
     free(A.seen_cpu);
     free(A.stk);
@@ -3515,9 +3703,13 @@ static int chunk_keep(loader *L, chunk_res *R)
             R->tids[k++] = (chunk_tid){(uint32_t)i, c->root, c->in_frames,
                                        c->outside};
     }
-    for (size_t i = 0; i < L->counter_of_cap; i++)
-        if (L->counter_of[i])
-            R->counter_name[L->counter_of[i] - 1] = (uint32_t)i;
+    const struct id_map *co = &L->counter_of;
+    for (size_t i = 0; i < co->dcap; i++)
+        if (co->d[i])
+            R->counter_name[co->d[i] - 1] = (uint32_t)i;
+    for (size_t i = 0; i < co->hcap; i++)
+        if (co->hk[i])
+            R->counter_name[co->hv[i] - 1] = co->hk[i];
     uint32_t lo = UINT32_MAX, hi = 0;
     for (size_t r = 0; r < m->nscopes; r++) {
         an_scope *s = &m->scopes[r];
@@ -3629,7 +3821,10 @@ static int merge_tree(chunk_ctx *X, const an_capture *c)
         return -1;
     for (size_t k = 0; k < c->nnodes; k++) {
         const an_node *n = &c->nodes[k];
-        uint32_t g = n->is_root ? root_get(m, n->kind, n->name)
+        uint32_t g = n->is_root ? root_get(m,
+                                           &G->ix_roots[n->kind == AN_CPU ? 0
+                                                                           : 1],
+                                           n->kind, n->name)
                                 : node_get(G, X->nmap[n->parent], n->kind,
                                            n->name_id);
         if (g == NONE)
@@ -3660,10 +3855,12 @@ static int merge_tree(chunk_ctx *X, const an_capture *c)
         if (c->nodes[k].row1 && !m->nodes[X->nmap[k]].row1)
             m->nodes[X->nmap[k]].row1 = X->rmap[c->nodes[k].row1 - 1] + 1;
     for (size_t i = 0; i < c->nthreads; i++)
-        if (add_name(&m->threads, &m->nthreads, c->threads[i]) != 0)
+        if (add_name(&G->ix_threads, &m->threads, &m->nthreads,
+                     c->threads[i]) != 0)
             return -1;
     for (size_t i = 0; i < c->ntracks; i++)
-        if (add_name(&m->tracks, &m->ntracks, c->tracks[i]) != 0)
+        if (add_name(&G->ix_tracks, &m->tracks, &m->ntracks, c->tracks[i]) !=
+            0)
             return -1;
     return 0;
 }
@@ -3675,24 +3872,19 @@ static int merge_counters(loader *G, const chunk_res *R)
     for (size_t j = 0; j < R->m->ncounters; j++) {
         const an_counter *cc = &R->m->counters[j];
         uint32_t id = R->counter_name[j];
-        if (id >= G->counter_of_cap) {
-            size_t was = G->counter_of_cap;
-            if (map_room(&G->counter_of, &G->counter_of_cap,
-                         (size_t)id + 1) != 0)
-                return -1;
-            memset(G->counter_of + was, 0,
-                   (G->counter_of_cap - was) * sizeof *G->counter_of);
-        }
-        if (!G->counter_of[id]) {
+        uint32_t at = id_get(&G->counter_of, id);
+        if (!at) {
             an_counter *p = realloc(m->counters,
                                     (m->ncounters + 1) * sizeof *p);
             if (!p)
                 return -1;
             m->counters = p;
             memset(&p[m->ncounters], 0, sizeof *p);
-            G->counter_of[id] = (uint32_t)++m->ncounters;
+            at = (uint32_t)++m->ncounters;
+            if (id_set(&G->counter_of, id, at) != 0)
+                return -1;
         }
-        an_counter *gc = &m->counters[G->counter_of[id] - 1];
+        an_counter *gc = &m->counters[at - 1];
         if (cc->n && an_grow((void **)&gc->s, &gc->cap, gc->n + cc->n,
                              sizeof *gc->s) != 0)
             return -1;
@@ -3936,14 +4128,17 @@ static int resolve_names(loader *L)
             memmove(s->path, s->path + pos, len - pos + 1);
         }
     }
-    for (size_t i = 0; i < L->counter_of_cap; i++) {
-        if (!L->counter_of[i])
+    const struct id_map *co = &L->counter_of;
+    for (size_t k = 0; k < co->dcap + co->hcap; k++) {
+        uint32_t id = k < co->dcap ? (uint32_t)k : co->hk[k - co->dcap];
+        uint32_t ci = k < co->dcap ? co->d[k] : co->hv[k - co->dcap];
+        if (!id || !ci)
             continue;
-        an_counter *c = &m->counters[L->counter_of[i] - 1];
-        const char *nm = cap_reader_name(r, (uint32_t)i);
+        an_counter *c = &m->counters[ci - 1];
+        const char *nm = cap_reader_name(r, id);
         char buf[48];
         if (!nm) {
-            snprintf(buf, sizeof buf, "<unnamed #%zu>", i);
+            snprintf(buf, sizeof buf, "<unnamed #%u>", id);
             nm = buf;
         }
         c->name = xstrdup(nm);
@@ -4211,7 +4406,8 @@ static cap_result load_as(an_capture **out, const char *path,
         for (size_t i = 0; res == CAP_OK && i < L.threads_cap; i++) {
             const path_cache *c = L.threads[i];
             if (c && c->outside && !c->in_frames && c->root != NONE &&
-                add_name(&m->outside_threads, &m->noutside_threads,
+                add_name(&L.ix_outside, &m->outside_threads,
+                         &m->noutside_threads,
                          m->nodes[c->root].name) != 0)
                 res = CAP_E_NOMEM;
         }
@@ -4250,13 +4446,16 @@ static void loader_free(loader *L)
             free(L->threads[i]->pieces);
             free(L->threads[i]->kid);
         }
+        path_free(L->threads[i]);
         free(L->threads[i]);
     }
     free(L->threads);
-    for (size_t i = 0; i < L->tracks_cap; i++)
+    for (size_t i = 0; i < L->tracks_cap; i++) {
+        path_free(L->tracks[i]);
         free(L->tracks[i]);
+    }
     free(L->tracks);
-    free(L->counter_of);
+    id_free(&L->counter_of);
     free(L->row_of);
     for (size_t i = 0; i < L->kids_cap; i++) {
         free(L->kids[i].e);
@@ -4264,7 +4463,12 @@ static void loader_free(loader *L)
     }
     free(L->kids);
     free(L->acc);
-    free(L->name_wait);
+    free(L->ix_threads.slot);
+    free(L->ix_tracks.slot);
+    free(L->ix_outside.slot);
+    free(L->ix_roots[0].slot);
+    free(L->ix_roots[1].slot);
+    id_free(&L->name_wait);
     free(L->row_wait);
     win_free(L);
 }

@@ -309,6 +309,12 @@ out:
  * by the capture's mix; a group a bin lacks takes its median from the
  * nearest bins that have it (between two, on the line through them).
  * Empty bins get NAN. */
+/* Counter values are summed times OT_SCALE (a power of two: exact), so
+ * that a sum of finite values never overflows (two samples of 1e308
+ * summed to inf, and a finite counter showed an infinite mean); the
+ * means are scaled back once made. */
+#define OT_SCALE 0x1p-64
+
 static void mix_levels(const an_over_time *ot, const double *med,
                        size_t nb, double *out)
 {
@@ -770,14 +776,14 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             if (s->time_ns < t0 || s->time_ns > t1)
                 continue;
             size_t b = an_bins_index(an_elapsed_ns(t0, s->time_ns) / width, bins);
-            C->mean[b] += s->value;
+            C->mean[b] += s->value * OT_SCALE;
             C->samples[b]++;
             if (G == 2) {
                 /* the last frame begun by the sample (the first, if
                    none) */
                 size_t fi = an_frame_after(m, s->time_ns);
                 fi = fi ? fi - 1 : 0;
-                med[heavy[fi] * nb + b] += s->value;
+                med[heavy[fi] * nb + b] += s->value * OT_SCALE;
                 gn[heavy[fi] * nb + b]++;
             }
         }
@@ -801,6 +807,8 @@ cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
             free(mixed);
         }
         free(gn);
+        for (size_t b = 0; b < nb; b++)
+            C->mean[b] /= OT_SCALE;
         C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
     }
     {

@@ -41,8 +41,8 @@ static int memory_flat(const an_over_time *ot, int mid, double *moved)
             continue; /* too few samples to judge */
         seen = 1;
         an_ratio g = an_ratio_of(C->mean[e], C->mean[b], 0);
-        if (g.state == AN_RATIO_AT_ZERO)
-            continue;
+        if (g.state == AN_RATIO_AT_ZERO || g.state == AN_RATIO_INFINITE)
+            continue; /* nothing to judge by */
         if (g.state != AN_RATIO_VALUE || fabs(g.value - 1.0) >= AN_OT_FLAT) {
             *moved = g.state == AN_RATIO_VALUE ? g.value : INFINITY;
             return -1;

@@ -49,6 +49,10 @@ an_ratio an_ratio_of(double num, double den, double zero)
     an_ratio r = {AN_RATIO_NO_DATA, NAN};
     if (isnan(num) || isnan(den))
         return r;
+    if (isinf(num) || isinf(den)) { /* inf / inf would be nan */
+        r.state = AN_RATIO_INFINITE;
+        return r;
+    }
     int nz = zero > 0 ? fabs(num) < zero : num == 0;
     int dz = zero > 0 ? fabs(den) < zero : den == 0;
     if (dz) {

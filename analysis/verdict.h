@@ -44,7 +44,8 @@ typedef enum an_ratio_state {
     AN_RATIO_VALUE = 0,    /* value holds the ratio */
     AN_RATIO_NO_DATA,      /* a side is missing (empty bin, no sample) */
     AN_RATIO_FROM_ZERO,    /* the reference is zero, the other is not */
-    AN_RATIO_AT_ZERO       /* both are zero: nothing to compare */
+    AN_RATIO_AT_ZERO,      /* both are zero: nothing to compare */
+    AN_RATIO_INFINITE      /* a side is infinite (a counter's value) */
 } an_ratio_state;
 
 typedef struct an_ratio {
@@ -54,7 +55,8 @@ typedef struct an_ratio {
 } an_ratio;
 
 /* num / den, where |x| < zero counts as zero (0 for exact zero); NAN
- * inputs give AN_RATIO_NO_DATA. Never divides by zero. */
+ * inputs give AN_RATIO_NO_DATA, infinite ones AN_RATIO_INFINITE. Never
+ * divides by zero; the value is never NAN or infinite. */
 an_ratio an_ratio_of(double num, double den, double zero);
 
 /* ---- the rule table ---------------------------------------------------- */

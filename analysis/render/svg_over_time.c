@@ -111,6 +111,7 @@ static void ratio_text(char *buf, size_t n, an_ratio r)
     case AN_RATIO_VALUE: snprintf(buf, n, "%.2fx", r.value); break;
     case AN_RATIO_NO_DATA: snprintf(buf, n, "empty"); break;
     case AN_RATIO_FROM_ZERO: snprintf(buf, n, "from 0"); break;
+    case AN_RATIO_INFINITE: snprintf(buf, n, "infinite"); break;
     default: snprintf(buf, n, "at 0"); break;
     }
 }

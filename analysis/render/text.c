@@ -444,6 +444,9 @@ void an_text_ratio(FILE *out, an_ratio r, int width)
     case AN_RATIO_AT_ZERO:
         fprintf(out, "%*s", width, "at 0");
         break;
+    case AN_RATIO_INFINITE:
+        fprintf(out, "%*s", width, "infinite");
+        break;
     default:
         fprintf(out, "%*s", width, "empty");
         break;

@@ -73,7 +73,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU, W_LOST, W_FLAGS, W_CHUNKS };
+enum { W_DAMAGE, W_ORPHAN, W_CLAMP, W_GPU, W_LOST, W_FLAGS, W_CHUNKS,
+       W_FRAMES };
 
 /* A clock sample the input's blocks were converted with (have 0: the
  * initial period). */
@@ -118,6 +119,13 @@ typedef struct copy {
     int64_t *anc_ch;         /* ... and their children so far */
     size_t anc_cap, anc_ch_cap;
     uint64_t forgot;         /* scopes left open: their ends are lost */
+    /* threads declared in the copy (a bit a tid): the spec lets scopes
+     * of a thread no THREADS section declared be read; the writer needs
+     * a declaration, made without a name, as the input has none */
+    uint8_t declared[CAP_MAX_THREADS / 8];
+    int have_frame;          /* a frame was written: its index is */
+    uint64_t last_frame;     /* ... this one */
+    uint64_t frames_dup;     /* frames left out: index not above it */
     uint64_t unknown_flags;  /* names with flags this version cannot write */
     uint64_t in_off;         /* the input's offset at the last event */
     uint64_t *last_tick;     /* per thread: latest time written */
@@ -486,6 +494,39 @@ static int forget(copy *c, uint32_t tid, uint32_t n)
     return r == CAP_OK ? 0 : wfail(c, r, "scopes");
 }
 
+/* Note thread tid declared in the copy. */
+static void thread_declared(copy *c, uint32_t tid)
+{
+    if (tid < CAP_MAX_THREADS)
+        c->declared[tid >> 3] |= (uint8_t)(1u << (tid & 7));
+}
+
+/* Declare thread tid in the copy, without a name, unless it is: the spec
+ * lets a reader accept scopes of a thread no THREADS section declared,
+ * and the input has no name for it either. 0, or c->fatal. */
+static int declare_thread(copy *c, uint32_t tid)
+{
+    if (c->declared[tid >> 3] & (1u << (tid & 7)))
+        return 0;
+    cap_result r = cap_writer_thread(c->w, tid, NULL);
+    if (r != CAP_OK)
+        return wfail(c, r, "threads");
+    thread_declared(c, tid);
+    return 0;
+}
+
+/* 1 when frame `index` is not above the last frame written (an input
+ * that repeats frames; the writer keeps indices increasing): it is left
+ * out and counted. */
+static int frame_repeats(copy *c, uint64_t index)
+{
+    if (c->have_frame && index <= c->last_frame) {
+        c->frames_dup++;
+        return 1;
+    }
+    return 0;
+}
+
 /* Scope s, just read (at its end): begin the ancestors not begun yet (the
  * reader gives their begins), begin s itself unless it already is, end
  * it. So each thread's events are written in the input's order and each
@@ -537,6 +578,8 @@ static int copy_scope(copy *c, const cap_ev_scope *s)
     wthread *t = scope_thread(c, tid, d);
     if (!t)
         return wfail(c, CAP_E_NOMEM, "scopes");
+    if (declare_thread(c, tid))
+        return c->fatal;
     uint32_t j = 0;
     while (j < t->n && j < d && t->name[j] == s->stack[j] &&
            t->begin[j] == c->anc[j])
@@ -885,6 +928,7 @@ static cap_result copy_event(copy *c, const cap_event *ev)
     switch (ev->kind) {
     case CAP_EV_THREAD:
         r = cap_writer_thread(c->w, ev->u.thread.tid, ev->u.thread.name);
+        thread_declared(c, ev->u.thread.tid);
         break;
     case CAP_EV_GPU_TRACK:
         r = cap_writer_gpu_track(c->w, ev->u.gpu_track.track,
@@ -897,8 +941,10 @@ static cap_result copy_event(copy *c, const cap_event *ev)
         f.end_ns = to_ns(c, f.end_ns, c->rsi);
         if (c->sliced && !kept(c, f.index))
             break;
-        if (c->lw && !live_frame(c, &f))
+        if (frame_repeats(c, f.index) || (c->lw && !live_frame(c, &f)))
             break;
+        c->have_frame = 1;
+        c->last_frame = f.index;
         r = need_clock(c, c->rsi);
         if (r == CAP_OK)
             r = cap_writer_frame(c->w, f.index, raw(c, ev->u.frame.begin_ns),
@@ -1028,6 +1074,11 @@ static void copy_tail(copy *c, const cvt_slice *sl)
 /* The warnings about what the copy left out or changed. */
 static void copy_warnings(copy *c, const char *out)
 {
+    if (c->frames_dup)
+        cvt_warn(&c->d, W_FRAMES, "%llu frames left out: their index was not "
+                 "above the previous frame's (the input repeats frames; a "
+                 "capture's frame indices increase)",
+                 (unsigned long long)c->frames_dup);
     if (c->unknown_flags)
         cvt_warn(&c->d, W_FLAGS, "%llu name(s) carry flags this version of "
                  "libcapture does not know; they are not in the copy",

@@ -12,37 +12,9 @@
 #include "capture/cap_limits.h"
 #include "codec/scopes_walk.h"
 
-/* name_slot past the pages made: id's page made (zeroed); NULL when out
- * of memory or id past CAP_MAX_NAME_ID. */
-__attribute__((noinline)) capc_sc_name *capc__name_grow(capc_scopes_enc *w,
-                                                       uint32_t id)
-{
-    if (id > CAP_MAX_NAME_ID)
-        return NULL;
-    uint32_t pg = id >> CAPC_PAGE_BITS;
-    if (pg >= w->name_pages_n) {
-        uint32_t n = w->name_pages_n ? w->name_pages_n : 16;
-        while (n <= pg)
-            n *= 2;
-        capc_sc_name **p = realloc(w->name_pages, (size_t)n * sizeof *p);
-        if (!p)
-            return NULL;
-        memset(p + w->name_pages_n, 0,
-               (size_t)(n - w->name_pages_n) * sizeof *p);
-        w->name_pages = p;
-        w->name_pages_n = n;
-    }
-    if (!w->name_pages[pg] &&
-        !(w->name_pages[pg] = calloc(CAPC_PAGE, sizeof **w->name_pages)))
-        return NULL;
-    return &w->name_pages[pg][id & (CAPC_PAGE - 1)];
-}
-
 void capc_scopes_enc_free(capc_scopes_enc *w)
 {
-    for (uint32_t pg = 0; pg < w->name_pages_n; pg++)
-        free(w->name_pages[pg]);
-    free(w->name_pages);
+    cap__idtab_free(&w->names);
     for (int c = 0; c < CAPF_SR_CLASSES; c++) {
         capf_buf_free(&w->sr_lo[c]);
         capf_buf_free(&w->sr_hi[c]);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "capture/cap_result.h"
+#include "common/idtab.h"
 #include "format/format.h"
 
 /* ---- encoders (writer side) ------------------------------------------- */
@@ -47,10 +48,10 @@ typedef struct capc_sc_name {
 /* The encoders' state, kept from one section to the next so that its
  * buffers are made once: zero it to start, capc_scopes_enc_free to end. */
 typedef struct capc_scopes_enc {
-    /* names by id, in pages of CAPC_PAGE made when an id in them is
-       first seen (ids go up to CAP_MAX_NAME_ID) */
-    capc_sc_name **name_pages;
-    uint32_t name_pages_n;
+    /* capc_sc_name by id (common/idtab.h: memory follows the ids seen,
+       not the largest; ids go up to CAP_MAX_NAME_ID); esz set on first
+       use */
+    cap__idtab names;
     uint64_t sr_gen;  /* sections encoded so far */
     capf_buf sr_lo[CAPF_SR_CLASSES], sr_hi[CAPF_SR_CLASSES];
     uint32_t *sr_stack; /* names open while a section is encoded */

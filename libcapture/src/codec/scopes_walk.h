@@ -12,26 +12,18 @@
 #include "capture/cap_limits.h"
 #include "codec/scopes.h"
 
-#define CAPC_PAGE_BITS 10
-#define CAPC_PAGE (1u << CAPC_PAGE_BITS)
-
-/* Name id's statistics when its page is made, else NULL. */
+/* Name id's statistics when made, else NULL. */
 static inline capc_sc_name *name_peek(const capc_scopes_enc *w, uint32_t id)
 {
-    uint32_t pg = id >> CAPC_PAGE_BITS;
-    return pg < w->name_pages_n && w->name_pages[pg]
-               ? &w->name_pages[pg][id & (CAPC_PAGE - 1)]
-               : NULL;
+    return cap__idtab_peek(&w->names, id);
 }
 
-capc_sc_name *capc__name_grow(capc_scopes_enc *w, uint32_t id);
-
-/* Name id's statistics, made (zeroed) when its page is not made yet; NULL
- * when out of memory or id is past CAP_MAX_NAME_ID. A slot never moves. */
+/* Name id's statistics, made (zeroed) when new; NULL when out of memory
+ * or id is 0 or past CAP_MAX_NAME_ID. A slot never moves. */
 static inline capc_sc_name *name_slot(capc_scopes_enc *w, uint32_t id)
 {
-    capc_sc_name *n = name_peek(w, id);
-    return n ? n : capc__name_grow(w, id);
+    w->names.esz = sizeof(capc_sc_name); /* a zeroed encoder starts */
+    return cap__idtab_slot(&w->names, id, CAP_MAX_NAME_ID);
 }
 
 /* The start of a pass over a section's events: the stack of open names

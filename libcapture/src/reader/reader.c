@@ -107,11 +107,25 @@ struct cap_reader {
     int64_t origin_unix;
     int have_meta;
 
-    /* Names by id, in pages of RD_PAGE ids allocated when first used: ids
-     * go up to CAP_MAX_NAME_ID, and one large id in a damaged file must
-     * not cost a table of every id below it. */
-    rd_name **name_pages;
-    uint32_t name_pages_n, max_id;
+    /* Names by id: ids below RD_PAGE (most captures' every name) in one
+     * page made when first used; the others in blocks of RD_PAGE entries,
+     * one entry per id used, found through an open-addressing hash
+     * (nh_key: id, 0 empty; nh_val: entry index). Ids go up to
+     * CAP_MAX_NAME_ID, and what a file claims must not cost what it does
+     * not hold: a table by id cost 804 MiB for one id in each 1,024
+     * (issue 46). Entries never move. Their texts are in an arena of
+     * blocks that never move either (texts). */
+    rd_name *page0;
+    rd_name **nblk;
+    size_t nblk_n, ent_n;
+    uint32_t *nh_key, *nh_val;
+    size_t nh_cap, nh_n;
+    uint32_t max_id;
+    struct rd_text {
+        char **blk;
+        size_t n, cap; /* blocks */
+        size_t used, size; /* of the last block */
+    } texts;
     char **threads;
     uint32_t threads_cap;
     rd_track tracks[CAP_MAX_TRACKS];
@@ -230,14 +244,121 @@ static char *dup_n(const uint8_t *s, size_t n)
 
 #define RD_PAGE_BITS 10
 #define RD_PAGE (1u << RD_PAGE_BITS)
+#define RD_ARENA_BLOCK ((size_t)64 << 10)
+
+/* A copy of s[0..n) with a NUL, in r's arena (valid until
+ * cap_reader_close); NULL when out of memory. */
+static char *arena_dup(cap_reader *r, const uint8_t *s, size_t n)
+{
+    struct rd_text *a = &r->texts;
+    if (!a->n || a->size - a->used < n + 1) {
+        if (a->n == a->cap) {
+            size_t c = a->cap ? a->cap * 2 : 16;
+            char **p = realloc(a->blk, c * sizeof *p);
+            if (!p)
+                return NULL;
+            a->blk = p;
+            a->cap = c;
+        }
+        size_t size = n + 1 > RD_ARENA_BLOCK ? n + 1 : RD_ARENA_BLOCK;
+        char *b = malloc(size);
+        if (!b)
+            return NULL;
+        a->blk[a->n++] = b;
+        a->used = 0;
+        a->size = size;
+    }
+    char *d = a->blk[a->n - 1] + a->used;
+    if (n)
+        memcpy(d, s, n);
+    d[n] = 0;
+    a->used += n + 1;
+    return d;
+}
+
+static inline size_t nh_at(uint32_t id, size_t cap)
+{
+    uint32_t h = id; /* murmur3's finaliser: consecutive ids spread */
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h & (cap - 1);
+}
 
 /* The entry of name id `id`, or NULL when none was ever made. */
 static rd_name *name_peek(const cap_reader *r, uint32_t id)
 {
-    uint32_t pg = id >> RD_PAGE_BITS;
-    if (id == 0 || pg >= r->name_pages_n || !r->name_pages[pg])
+    if (id < RD_PAGE)
+        return id && r->page0 ? &r->page0[id] : NULL;
+    if (!r->nh_cap)
         return NULL;
-    return &r->name_pages[pg][id & (RD_PAGE - 1)];
+    for (size_t i = nh_at(id, r->nh_cap);; i = (i + 1) & (r->nh_cap - 1)) {
+        if (r->nh_key[i] == id) {
+            uint32_t e = r->nh_val[i];
+            return &r->nblk[e >> RD_PAGE_BITS][e & (RD_PAGE - 1)];
+        }
+        if (!r->nh_key[i])
+            return NULL;
+    }
+}
+
+/* The hash grown to hold one more id; 0, or -1 when out of memory. */
+static int nh_grow(cap_reader *r)
+{
+    if ((r->nh_n + 1) * 2 <= r->nh_cap)
+        return 0;
+    size_t cap = r->nh_cap ? r->nh_cap * 2 : 1024;
+    uint32_t *k = calloc(cap, sizeof *k), *v = malloc(cap * sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < r->nh_cap; i++) {
+        if (!r->nh_key[i])
+            continue;
+        size_t j = nh_at(r->nh_key[i], cap);
+        while (k[j])
+            j = (j + 1) & (cap - 1);
+        k[j] = r->nh_key[i];
+        v[j] = r->nh_val[i];
+    }
+    free(r->nh_key);
+    free(r->nh_val);
+    r->nh_key = k;
+    r->nh_val = v;
+    r->nh_cap = cap;
+    return 0;
+}
+
+/* name_slot for an id of RD_PAGE or more, not in the table yet. */
+static rd_name *name_add(cap_reader *r, uint32_t id)
+{
+    if (nh_grow(r) != 0)
+        return NULL;
+    size_t e = r->ent_n;
+    if (e >> RD_PAGE_BITS >= r->nblk_n) {
+        if ((r->nblk_n & (r->nblk_n - 1)) == 0) { /* 0 or a power of 2 */
+            size_t c = r->nblk_n ? r->nblk_n * 2 : 4;
+            rd_name **p = realloc(r->nblk, c * sizeof *p);
+            if (!p)
+                return NULL;
+            r->nblk = p;
+        }
+        if (!(r->nblk[r->nblk_n] = calloc(RD_PAGE, sizeof **r->nblk)))
+            return NULL;
+        r->nblk_n++;
+    }
+    size_t i = nh_at(id, r->nh_cap);
+    while (r->nh_key[i])
+        i = (i + 1) & (r->nh_cap - 1);
+    r->nh_key[i] = id;
+    r->nh_val[i] = (uint32_t)e;
+    r->nh_n++;
+    r->ent_n++;
+    return &r->nblk[e >> RD_PAGE_BITS][e & (RD_PAGE - 1)];
 }
 
 /* The entry of name id `id`, made when missing; NULL when id is out of
@@ -246,27 +367,32 @@ static rd_name *name_slot(cap_reader *r, uint32_t id)
 {
     if (id == 0 || id > CAP_MAX_NAME_ID)
         return NULL;
-    uint32_t pg = id >> RD_PAGE_BITS;
-    if (pg >= r->name_pages_n) {
-        uint32_t n = r->name_pages_n ? r->name_pages_n : 16;
-        while (n <= pg)
-            n *= 2;
-        rd_name **p = realloc(r->name_pages, (size_t)n * sizeof *p);
-        if (!p)
+    rd_name *nm;
+    if (id < RD_PAGE) {
+        if (!r->page0 && !(r->page0 = calloc(RD_PAGE, sizeof *r->page0)))
             return NULL;
-        memset(p + r->name_pages_n, 0, (size_t)(n - r->name_pages_n) * sizeof *p);
-        r->name_pages = p;
-        r->name_pages_n = n;
-    }
-    if (!r->name_pages[pg]) {
-        r->name_pages[pg] = calloc(RD_PAGE, sizeof **r->name_pages);
-        if (!r->name_pages[pg])
-            return NULL;
+        nm = &r->page0[id];
+    } else if (!(nm = name_peek(r, id)) && !(nm = name_add(r, id))) {
+        return NULL;
     }
     if (id > r->max_id)
         r->max_id = id;
-    return &r->name_pages[pg][id & (RD_PAGE - 1)];
+    return nm;
 }
+
+/* Calls fn on every name entry made. */
+#define RD_EACH_NAME(r, nm, body)                                              \
+    do {                                                                       \
+        for (uint32_t i_ = 1; (r)->page0 && i_ < RD_PAGE; i_++) {             \
+            rd_name *nm = &(r)->page0[i_];                                     \
+            body;                                                              \
+        }                                                                      \
+        for (size_t e_ = 0; e_ < (r)->ent_n; e_++) {                           \
+            rd_name *nm =                                                      \
+                &(r)->nblk[e_ >> RD_PAGE_BITS][e_ & (RD_PAGE - 1)];           \
+            body;                                                              \
+        }                                                                      \
+    } while (0)
 
 /* a + b, wrapping instead of overflowing: a damaged file may hold any
  * value, and what the reader yields for it must be defined. */
@@ -718,14 +844,15 @@ void cap_reader_close(cap_reader *r)
     free(r->meta_k);
     free(r->meta_v);
     free(r->clock_source);
-    for (uint32_t pg = 0; pg < r->name_pages_n; pg++) {
-        for (uint32_t i = 0; r->name_pages[pg] && i < RD_PAGE; i++) {
-            free(r->name_pages[pg][i].name);
-            free(r->name_pages[pg][i].file);
-        }
-        free(r->name_pages[pg]);
-    }
-    free(r->name_pages);
+    free(r->page0);
+    for (size_t i = 0; i < r->nblk_n; i++)
+        free(r->nblk[i]);
+    free(r->nblk);
+    free(r->nh_key);
+    free(r->nh_val);
+    for (size_t i = 0; i < r->texts.n; i++)
+        free(r->texts.blk[i]);
+    free(r->texts.blk);
     for (uint32_t i = 0; i < r->threads_cap; i++)
         free(r->threads[i]);
     free(r->threads);
@@ -789,8 +916,8 @@ static cap_result sec_names(cap_reader *r, capf_cur *b)
             return CAP_E_NOMEM;
         if (nm->name)
             continue; /* first definition wins; ids are stable */
-        nm->name = dup_n(s, sl);
-        nm->file = fl ? dup_n(fs, fl) : NULL;
+        nm->name = arena_dup(r, s, sl);
+        nm->file = fl ? arena_dup(r, fs, fl) : NULL;
         nm->line = (uint32_t)line;
         if (!nm->name || (fl && !nm->file))
             return CAP_E_NOMEM;
@@ -1450,7 +1577,7 @@ scopes_run_as(cap_reader *r, cap_event *ev, cap_scope_rec *rv, size_t max,
     const uint32_t tid = r->tid;
     /* names below RD_PAGE (most captures' every name) from their page,
      * which stays where it is while the loop may add others */
-    rd_name *const page0 = r->name_pages_n ? r->name_pages[0] : NULL;
+    rd_name *const page0 = r->page0;
     const uint64_t p0lim = page0 ? RD_PAGE : 0;
     size_t k = 0;
     int first = r->sr_first;
@@ -1944,10 +2071,7 @@ static cap_result section_event(cap_reader *r, cap_event *ev)
 static void finish(cap_reader *r)
 {
     uint64_t unnamed = 0;
-    for (uint32_t pg = 0; pg < r->name_pages_n; pg++)
-        for (uint32_t i = 0; r->name_pages[pg] && i < RD_PAGE; i++)
-            if (r->name_pages[pg][i].used && !r->name_pages[pg][i].name)
-                unnamed++;
+    RD_EACH_NAME(r, nm, unnamed += nm->used && !nm->name);
     r->st.unnamed_ids = unnamed;
     r->finished = 1;
 }

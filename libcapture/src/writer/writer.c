@@ -192,38 +192,11 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
 
 /* ---- tables ------------------------------------------------------------ */
 
-/* name_slot past the pages made: id's page made (zeroed); NULL when out
- * of memory or id past CAP_MAX_NAME_ID. */
-__attribute__((noinline)) static wr_name *name_grow(cap_writer *w,
-                                                    uint32_t id)
-{
-    if (id > CAP_MAX_NAME_ID)
-        return NULL;
-    uint32_t pg = id >> WR_PAGE_BITS;
-    if (pg >= w->name_pages_n) {
-        uint32_t n = w->name_pages_n ? w->name_pages_n : 16;
-        while (n <= pg)
-            n *= 2;
-        wr_name **p = realloc(w->name_pages, (size_t)n * sizeof *p);
-        if (!p)
-            return NULL;
-        memset(p + w->name_pages_n, 0,
-               (size_t)(n - w->name_pages_n) * sizeof *p);
-        w->name_pages = p;
-        w->name_pages_n = n;
-    }
-    if (!w->name_pages[pg] &&
-        !(w->name_pages[pg] = calloc(WR_PAGE, sizeof **w->name_pages)))
-        return NULL;
-    return &w->name_pages[pg][id & (WR_PAGE - 1)];
-}
-
-/* Name id's slot, made (zeroed) when its page is not made yet; NULL when
- * out of memory. A slot never moves. */
+/* Name id's slot, made (zeroed) when new; NULL when out of memory or id
+ * is 0 or past CAP_MAX_NAME_ID. A slot never moves. */
 static inline wr_name *name_slot(cap_writer *w, uint32_t id)
 {
-    wr_name *n = name_peek(w, id);
-    return n ? n : name_grow(w, id);
+    return cap__idtab_slot(&w->names, id, CAP_MAX_NAME_ID);
 }
 
 static int ref_name(cap_writer *w, uint32_t id)
@@ -319,6 +292,8 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
                 return CAP_E_MISUSE;
     }
     cap_writer *w = calloc(1, sizeof *w);
+    if (w)
+        w->names.esz = sizeof(wr_name);
     if (!w)
         return CAP_E_NOMEM;
     w->fd = fd;
@@ -1168,13 +1143,27 @@ int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
     }
     uint32_t *ids = NULL;
     size_t n = 0, cap = 0;
-    for (uint32_t pg = 0; pg < w->name_pages_n; pg++)
-        for (uint32_t j = 0; w->name_pages[pg] && j < WR_PAGE; j++)
-            if (w->name_pages[pg][j].name) {
+    const cap__idtab *nt = &w->names;
+    for (uint32_t pg = 0; pg < nt->pages_n; pg++) /* ids in order */
+        for (uint32_t j = 0; nt->pages[pg] && j < CAP__IDTAB_PAGE; j++)
+            if (((const wr_name *)nt->pages[pg])[j].name) {
                 if (grow_u32(&ids, &cap, n + 1) != 0)
                     goto nomem;
-                ids[n++] = pg << WR_PAGE_BITS | j;
+                ids[n++] = pg << CAP__IDTAB_PAGE_BITS | j;
             }
+    uint32_t *far; /* then the ids past the pages, in order too */
+    size_t nfar;
+    if (cap__idtab_far_ids(nt, &far, &nfar) != 0)
+        goto nomem;
+    for (size_t i = 0; i < nfar; i++)
+        if (name_peek(w, far[i])->name) {
+            if (grow_u32(&ids, &cap, n + 1) != 0) {
+                free(far);
+                goto nomem;
+            }
+            ids[n++] = far[i];
+        }
+    free(far);
     put_names(w, p, ids, n);
     n = 0;
     for (uint32_t i = 0; i < w->threads_cap; i++)
@@ -1238,19 +1227,22 @@ static cap_result write_footer(cap_writer *w)
     return CAP_OK;
 }
 
+static void free_name(void *ctx, uint32_t id, void *entry)
+{
+    (void)ctx;
+    (void)id;
+    wr_name *n = entry;
+    free(n->name);
+    free(n->file);
+}
+
 static void writer_free(cap_writer *w)
 {
     if (w->own_fd && w->fd >= 0)
         close(w->fd);
     ZSTD_freeCCtx(w->zc);
-    for (uint32_t pg = 0; pg < w->name_pages_n; pg++) {
-        for (uint32_t j = 0; w->name_pages[pg] && j < WR_PAGE; j++) {
-            free(w->name_pages[pg][j].name);
-            free(w->name_pages[pg][j].file);
-        }
-        free(w->name_pages[pg]);
-    }
-    free(w->name_pages);
+    cap__idtab_each(&w->names, free_name, NULL);
+    cap__idtab_free(&w->names);
     for (uint32_t i = 0; i < w->threads_cap; i++) {
         wr_thread *t = w->threads[i];
         if (!t)

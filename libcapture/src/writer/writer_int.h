@@ -13,6 +13,7 @@
 
 #include "capture/cap_writer.h"
 #include "codec/scopes.h"
+#include "common/idtab.h"
 #include "format/format.h"
 #include "writer/writer_live.h"
 #include "writer/writer_records.h"
@@ -87,11 +88,9 @@ struct cap_writer {
     capc_scopes_enc sc; /* the SCOPES_R and SCOPES_E encoders */
     ZSTD_CCtx *zc;
 
-    /* names by id, in pages of WR_PAGE made when an id in them is first
-       used: a capture whose ids are sparse (a crafted one can use id
-       CAP_MAX_NAME_ID) costs a page an id, not a table to the largest */
-    wr_name **name_pages;
-    uint32_t name_pages_n; /* pages the array holds (made or NULL) */
+    /* wr_name by id (common/idtab.h): memory follows the ids used, not
+       the largest (a crafted capture can use id CAP_MAX_NAME_ID) */
+    cap__idtab names;
     wr_thread **threads;
     uint32_t threads_cap;
     wr_track *tracks;
@@ -142,16 +141,10 @@ struct cap_writer {
 
 /* ---- tables ------------------------------------------------------------ */
 
-#define WR_PAGE_BITS 10
-#define WR_PAGE (1u << WR_PAGE_BITS)
-
-/* Name id's slot when its page is made, else NULL. */
+/* Name id's slot when made, else NULL. */
 static inline wr_name *name_peek(const cap_writer *w, uint32_t id)
 {
-    uint32_t pg = id >> WR_PAGE_BITS;
-    return pg < w->name_pages_n && w->name_pages[pg]
-               ? &w->name_pages[pg][id & (WR_PAGE - 1)]
-               : NULL;
+    return cap__idtab_peek(&w->names, id);
 }
 
 /* Thread tid when declared, else NULL. */

@@ -98,8 +98,8 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
         wr_open *const stack = t->stack;
         const uint32_t stack_cap = t->stack_cap;
         /* no name is made in this loop: the pages stay */
-        wr_name *const *const pages = w->name_pages;
-        const uint32_t npages = w->name_pages_n;
+        uint8_t *const *const pages = w->names.pages;
+        const uint32_t npages = w->names.pages_n;
         const uint64_t seq = w->seq;
         /* not in the block yet: the first event goes the per-event way */
         const int in_block = t->events_mark == seq && !t->overflow;
@@ -121,10 +121,11 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
                     skip++;
                     continue;
                 }
-                const uint32_t pg = id >> WR_PAGE_BITS;
+                const uint32_t pg = id >> CAP__IDTAB_PAGE_BITS;
                 const wr_name *nm =
                     pg < npages && pages[pg]
-                        ? &pages[pg][id & (WR_PAGE - 1)]
+                        ? (const wr_name *)pages[pg] +
+                              (id & (CAP__IDTAB_PAGE - 1))
                         : NULL;
                 if (!nm || !nm->name) {
                     /* named by the resolver, then the per-event path */
