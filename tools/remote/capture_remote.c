@@ -1,7 +1,7 @@
 /*
  * capture_remote - record a fixed window of a live capture from another
  * machine: capture_remote HOST:PORT OUT.cap [--seconds N] [--skip-seconds S]
- * [--frames N] [--connect-timeout S] [--format-version V].
+ * [--frames N] [--connect-timeout S] [--idle-timeout S] [--format-version V].
  *
  * Option parsing here; the recording is remote.c's (rem_record).
  */
@@ -29,6 +29,9 @@ static void usage(FILE *f)
           "  --frames N           stop after N frames (default: no limit)\n"
           "  --connect-timeout S  keep trying to connect for S seconds "
           "(default 10)\n"
+          "  --idle-timeout S     give up when nothing arrives for S seconds\n"
+          "                       (default 10; a program that records nothing\n"
+          "                       sends nothing)\n"
           "  --format-version V   the version of the capture format written,\n"
           "                       1.1, 2.0, 3.0 or 3.1 (default: 3.1, the most\n"
           "                       compact), as in capture_convert: 3.0 is 3.1\n"
@@ -41,15 +44,19 @@ static void usage(FILE *f)
           "\n"
           "The window counts from the first moment the stream holds complete\n"
           "(stream_start_ns): every frame that begins in it is written whole.\n"
-          "Ctrl-C, the program exiting and a dropped connection all leave a\n"
-          "complete OUT.cap with what arrived whole. A progress line is shown\n"
-          "on a terminal.\n"
+          "OUT.cap is written as the stream arrives, so even a killed\n"
+          "capture_remote leaves a capture that reads up to its last whole\n"
+          "block; Ctrl-C, the program exiting and a dropped connection all\n"
+          "leave a complete OUT.cap with what arrived whole. A progress line\n"
+          "is shown on a terminal.\n"
           "\n"
           "Exit status: 0 the window was recorded (without a window: the\n"
           "program closed its capture); 1 OUT.cap was written but the\n"
           "recording stopped early (Ctrl-C, the program ended, the connection\n"
-          "dropped; the reason is printed); 2 usage error; 3 cannot connect\n"
-          "within the timeout, or the server does not send a capture;\n"
+          "dropped, nothing arrived for the idle timeout; the reason is\n"
+          "printed); 2 usage error; 3 cannot connect within the timeout, or\n"
+          "the server does not send a capture (it closed the connection at\n"
+          "once: full or over; it sent nothing; it sent something else);\n"
           "4 OUT.cap cannot be written.\n",
           f);
 }
@@ -70,12 +77,13 @@ static int number(const char *opt, const char *s, double min, double *out)
 
 int main(int argc, char **argv)
 {
-    enum { O_SECONDS = 256, O_SKIP, O_FRAMES, O_TIMEOUT, O_FORMAT };
+    enum { O_SECONDS = 256, O_SKIP, O_FRAMES, O_TIMEOUT, O_FORMAT, O_IDLE };
     static const struct option opts[] = {
         {"seconds", required_argument, 0, O_SECONDS},
         {"skip-seconds", required_argument, 0, O_SKIP},
         {"frames", required_argument, 0, O_FRAMES},
         {"connect-timeout", required_argument, 0, O_TIMEOUT},
+        {"idle-timeout", required_argument, 0, O_IDLE},
         {"format-version", required_argument, 0, O_FORMAT},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
@@ -103,6 +111,10 @@ int main(int argc, char **argv)
             break;
         case O_TIMEOUT:
             if (number("--connect-timeout", optarg, 0.1, &o.connect_timeout))
+                return REM_USAGE;
+            break;
+        case O_IDLE:
+            if (number("--idle-timeout", optarg, 0.1, &o.idle_timeout))
                 return REM_USAGE;
             break;
         case O_FORMAT:

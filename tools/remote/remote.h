@@ -6,7 +6,7 @@
  * checks the framing of the stream as it arrives (every length bounded by
  * the format's limits) and hands whole chunks to a second thread, which
  * reads them with cap_reader_open_fd and copies the window asked for into
- * a capture file with the writer (cvt_copy_reader). The file is always
+ * a capture file with the writer (cvt_copy_reader), as it arrives. The file is always
  * complete (footer written): on the window's end, on a signal (SIGINT,
  * SIGTERM), on the program closing its capture or dying, and on the
  * connection dropping inside a chunk (the chunks that arrived whole are
@@ -23,11 +23,17 @@
                          window, the program closed its capture) */
 #define REM_CUT 1     /* a complete file was written, but the recording
                          stopped early: interrupted, the program ended or
-                         the connection dropped (reported on diag) */
+                         the connection dropped, nothing arrived for the
+                         idle timeout (reported on diag) */
 #define REM_USAGE 2   /* bad arguments */
 #define REM_CONNECT 3 /* could not connect within the timeout, or the
-                         server does not send a capture */
+                         server does not send a capture: it closed the
+                         connection before a byte (full, or its capture
+                         is over), sent nothing within the idle timeout,
+                         or sent something else */
 #define REM_OUTPUT 4  /* the output file could not be written */
+
+#define REM_IDLE_DEFAULT 10.0 /* seconds without a byte before giving up */
 
 typedef struct rem_options {
     const char *source;      /* "HOST:PORT" or "[V6ADDR]:PORT" */
@@ -36,20 +42,44 @@ typedef struct rem_options {
     double skip_seconds;     /* leave out the first S seconds */
     uint64_t frames;         /* at most this many frames (0: no limit) */
     double connect_timeout;  /* seconds of connect retries; default 10 */
+    double idle_timeout;     /* give up after this many seconds without a
+                                byte from the server; 0: REM_IDLE_DEFAULT */
     int progress;            /* a progress line on diag (a terminal) */
     int quiet;               /* no summary line on success */
     unsigned format_major;   /* OUT's format: 1 (1.1), 2 (2.0), 3 (3.1,
                                 or 3.0 with no_frame_list); 0: the
                                 default, 3.1 */
     int no_frame_list;       /* --format-version 3.0 */
+    int spill;               /* the window is for a reader (read_capture
+                                HOST:PORT): out is an unlinked temporary
+                                file's /proc/self/fd path, written once
+                                (the first pass goes to another unlinked
+                                file in TMPDIR) and messages name the
+                                source, never that path */
     const char *tool;        /* prefix of messages, "capture_remote" */
     FILE *diag;              /* messages; stderr when NULL */
 } rem_options;
 
 /* Record o->source's window into o->out. Returns an REM_ exit code; every
  * outcome but REM_OK is explained on o->diag in one line (REM_CUT: the
- * reason, and what the file holds). */
+ * reason, and what the file holds).
+ *
+ * OUT (a regular file, or a new one) is written as the stream arrives,
+ * from the moment its metadata has arrived: a client killed then leaves a
+ * capture that reads up to its last whole block (truncated), never an older
+ * file. Once the recording stopped, the window's frames are sliced into
+ * OUT.window-XXXXXX beside it, which is renamed over OUT. An OUT that is no
+ * regular file (a pipe, /dev/stdout) gets the slice alone, the first pass
+ * going to an unlinked file in TMPDIR. Memory: the chunk being assembled
+ * (at most 72 MiB, the format's limit) and the copy's working set; never
+ * the window. Signals: SIGINT and SIGTERM stop the recording (a complete
+ * file is written), SIGPIPE is ignored meanwhile. */
 int rem_record(const rem_options *o);
+
+/* As rem_record on a stream already open (a connected socket, a pipe):
+ * no connection is made, no signal handler installed (the caller ignores
+ * SIGPIPE). fd is closed. For tests and fuzzing. */
+int rem_record_fd(const rem_options *o, int fd);
 
 /* 1 when s looks like HOST:PORT (a port number after the last colon) and
  * names no existing file. */
@@ -57,9 +87,11 @@ int rem_is_address(const char *s);
 
 /* For a tool that reads a capture by path (twice, as the analysis does):
  * when src is "-" (standard input, copied as it is) or HOST:PORT (a window
- * of `seconds` after `skip_seconds`, recorded with rem_record), put the
- * capture in an anonymous in-memory file and write its path
- * (/proc/self/fd/N) into path; *fd is that file, to close when done.
+ * of `seconds` after `skip_seconds`, recorded with rem_record, giving up
+ * after REM_IDLE_DEFAULT seconds without a byte), put the capture in an
+ * unlinked file in TMPDIR (default /tmp: disk, not memory) and write its
+ * path (/proc/self/fd/N) into path; *fd is that file, to close when done.
+ * Messages name src, never that path.
  * Returns 0 then, 1 when src is neither (a plain file: nothing done), -1
  * when it failed (one line printed on stderr, prefixed by tool). A
  * recording that stopped early (REM_CUT) is a success: its reason has been
