@@ -379,8 +379,10 @@ static int evict_stalled(cap__live *l, const char *peer)
         return 0;
     char why[200];
     snprintf(why, sizeof why,
-             "took nothing for %llu ms; disconnected to make room for %s "
+             "took less than %u KiB for %llu ms; disconnected to make room "
+             "for %s "
              "(8 clients at most)",
+             LV_PROGRESS_BYTES >> 10,
              (unsigned long long)(now - worst->last_progress_ms), peer);
     client_kill(l, worst, why);
     return 1;
