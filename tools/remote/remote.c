@@ -307,7 +307,8 @@ typedef struct relay {
     enum { U_HEADER, U_CHUNK_HEADER, U_PAYLOAD, U_TRAILER } ust;
     uint64_t off, unit_off, stored;
     int is_footer, why, err;
-    int out; /* the pipe */
+    int out;        /* the pipe */
+    double started; /* when the relay began */
 } relay;
 
 /* A whole unit has arrived in rl->unit: check it, pass it on, and say
@@ -401,6 +402,7 @@ static void relay_run(relay *rl, int fd, const rem_options *o, feed *f,
                       FILE *diag, const char *tool)
 {
     double start = now_s(), last_shown = 0, last_byte = start;
+    rl->started = start;
     double idle = o->idle_timeout > 0 ? o->idle_timeout : REM_IDLE_DEFAULT;
     double hard_end = (o->seconds > 0)
                           ? start + o->skip_seconds + o->seconds + 10
@@ -525,14 +527,18 @@ static int outcome(const relay *rl, const feed *f, const rem_options *o,
 {
     double idle = o->idle_timeout > 0 ? o->idle_timeout : REM_IDLE_DEFAULT;
     const char *nothing = o->spill ? "nothing to read" : "nothing written";
-    if (rl->off == 0 && rl->why == WHY_IDLE) {
+    if (rl->off == 0 && (rl->why == WHY_IDLE || rl->why == WHY_DEADLINE)) {
         fprintf(diag, "%s: %s accepted the connection but sent nothing for "
-                      "%g s (--idle-timeout): not a program serving its "
-                      "capture, or one that is stuck; %s\n",
-                tool, o->source, idle, nothing);
+                      "%g s (%s): not a program serving its capture, or one "
+                      "that is stuck; %s\n",
+                tool, o->source,
+                rl->why == WHY_IDLE ? idle : now_s() - rl->started,
+                rl->why == WHY_IDLE ? "--idle-timeout" : "the window's deadline",
+                nothing);
         return REM_CONNECT;
     }
-    if (rl->off == 0 && rl->why != WHY_SIGNAL) {
+    if (rl->off == 0 && (rl->why == WHY_EOF || rl->why == WHY_MIDCHUNK ||
+                         rl->why == WHY_ERROR)) {
         fprintf(diag, "%s: %s closed the connection without sending a "
                       "byte: the program serves 8 clients at most and may "
                       "be full (its log says 'refused: too many clients'), "

@@ -37,7 +37,6 @@
 typedef struct lv_item {
     struct lv_item *next;
     size_t len, off;
-    int progress; /* taking it whole counts as progress (not a loss block) */
     uint8_t data[];
 } lv_item;
 
@@ -149,7 +148,7 @@ static void wake(cap__live *l)
 /* ---- queues (caller holds l->lock) -------------------------------------- */
 
 static int enqueue(lv_client *c, const uint8_t *a, size_t an, const uint8_t *b,
-                   size_t bn, int progress)
+                   size_t bn)
 {
     lv_item *it = malloc(sizeof *it + an + bn);
     if (!it)
@@ -157,7 +156,6 @@ static int enqueue(lv_client *c, const uint8_t *a, size_t an, const uint8_t *b,
     it->next = NULL;
     it->len = an + bn;
     it->off = 0;
-    it->progress = progress;
     if (an)
         memcpy(it->data, a, an);
     if (bn)
@@ -217,7 +215,7 @@ static void activate(cap__live *l, lv_client *c, cap_writer *w)
     size_t decl_at = b.len;
     if (rc == 0)
         rc = cap__writer_decl_chunk(w, &b);
-    if (rc != 0 || b.failed || enqueue(c, b.data, b.len, NULL, 0, 1) != 0 ||
+    if (rc != 0 || b.failed || enqueue(c, b.data, b.len, NULL, 0) != 0 ||
         index_block(c, decl_at, 0, 0) != 0)
         client_kill(l, c, "dropped: out of memory");
     else
@@ -244,7 +242,7 @@ static void send_losses(cap__live *l, lv_client *c, cap_writer *w, int force)
     }
     if (b.len && (force || c->queued + b.len <= l->queue_max)) {
         uint64_t at = c->pos;
-        if (enqueue(c, b.data, b.len, NULL, 0, 0) == 0 &&
+        if (enqueue(c, b.data, b.len, NULL, 0) == 0 &&
             index_block(c, at, 0, 0) == 0)
             c->loss_k = 0;
     } else if (!b.len) {
@@ -291,7 +289,7 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
             if (!c->loss_k && (c->queued + len <= l->queue_max || !c->head)) {
                 uint64_t at = c->pos;
                 if (enqueue(c, ch->hdr, CAPF_CHUNK_HEADER_LEN, ch->body,
-                            ch->body_len, 1) == 0 &&
+                            ch->body_len) == 0 &&
                     index_block(c, at, ch->first_frame, ch->frames) == 0)
                     continue;
             }
@@ -305,7 +303,7 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
             if (cap__writer_footer_chunk(w, c->ix_off, c->ix_first,
                                          c->ix_frames, c->ix_n, c->pos,
                                          &b) == 0)
-                (void)enqueue(c, b.data, b.len, NULL, 0, 1);
+                (void)enqueue(c, b.data, b.len, NULL, 0);
             capf_buf_free(&b);
             if (c->lost_blocks)
                 snprintf(c->note, sizeof c->note,
