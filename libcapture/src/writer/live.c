@@ -240,7 +240,8 @@ static void send_losses(cap__live *l, lv_client *c, cap_writer *w, int force)
         capf_buf_free(&b);
         return; /* out of memory: try again with the next block */
     }
-    if (b.len && (force || c->queued + b.len <= l->queue_max)) {
+    /* as a block: an empty queue takes it, however small the queue */
+    if (b.len && (force || !c->head || c->queued + b.len <= l->queue_max)) {
         uint64_t at = c->pos;
         if (enqueue(c, b.data, b.len, NULL, 0) == 0 &&
             index_block(c, at, 0, 0) == 0)
@@ -261,8 +262,10 @@ static void count_loss(lv_client *c, const uint32_t *tids, const uint64_t *n,
         if (j == c->loss_k) {
             if (c->loss_k == LV_MAX_LOSS)
                 j = LV_MAX_LOSS - 1; /* many threads: charge the last slot */
-            else
-                c->loss_tid[c->loss_k++] = tids[i];
+            else { /* a slot freed by a loss block sent: count from 0 */
+                c->loss_tid[c->loss_k] = tids[i];
+                c->loss_n[c->loss_k++] = 0;
+            }
         }
         c->loss_n[j] += n[i];
     }
