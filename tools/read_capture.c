@@ -391,7 +391,7 @@ static int run(const args *a)
        apart as it reads */
     o.wait_globs = a->wait;
     o.nwait_globs = a->nwait;
-    /* a live source or standard input: read from an in-memory copy */
+    /* a live source or standard input: read from a copy in TMPDIR */
     char live_path[64];
     int live_fd = -1;
     int live = rem_source_open(a->file, a->seconds, a->skip_seconds,
