@@ -324,16 +324,17 @@ static cap_result render(const args *a, const an_capture *m, int colour,
 }
 
 #ifdef CAP_HAVE_REMOTE
-/* A live source's window into path (tool_source_open's recorder). */
+/* A live source's window into path (tool_source_open's recorder): the
+ * first pass in TMPDIR, messages naming the source (rem_source_record). */
 static tool_exit record_live(void *user, const tool_source *src,
                              const char *path)
 {
     const args *a = user;
-    rem_options o = {.source = src->text, .out = path, .seconds = a->seconds,
-                     .skip_seconds = a->skip_seconds, .connect_timeout = 10,
-                     .progress = isatty(STDERR_FILENO), .quiet = 1,
-                     .tool = TOOL, .diag = stderr};
-    return rem_record(&o);
+    rem_options o = {.seconds = a->seconds, .skip_seconds = a->skip_seconds,
+                     .connect_timeout = 10,
+                     .progress = isatty(STDERR_FILENO), .tool = TOOL,
+                     .diag = stderr};
+    return rem_source_record(&o, src, path);
 }
 #else /* built without the converters: no live sources */
 #define record_live NULL
@@ -363,7 +364,7 @@ static an_options load_options(const args *a)
     return o;
 }
 
-/* Open a->file (a live source and standard input: an in-memory copy, open
+/* Open a->file (a live source and standard input: a copy in TMPDIR, open
  * in *src until the report is written) and load it into *m. Returns
  * TOOL_EXIT_OK, TOOL_EXIT_INCOMPLETE when a live recording was cut short
  * (its reason printed: a warning), or TOOL_EXIT_USAGE after a message
