@@ -1126,6 +1126,30 @@ static void a_server_that_sends_nothing_is_given_up_on(void **state)
         fail_msg("after %.2f s: %s", t, text);
     free(text);
 
+    /* the same through read_capture's way in (read_capture HOST:PORT
+     * --idle-timeout 0.5): exit 2, nothing to read, the source named */
+    m = (mute_server){.hold_ms = 3000};
+    mute_start(&m);
+    snprintf(src, sizeof src, "127.0.0.1:%d", m.port);
+    diag = open_memstream(&text, &len);
+    tool_source ts;
+    tool_source_parse(&ts, src);
+    rem_options lo = {.connect_timeout = 2, .idle_timeout = 0.5,
+                      .tool = "read_capture", .diag = diag};
+    t0 = mono_s();
+    rc = tool_source_open(&ts, "read_capture", rem_source_record, &lo);
+    t = mono_s() - t0;
+    fclose(diag);
+    mute_stop(&m);
+    assert_int_equal(rc, TOOL_EXIT_USAGE);
+    assert_int_equal(ts.fd, -1);
+    if (t > 2.0 || strstr(text, "/proc/") ||
+        !strstr(text, "read_capture: 127.0.0.1:") ||
+        !strstr(text, "sent nothing for 0.5 s (--idle-timeout)") ||
+        !strstr(text, "; nothing to read"))
+        fail_msg("after %.2f s: %s", t, text);
+    free(text);
+
     /* a program that serves its capture and records nothing: exit 3 after
      * the idle timeout, a complete file */
     cap_set_log(NULL, NULL);
