@@ -1150,6 +1150,35 @@ static void a_server_that_sends_nothing_is_given_up_on(void **state)
         fail_msg("after %.2f s: %s", t, text);
     free(text);
 
+    /* a header, then the connection closed before the metadata: the
+     * reader's input is unreadable, exit 2 in one line (not the line and
+     * then an empty file's) */
+    const char *fx = getenv("CAP_FIXTURES");
+    if (fx) {
+        char demo[512];
+        uint8_t head[16];
+        snprintf(demo, sizeof demo, "%s/demo.cap", fx);
+        FILE *in = fopen(demo, "rb");
+        assert_non_null(in);
+        assert_int_equal(fread(head, 1, sizeof head, in), sizeof head);
+        fclose(in);
+        m = (mute_server){.data = head, .n = sizeof head};
+        mute_start(&m);
+        snprintf(src, sizeof src, "127.0.0.1:%d", m.port);
+        diag = open_memstream(&text, &len);
+        lo.diag = diag;
+        tool_source_parse(&ts, src);
+        rc = tool_source_open(&ts, "read_capture", rem_source_record, &lo);
+        fclose(diag);
+        mute_stop(&m);
+        assert_int_equal(rc, TOOL_EXIT_USAGE);
+        assert_int_equal(ts.fd, -1);
+        if (!strstr(text, "; nothing to read\n") ||
+            strchr(text, '\n') != text + strlen(text) - 1)
+            fail_msg("%s", text);
+        free(text);
+    }
+
     /* a program that serves its capture and records nothing: exit 3 after
      * the idle timeout, a complete file */
     cap_set_log(NULL, NULL);

@@ -508,7 +508,9 @@ static tool_exit outcome(const relay *rl, const feed *f,
                 : f->detail[0] ? f->detail
                                : "the stream ended before its metadata",
                 nothing);
-        return TOOL_EXIT_INCOMPLETE;
+        /* a reader has nothing to read: its input is unreadable (2, one
+         * line); capture_remote's recording was cut short (3) */
+        return o->spill ? TOOL_EXIT_USAGE : TOOL_EXIT_INCOMPLETE;
     }
     if (f->rc != CAP_OK)
         return tool_exit_of_result(f->rc);

@@ -59,12 +59,16 @@ typedef struct rem_options {
  *                         capture (it closed the connection before a byte:
  *                         full, or its capture is over; it sent nothing
  *                         within the idle timeout; it sent something
- *                         else): nothing written;
+ *                         else): nothing written; with o->spill, also a
+ *                         stream that stopped before its metadata (the
+ *                         reader has nothing to read);
  *   TOOL_EXIT_INCOMPLETE  a complete file was written, but the recording
  *                         stopped early (interrupted, the program ended,
  *                         the connection dropped, nothing arrived for the
  *                         idle timeout: the reason and what the file holds
- *                         are printed), or o->out could not be written.
+ *                         are printed), or o->out could not be written;
+ *                         without o->spill, also a stream that stopped
+ *                         before its metadata (nothing written).
  *
  * OUT (a regular file, or a new one) is written as the stream arrives,
  * from the moment its metadata has arrived: a client killed then leaves a
