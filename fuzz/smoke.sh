@@ -4,8 +4,9 @@
 #   fuzz/smoke.sh [TOTAL_SECONDS] [BUILD_DIR]
 #
 # TOTAL_SECONDS (default 60) is shared between the targets that exist
-# (fuzz_reader and fuzz_analysis always; fuzz_chrome and fuzz_puffin once their importers
-# are in tools/convert/). BUILD_DIR (default build-fuzz) is configured with
+# (fuzz_reader and fuzz_analysis always; fuzz_stream and fuzz_remote, the
+# live client side, with the converters; fuzz_chrome and fuzz_puffin once
+# their importers are in tools/convert/). BUILD_DIR (default build-fuzz) is configured with
 # clang and -Dfuzz=true when it does not exist yet.
 #
 # Seeds: fixtures/ and ../shared/corpus (when present), copied into a
@@ -59,7 +60,8 @@ for t in $targets; do
                      "$dir/fuzz/seed_raw" "$f" "${f%.cap}-raw.cap" || true
                  done
                  maxlen=65536 ;;
-    fuzz_analysis|fuzz_folded_out|fuzz_chrome_out|fuzz_perfetto_out|fuzz_svg_out|fuzz_stream)
+    fuzz_analysis|fuzz_folded_out|fuzz_chrome_out|fuzz_perfetto_out|\
+    fuzz_svg_out|fuzz_stream|fuzz_remote)
                  seed "$scratch/$name" '*.cap' 131072 "$src/fixtures"
                  for f in "$scratch/$name"/*.cap; do
                      "$dir/fuzz/seed_raw" "$f" "${f%.cap}-raw.cap" || true

@@ -49,6 +49,7 @@ typedef struct args {
     size_t ncounter;
     const char *svg; /* --svg FILE, or NULL */
     double seconds; /* --seconds: the window of a live source */
+    double idle_timeout; /* --idle-timeout: a live source's (0: default) */
 } args;
 
 static void usage(FILE *f)
@@ -105,6 +106,9 @@ static void usage(FILE *f)
           "  --seconds N        HOST:PORT: report on N seconds (default: "
           "until the\n"
           "                     program closes its capture or Ctrl-C)\n"
+          "  --idle-timeout S   HOST:PORT: give up when nothing arrives for "
+          "S seconds\n"
+          "                     (default 10)\n"
           "  --wait GLOB        scopes whose name matches are waits (time "
           "blocked, never\n"
           "                     called work; marked in every report), for "
@@ -125,7 +129,7 @@ static void usage(FILE *f)
 
 enum { O_TREE = 1, O_DEPTH, O_MINSHARE, O_SPLIT, O_SPLITBY, O_OVER, O_BINS,
        O_BINSEC, O_FRAMES, O_SCOPE, O_CSV, O_STRICT, O_SKIP, O_WAIT, O_SVG,
-       O_SECONDS, O_COUNTER, O_SPLITWORK, O_HELP };
+       O_SECONDS, O_IDLE, O_COUNTER, O_SPLITWORK, O_HELP };
 
 static const tool_opt opts[] = {
     {"tree", 0, 0, O_TREE},          {"depth", 0, 1, O_DEPTH},
@@ -137,7 +141,7 @@ static const tool_opt opts[] = {
     {"csv", 0, 0, O_CSV},            {"strict", 0, 0, O_STRICT},
     {"skip-seconds", 0, 1, O_SKIP},  {"wait", 0, 1, O_WAIT},
     {"svg", 0, 1, O_SVG},            {"seconds", 0, 1, O_SECONDS},
-    {"help", 'h', 0, O_HELP}};
+    {"idle-timeout", 0, 1, O_IDLE},  {"help", 'h', 0, O_HELP}};
 
 /* Add a glob to list (at most 16). Returns 0, or -1 after a message. */
 static int add_glob(const char **list, size_t *n, const tool_args *t)
@@ -183,6 +187,7 @@ static int take_option(args *a, const tool_args *t, int id, int *reports)
     case O_BINSEC: return tool_args_seconds(t, 1e-6, INFINITY, &a->bin_seconds);
     case O_SKIP: return tool_args_seconds(t, 0, INFINITY, &a->skip_seconds);
     case O_SECONDS: return tool_args_seconds(t, 1e-3, INFINITY, &a->seconds);
+    case O_IDLE: return tool_args_seconds(t, 0.1, 1e9, &a->idle_timeout);
     default: return 1; /* O_HELP */
     }
 }
@@ -229,8 +234,11 @@ static int parse_args(int argc, char **argv, args *a)
                                                   "--help)");
     if (rc == 0) {
         a->file = t.operands[0];
-        if (a->seconds > 0 && !tool_is_address(a->file))
-            rc = tool_usage_error(TOOL, "--seconds goes with HOST:PORT");
+        if ((a->seconds > 0 || a->idle_timeout > 0) &&
+            !tool_is_address(a->file))
+            rc = tool_usage_error(TOOL, "%s goes with HOST:PORT",
+                                  a->seconds > 0 ? "--seconds"
+                                                 : "--idle-timeout");
     }
     tool_args_free(&t);
     return rc;
@@ -324,16 +332,17 @@ static cap_result render(const args *a, const an_capture *m, int colour,
 }
 
 #ifdef CAP_HAVE_REMOTE
-/* A live source's window into path (tool_source_open's recorder). */
+/* A live source's window into path (tool_source_open's recorder): the
+ * first pass in TMPDIR, messages naming the source (rem_source_record). */
 static tool_exit record_live(void *user, const tool_source *src,
                              const char *path)
 {
     const args *a = user;
-    rem_options o = {.source = src->text, .out = path, .seconds = a->seconds,
-                     .skip_seconds = a->skip_seconds, .connect_timeout = 10,
-                     .progress = isatty(STDERR_FILENO), .quiet = 1,
-                     .tool = TOOL, .diag = stderr};
-    return rem_record(&o);
+    rem_options o = {.seconds = a->seconds, .skip_seconds = a->skip_seconds,
+                     .connect_timeout = 10, .idle_timeout = a->idle_timeout,
+                     .progress = isatty(STDERR_FILENO), .tool = TOOL,
+                     .diag = stderr};
+    return rem_source_record(&o, src, path);
 }
 #else /* built without the converters: no live sources */
 #define record_live NULL
@@ -363,7 +372,7 @@ static an_options load_options(const args *a)
     return o;
 }
 
-/* Open a->file (a live source and standard input: an in-memory copy, open
+/* Open a->file (a live source and standard input: a copy in TMPDIR, open
  * in *src until the report is written) and load it into *m. Returns
  * TOOL_EXIT_OK, TOOL_EXIT_INCOMPLETE when a live recording was cut short
  * (its reason printed: a warning), or TOOL_EXIT_USAGE after a message

@@ -3,11 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +62,26 @@ void tool_source_parse(tool_source *src, const char *text)
         src->kind = TOOL_SOURCE_FILE;
 }
 
+int tool_spill_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/capture-XXXXXX", dir) >=
+        (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
 static tool_exit open_file(tool_source *src, const char *tool)
 {
     struct stat sb;
@@ -82,7 +102,7 @@ static tool_exit open_file(tool_source *src, const char *tool)
     return TOOL_EXIT_OK;
 }
 
-/* Standard input, byte for byte, into the memory file m. */
+/* Standard input, byte for byte, into the spill file m. */
 static int copy_stdin(int m)
 {
     uint8_t buf[65536];
@@ -115,10 +135,11 @@ tool_exit tool_source_open(tool_source *src, const char *tool,
                         "without the converters)\n", tool, src->text);
         return TOOL_EXIT_USAGE;
     }
-    int m = memfd_create("capture", MFD_CLOEXEC);
+    /* in TMPDIR, unlinked: memory stays bounded however long the source */
+    int m = tool_spill_file();
     if (m < 0) {
-        fprintf(stderr, "%s: %s: cannot make a buffer: %s\n", tool, src->text,
-                strerror(errno));
+        fprintf(stderr, "%s: %s: cannot make a temporary file: %s\n", tool,
+                src->text, strerror(errno));
         return TOOL_EXIT_USAGE;
     }
     snprintf(src->buf, sizeof src->buf, "/proc/self/fd/%d", m);

@@ -12,9 +12,9 @@
  *     tool_source_close(&src);
  *
  * Standard input is copied as it is (damage and truncation stay visible)
- * into an anonymous in-memory file; a live source is recorded into one by
- * the tool's recorder (tools/remote: rem_record), which this wing does
- * not link.
+ * into an unlinked file in TMPDIR (default /tmp: disk, not memory); a live
+ * source is recorded into one by the tool's recorder (tools/remote:
+ * rem_source_record), which this wing does not link.
  */
 #ifndef TOOL_SOURCE_H
 #define TOOL_SOURCE_H
@@ -62,13 +62,19 @@ typedef tool_exit (*tool_record_fn)(void *user, const tool_source *src,
                                     const char *path);
 
 /* Open src: a file read-only (a directory is refused), standard input
- * copied into memory, a live source recorded into memory by record (NULL:
- * live sources are refused). Returns TOOL_EXIT_OK with src->fd and
+ * copied into an unlinked file in TMPDIR (tool_spill_file), a live source
+ * recorded into one by record (NULL: live sources are refused). Returns TOOL_EXIT_OK with src->fd and
  * src->path set, TOOL_EXIT_INCOMPLETE for a live recording cut short
  * (open as well), or TOOL_EXIT_USAGE after one line on stderr prefixed by
  * tool and naming src (missing, unreadable, unreachable). */
 tool_exit tool_source_open(tool_source *src, const char *tool,
                            tool_record_fn record, void *user);
+
+/* An unlinked file in TMPDIR (default /tmp), read and written through
+ * /proc/self/fd/N: disk, not memory, holds what a reader only reads. The
+ * caller owns the descriptor (close it). Returns it, or -1 (errno: TMPDIR
+ * missing or not writable, ENAMETOOLONG). */
+int tool_spill_file(void);
 
 /* Close src->fd (when open). */
 void tool_source_close(tool_source *src);

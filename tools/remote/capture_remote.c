@@ -1,7 +1,7 @@
 /*
  * capture_remote - record a fixed window of a live capture from another
  * machine: capture_remote HOST:PORT OUT.cap [--seconds N] [--skip-seconds S]
- * [--frames N] [--connect-timeout S] [--format-version V].
+ * [--frames N] [--connect-timeout S] [--idle-timeout S] [--format-version V].
  *
  * Option parsing here; the recording is remote.c's (rem_record).
  */
@@ -30,6 +30,9 @@ static void usage(FILE *f)
           "  --frames N           stop after N frames (default: no limit)\n"
           "  --connect-timeout S  keep trying to connect for S seconds "
           "(default 10)\n"
+          "  --idle-timeout S     give up when nothing arrives for S seconds\n"
+          "                       (default 10; a program that records nothing\n"
+          "                       sends nothing)\n"
           "  --format-version V   the version of the capture format written,\n"
           "                       1.1, 2.0, 3.0 or 3.1 (default: 3.1, the most\n"
           "                       compact), as in capture_convert: 3.0 is 3.1\n"
@@ -42,25 +45,31 @@ static void usage(FILE *f)
           "\n"
           "The window counts from the first moment the stream holds complete\n"
           "(stream_start_ns): every frame that begins in it is written whole.\n"
-          "Ctrl-C, the program exiting and a dropped connection all leave a\n"
-          "complete OUT.cap with what arrived whole. A progress line is shown\n"
-          "on a terminal.\n"
+          "OUT.cap is written as the stream arrives, so even a killed\n"
+          "capture_remote leaves a capture that reads up to its last whole\n"
+          "block; Ctrl-C, the program exiting and a dropped connection all\n"
+          "leave a complete OUT.cap with what arrived whole. A progress line\n"
+          "is shown on a terminal.\n"
           "\n"
           "Durations (N, S) are seconds, or a number with a unit: ms, s,\n"
-          "min, h. A recording that stops early, and an OUT.cap that cannot\n"
-          "be written, exit 3; a source that cannot be reached within the\n"
-          "timeout, or that does not send a capture, exits 2.\n\n",
+          "min, h. A recording that stops early (Ctrl-C, the program ended,\n"
+          "the connection dropped, nothing arrived for the idle timeout: the\n"
+          "reason is printed), and an OUT.cap that cannot be written, exit 3;\n"
+          "a source that cannot be reached within the timeout, or that does\n"
+          "not send a capture (it closed the connection at once: full or\n"
+          "over; it sent nothing; it sent something else), exits 2.\n\n",
           f);
     tool_exit_help(f);
 }
 
-enum { O_SECONDS = 1, O_SKIP, O_FRAMES, O_TIMEOUT, O_FORMAT, O_QUIET, O_HELP };
+enum { O_SECONDS = 1, O_SKIP, O_FRAMES, O_TIMEOUT, O_IDLE, O_FORMAT, O_QUIET,
+       O_HELP };
 
 static const tool_opt opts[] = {
     {"seconds", 0, 1, O_SECONDS},         {"skip-seconds", 0, 1, O_SKIP},
     {"frames", 0, 1, O_FRAMES},           {"connect-timeout", 0, 1, O_TIMEOUT},
-    {"format-version", 0, 1, O_FORMAT},   {"quiet", 'q', 0, O_QUIET},
-    {"help", 'h', 0, O_HELP}};
+    {"idle-timeout", 0, 1, O_IDLE},       {"format-version", 0, 1, O_FORMAT},
+    {"quiet", 'q', 0, O_QUIET},           {"help", 'h', 0, O_HELP}};
 
 /* One option into *o. Returns 0, 1 for --help, or -1 after a message. */
 static int take_option(rem_options *o, const tool_args *t, int id)
@@ -70,6 +79,7 @@ static int take_option(rem_options *o, const tool_args *t, int id)
     case O_SKIP: return tool_args_seconds(t, 0, 1e9, &o->skip_seconds);
     case O_FRAMES: return tool_args_count(t, 1, UINT64_MAX, &o->frames);
     case O_TIMEOUT: return tool_args_seconds(t, 0.1, 1e9, &o->connect_timeout);
+    case O_IDLE: return tool_args_seconds(t, 0.1, 1e9, &o->idle_timeout);
     case O_FORMAT:
         return tool_args_format_version(t, &o->format_major,
                                         &o->no_frame_list);

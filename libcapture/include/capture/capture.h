@@ -98,9 +98,10 @@ typedef struct cap_capture_options {
     unsigned stall_timeout_ms;   /* a pipe or socket sink (cap_open_fd) that
                                     takes no byte for this long fails the
                                     capture with CAP_E_IO; default 5000.
-                                    A live client (listen) that takes no
-                                    whole block for this long is
-                                    disconnected */
+                                    A live client (listen) that receives
+                                    less than 64 KiB in this long while
+                                    bytes wait for it (its queue and its
+                                    kernel send buffer) is disconnected */
     int sample_device;           /* 1: the writer thread samples the
                                     device's own evidence as counters (CPU
                                     clock per cluster, thermal zones,
@@ -114,10 +115,12 @@ typedef struct cap_capture_options {
     const char *listen;          /* "ADDR:PORT": also serve the capture to
                                     TCP clients (capture_remote); NULL: no
                                     socket (the default). The environment
-                                    variable CAP_LISTEN overrides it. On a
-                                    device use 0.0.0.0 or the device's own
-                                    address: a loopback address cannot be
-                                    reached from another machine. No
+                                    variable CAP_LISTEN overrides it. An
+                                    empty ADDR means 127.0.0.1: reach it
+                                    from another machine through an ssh
+                                    tunnel; 0.0.0.0 (every interface, a
+                                    warning logged) lets anyone who can
+                                    reach the port read the capture. No
                                     authentication: docs/LIVE.md */
     size_t listen_queue_bytes;   /* bytes queued per live client before
                                     blocks are dropped for it (and counted

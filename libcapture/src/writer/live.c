@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,11 +24,19 @@
 
 #define LV_MAX_CLIENTS 8
 #define LV_MAX_LOSS 256 /* threads whose losses one client keeps apart */
+#define LV_MAX_INBOUND 64 /* bytes a client may send (it has nothing to say) */
+/* A client progresses when this many more of its bytes reached it (the
+ * kernel's unacknowledged bytes no longer counted), or when nothing waits
+ * for it: a client that reads nothing still sees its window opened a few
+ * bytes at a time, which is not progress. */
+#define LV_PROGRESS_BYTES (64u << 10)
+#define LV_EVICT_MS 1000 /* a full server replaces a client stalled so long */
+#define LV_LOG_WINDOW_MS 10000 /* client lines: at most LV_LOG_BURST ... */
+#define LV_LOG_BURST 20        /* ... per window; the rest are counted */
 
 typedef struct lv_item {
     struct lv_item *next;
     size_t len, off;
-    int progress; /* taking it whole counts as progress (not a loss block) */
     uint8_t data[];
 } lv_item;
 
@@ -42,6 +51,12 @@ typedef struct lv_client {
     size_t queued;
     uint64_t last_progress_ms;
     uint64_t pos; /* stream bytes queued so far */
+    /* the sink's thread only: */
+    uint64_t sent;      /* bytes handed to the kernel */
+    uint64_t mark;      /* bytes delivered at the last progress */
+    size_t unacked;     /* the kernel's bytes not yet acknowledged */
+    uint64_t inbound;   /* bytes the client sent */
+    int rd_closed;      /* it shut its side down (it may still read) */
     uint64_t *ix_off, *ix_first, *ix_frames; /* per block sent */
     size_t ix_n, ix_cap;
     uint32_t loss_tid[LV_MAX_LOSS];
@@ -65,6 +80,10 @@ struct cap__live {
     uint64_t stop_deadline; /* ms */
     int closed;             /* the footer went out: accept no more */
     uint64_t dropped_blocks; /* atomic */
+    /* client lines, rate-limited (the sink's thread only) */
+    uint64_t log_window_ms;
+    unsigned log_lines;
+    uint64_t log_suppressed;
 };
 
 static uint64_t now_ms(void)
@@ -85,6 +104,40 @@ static void lv_log(const cap__live *l, const char *fmt, ...)
         l->log(line);
 }
 
+/* A line about a client (the sink's thread only): at most LV_LOG_BURST
+ * every LV_LOG_WINDOW_MS; the others are counted and said in one line when
+ * the window ends (lv_log_flush). */
+static void lv_log_flush(cap__live *l, uint64_t now, int force)
+{
+    if (!force && now - l->log_window_ms < LV_LOG_WINDOW_MS)
+        return;
+    if (l->log_suppressed)
+        lv_log(l, "capture clients: %llu more line(s) about clients "
+                  "suppressed in the last %llu s",
+               (unsigned long long)l->log_suppressed,
+               (unsigned long long)((now - l->log_window_ms + 999) / 1000));
+    l->log_suppressed = 0;
+    l->log_lines = 0;
+    l->log_window_ms = now;
+}
+
+static void lv_log_client(cap__live *l, const char *fmt, ...)
+{
+    lv_log_flush(l, now_ms(), 0);
+    if (l->log_lines >= LV_LOG_BURST) {
+        l->log_suppressed++;
+        return;
+    }
+    l->log_lines++;
+    char line[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (l->log)
+        l->log(line);
+}
+
 static void wake(cap__live *l)
 {
     char c = 1;
@@ -95,7 +148,7 @@ static void wake(cap__live *l)
 /* ---- queues (caller holds l->lock) -------------------------------------- */
 
 static int enqueue(lv_client *c, const uint8_t *a, size_t an, const uint8_t *b,
-                   size_t bn, int progress)
+                   size_t bn)
 {
     lv_item *it = malloc(sizeof *it + an + bn);
     if (!it)
@@ -103,9 +156,6 @@ static int enqueue(lv_client *c, const uint8_t *a, size_t an, const uint8_t *b,
     it->next = NULL;
     it->len = an + bn;
     it->off = 0;
-    it->progress = progress;
-    if (!c->head) /* the stall clock starts when bytes start waiting */
-        c->last_progress_ms = now_ms();
     if (an)
         memcpy(it->data, a, an);
     if (bn)
@@ -165,7 +215,7 @@ static void activate(cap__live *l, lv_client *c, cap_writer *w)
     size_t decl_at = b.len;
     if (rc == 0)
         rc = cap__writer_decl_chunk(w, &b);
-    if (rc != 0 || b.failed || enqueue(c, b.data, b.len, NULL, 0, 1) != 0 ||
+    if (rc != 0 || b.failed || enqueue(c, b.data, b.len, NULL, 0) != 0 ||
         index_block(c, decl_at, 0, 0) != 0)
         client_kill(l, c, "dropped: out of memory");
     else
@@ -190,9 +240,10 @@ static void send_losses(cap__live *l, lv_client *c, cap_writer *w, int force)
         capf_buf_free(&b);
         return; /* out of memory: try again with the next block */
     }
-    if (b.len && (force || c->queued + b.len <= l->queue_max)) {
+    /* as a block: an empty queue takes it, however small the queue */
+    if (b.len && (force || !c->head || c->queued + b.len <= l->queue_max)) {
         uint64_t at = c->pos;
-        if (enqueue(c, b.data, b.len, NULL, 0, 0) == 0 &&
+        if (enqueue(c, b.data, b.len, NULL, 0) == 0 &&
             index_block(c, at, 0, 0) == 0)
             c->loss_k = 0;
     } else if (!b.len) {
@@ -211,8 +262,10 @@ static void count_loss(lv_client *c, const uint32_t *tids, const uint64_t *n,
         if (j == c->loss_k) {
             if (c->loss_k == LV_MAX_LOSS)
                 j = LV_MAX_LOSS - 1; /* many threads: charge the last slot */
-            else
-                c->loss_tid[c->loss_k++] = tids[i];
+            else { /* a slot freed by a loss block sent: count from 0 */
+                c->loss_tid[c->loss_k] = tids[i];
+                c->loss_n[c->loss_k++] = 0;
+            }
         }
         c->loss_n[j] += n[i];
     }
@@ -239,7 +292,7 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
             if (!c->loss_k && (c->queued + len <= l->queue_max || !c->head)) {
                 uint64_t at = c->pos;
                 if (enqueue(c, ch->hdr, CAPF_CHUNK_HEADER_LEN, ch->body,
-                            ch->body_len, 1) == 0 &&
+                            ch->body_len) == 0 &&
                     index_block(c, at, ch->first_frame, ch->frames) == 0)
                     continue;
             }
@@ -253,7 +306,7 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
             if (cap__writer_footer_chunk(w, c->ix_off, c->ix_first,
                                          c->ix_frames, c->ix_n, c->pos,
                                          &b) == 0)
-                (void)enqueue(c, b.data, b.len, NULL, 0, 1);
+                (void)enqueue(c, b.data, b.len, NULL, 0);
             capf_buf_free(&b);
             if (c->lost_blocks)
                 snprintf(c->note, sizeof c->note,
@@ -310,6 +363,32 @@ static void client_free(lv_client *c)
     free(c);
 }
 
+/* Under l->lock, the server full: disconnect the client that has taken
+ * nothing for longest, if that is LV_EVICT_MS or more, to make room for
+ * `peer`. Clients that take their stream are never replaced: 8 of them
+ * refuse a ninth. Returns 1 when one was disconnected. */
+static int evict_stalled(cap__live *l, const char *peer)
+{
+    uint64_t now = now_ms();
+    lv_client *worst = NULL;
+    for (lv_client *c = l->clients; c; c = c->next)
+        if (c->state != LV_DEAD && (c->head || c->unacked) &&
+            now >= c->last_progress_ms + LV_EVICT_MS &&
+            (!worst || c->last_progress_ms < worst->last_progress_ms))
+            worst = c;
+    if (!worst)
+        return 0;
+    char why[200];
+    snprintf(why, sizeof why,
+             "took less than %u KiB for %llu ms; disconnected to make room "
+             "for %s "
+             "(8 clients at most)",
+             LV_PROGRESS_BYTES >> 10,
+             (unsigned long long)(now - worst->last_progress_ms), peer);
+    client_kill(l, worst, why);
+    return 1;
+}
+
 static void accept_clients(cap__live *l)
 {
     for (;;) {
@@ -322,18 +401,23 @@ static void accept_clients(cap__live *l)
         char host[64] = "?", serv[16] = "?";
         getnameinfo((struct sockaddr *)&sa, sl, host, sizeof host, serv,
                     sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV);
+        char peer[80];
+        snprintf(peer, sizeof peer, strchr(host, ':') ? "[%s]:%s" : "%s:%s",
+                 host, serv);
         pthread_mutex_lock(&l->lock);
         size_t n = 0;
         for (lv_client *c = l->clients; c; c = c->next)
             n += c->state != LV_DEAD;
+        if (n >= LV_MAX_CLIENTS && !l->closed && !l->stop &&
+            evict_stalled(l, peer))
+            n--;
         lv_client *c = NULL;
         if (!l->closed && !l->stop && n < LV_MAX_CLIENTS)
             c = calloc(1, sizeof *c);
         if (c) {
             c->fd = fd;
             c->state = LV_PENDING;
-            snprintf(c->peer, sizeof c->peer,
-                     strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, serv);
+            snprintf(c->peer, sizeof c->peer, "%s", peer);
             c->last_progress_ms = now_ms();
             c->next = l->clients;
             l->clients = c;
@@ -348,11 +432,11 @@ static void accept_clients(cap__live *l)
             int sndbuf = sb < (16u << 10) ? 16 << 10
                          : sb > (1u << 20) ? 1 << 20 : (int)sb;
             setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-            lv_log(l, "capture client %s connected", c->peer);
+            lv_log_client(l, "capture client %s connected", c->peer);
         } else {
-            lv_log(l, "capture client %s:%s refused: %s", host, serv,
-                   n >= LV_MAX_CLIENTS ? "too many clients (8)"
-                                       : "the capture is over");
+            lv_log_client(l, "capture client %s refused: %s", peer,
+                          n >= LV_MAX_CLIENTS ? "too many clients (8)"
+                                              : "the capture is over");
             close(fd);
         }
     }
@@ -382,13 +466,9 @@ static void send_queue(cap__live *l, lv_client *c)
             return;
         }
         it->off += (size_t)n;
+        c->sent += (uint64_t)n; /* progress is judged by what reached it */
         if (it->off == it->len) {
             pthread_mutex_lock(&l->lock);
-            /* progress is a whole block taken (a loss block does not
-             * count): a client whose window the kernel opens a few bytes
-             * at a time is stalled all the same */
-            if (it->progress)
-                c->last_progress_ms = now_ms();
             c->head = it->next;
             if (!c->head)
                 c->tail = NULL;
@@ -397,6 +477,61 @@ static void send_queue(cap__live *l, lv_client *c)
             free(it);
         }
     }
+}
+
+/* Under l->lock: whether c still takes its stream. What waits for it is
+ * its queue and the bytes its kernel holds unacknowledged (SIOCOUTQ): the
+ * kernel's send buffer alone would otherwise absorb a few MiB of a client
+ * that reads nothing, or of a peer that vanished, before the queue grows. */
+static void check_progress(cap__live *l, lv_client *c, uint64_t now)
+{
+    int uq = 0;
+    if (ioctl(c->fd, TIOCOUTQ, &uq) != 0 || uq < 0 || (uint64_t)uq > c->sent)
+        uq = 0;
+    c->unacked = (size_t)uq;
+    uint64_t delivered = c->sent - (uint64_t)uq;
+    if ((!c->head && !uq) || delivered >= c->mark + LV_PROGRESS_BYTES) {
+        c->last_progress_ms = now;
+        c->mark = delivered;
+    } else if (now > c->last_progress_ms &&
+               now - c->last_progress_ms > l->stall_ms) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "took less than %u KiB in %u ms (%zu bytes waiting); "
+                 "disconnected",
+                 LV_PROGRESS_BYTES >> 10, l->stall_ms, c->queued + c->unacked);
+        client_kill(l, c, why);
+    }
+}
+
+/* A client's side of the connection is readable: it sent bytes (a few
+ * are tolerated; a client has nothing to say, and reading a flood would
+ * cost the program a core) or shut its side down, which a client that
+ * still reads does (`nc -N`, `nc < /dev/null`): the stream goes on.
+ * Returns 1 when c was disconnected. */
+static int client_input(cap__live *l, lv_client *c)
+{
+    char buf[512];
+    ssize_t r = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+    char why[160] = "";
+    if (r > 0) {
+        c->inbound += (uint64_t)r;
+        if (c->inbound > LV_MAX_INBOUND)
+            snprintf(why, sizeof why,
+                     "sent %llu bytes or more (a client sends nothing); "
+                     "disconnected",
+                     (unsigned long long)c->inbound);
+    } else if (r == 0) {
+        c->rd_closed = 1;
+    } else if (errno != EAGAIN && errno != EINTR && errno != EWOULDBLOCK) {
+        snprintf(why, sizeof why, "went away (%s)", strerror(errno));
+    }
+    if (!why[0])
+        return 0;
+    pthread_mutex_lock(&l->lock);
+    client_kill(l, c, why);
+    pthread_mutex_unlock(&l->lock);
+    return 1;
 }
 
 static void *live_main(void *arg)
@@ -417,16 +552,8 @@ static void *live_main(void *arg)
         lv_client *gone = NULL;
         for (lv_client **pp = &l->clients; *pp;) {
             lv_client *c = *pp;
-            if (c->state != LV_DEAD && c->head &&
-                now > c->last_progress_ms &&
-                now - c->last_progress_ms > l->stall_ms) {
-                char why[160];
-                snprintf(why, sizeof why,
-                         "took no whole block for %u ms (%zu bytes "
-                         "waiting); disconnected",
-                         l->stall_ms, c->queued);
-                client_kill(l, c, why);
-            }
+            if (c->state != LV_DEAD)
+                check_progress(l, c, now);
             if (c->state == LV_FINISHING && !c->head) {
                 shutdown(c->fd, SHUT_WR);
                 c->state = LV_DEAD;
@@ -452,15 +579,17 @@ static void *live_main(void *arg)
         for (lv_client *c = gone, *next; c; c = next) {
             next = c->next;
             if (c->note[0])
-                lv_log(l, "%s", c->note);
+                lv_log_client(l, "%s", c->note);
             client_free(c);
         }
         if (leaving) {
             for (lv_client *c = l->clients; c; c = c->next) /* only we */
                 if (c->note[0])                           /* touch them */
-                    lv_log(l, "%s", c->note);
+                    lv_log_client(l, "%s", c->note);
+            lv_log_flush(l, now_ms(), 1);
             break;
         }
+        lv_log_flush(l, now_ms(), 0);
         pthread_mutex_lock(&l->lock);
         nfds_t n = 0;
         pf[n] = (struct pollfd){l->wake[0], POLLIN, 0};
@@ -471,8 +600,11 @@ static void *live_main(void *arg)
         }
         for (lv_client *c = l->clients; c && n < 2 + LV_MAX_CLIENTS;
              c = c->next) {
-            pf[n] = (struct pollfd){c->fd, (short)(POLLIN |
-                                                   (c->head ? POLLOUT : 0)),
+            /* after its half-close a client reads on: POLLIN would only
+             * repeat the end of its side */
+            pf[n] = (struct pollfd){c->fd,
+                                    (short)((c->rd_closed ? 0 : POLLIN) |
+                                            (c->head ? POLLOUT : 0)),
                                     0};
             who[n++] = c;
         }
@@ -494,19 +626,21 @@ static void *live_main(void *arg)
                 continue;
             }
             lv_client *c = who[i];
-            if (pf[i].revents & POLLIN) {
-                /* clients send nothing; EOF or an error means gone */
-                char buf[512];
-                ssize_t r = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
-                if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR &&
-                               errno != EWOULDBLOCK)) {
-                    pthread_mutex_lock(&l->lock);
-                    client_kill(l, c, "disconnected");
-                    pthread_mutex_unlock(&l->lock);
-                    continue;
-                }
+            if (pf[i].revents & (POLLERR | POLLHUP)) {
+                /* a reset, or both sides shut: gone */
+                int e = 0;
+                socklen_t el = sizeof e;
+                char why[160] = "disconnected";
+                if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e)
+                    snprintf(why, sizeof why, "went away (%s)", strerror(e));
+                pthread_mutex_lock(&l->lock);
+                client_kill(l, c, why);
+                pthread_mutex_unlock(&l->lock);
+                continue;
             }
-            if (pf[i].revents & (POLLOUT | POLLERR | POLLHUP))
+            if ((pf[i].revents & POLLIN) && client_input(l, c))
+                continue;
+            if (pf[i].revents & POLLOUT)
                 send_queue(l, c);
         }
     }
@@ -553,7 +687,9 @@ cap_result cap__live_start(cap__live **out, const char *addr,
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    int g = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+    /* no host: the loopback, not every interface (that is asked for by
+     * name: 0.0.0.0 or [::]) */
+    int g = getaddrinfo(host[0] ? host : "127.0.0.1", port, &hints, &ai);
     if (g != 0) {
         snprintf(why, why_size, "%s", gai_strerror(g));
         return CAP_E_IO;
@@ -586,12 +722,26 @@ cap_result cap__live_start(cap__live **out, const char *addr,
         snprintf(why, why_size, "out of memory");
         return CAP_E_NOMEM;
     }
-    struct sockaddr_storage sa;
+    struct sockaddr_storage sa = {0};
     socklen_t sl = sizeof sa;
     if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
         l->port = ntohs(sa.ss_family == AF_INET6
                             ? ((struct sockaddr_in6 *)&sa)->sin6_port
                             : ((struct sockaddr_in *)&sa)->sin_port);
+    if (log && ((sa.ss_family == AF_INET &&
+                 ((struct sockaddr_in *)&sa)->sin_addr.s_addr ==
+                     htonl(INADDR_ANY)) ||
+                (sa.ss_family == AF_INET6 &&
+                 IN6_IS_ADDR_UNSPECIFIED(
+                     &((struct sockaddr_in6 *)&sa)->sin6_addr)))) {
+        char line[200];
+        snprintf(line, sizeof line,
+                 "the capture is served on every interface (%s): anyone who "
+                 "can reach port %d can read it; see docs/LIVE.md (loopback "
+                 "and an ssh tunnel)",
+                 addr, l->port);
+        log(line);
+    }
     l->lfd = fd;
     l->queue_max = queue_bytes ? queue_bytes : (8u << 20);
     l->stall_ms = stall_ms ? stall_ms : 5000;

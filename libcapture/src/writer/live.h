@@ -20,8 +20,17 @@
  * 1 MiB); a block that does not fit is dropped for that client alone, and
  * the scopes lost with it (those that end in it) are counted, per thread,
  * in a STATS section (DROPPED_SCOPES) of a block sent to that client once
- * its queue has room again. A client that takes no whole block for
- * stall_ms while bytes wait for it is disconnected, with one log line.
+ * its queue has room again. A client that receives less than 64 KiB in
+ * stall_ms while bytes wait for it (in its queue, or unacknowledged in its
+ * kernel send buffer: SIOCOUTQ) is disconnected, with one log line.
+ *
+ * Hostile clients: one that sends more than 64 bytes is disconnected (a
+ * client has nothing to say); one that shuts its side down keeps its
+ * stream. At most 8 clients; a ninth takes the place of the one stalled
+ * longest when that is 1 s or more, else it is closed before any byte.
+ * Lines about clients are limited to 20 per 10 s, the rest counted in one
+ * line. An empty host listens on 127.0.0.1; 0.0.0.0 or [::] logs a
+ * warning line (every interface, no authentication).
  */
 #ifndef CAP_LIVE_H
 #define CAP_LIVE_H
@@ -34,8 +43,8 @@
 
 typedef struct cap__live cap__live;
 
-/* Listen on `addr` ("HOST:PORT", "[V6ADDR]:PORT"; port 0 picks a free
- * one) and start the sink's thread. log(line) is called for each line worth
+/* Listen on `addr` ("HOST:PORT", "[V6ADDR]:PORT", ":PORT" for 127.0.0.1;
+ * port 0 picks a free one) and start the sink's thread. log(line) is called for each line worth
  * logging, from any of the threads involved.
  * Errors: CAP_E_MISUSE (malformed address), CAP_E_IO (the address cannot
  * be resolved, bound or listened on; *why says why), CAP_E_NOMEM. */
