@@ -3982,8 +3982,13 @@ static cap_reader *footer_reader(int fd, const cap_chunk_plan *plan)
  * 1.12 s on one thread to 1.78 s on two and the calling thread held
  * 0.91 s; with 512 KiB (29) 0.86 -> 1.00 s, 0.52 s; a block a chunk
  * 0.84 -> 0.87 s, 0.44 s (smaller models, each in cache; peak RSS 26
- * MiB against 37 read whole). */
-#define CHUNK_BYTES ((uint64_t)256 << 10)
+ * MiB against 37 read whole). 64 KiB: a chunk's exact per-frame values
+ * wait for the merge, so its memory follows the frames it covers; a
+ * capture of 31 bytes a frame (tests/fleet's long one) held 8,500 frames
+ * in 256 KiB, and its --summary grew from 17 to 44 MiB between 10,000 and
+ * 60,000 frames; with 64 KiB (a block a chunk there, as for bench_read's
+ * realistic capture) 15 to 20 MiB. */
+#define CHUNK_BYTES ((uint64_t)64 << 10)
 
 /* The chunked load, where the file allows it: *used 1 when it ran (its
  * result returned; LOAD_WHOLE: read whole), 0 when the file must be read

@@ -109,7 +109,9 @@ int an_drive(int fd, const cap_chunk_plan *plan, int threads,
     if (!plan || !plan->n || !ops || threads < 1)
         return -1;
     drive d = {.plan = plan, .ops = ops, .ctx = ctx, .fd = fd};
-    d.window = 2 * (size_t)threads;
+    /* a chunk result holds its frames' exact values until merged: one
+       ahead per thread bounds memory by threads, not by the file */
+    d.window = (size_t)threads;
     d.result = calloc(plan->n, sizeof *d.result);
     d.done = calloc(plan->n, 1);
     if (!d.result || !d.done) {

@@ -8,7 +8,7 @@
  * the file alone (cap_chunks_plan) and the merge order on the chunks
  * alone, a result built by the merges is the same on 1, 2 or 64 threads.
  *
- * Memory: at most 2 x threads chunk results exist at once (a chunk is
+ * Memory: at most `threads` chunk results exist at once (a chunk is
  * started only while fewer than that wait for their merge).
  */
 #ifndef AN_LOAD_DRIVER_H

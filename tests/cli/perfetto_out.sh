@@ -100,7 +100,7 @@ fi
 if "$convert" "$tmp/w.pftrace" "$tmp/x.cap" 2>"$tmp/e"; then
   echo "FAIL reading a .pftrace succeeded"
   fail=1
-elif ! grep -q "Perfetto traces cannot be read" "$tmp/e"; then
+elif ! grep -q "perfetto cannot be read" "$tmp/e"; then
   echo "FAIL reading a .pftrace: $(cat "$tmp/e")"
   fail=1
 fi
