@@ -92,10 +92,10 @@ pair() { # NAME WANT CHECK SECONDS BASE_HEAVY NEW_HEAVY SEED_BASE SEED_NEW [ARGS
     echo "     $name:${misses##*;}, recording again (load: $(cut -d' ' -f1-3 /proc/loadavg))"
   done
   if [ -n "${DIFF_GAME_SIM_FORCE:-}" ]; then
-    bad "$name:$misses"
+    bad "$name:${misses#;}"
     return
   fi
-  echo "SKIP $name: three attempts missed (load average $(cut -d' ' -f1-3 /proc/loadavg)):$misses"
+  echo "SKIP $name: three attempts missed (load average $(cut -d' ' -f1-3 /proc/loadavg)):${misses#;}"
   skipped=$((skipped + 1))
 }
 
