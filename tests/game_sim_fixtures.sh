@@ -13,9 +13,10 @@
 #       regression that gates against game-sim-ab-slow.cap (that scope
 #       10 % slower).
 #   game_sim_fixtures.sh --record GAME_SIM READ_CAPTURE CAPTURE_DIFF FIXTURES
-#       makes those recordings again, as the live tests make theirs, each
-#       run again (another seed) until its report holds (at most 10
-#       runs). game_sim needs the cores it asks for: on a busy machine
+#       makes those recordings again, as the live tests make theirs
+#       (the verdict runs 2 s long, not 4: half the bytes for the tests
+#       that read every fixture), each run again (another seed) until its
+#       report holds (at most 10 runs). game_sim needs the cores it asks for: on a busy machine
 #       pass a wrapper that runs it at a real-time priority, e.g. a script
 #       `exec chrt -f 10 build/examples/game_sim/game_sim "$@"` (how the
 #       committed ones were made, on 2 cores shared with other builds).
@@ -59,7 +60,8 @@ if [ $record = 1 ]; then
     verdict_case "$c"
     for seed in $(seq 1 10); do
       # shellcheck disable=SC2086
-      "$sim" "$work/g.cap" --seed "$seed" $verdict_sim_args $vc_args >/dev/null || exit 1
+      "$sim" "$work/g.cap" --seed "$seed" $verdict_sim_args $vc_args \
+        --seconds 2 >/dev/null || exit 1
       verdict_read "$read" "$work/g.cap" >"$work/r.txt"
       if verdict_judge "$work/r.txt"; then
         cp "$work/g.cap" "$fixtures/game-sim-verdicts-$c.cap"
