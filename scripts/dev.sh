@@ -4,6 +4,7 @@
 #
 #   scripts/dev.sh report [read_capture options]   report on the bundled capture
 #   scripts/dev.sh test                            build and run the whole suite
+#   scripts/dev.sh test --quick                    build, run the quick lane only
 #   scripts/dev.sh build                           build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,20 +69,40 @@ case "$cmd" in
     exec build/tools/read_capture "$@" fixtures/demo.cap
     ;;
   test)
-    # The whole suite: the normal build's tests, then the suite under
-    # ASan+UBSan and the threaded tests under TSan (tests/sanitizers.sh),
-    # then a 60-second smoke run of every fuzz target (fuzz/smoke.sh),
-    # then libcapture built and used as other projects do: pkg-config,
-    # Meson subproject, CMake, shared and library-only builds
-    # (tests/downstream.sh). CAP_QUICK=1 runs the normal build's tests only.
+    # The whole suite (what CI runs): the normal build's tests, then the
+    # suite again under ASan+UBSan and the threaded tests under TSan
+    # (tests/sanitizers.sh), then a 60-second smoke run of every fuzz
+    # target (fuzz/smoke.sh), then libcapture built and used as other
+    # projects do: pkg-config, Meson subproject, CMake, shared and
+    # library-only builds (tests/downstream.sh).
+    # --quick (or CAP_QUICK=1): the quick lane only, meson's tests outside
+    # the suite 'slow' (unit tests, CLI golden tests, the timing tests'
+    # analysis on committed recordings; at most 90 s on 2 cores once
+    # built), none of the steps after them. Other arguments go to
+    # `meson test` (test names, --suite, ...).
+    quick=${CAP_QUICK:-0}
+    if [ "${1:-}" = --quick ]; then
+      quick=1
+      shift
+    fi
     build
-    install_test_tools
     status=0
-    meson test -C build --print-errorlogs "$@" || status=$?
+    # (the counts below come from this run's log, never an earlier one's)
+    rm -f build/meson-logs/testlog.json
+    if [ "$quick" = 1 ]; then
+      meson test -C build --print-errorlogs --no-suite slow "$@" || status=$?
+    else
+      install_test_tools
+      meson test -C build --print-errorlogs "$@" || status=$?
+    fi
     counts=$(python3 - build/meson-logs/testlog.json <<'PY'
 import json, sys
 ok = bad = skip = 0
-for line in open(sys.argv[1]):
+try:
+    lines = open(sys.argv[1]).readlines()
+except OSError:
+    lines = []
+for line in lines:
     r = json.loads(line).get("result")
     if r in ("OK", "EXPECTEDFAIL"): ok += 1
     elif r == "SKIP": skip += 1
@@ -90,7 +111,7 @@ print(ok, bad, skip)
 PY
 )
     read -r ok bad skip <<<"$counts"
-    if [ "${CAP_QUICK:-0}" != 1 ]; then
+    if [ "$quick" != 1 ]; then
       for step in "tests/sanitizers.sh" "fuzz/smoke.sh 60" "tests/downstream.sh"; do
         echo "== $step" >&2
         # shellcheck disable=SC2086
@@ -106,7 +127,7 @@ PY
     build
     ;;
   *)
-    echo "usage: scripts/dev.sh report|test|build" >&2
+    echo "usage: scripts/dev.sh report|test [--quick]|build" >&2
     exit 2
     ;;
 esac

@@ -14,14 +14,23 @@ export NO_COLOR=1
 # this script's own files: in CASES_TMPDIR, else TMPDIR, else /tmp (a test
 # may point TMPDIR where the tool can make nothing)
 tmpd=${CASES_TMPDIR:-${TMPDIR:-/tmp}}
+out=$(mktemp -p "$tmpd") err=$(mktemp -p "$tmpd")
+trap 'rm -f "$out" "$err"' EXIT
+# leading and trailing spaces off, in the shell (a process a field made
+# this script's time on a busy machine, where a process costs tens of ms)
+trim() { # VAR
+  local v=${!1}
+  v=${v#"${v%%[! ]*}"}
+  v=${v%"${v##*[! ]}"}
+  printf -v "$1" "%s" "$v"
+}
 while IFS='|' read -r name args status; do
-  name=$(printf "%s" "$name" | sed "s/^ *//; s/ *$//")
+  trim name
   [ -z "$name" ] && continue
   case "$name" in \#*) continue ;; esac
-  args=$(printf "%s" "$args" | sed "s/^ *//; s/ *$//")
-  status=$(printf "%s" "$status" | sed "s/^ *//; s/ *$//")
+  trim args
+  trim status
   n=$((n + 1))
-  out=$(mktemp -p "$tmpd") err=$(mktemp -p "$tmpd")
   # shellcheck disable=SC2086
   "$tool" $args >"$out" 2>"$err"
   rc=$?
@@ -40,7 +49,6 @@ while IFS='|' read -r name args status; do
     echo "FAIL $name: stderr differs:"; diff -u "$expected/$name.err" "$err" | head -20; ok=0
   fi
   [ $ok = 1 ] && echo "ok   $name" || fail=$((fail + 1))
-  rm -f "$out" "$err"
 done <"$cases"
 echo "$((n - fail)) passed, $fail failed"
 [ $fail = 0 ]
