@@ -822,21 +822,13 @@ static cap_result open_sink(producer *p, const char *path, int fd,
     return fd >= 0 ? cap_writer_open_fd(&p->w, fd, wo) : CAP_E_IO;
 }
 
-static cap_result open_common(int fd, const char *path,
-                              const cap_capture_options *o)
+/* A producer with o's buffer, flush and sampler options, its condition
+ * variable on CLOCK_MONOTONIC; NULL when out of memory. */
+static producer *producer_new(const cap_capture_options *o)
 {
-    pthread_mutex_lock(&reg.lock);
-    int busy = reg.active != NULL || reg.closing;
-    pthread_mutex_unlock(&reg.lock);
-    if (busy)
-        return CAP_E_MISUSE;
-    if (o && o->meta_count && !o->meta)
-        return CAP_E_MISUSE;
-    if (o && o->format_major > 3) /* 0 default, 1.1, 2.0, 3.0 */
-        return CAP_E_MISUSE;
     producer *p = calloc(1, sizeof *p);
     if (!p)
-        return CAP_E_NOMEM;
+        return NULL;
     pthread_mutex_init(&p->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -853,7 +845,24 @@ static cap_result open_common(int fd, const char *path,
     p->flush_ms = o && o->flush_interval_ms ? o->flush_interval_ms : 100;
     sampler_options(p, o);
     p->current_frame = UINT64_MAX;
+    return p;
+}
 
+/* A producer that never started its writer thread, with its sinks. */
+static void producer_discard(producer *p)
+{
+    cap__live_stop(p->live, 0);
+    cap__flight_free(p->flight);
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+/* The clock: the time-stamp counter when invariant (unless o forces
+ * CLOCK_MONOTONIC), calibrated against CLOCK_MONOTONIC over ~2 ms into
+ * p->period, p->origin_*. Returns the clock's name for the metadata. */
+static const char *clock_start(producer *p, const cap_capture_options *o)
+{
     int counter = !(o && o->force_monotonic) && have_invariant_counter();
     __atomic_store_n(&cap__clock_is_counter, counter, __ATOMIC_RELAXED);
     const char *clock =
@@ -862,7 +871,6 @@ static cap_result open_common(int fd, const char *path,
 #else
         counter ? "tsc" : "monotonic";
 #endif
-    /* Calibrate the counter against CLOCK_MONOTONIC over ~2 ms. */
     uint64_t t0, m0, t1, m1;
     cap__clock_pair(&t0, &m0);
     if (counter) {
@@ -875,22 +883,51 @@ static cap_result open_common(int fd, const char *path,
     }
     p->origin_tick = t0;
     p->origin_mono = m0;
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
+    return clock;
+}
 
+/* The live server when CAP_LISTEN or o->listen asks for one (its failure
+ * is logged, never fatal here). */
+static void live_start(producer *p, const cap_capture_options *o,
+                       const char *path, int fd)
+{
+    const char *listen = getenv("CAP_LISTEN");
+    if (!listen || !*listen)
+        listen = o ? o->listen : NULL;
+    if (!listen)
+        return;
+    char why[160];
+    if (cap__live_start(&p->live, listen, o ? o->listen_queue_bytes : 0,
+                        o ? o->stall_timeout_ms : 0, live_log, why,
+                        sizeof why) == CAP_OK)
+        cap__logf("serving the capture on %s (port %d, no authentication: "
+                  "see docs/LIVE.md)",
+                  listen, cap__live_port(p->live));
+    else
+        cap__logf("cannot listen on %s: %s; %s", listen, why,
+                  path || fd >= 0 ? "recording goes on without it"
+                                  : "nothing is recorded");
+}
+
+/* p's writer (a file, fd, the live tee, or the flight ring) with its
+ * metadata; CAP_E_NOMEM, or the sink's error. */
+static cap_result writer_start(producer *p, const cap_capture_options *o,
+                               const char *path, int fd, const char *clock)
+{
     double skip = env_seconds("CAP_SKIP_SECONDS", o ? o->skip_seconds : 0);
     double rec = env_seconds("CAP_RECORD_SECONDS", o ? o->record_seconds : 0);
     double flight = cap__flight_mode(o, &rec, live_log);
+    uint64_t t0 = p->origin_tick;
     p->skip_tick = t0 + (uint64_t)(skip * 1e9 / p->period);
     p->end_tick = rec > 0 ? p->skip_tick + (uint64_t)(rec * 1e9 / p->period) : 0;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
 
     size_t extra = o ? o->meta_count : 0;
     cap_meta_kv *kv = calloc(extra + 8, sizeof *kv);
     char strs[1024];
-    if (!kv) {
-        free(p);
+    if (!kv)
         return CAP_E_NOMEM;
-    }
     size_t kvn = 0;
     fill_default_meta(kv, &kvn, strs, sizeof strs, o, clock);
     char window[96];
@@ -904,7 +941,7 @@ static cap_result open_common(int fd, const char *path,
         .clock_source = clock,
         .tick_period_ns = p->period,
         .origin_tick = t0,
-        .origin_mono_ns = m0,
+        .origin_mono_ns = p->origin_mono,
         .origin_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec,
         .zstd_level = o && o->zstd_level ? o->zstd_level : 1,
         .block_bytes = o && o->flush_bytes ? o->flush_bytes : 0,
@@ -912,61 +949,30 @@ static cap_result open_common(int fd, const char *path,
         .format_minor = 1, /* name flags, stray ends (as 1.1) */
         .format_major = o ? o->format_major : 0,
     };
-    const char *listen = getenv("CAP_LISTEN");
-    if (!listen || !*listen)
-        listen = o ? o->listen : NULL;
-    if (listen) {
-        char why[160];
-        if (cap__live_start(&p->live, listen, o ? o->listen_queue_bytes : 0,
-                            o ? o->stall_timeout_ms : 0, live_log, why,
-                            sizeof why) == CAP_OK)
-            cap__logf("serving the capture on %s (port %d, no authentication: "
-                  "see docs/LIVE.md)",
-                  listen, cap__live_port(p->live));
-        else
-            cap__logf("cannot listen on %s: %s; %s", listen, why,
-                  path || fd >= 0 ? "recording goes on without it"
-                                  : "nothing is recorded");
-    }
+    live_start(p, o, path, fd);
     cap__flight_opts fo = {.seconds = flight, .flush_ms = p->flush_ms,
                            .period_ns = p->period, .origin_tick = t0,
-                           .origin_mono = m0, .wo = &wo, .live = p->live,
-                           .log = live_log};
+                           .origin_mono = p->origin_mono, .wo = &wo,
+                           .live = p->live, .log = live_log};
     cap_result r = flight > 0 ? cap__flight_open(&p->flight, &p->w, o, path, &fo)
                               : open_sink(p, path, fd, &wo);
     if (r == CAP_OK && p->w) /* the registry names what the writer's bulk
                                 path meets unnamed */
         cap__writer_set_resolver(p->w, cap__resolve_name, p);
     free(kv);
-    if (r != CAP_OK && (flight > 0 || (!path && fd < 0))) { /* logged */
-        cap__live_stop(p->live, 0);
-        cap__flight_free(p->flight);
-        pthread_cond_destroy(&p->cond);
-        pthread_mutex_destroy(&p->lock);
-        free(p);
-        return r;
-    }
-    if (r != CAP_OK) {
-        cap__live_stop(p->live, 0);
+    if (r != CAP_OK && !(flight > 0 || (!path && fd < 0))) { /* else logged */
         int e = errno;
         cap__logf("cannot open capture '%s': %s%s%s", path ? path : "(fd)",
-              cap_result_message(r), r == CAP_E_IO ? ": " : "",
-              r == CAP_E_IO ? strerror(e) : "");
-        pthread_cond_destroy(&p->cond);
-        pthread_mutex_destroy(&p->lock);
-        free(p);
-        return r;
+                  cap_result_message(r), r == CAP_E_IO ? ": " : "",
+                  r == CAP_E_IO ? strerror(e) : "");
     }
-    if (pthread_create(&p->writer, NULL, cap__writer_main, p) != 0) {
-        cap_writer_abandon(p->w);
-        cap__live_stop(p->live, 0);
-        cap__flight_free(p->flight);
-        pthread_cond_destroy(&p->cond);
-        pthread_mutex_destroy(&p->lock);
-        free(p);
-        return CAP_E_NOMEM;
-    }
-    p->writer_started = 1;
+    return r;
+}
+
+/* p, whose writer thread runs, becomes the active capture; CAP_E_MISUSE
+ * (p stopped and freed) when another cap_open won the race. */
+static cap_result publish(producer *p)
+{
     pthread_mutex_lock(&reg.lock);
     if (reg.active || reg.closing) { /* lost a race with another cap_open */
         pthread_mutex_unlock(&reg.lock);
@@ -986,6 +992,36 @@ static cap_result open_common(int fd, const char *path,
     __atomic_store_n(&reg.active, p, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&reg.lock);
     return CAP_OK;
+}
+
+static cap_result open_common(int fd, const char *path,
+                              const cap_capture_options *o)
+{
+    pthread_mutex_lock(&reg.lock);
+    int busy = reg.active != NULL || reg.closing;
+    pthread_mutex_unlock(&reg.lock);
+    if (busy)
+        return CAP_E_MISUSE;
+    if (o && o->meta_count && !o->meta)
+        return CAP_E_MISUSE;
+    if (o && o->format_major > 3) /* 0 default, 1.1, 2.0, 3.0 */
+        return CAP_E_MISUSE;
+    producer *p = producer_new(o);
+    if (!p)
+        return CAP_E_NOMEM;
+    const char *clock = clock_start(p, o);
+    cap_result r = writer_start(p, o, path, fd, clock);
+    if (r != CAP_OK) {
+        producer_discard(p);
+        return r;
+    }
+    if (pthread_create(&p->writer, NULL, cap__writer_main, p) != 0) {
+        cap_writer_abandon(p->w);
+        producer_discard(p);
+        return CAP_E_NOMEM;
+    }
+    p->writer_started = 1;
+    return publish(p);
 }
 
 cap_result cap_open(const char *path, const cap_capture_options *opt)
