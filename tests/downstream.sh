@@ -4,7 +4,7 @@
 # Builds and installs libcapture into temporary prefixes under WORKDIR
 # (default build-downstream/, kept so that later runs rebuild only what
 # changed; -j2), then builds tests/downstream/app.c, which records a
-# capture and reads it back, by every recipe of README's "Using libcapture
+# capture and reads it back, by every recipe of docs/USING.md ("Using libcapture
 # in your project":
 #   lib-only      the recording library alone (-Dtools/tests/convert/vulkan
 #                 disabled): it finds no dependency but zstd, zlib, threads,
@@ -20,7 +20,7 @@
 #                 producer tests and those that take the library's objects
 #                 pass, meson install puts the man pages,
 #                 app runs against libcapture.so.0
-#   readme        the recipes above are word for word those in README.md
+#   readme        the recipes above are word for word those in docs/USING.md
 # Needs meson, ninja, pkg-config, cmake, python3 and a C compiler.
 # Prints one line per step and a closing "N passed, N failed".
 set -u
@@ -187,16 +187,16 @@ readme() {
     python3 - "$src" "$plain_cmd" "$bare_cmd" <<'PY'
 import sys
 src, commands = sys.argv[1], sys.argv[2:]
-readme = open(src + "/README.md").read()
+readme = open(src + "/docs/USING.md").read()
 bad = 0
 for f in ["tests/downstream/meson/meson.build",
           "tests/downstream/cmake/CMakeLists.txt"]:
     if open(src + "/" + f).read() not in readme:
-        print("README.md does not show %s word for word" % f)
+        print("docs/USING.md does not show %s word for word" % f)
         bad = 1
 for c in commands:
     if c not in readme:
-        print("README.md does not show the command %r" % c)
+        print("docs/USING.md does not show the command %r" % c)
         bad = 1
 sys.exit(bad)
 PY
