@@ -11,11 +11,13 @@
  */
 #include "read_capture_fleet.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fleet.h"
 #include "model.h"
@@ -43,7 +45,10 @@ static void fleet_usage(FILE *f)
           "       read_capture --export DIR [options] FILE...\n"
           "\n"
           "Many captures, one at a time (memory does not grow with their "
-          "number):\n"
+          "number).\n"
+          "A FILE that is a folder stands for the *.cap files in it (not "
+          "below it), in\nname order, as a flight recorder's CAP_FLIGHT_DIR "
+          "holds them.\n"
           "  --summary          one row per capture: id, file, program, build,\n"
           "                     machine, GPU, start, duration, frames, frame "
           "time\n"
@@ -191,6 +196,58 @@ static int fleet_one(fleet_state *st, const char *path)
     return rc;
 }
 
+/* Keeps the names that end in ".cap" (not hidden ones). */
+static int is_cap_entry(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] != '.' && n > 4 &&
+           strcmp(e->d_name + n - 4, ".cap") == 0;
+}
+
+/* A folder: its *.cap files in name order; anything else: that path.
+   A folder without one is an error of that folder (exit 2), not a
+   silent empty summary. */
+static int fleet_path(fleet_state *st, const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return fleet_one(st, path);
+    struct dirent **ents = NULL;
+    int n = scandir(path, &ents, is_cap_entry, alphasort);
+    if (n < 0) {
+        fprintf(stderr, "error: %s: cannot list the folder: %s\n", path,
+                strerror(errno));
+        st->status = TOOL_EXIT_USAGE;
+        return 0;
+    }
+    if (n == 0) {
+        fprintf(stderr, "error: %s: a folder without any .cap file\n", path);
+        st->status = TOOL_EXIT_USAGE;
+    }
+    int rc = 0;
+    size_t len = strlen(path);
+    int slash = len > 0 && path[len - 1] == '/';
+    for (int i = 0; i < n; i++) {
+        char *full = NULL;
+        if (rc == 0) {
+            size_t need = len + strlen(ents[i]->d_name) + 2;
+            full = malloc(need);
+            if (!full) {
+                fprintf(stderr, "error: %s: out of memory\n", path);
+                rc = -1;
+            } else {
+                snprintf(full, need, "%s%s%s", path, slash ? "" : "/",
+                         ents[i]->d_name);
+                rc = fleet_one(st, full);
+            }
+        }
+        free(full);
+        free(ents[i]);
+    }
+    free(ents);
+    return rc;
+}
+
 static int fleet_run(const fleet_args *a)
 {
     fleet_state st = {a, NULL, TOOL_EXIT_OK, 0};
@@ -205,7 +262,7 @@ static int fleet_run(const fleet_args *a)
     }
     int failed = 0;
     for (int i = 0; i < a->nfiles && !failed; i++)
-        failed = fleet_one(&st, a->files[i]) != 0;
+        failed = fleet_path(&st, a->files[i]) != 0;
     if (a->files_from && !failed) {
         FILE *f = strcmp(a->files_from, "-") == 0 ? stdin
                                                   : fopen(a->files_from, "r");
@@ -221,7 +278,7 @@ static int fleet_run(const fleet_args *a)
                 while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
                     line[--n] = '\0';
                 if (n > 0)
-                    failed = fleet_one(&st, line) != 0;
+                    failed = fleet_path(&st, line) != 0;
             }
             free(line);
             if (f != stdin)
