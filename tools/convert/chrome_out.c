@@ -189,18 +189,10 @@ cap_result cvt_cap_to_chrome(const char *in, const char *out, const cvt_options 
     fputs("{\"traceEvents\":[", c.f);
     for (;;) {
         cap_event ev;
-        res = cap_reader_next(c.r, &ev);
+        res = cvt_next_event(&c.d, c.r, &ev, W_DAMAGE, "exporting");
         if (res == CAP_DONE)
             break;
-        if (res == CAP_E_TRUNCATED || res == CAP_E_CORRUPT) {
-            cvt_warn(&c.d, W_DAMAGE, "%s; exporting what can be read",
-                     cap_reader_detail(c.r)[0] ? cap_reader_detail(c.r)
-                                               : cap_result_message(res));
-            continue;
-        }
         if (res != CAP_OK) {
-            const char *dt = cap_reader_detail(c.r);
-            cvt_error(&c.d, "%s", dt[0] ? dt : cap_result_message(res));
             rc = res;
             break;
         }

@@ -178,6 +178,23 @@ void cvt_error(cvt_diag *d, const char *fmt, ...)
     va_end(ap);
 }
 
+cap_result cvt_next_event(cvt_diag *d, cap_reader *r, cap_event *ev,
+                          unsigned damage_kind, const char *verb)
+{
+    for (;;) {
+        cap_result res = cap_reader_next(r, ev);
+        const char *dt = cap_reader_detail(r);
+        if (res == CAP_E_TRUNCATED || res == CAP_E_CORRUPT) {
+            cvt_warn(d, damage_kind, "%s; %s what can be read",
+                     dt[0] ? dt : cap_result_message(res), verb);
+            continue;
+        }
+        if (res != CAP_OK && res != CAP_DONE)
+            cvt_error(d, "%s", dt[0] ? dt : cap_result_message(res));
+        return res;
+    }
+}
+
 /* ---- JSON output ------------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <capture/cap_reader.h>
+
 /* ---- growable array ---------------------------------------------------- */
 
 /* Make room for `need` elements of `elem` bytes in *p (capacity *cap).
@@ -65,6 +67,14 @@ void cvt_warn_summary(cvt_diag *d);
 /* "error: FILE: message" (always printed when d->out is set). */
 void cvt_error(cvt_diag *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The reader's next event into *ev, reading past damage: a truncated or
+ * corrupt stretch is warned about once per stretch, as kind `damage_kind`
+ * ("...; VERB what can be read"), and skipped. Returns CAP_OK with *ev
+ * set, CAP_DONE at the end, or the reader's error, already reported with
+ * cvt_error (the caller stops). */
+cap_result cvt_next_event(cvt_diag *d, cap_reader *r, cap_event *ev,
+                          unsigned damage_kind, const char *verb);
 
 /* ---- JSON output ------------------------------------------------------- */
 

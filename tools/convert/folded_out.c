@@ -158,18 +158,10 @@ cap_result cvt_cap_to_folded(const char *in, const char *out, const cvt_options 
     cap_result rc = CAP_OK;
     for (;;) {
         cap_event ev;
-        res = cap_reader_next(f.r, &ev);
+        res = cvt_next_event(&f.d, f.r, &ev, W_DAMAGE, "folding");
         if (res == CAP_DONE)
             break;
-        if (res == CAP_E_TRUNCATED || res == CAP_E_CORRUPT) {
-            cvt_warn(&f.d, W_DAMAGE, "%s; folding what can be read",
-                     cap_reader_detail(f.r)[0] ? cap_reader_detail(f.r)
-                                               : cap_result_message(res));
-            continue;
-        }
         if (res != CAP_OK) {
-            const char *dt = cap_reader_detail(f.r);
-            cvt_error(&f.d, "%s", dt[0] ? dt : cap_result_message(res));
             rc = res;
             break;
         }
