@@ -296,6 +296,9 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz, int whole)
     return res;
 }
 
+/* The load, or with visit a read of every (row, frame) value through it
+ * (a ring of src->win frames from the start; of walk_win frames that never
+ * shortens, zeros handed on, when walk_win > 0: an_series_walk). */
 static cap_result load_as(an_capture **out, const char *path,
                           const an_options *opt, an_series_fn visit,
                           void *visit_ctx, const an_capture *src,

@@ -9,12 +9,13 @@
  *   nodes.c   call-tree nodes and scope rows
  *   series.c  the exact per-frame series, in an arena
  *   pack.c    --frames' values packed, spilled to a temporary file
- *   window.c  bounded memory: frames summarised as they close, over-time bins
+ *   window.c  bounded memory: frames summarised as they close
+ *   pass_*.c  the reports' parts of the load (split, over-time), passes.c
  *   waits.c   which names are waits
  *   scope.c   events into the model (the hot path)
  *   ahead.c   decoding ahead on a second thread
  *   chunks.c  a chunked load on N threads, merged in chunk order
- *   finish.c  after the events: names, rows from nodes, split pops
+ *   finish.c  after the events: names, rows from nodes
  *   load.c    the load's passes, an_load
  *   walk.c    the series handed out (an_series_scan/rows/walk)
  *   ../model.c the public accessors, an_free
@@ -340,20 +341,26 @@ void ml_pack_give_up(loader *L);
 
 /* window.c */
 int ml_emit(loader *L, size_t row, uint64_t frame, int64_t v);
-int ml_ot_merge(an_capture *m);
 int ml_win_flush_all(loader *L);
 int ml_win_grow(loader *L, size_t row);
 int ml_win_note(loader *L, size_t row, uint64_t frame, int64_t self);
-size_t ml_frame_bins(const an_capture *m, int bins, double bin_seconds,
-                     uint16_t *bin_of);
 uint32_t ml_win_frames(size_t rows);
-void ml_ot_check(loader *L);
 void ml_win_free(loader *L);
 
 /* waits.c */
 int ml_name_is_wait(const loader *L, cap_reader *r, uint32_t id);
 int ml_name_wait_set(loader *L, uint32_t id, uint8_t w);
 int ml_row_wait_first(loader *L, size_t row);
+
+/* pass_over_time.c */
+int ml_ot_merge(an_capture *m);
+int ml_ot_drop(an_capture *m);
+void ml_ot_check(loader *L);
+size_t ml_frame_bins(const an_capture *m, int bins, double bin_seconds,
+                     uint16_t *bin_of);
+
+/* pass_split.c */
+int ml_split_pops(an_capture *m);
 
 /* scope.c */
 int ml_add_name(str_index *ix, char ***arr, size_t *n, const char *name);
@@ -374,7 +381,6 @@ cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used);
 
 /* finish.c */
 int ml_resolve_names(loader *L);
-int ml_split_pops(an_capture *m);
 void ml_rows_from_nodes(loader *L);
 
 /* load.c */

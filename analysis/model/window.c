@@ -7,57 +7,6 @@
  * short stretch of time); a value that comes later still is summarised
  * on its own and counted (late_values). */
 
-/* Each row's histogram over all frames from its histograms by bin. */
-int ml_ot_merge(an_capture *m)
-{
-    for (size_t i = 0; i < m->nscopes; i++)
-        for (size_t b = 0; m->scopes[i].pf_bin && b < m->ot_nbins; b++)
-            if (an_hist_merge(&m->scopes[i].pf_hist,
-                              &m->scopes[i].pf_bin[b]) != 0)
-                return -1;
-    return 0;
-}
-
-/* The histograms by bin outgrew AN_OT_HINT_MAX_BYTES: merged into each
- * row's and let go (an_over_time_compute then reads the file again). */
-static int ot_drop(an_capture *m)
-{
-    if (ml_ot_merge(m) != 0)
-        return -1;
-    for (size_t i = 0; i < m->nscopes; i++) {
-        for (size_t b = 0; m->scopes[i].pf_bin && b < m->ot_nbins; b++)
-            an_hist_free(&m->scopes[i].pf_bin[b]);
-        free(m->scopes[i].pf_bin);
-        m->scopes[i].pf_bin = NULL;
-    }
-    free(m->ot_bin);
-    free(m->ot_cpu_ms);
-    free(m->ot_wait_ms);
-    m->ot_bin = NULL;
-    m->ot_cpu_ms = NULL;
-    m->ot_wait_ms = NULL;
-    m->ot_sums = 0;
-    m->ot_nbins = 0;
-    return 0;
-}
-
-/* At the end of the load, the flags final: the sums stand only if every
- * row was summed under its final flag. */
-void ml_ot_check(loader *L)
-{
-    an_capture *m = L->m;
-    for (size_t i = 0; m->ot_sums && i < m->nscopes && i < L->row_wait_cap;
-         i++)
-        if (L->row_wait[i] && (L->row_wait[i] == 2) != !!m->scopes[i].is_wait)
-            m->ot_sums = 0;
-    if (!m->ot_sums) {
-        free(m->ot_cpu_ms);
-        free(m->ot_wait_ms);
-        free(m->frame_work_ms);
-        m->ot_cpu_ms = m->ot_wait_ms = NULL;
-        m->frame_work_ms = NULL;
-    }
-}
 
 static int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v);
 
@@ -147,7 +96,7 @@ static inline int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v)
         /* pf_hist: the bins' merged at the end (ml_ot_merge) */
         size_t most = L->o->ot_hint_bytes ? L->o->ot_hint_bytes
                                           : AN_OT_HINT_MAX_BYTES;
-        return L->ot_bytes > most ? ot_drop(m) : 0;
+        return L->ot_bytes > most ? ml_ot_drop(m) : 0;
     }
 }
 
@@ -320,31 +269,4 @@ uint32_t ml_win_frames(size_t rows)
     while (p < 4096 && (size_t)p * 2 <= w)
         p *= 2;
     return p;
-}
-
-/* The load, or with visit a read of every (row, frame) value through it
- * (a ring of src->win frames from the start; of walk_win frames that never
- * shortens, zeros handed on, when walk_win > 0: an_series_walk). */
-/* With a call tree, a CPU row's calls and sums are its nodes' (each
- * scope went into one node, and the node's row is the scope's): summed
- * here once a node instead of once a scope. The totals of a row by name
- * leave out its recursive nodes (an ancestor has the name: counted at the
- * outermost). Every value is >= 0 and the sums saturate, so the order of
- * the additions does not change them. */
-/* The --over-time bin of each frame, by its begin (as
- * an_over_time_frame_bins, report.h, bins them), and how many bins. */
-size_t ml_frame_bins(const an_capture *m, int bins, double bin_seconds,
-                         uint16_t *bin_of)
-{
-    size_t n = m->nframes;
-    if (!n)
-        return 0;
-    int64_t t0 = m->frames[0].begin_ns;
-    double width;
-    bins = an_bins_choose(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
-                          bin_seconds, &width);
-    for (size_t i = 0; i < n; i++)
-        bin_of[i] = (uint16_t)an_bins_index(
-            an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
-    return (size_t)bins;
 }
