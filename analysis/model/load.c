@@ -1,5 +1,6 @@
 /* load.c - the load: its passes over the file, an_load. */
 #include "model_int.h"
+#include "pass.h"
 
 static void note_damage(an_capture *m, cap_reader *r, cap_result res)
 {
@@ -296,6 +297,126 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz, int whole)
     return res;
 }
 
+/* A scan's loader (visit): the values to visit, the ring (of walk_win
+ * frames that never shortens when walk_win > 0), and the frames and
+ * cut-off of the model scanned, borrowed (the scan's model lets go of
+ * them before it is freed). CAP_E_NOMEM when the ring cannot be made. */
+static cap_result visit_setup(loader *L, an_series_fn visit, void *visit_ctx,
+                              const an_capture *src, uint32_t walk_win)
+{
+    an_capture *m = L->m;
+    L->visit = visit;
+    L->visit_ctx = visit_ctx;
+    L->windowed = 1;
+    L->win = src->win;
+    L->budget = 0;
+    L->values_only = !L->o->by_path;
+    if (walk_win) { /* rows known: the ring made once, for all */
+        L->win = walk_win;
+        L->fixed_win = 1;
+        L->ring_cap = 64;
+        while (L->ring_cap < src->nscopes)
+            L->ring_cap *= 2;
+        L->ring = calloc((size_t)L->win * L->ring_cap, sizeof *L->ring);
+        L->seen = calloc((size_t)L->win * L->ring_cap, 1);
+        if (!L->ring || !L->seen)
+            return CAP_E_NOMEM;
+    }
+    m->file = src->file;
+    m->frames = src->frames;
+    m->nframes = src->nframes;
+    m->frame_index = src->frame_index;
+    m->frame_index0 = src->frame_index0;
+    L->cutoff_ns = src->cutoff_ns;
+    L->have_cutoff = src->have_cutoff;
+    return CAP_OK;
+}
+
+/* Before the events: the frames read (not on a scan: its model's are
+ * borrowed), the series' arena, and each pass's state by frame. */
+static cap_result load_frames(loader *L, char *detail, size_t dsz)
+{
+    an_capture *m = L->m;
+    if (L->visit)
+        return CAP_OK;
+    cap_result res = pass_frames(L, detail, dsz);
+    /* a file of a few MiB or more fills the budget's series: their arena
+       (a smaller one would zero a huge page for little) */
+    if (res == CAP_OK && L->budget && m->file.known &&
+        m->file.size >= PF_ARENA_MIN_FILE)
+        ml_pf_arena_make(m, L->budget);
+    return res;
+}
+
+/* The reader's facts into the model: statistics, version, clock and
+ * metadata. 0, or -1 when out of memory. */
+static int reader_facts(loader *L)
+{
+    an_capture *m = L->m;
+    m->st = L->chunked ? L->chunk_st : *cap_reader_get_stats(L->r);
+    cap_reader_version(L->r, &m->major, &m->minor);
+    m->origin_unix_ns = cap_reader_origin_unix_ns(L->r);
+    m->clock_source = ml_xstrdup(cap_reader_clock_source(L->r));
+    m->meta_n = cap_reader_meta_count(L->r);
+    m->meta_k = calloc(m->meta_n + 1, sizeof *m->meta_k);
+    m->meta_v = calloc(m->meta_n + 1, sizeof *m->meta_v);
+    if (!m->clock_source || !m->meta_k || !m->meta_v)
+        return -1;
+    for (size_t i = 0; i < m->meta_n; i++) {
+        m->meta_k[i] = ml_xstrdup(cap_reader_meta_key(L->r, i));
+        m->meta_v[i] = ml_xstrdup(cap_reader_meta_value(L->r, i));
+        if (!m->meta_k[i] || !m->meta_v[i])
+            return -1;
+    }
+    return 0;
+}
+
+/* After the events, on a load that read them all: the series flushed,
+ * names resolved, the passes finished, the threads that ran outside every
+ * frame listed, each series sorted, and the time span. 0, or -1 when out
+ * of memory. */
+static int load_finish(loader *L)
+{
+    an_capture *m = L->m;
+    if (reader_facts(L) != 0 || ml_pf_flush(L) != 0 ||
+        ml_resolve_names(L) != 0 || ml_passes_finish(L) != 0)
+        return -1;
+    for (size_t i = 0; i < L->threads_cap; i++) {
+        const path_cache *c = L->threads[i];
+        if (c && c->outside && !c->in_frames && c->root != NONE &&
+            ml_add_name(&L->ix_outside, &m->outside_threads,
+                        &m->noutside_threads, m->nodes[c->root].name) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < m->nscopes; i++)
+        if (ml_sort_pf(&m->scopes[i]) != 0)
+            return -1;
+    if (m->nframes) {
+        if (m->cpu_events == 0 || m->frames[0].begin_ns < m->first_ns)
+            m->first_ns = m->frames[0].begin_ns;
+        if (m->frames[m->nframes - 1].end_ns > m->last_ns)
+            m->last_ns = m->frames[m->nframes - 1].end_ns;
+    }
+    return 0;
+}
+
+/* A new model for the file at `path`, NULL when out of memory. */
+static an_capture *model_new(const char *path)
+{
+    an_capture *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->path = ml_xstrdup(path);
+    m->load_path = ml_xstrdup(path);
+    if (!m->path || !m->load_path) {
+        free(m->path);
+        free(m->load_path);
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
 /* The load, or with visit a read of every (row, frame) value through it
  * (a ring of src->win frames from the start; of walk_win frames that never
  * shortens, zeros handed on, when walk_win > 0: an_series_walk). */
@@ -307,81 +428,23 @@ static cap_result load_as(an_capture **out, const char *path,
 {
     static const an_options defaults;
     *out = NULL;
-    an_capture *m = calloc(1, sizeof *m);
+    an_capture *m = model_new(path);
     if (!m)
         return CAP_E_NOMEM;
-    m->path = ml_xstrdup(path);
-    m->load_path = ml_xstrdup(path);
-    if (!m->path || !m->load_path) {
-        free(m->path);
-        free(m->load_path);
-        free(m);
-        return CAP_E_NOMEM;
-    }
     loader L = {.m = m, .o = opt ? opt : &defaults, .cpu_first = INT64_MAX};
     m->load_opt = *L.o;
     L.tree = (!L.o->no_tree || L.o->by_path) && !(visit && !L.o->by_path);
     L.reread = L.o->series_reread && !visit;
     L.budget = ml_series_budget(L.o);
-    if (visit) {
-        L.visit = visit;
-        L.visit_ctx = visit_ctx;
-        L.windowed = 1;
-        L.win = src->win;
-        L.budget = 0;
-        L.values_only = !L.o->by_path;
-        if (walk_win) { /* rows known: the ring made once, for all */
-            L.win = walk_win;
-            L.fixed_win = 1;
-            L.ring_cap = 64;
-            while (L.ring_cap < src->nscopes)
-                L.ring_cap *= 2;
-            L.ring = calloc((size_t)L.win * L.ring_cap, sizeof *L.ring);
-            L.seen = calloc((size_t)L.win * L.ring_cap, 1);
-            if (!L.ring || !L.seen) {
-                ml_win_free(&L);
-                an_free(m);
-                return CAP_E_NOMEM;
-            }
-        }
-        /* the frames and the cut-off of the model scanned, borrowed (the
-           scan's model lets go of them before it is freed) */
-        m->file = src->file;
-        m->frames = src->frames;
-        m->nframes = src->nframes;
-        m->frame_index = src->frame_index;
-        m->frame_index0 = src->frame_index0;
-        L.cutoff_ns = src->cutoff_ns;
-        L.have_cutoff = src->have_cutoff;
-    }
-    if (!visit)
+    cap_result res = CAP_OK;
+    if (visit)
+        res = visit_setup(&L, visit, visit_ctx, src, walk_win);
+    else
         m->file = file_id(path);
-    cap_result res = visit ? CAP_OK : pass_frames(&L, detail, detail_size);
-    /* a file of a few MiB or more fills the budget's series: their arena
-       (a smaller one would zero a huge page for little) */
-    if (res == CAP_OK && !visit && L.budget && m->file.known &&
-        m->file.size >= PF_ARENA_MIN_FILE)
-        ml_pf_arena_make(m, L.budget);
-    if (res == CAP_OK && !visit && L.budget && L.o->split_hint &&
-        ml_split_pops(m) != 0)
+    if (res == CAP_OK)
+        res = load_frames(&L, detail, detail_size);
+    if (res == CAP_OK && ml_passes_frames(&L) != 0)
         res = CAP_E_NOMEM;
-    if (res == CAP_OK && !visit && L.budget && L.o->over_time_hint &&
-        m->nframes) {
-        m->ot_bin = malloc(m->nframes * sizeof *m->ot_bin);
-        if (!m->ot_bin)
-            res = CAP_E_NOMEM;
-        else
-            m->ot_nbins = ml_frame_bins(m, L.o->ot_bins, L.o->ot_bin_seconds,
-                                     m->ot_bin);
-        if (m->ot_nbins > AN_OT_HINT_MAX_BINS) { /* too many histograms */
-            free(m->ot_bin);
-            m->ot_bin = NULL;
-            m->ot_nbins = 0;
-        }
-        m->ot_sums = m->ot_bin != NULL;
-    }
-    if (L.o->frame_work && !m->ot_bin)
-        m->ot_sums = 1; /* until a row's flag says otherwise (ml_ot_check) */
     m->cutoff_ns = L.cutoff_ns;
     m->have_cutoff = L.have_cutoff;
     if (res == CAP_OK)
@@ -394,48 +457,8 @@ static cap_result load_as(an_capture **out, const char *path,
     m->lag_known = L.reread;
     if (m->cpu_events)
         m->first_ns = L.cpu_first;
-    if (res == CAP_OK) {
-        m->st = L.chunked ? L.chunk_st : *cap_reader_get_stats(L.r);
-        cap_reader_version(L.r, &m->major, &m->minor);
-        m->origin_unix_ns = cap_reader_origin_unix_ns(L.r);
-        m->clock_source = ml_xstrdup(cap_reader_clock_source(L.r));
-        m->meta_n = cap_reader_meta_count(L.r);
-        m->meta_k = calloc(m->meta_n + 1, sizeof *m->meta_k);
-        m->meta_v = calloc(m->meta_n + 1, sizeof *m->meta_v);
-        if (!m->clock_source || !m->meta_k || !m->meta_v)
-            res = CAP_E_NOMEM;
-        for (size_t i = 0; res == CAP_OK && i < m->meta_n; i++) {
-            m->meta_k[i] = ml_xstrdup(cap_reader_meta_key(L.r, i));
-            m->meta_v[i] = ml_xstrdup(cap_reader_meta_value(L.r, i));
-            if (!m->meta_k[i] || !m->meta_v[i])
-                res = CAP_E_NOMEM;
-        }
-        if (res == CAP_OK && (ml_pf_flush(&L) != 0 || ml_ot_merge(m) != 0))
-            res = CAP_E_NOMEM;
-        if (res == CAP_OK && ml_resolve_names(&L) != 0)
-            res = CAP_E_NOMEM;
-        if (res == CAP_OK && L.o->nwait_globs)
-            an_mark_waits(m, L.o->wait_globs, L.o->nwait_globs);
-        if (res == CAP_OK)
-            ml_ot_check(&L);
-        for (size_t i = 0; res == CAP_OK && i < L.threads_cap; i++) {
-            const path_cache *c = L.threads[i];
-            if (c && c->outside && !c->in_frames && c->root != NONE &&
-                ml_add_name(&L.ix_outside, &m->outside_threads,
-                         &m->noutside_threads,
-                         m->nodes[c->root].name) != 0)
-                res = CAP_E_NOMEM;
-        }
-        for (size_t i = 0; res == CAP_OK && i < m->nscopes; i++)
-            if (ml_sort_pf(&m->scopes[i]) != 0)
-                res = CAP_E_NOMEM;
-        if (m->nframes) {
-            if (m->cpu_events == 0 || m->frames[0].begin_ns < m->first_ns)
-                m->first_ns = m->frames[0].begin_ns;
-            if (m->frames[m->nframes - 1].end_ns > m->last_ns)
-                m->last_ns = m->frames[m->nframes - 1].end_ns;
-        }
-    }
+    if (res == CAP_OK && load_finish(&L) != 0)
+        res = CAP_E_NOMEM;
     ml_loader_free(&L);
     if (res != CAP_OK) {
         if (res == CAP_E_NOMEM && detail && detail_size)

@@ -1,6 +1,7 @@
 /* pass_over_time.c - --over-time's part of the load: each frame's bin,
  * each row's histogram by bin (summed in window.c's emit), merged or let go. */
 #include "model_int.h"
+#include "pass.h"
 
 /* The --over-time bin of each frame, by its begin (as
  * an_over_time_frame_bins, report.h, bins them), and how many bins. */
@@ -71,3 +72,46 @@ void ml_ot_check(loader *L)
         m->frame_work_ms = NULL;
     }
 }
+
+static int over_time_wanted(const loader *L)
+{
+    return L->o->over_time_hint || L->o->frame_work;
+}
+
+/* With a budget, an_options.over_time_hint: each frame's bin (none past
+ * AN_OT_HINT_MAX_BINS bins: too many histograms), and the work and wait
+ * sums by bin while every row's flag holds; an_options.frame_work
+ * without bins: the work of each frame summed, on the same terms. */
+static int over_time_frames(loader *L)
+{
+    an_capture *m = L->m;
+    if (!L->visit && L->budget && L->o->over_time_hint && m->nframes) {
+        m->ot_bin = malloc(m->nframes * sizeof *m->ot_bin);
+        if (!m->ot_bin)
+            return -1;
+        m->ot_nbins = ml_frame_bins(m, L->o->ot_bins, L->o->ot_bin_seconds,
+                                    m->ot_bin);
+        if (m->ot_nbins > AN_OT_HINT_MAX_BINS) {
+            free(m->ot_bin);
+            m->ot_bin = NULL;
+            m->ot_nbins = 0;
+        }
+        m->ot_sums = m->ot_bin != NULL;
+    }
+    if (L->o->frame_work && !m->ot_bin)
+        m->ot_sums = 1; /* until a row's flag says otherwise (ml_ot_check) */
+    return 0;
+}
+
+/* Each row's histogram over all frames from its bins', and the sums kept
+ * only if every row was summed under its final wait flag. */
+static int over_time_finish(loader *L)
+{
+    if (ml_ot_merge(L->m) != 0)
+        return -1;
+    ml_ot_check(L);
+    return 0;
+}
+
+const ml_pass ml_pass_over_time = {"over_time", over_time_wanted,
+                                   over_time_frames, over_time_finish};

@@ -1,6 +1,7 @@
 /* pass_split.c - --split's part of the load: each frame's population
  * (fastest, slowest quarter or neither), read as values are summarised. */
 #include "model_int.h"
+#include "pass.h"
 
 /* The fastest and the slowest quarter of frames by frame time, as
  * an_split_compute picks them (ascending by (duration, position)): the
@@ -43,3 +44,17 @@ int ml_split_pops(an_capture *m)
     }
     return 0;
 }
+
+/* With a budget (values summarised), an_options.split_hint: the
+ * populations, so that each row's values are also summarised by one. */
+static int split_wanted(const loader *L)
+{
+    return L->o->split_hint && !L->visit && L->budget;
+}
+
+static int split_frames(loader *L)
+{
+    return ml_split_pops(L->m);
+}
+
+const ml_pass ml_pass_split = {"split", split_wanted, split_frames, NULL};

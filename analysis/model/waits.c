@@ -1,5 +1,6 @@
 /* waits.c - which names are waits (over_time_hint, an_mark_waits). */
 #include "model_int.h"
+#include "pass.h"
 
 /* 1 when name id `id` is a wait: the producer's flag, or a wait_globs
  * match on its display name (as an_mark_waits sees it). */
@@ -79,3 +80,18 @@ size_t an_mark_waits(an_capture *m, const char *const *globs, size_t n)
             m->nodes[i].is_wait = 1;
     return k;
 }
+
+/* an_options.wait_globs: the rows and nodes whose names match marked as
+ * waits, once the names are known (as --wait marks them). */
+static int waits_wanted(const loader *L)
+{
+    return L->o->nwait_globs != 0;
+}
+
+static int waits_finish(loader *L)
+{
+    an_mark_waits(L->m, L->o->wait_globs, L->o->nwait_globs);
+    return 0;
+}
+
+const ml_pass ml_pass_waits = {"waits", waits_wanted, NULL, waits_finish};
