@@ -16,6 +16,14 @@ int an_grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
+/* Whether name p lies in m's name block (an_free frees it with the
+ * block). */
+static int in_name_block(const an_capture *m, const char *p)
+{
+    return p && m->name_block && p >= m->name_block &&
+           p < m->name_block + m->name_block_len;
+}
+
 void an_free(an_capture *m)
 {
     if (!m)
@@ -41,12 +49,14 @@ void an_free(an_capture *m)
     free(m->frame_gpu_ns);
     free(m->frame_has_gpu);
     for (size_t i = 0; i < m->nscopes; i++) {
-        free(m->scopes[i].name);
+        if (!in_name_block(m, m->scopes[i].name))
+            free(m->scopes[i].name);
         free(m->scopes[i].path);
         ml_series_free(m, &m->scopes[i]);
         an_hist_free(&m->scopes[i].pf_hist);
-        an_hist_free(&m->scopes[i].pf_pop[0]);
-        an_hist_free(&m->scopes[i].pf_pop[1]);
+        for (int p = 0; m->scopes[i].pf_pop && p < 2; p++)
+            an_hist_free(&m->scopes[i].pf_pop[p]);
+        free(m->scopes[i].pf_pop);
         for (size_t b = 0; m->scopes[i].pf_bin && b < m->ot_nbins; b++)
             an_hist_free(&m->scopes[i].pf_bin[b]);
         free(m->scopes[i].pf_bin);
@@ -54,7 +64,9 @@ void an_free(an_capture *m)
     ml_pf_arena_free(m);
     free(m->scopes);
     for (size_t i = 0; i < m->nnodes; i++)
-        free(m->nodes[i].name);
+        if (!in_name_block(m, m->nodes[i].name))
+            free(m->nodes[i].name);
+    free(m->name_block);
     free(m->nodes);
     for (size_t i = 0; i < m->ncounters; i++) {
         free(m->counters[i].name);

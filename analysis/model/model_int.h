@@ -208,15 +208,16 @@ typedef struct kid_table {
 #define KID_SCAN 16
 
 typedef struct pf_acc {
-    uint32_t frame;   /* NONE: nothing held */
     int64_t sum;
+    uint32_t frame;   /* NONE: nothing held */
     /* bounded memory: the thread (or GPU track | 1 << 31) the row ran on,
      * whether it ran on more than one, and its time in the frame it last
-     * ran in behind the ring (late pieces of one thread's frame, merged) */
+     * ran in behind the ring (late pieces of one thread's frame, merged);
+     * 32 bytes a row */
     uint32_t who;
-    int multi;
-    uint32_t late_frame;
     int64_t late_sum;
+    uint32_t late_frame;
+    int multi;
 } pf_acc;
 
 typedef struct str_index str_index;

@@ -57,4 +57,17 @@ static int split_frames(loader *L)
     return ml_split_pops(L->m);
 }
 
-const ml_pass ml_pass_split = {"split", split_wanted, split_frames, NULL};
+/* Every row's two histograms, empty where it had no value in either
+ * population (split.c reads them for every row). */
+static int split_finish(loader *L)
+{
+    an_capture *m = L->m;
+    for (size_t i = 0; m->pop_of && i < m->nscopes; i++)
+        if (!m->scopes[i].pf_pop &&
+            !(m->scopes[i].pf_pop = calloc(2, sizeof *m->scopes[i].pf_pop)))
+            return -1;
+    return 0;
+}
+
+const ml_pass ml_pass_split = {"split", split_wanted, split_frames,
+                               split_finish};

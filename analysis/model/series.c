@@ -119,7 +119,7 @@ int ml_pf_add(an_capture *m, an_scope *s, long frame, int64_t self)
         return 0;
     }
     if (s->pf_n == s->pf_cap &&
-        pf_grow(m, s, s->pf_cap ? s->pf_cap * 2 : 16) != 0)
+        pf_grow(m, s, s->pf_cap ? s->pf_cap * 2 : 2) != 0)
         return -1;
     if (s->pf_n && s->pf_frame[s->pf_n - 1] > f)
         s->pf_sorted = 0;
@@ -146,7 +146,7 @@ int ml_pf_note(loader *L, long si, long frame, int64_t self, uint32_t who)
         if (!p)
             return -1;
         for (size_t i = L->acc_cap; i < n; i++)
-            p[i] = (pf_acc){NONE, 0, NONE, 0, NONE, 0};
+            p[i] = (pf_acc){.frame = NONE, .who = NONE, .late_frame = NONE};
         L->acc = p;
         L->acc_cap = n;
     }

@@ -56,7 +56,8 @@ int ml_emit(loader *L, size_t row, uint64_t frame, int64_t v)
         return -1;
     an_scope *s = &m->scopes[row];
     if (m->pop_of && frame < m->nframes && m->pop_of[frame] < 2 &&
-        an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0)
+        ((!s->pf_pop && !(s->pf_pop = calloc(2, sizeof *s->pf_pop))) ||
+         an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0))
         return -1;
     if (m->ot_bin && frame < m->nframes)
         return emit_ot(L, row, frame, v);
@@ -87,10 +88,10 @@ static inline int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v)
                 return -1;
         }
         an_hist *h = &s->pf_bin[m->ot_bin[frame]];
-        uint32_t held = h->pos.n + h->neg.n;
+        size_t held = an_hist_nbuckets(h);
         if (an_hist_add(h, v) != 0)
             return -1;
-        L->ot_bytes += (size_t)(h->pos.n + h->neg.n - held) * sizeof *h->pos.c;
+        L->ot_bytes += (an_hist_nbuckets(h) - held) * sizeof *h->pos.c;
         if (sum) /* in row order, as over_time.c sums them */
             (*sum)[frame] += (double)v / 1e6;
         /* pf_hist: the bins' merged at the end (ml_ot_merge) */
