@@ -53,12 +53,21 @@ static int side_add(an_hist_side *h, uint64_t v)
     return 0;
 }
 
+/* h's negative side, made when missing; NULL when out of memory. */
+static an_hist_side *neg_side(an_hist *h)
+{
+    if (!h->neg)
+        h->neg = calloc(1, sizeof *h->neg);
+    return h->neg;
+}
+
 int an_hist_add_any(an_hist *h, int64_t v)
 {
     if (v == 0)
         return 0;
     uint64_t mag = v > 0 ? (uint64_t)v : (uint64_t)0 - (uint64_t)v;
-    if (side_add(v > 0 ? &h->pos : &h->neg, mag) != 0)
+    an_hist_side *side = v > 0 ? &h->pos : neg_side(h);
+    if (!side || side_add(side, mag) != 0)
         return -1;
     h->count++;
     h->sum += (double)v;
@@ -81,9 +90,10 @@ static double side_stat(const an_hist_side *h, uint64_t r)
 static double order_stat(const an_hist *h, uint64_t n, uint64_t k)
 {
     uint64_t zeros = n > h->count ? n - h->count : 0;
-    if (k < h->neg.count)
-        return -side_stat(&h->neg, h->neg.count - 1 - k);
-    k -= h->neg.count;
+    uint64_t negs = h->neg ? h->neg->count : 0;
+    if (k < negs)
+        return -side_stat(h->neg, negs - 1 - k);
+    k -= negs;
     if (k < zeros)
         return 0.0;
     k -= zeros;
@@ -133,8 +143,10 @@ static int side_merge(an_hist_side *to, const an_hist_side *from)
 
 int an_hist_merge(an_hist *to, const an_hist *from)
 {
-    if (side_merge(&to->pos, &from->pos) != 0 ||
-        side_merge(&to->neg, &from->neg) != 0)
+    if (side_merge(&to->pos, &from->pos) != 0)
+        return -1;
+    if (from->neg && from->neg->n &&
+        (!neg_side(to) || side_merge(to->neg, from->neg) != 0))
         return -1;
     to->count += from->count;
     to->sum += from->sum;
@@ -145,11 +157,11 @@ size_t an_hist_buckets(const an_hist *h, double *mid, uint64_t *count,
                        size_t cap)
 {
     size_t k = 0;
-    for (uint32_t i = h->neg.n; i-- > 0;)
-        if (h->neg.c[i]) {
+    for (uint32_t i = h->neg ? h->neg->n : 0; i-- > 0;)
+        if (h->neg->c[i]) {
             if (k < cap) {
-                mid[k] = -bucket_value(h->neg.lo + (int32_t)i);
-                count[k] = h->neg.c[i];
+                mid[k] = -bucket_value(h->neg->lo + (int32_t)i);
+                count[k] = h->neg->c[i];
             }
             k++;
         }
@@ -167,6 +179,8 @@ size_t an_hist_buckets(const an_hist *h, double *mid, uint64_t *count,
 void an_hist_free(an_hist *h)
 {
     free(h->pos.c);
-    free(h->neg.c);
+    if (h->neg)
+        free(h->neg->c);
+    free(h->neg);
     memset(h, 0, sizeof *h);
 }

@@ -39,8 +39,11 @@ typedef struct an_hist {
     double sum;      /* their sum (ns): exact below 2^53 ns (104 days),
                         never saturating (the exact series' means are
                         sums of doubles too) */
-    an_hist_side pos, neg; /* v > 0; |v| of v < 0 (a crafted file's GPU
-                              spans can hold negative self times) */
+    an_hist_side pos;  /* v > 0 */
+    an_hist_side *neg; /* |v| of v < 0, owned, NULL until the first (a
+                          crafted file's GPU spans can hold negative self
+                          times): 48 bytes a histogram, of which a row
+                          holds one (issue 46: memory a distinct name) */
 } an_hist;
 
 /* The bucket of magnitude v: the exponent and the top AN_HIST_BITS bits
@@ -51,6 +54,12 @@ static inline int32_t an_hist_bucket_of(uint64_t v)
     uint64_t b;
     memcpy(&b, &d, sizeof b);
     return (int32_t)(b >> (52 - AN_HIST_BITS));
+}
+
+/* The buckets h holds (4 bytes each), both sides. */
+static inline size_t an_hist_nbuckets(const an_hist *h)
+{
+    return (size_t)h->pos.n + (h->neg ? h->neg->n : 0);
 }
 
 /* an_hist_add's every case (out of line). */

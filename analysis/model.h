@@ -66,8 +66,11 @@ typedef struct an_scope {
        in, as a histogram (its sum is exact) */
     an_hist pf_hist;
     /* ... and over the fastest and the slowest quarter of frames by frame
-       time (--split), when the load was asked (an_options.split_hint) */
-    an_hist pf_pop[2];
+       time (--split), when the load was asked (an_options.split_hint):
+       two histograms, owned; every row has them once a load made
+       an_capture.pop_of, NULL otherwise (a row costs 8 bytes for them
+       where the load needs none: issue 46) */
+    an_hist *pf_pop;
     /* ... and in each --over-time bin (an_options.over_time_hint): NULL
        until the row's first value, then an_capture.ot_nbins of them */
     an_hist *pf_bin;
@@ -280,6 +283,11 @@ typedef struct an_capture {
                                    (series_budget): pf_hist, not pf_*;
                                    reports read them through
                                    an_series_scan / an_series_summaries */
+    char *name_block;           /* the rows' and nodes' names (not the
+                                   roots'): each distinct name's text once,
+                                   name_block_len bytes (an_free frees a
+                                   name outside it on its own) */
+    size_t name_block_len;
     uint8_t *pop_of;            /* approx with split_hint: per frame, 0 in
                                    the fastest quarter, 1 the slowest, 2
                                    neither (as an_split_compute orders

@@ -1,0 +1,425 @@
+/* chunks.c - a chunked load: the file's chunks on N threads, merged in order. */
+#include "model_int.h"
+
+/* ---- a chunked load: the file's chunks on N threads ---------------------
+ * Each chunk (cap_chunks.h: a run of blocks that reads on its own) is
+ * loaded by a loader of its own into a model of its own, exact (its
+ * series whole), the frames borrowed from the load's first pass; the
+ * chunks' models are merged into the load's in chunk order (load/driver.h):
+ * nodes and rows in order of first appearance, sums added, each chunk's
+ * values by (row, frame) handed to ml_pf_note frame by frame (a frame cut by
+ * a chunk's edge gets its pieces from both, summed there as one thread's
+ * pieces are), counters in order. What a chunk cannot get right alone
+ * (inexact: GPU spans, a renamed thread, damage, unnamed ids, a scope
+ * spanning frames that began before the chunk) makes the load read the
+ * file whole (LOAD_WHOLE). */
+
+typedef struct chunk_val {
+    uint32_t frame, row;
+    int64_t v;
+} chunk_val;
+
+typedef struct chunk_tid {
+    uint32_t tid, root;
+    int in_frames, outside;
+} chunk_tid;
+
+typedef struct chunk_res {
+    an_capture *m;        /* frames borrowed from the load's model */
+    uint32_t *counter_name; /* each counter's name id */
+    chunk_tid *tids;
+    size_t ntids;
+    chunk_val *vals;      /* by frame, then row */
+    size_t nvals;
+    cap_reader_stats st;
+    int64_t cpu_first;
+    int inexact;
+    cap_result res;
+    char detail[320];
+} chunk_res;
+
+typedef struct chunk_ctx {
+    loader *L;            /* the load: read only on the chunks' threads */
+    an_options co;        /* the chunks' loaders' options */
+    const cap_reader *decl;
+    uint32_t *nmap, *rmap; /* merge: chunk node / row -> the load's */
+    size_t nmap_cap, rmap_cap;
+    int inexact;
+    cap_result res;
+    char detail[320];
+} chunk_ctx;
+
+static void chunk_free(void *ctx, void *p)
+{
+    (void)ctx;
+    chunk_res *R = p;
+    if (!R)
+        return;
+    if (R->m) {
+        R->m->frames = NULL; /* borrowed */
+        R->m->frame_index = NULL;
+        an_free(R->m);
+    }
+    free(R->counter_name);
+    free(R->tids);
+    free(R->vals);
+    free(R);
+}
+
+/* A chunk's loader's results kept for the merge: its threads, its
+ * counters' names and its values by frame (counting sort; the rows'
+ * series let go). 0, or -1 when out of memory. */
+static int chunk_keep(loader *L, chunk_res *R)
+{
+    an_capture *m = L->m;
+    for (size_t i = 0; i < L->threads_cap; i++)
+        if (L->threads[i] && L->threads[i]->root != NONE)
+            R->ntids++;
+    R->tids = malloc((R->ntids ? R->ntids : 1) * sizeof *R->tids);
+    R->counter_name = malloc((m->ncounters ? m->ncounters : 1) *
+                             sizeof *R->counter_name);
+    if (!R->tids || !R->counter_name)
+        return -1;
+    for (size_t i = 0, k = 0; i < L->threads_cap; i++) {
+        const path_cache *c = L->threads[i];
+        if (c && c->root != NONE)
+            R->tids[k++] = (chunk_tid){(uint32_t)i, c->root, c->in_frames,
+                                       c->outside};
+    }
+    const struct id_map *co = &L->counter_of;
+    for (size_t i = 0; i < co->dcap; i++)
+        if (co->d[i])
+            R->counter_name[co->d[i] - 1] = (uint32_t)i;
+    for (size_t i = 0; i < co->hcap; i++)
+        if (co->hk[i])
+            R->counter_name[co->hv[i] - 1] = co->hk[i];
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t r = 0; r < m->nscopes; r++) {
+        an_scope *s = &m->scopes[r];
+        if (ml_sort_pf(s) != 0)
+            return -1;
+        R->nvals += s->pf_n;
+        if (s->pf_n && s->pf_frame[0] < lo)
+            lo = s->pf_frame[0];
+        if (s->pf_n && s->pf_frame[s->pf_n - 1] > hi)
+            hi = s->pf_frame[s->pf_n - 1];
+    }
+    if (!R->nvals)
+        return 0;
+    size_t span = (size_t)(hi - lo) + 2;
+    size_t *at = calloc(span, sizeof *at);
+    R->vals = malloc(R->nvals * sizeof *R->vals);
+    if (!at || !R->vals) {
+        free(at);
+        return -1;
+    }
+    for (size_t r = 0; r < m->nscopes; r++)
+        for (size_t k = 0; k < m->scopes[r].pf_n; k++)
+            at[m->scopes[r].pf_frame[k] - lo + 1]++;
+    for (size_t f = 1; f < span; f++)
+        at[f] += at[f - 1];
+    for (size_t r = 0; r < m->nscopes; r++) {
+        an_scope *s = &m->scopes[r];
+        for (size_t k = 0; k < s->pf_n; k++)
+            R->vals[at[s->pf_frame[k] - lo]++] =
+                (chunk_val){s->pf_frame[k], (uint32_t)r, s->pf_self[k]};
+        free(s->pf_frame);
+        free(s->pf_self);
+        s->pf_frame = NULL;
+        s->pf_self = NULL;
+        s->pf_n = s->pf_cap = 0;
+    }
+    free(at);
+    return 0;
+}
+
+/* One chunk, on any thread (an_driver_ops.chunk). */
+static void *chunk_run(void *vctx, size_t i, const cap_chunk *ch, int fd)
+{
+    chunk_ctx *X = vctx;
+    const loader *G = X->L;
+    chunk_res *R = calloc(1, sizeof *R);
+    an_capture *m = calloc(1, sizeof *m);
+    if (!R || !m) {
+        free(R);
+        free(m);
+        return NULL;
+    }
+    R->m = m;
+    m->frames = G->m->frames;
+    m->nframes = G->m->nframes;
+    m->frame_index = G->m->frame_index;
+    m->frame_index0 = G->m->frame_index0;
+    loader L = {.m = m, .o = &X->co, .cpu_first = INT64_MAX,
+                .tree = G->tree, .cutoff_ns = G->cutoff_ns,
+                .have_cutoff = G->have_cutoff, .chunk = 1,
+                .chunk_index = i, .decl = X->decl};
+    R->res = cap_chunks_open(&L.r, fd, ch->begin, ch->end, R->detail,
+                             sizeof R->detail);
+    if (R->res == CAP_OK) {
+        cap_reader_set_filter(L.r, 1u << CAP_EV_FRAME);
+        R->res = ml_read_events(&L, R->detail, sizeof R->detail);
+    }
+    if (R->res == CAP_OK) {
+        R->st = *cap_reader_get_stats(L.r);
+        L.inexact |= R->st.unnamed_ids != 0;
+        if (ml_pf_flush(&L) != 0 || chunk_keep(&L, R) != 0)
+            R->res = CAP_E_NOMEM;
+    }
+    R->inexact = L.inexact;
+    R->cpu_first = L.cpu_first;
+    ml_loader_free(&L);
+    return R;
+}
+
+static int map_room(uint32_t **p, size_t *cap, size_t n)
+{
+    return n <= *cap ? 0 : an_grow((void **)p, cap, n, sizeof **p);
+}
+
+static void stats_add(cap_reader_stats *a, const cap_reader_stats *b)
+{
+    a->chunks += b->chunks - 1; /* each chunk's reader read the META */
+    a->corrupt_chunks += b->corrupt_chunks;
+    a->unknown_chunks += b->unknown_chunks;
+    a->scopes += b->scopes;
+    a->frames += b->frames;
+    a->gpu_spans += b->gpu_spans;
+    a->gpu_unmeasured += b->gpu_unmeasured;
+    a->gpu_invalid += b->gpu_invalid;
+    a->gpu_untimed_frames += b->gpu_untimed_frames;
+    a->dropped_scopes += b->dropped_scopes;
+    a->closed_at_end += b->closed_at_end;
+    a->clock_backwards += b->clock_backwards;
+    a->stray_ends += b->stray_ends;
+}
+
+/* A chunk's call tree and rows into the load's (X->nmap, X->rmap). */
+static int merge_tree(chunk_ctx *X, const an_capture *c)
+{
+    loader *G = X->L;
+    an_capture *m = G->m;
+    if (map_room(&X->nmap, &X->nmap_cap, c->nnodes) != 0 ||
+        map_room(&X->rmap, &X->rmap_cap, c->nscopes) != 0)
+        return -1;
+    for (size_t k = 0; k < c->nnodes; k++) {
+        const an_node *n = &c->nodes[k];
+        uint32_t g = n->is_root ? ml_root_get(m,
+                                           &G->ix_roots[n->kind == AN_CPU ? 0
+                                                                           : 1],
+                                           n->kind, n->name)
+                                : node_get(G, X->nmap[n->parent], n->kind,
+                                           n->name_id);
+        if (g == NONE)
+            return -1;
+        X->nmap[k] = g;
+        an_node *gn = &m->nodes[g];
+        gn->calls += n->calls;
+        cap_stats_sat_add(&gn->total_ns, n->total_ns);
+        cap_stats_sat_add(&gn->self_ns, n->self_ns);
+    }
+    for (size_t r = 0; r < c->nscopes; r++) {
+        const an_scope *s = &c->scopes[r];
+        uint32_t key = G->o->by_path ? X->nmap[s->name_id] : s->name_id;
+        long g = s->kind == AN_CPU && !G->o->by_path ? cpu_row(G, key)
+                                                     : ml_scope_get(m, s->kind,
+                                                                 key);
+        if (g < 0)
+            return -1;
+        X->rmap[r] = (uint32_t)g;
+        if (!G->tree || s->kind == AN_GPU) {
+            an_scope *gs = &m->scopes[g];
+            gs->calls += s->calls;
+            cap_stats_sat_add(&gs->total_ns, s->total_ns);
+            cap_stats_sat_add(&gs->self_ns, s->self_ns);
+        }
+    }
+    for (size_t k = 0; k < c->nnodes; k++)
+        if (c->nodes[k].row1 && !m->nodes[X->nmap[k]].row1)
+            m->nodes[X->nmap[k]].row1 = X->rmap[c->nodes[k].row1 - 1] + 1;
+    for (size_t i = 0; i < c->nthreads; i++)
+        if (ml_add_name(&G->ix_threads, &m->threads, &m->nthreads,
+                     c->threads[i]) != 0)
+            return -1;
+    for (size_t i = 0; i < c->ntracks; i++)
+        if (ml_add_name(&G->ix_tracks, &m->tracks, &m->ntracks, c->tracks[i]) !=
+            0)
+            return -1;
+    return 0;
+}
+
+/* A chunk's counters after the load's (in order of first appearance). */
+static int merge_counters(loader *G, const chunk_res *R)
+{
+    an_capture *m = G->m;
+    for (size_t j = 0; j < R->m->ncounters; j++) {
+        const an_counter *cc = &R->m->counters[j];
+        uint32_t id = R->counter_name[j];
+        uint32_t at = ml_id_get(&G->counter_of, id);
+        if (!at) {
+            an_counter *p = realloc(m->counters,
+                                    (m->ncounters + 1) * sizeof *p);
+            if (!p)
+                return -1;
+            m->counters = p;
+            memset(&p[m->ncounters], 0, sizeof *p);
+            at = (uint32_t)++m->ncounters;
+            if (ml_id_set(&G->counter_of, id, at) != 0)
+                return -1;
+        }
+        an_counter *gc = &m->counters[at - 1];
+        if (cc->n && an_grow((void **)&gc->s, &gc->cap, gc->n + cc->n,
+                             sizeof *gc->s) != 0)
+            return -1;
+        if (cc->n)
+            memcpy(gc->s + gc->n, cc->s, cc->n * sizeof *gc->s);
+        gc->n += cc->n;
+    }
+    return 0;
+}
+
+/* Chunk R into the load's model (in chunk order). 0, or -1 out of
+ * memory. */
+static int merge_chunk(chunk_ctx *X, const chunk_res *R)
+{
+    loader *G = X->L;
+    an_capture *m = G->m;
+    const an_capture *c = R->m;
+    if (merge_tree(X, c) != 0 || merge_counters(G, R) != 0)
+        return -1;
+    for (size_t i = 0; i < R->ntids; i++) {
+        const chunk_tid *t = &R->tids[i];
+        path_cache *pc = ml_cache_for(&G->threads, &G->threads_cap, t->tid);
+        if (!pc)
+            return -1;
+        if (pc->root == NONE)
+            pc->root = X->nmap[t->root];
+        pc->in_frames |= t->in_frames;
+        pc->outside |= t->outside;
+    }
+    for (int w = 0; w < 3; w++)
+        cap_stats_sat_add(&m->outside_ns[w], c->outside_ns[w]);
+    m->cpu_events += c->cpu_events;
+    m->gpu_events += c->gpu_events;
+    if (c->cpu_events && c->last_ns > m->last_ns)
+        m->last_ns = c->last_ns;
+    if (R->cpu_first < G->cpu_first)
+        G->cpu_first = R->cpu_first;
+    stats_add(&G->chunk_st, &R->st);
+    for (size_t i = 0; i < R->nvals; i++)
+        if (ml_pf_note(G, (long)X->rmap[R->vals[i].row], (long)R->vals[i].frame,
+                    R->vals[i].v, 0) != 0)
+            return -1;
+    return 0;
+}
+
+/* an_driver_ops.merge: 0 goes on; 1 a chunk's error (X->res); 2 inexact;
+ * 3 out of memory. */
+static int chunk_merge(void *vctx, size_t i, void *p)
+{
+    (void)i;
+    chunk_ctx *X = vctx;
+    chunk_res *R = p;
+    int rc = 0;
+    if (R->res != CAP_OK) {
+        X->res = R->res;
+        snprintf(X->detail, sizeof X->detail, "%s", R->detail);
+        rc = 1;
+    } else if (R->inexact) {
+        X->inexact = 1;
+        rc = 2;
+    } else if (merge_chunk(X, R) != 0) {
+        rc = 3;
+    }
+    chunk_free(X, R);
+    return rc;
+}
+
+/* The footer's reader (the names of every thread, the footer's
+ * statistics), read to its end: NULL when it cannot be read or declares
+ * a GPU track (its spans need the blocks before them: read whole). */
+static cap_reader *footer_reader(int fd, const cap_chunk_plan *plan)
+{
+    cap_reader *r;
+    if (cap_chunks_open(&r, fd, plan->footer_offset, 0, NULL, 0) != CAP_OK)
+        return NULL;
+    cap_event ev;
+    cap_result res;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK)
+        if (ev.kind != CAP_EV_THREAD)
+            break;
+    for (uint32_t t = 0; res == CAP_DONE && t < CAP_MAX_TRACKS; t++)
+        if (cap_reader_track_name(r, t))
+            res = CAP_E_LIMIT; /* a GPU track: whole */
+    if (res != CAP_DONE) {
+        cap_reader_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* CAP_READ_CHUNK_BYTES=N sets the least bytes of a chunk (tests: 1, a
+ * block a chunk). 256 KiB: a producer's block (1 MiB raw, about 300 KiB
+ * of file for bench_read's realistic capture) a chunk. On realistic 10 M
+ * (58 blocks), 2 threads: with 2 MiB chunks (9) the CPU time went from
+ * 1.12 s on one thread to 1.78 s on two and the calling thread held
+ * 0.91 s; with 512 KiB (29) 0.86 -> 1.00 s, 0.52 s; a block a chunk
+ * 0.84 -> 0.87 s, 0.44 s (smaller models, each in cache; peak RSS 26
+ * MiB against 37 read whole). 64 KiB: a chunk's exact per-frame values
+ * wait for the merge, so its memory follows the frames it covers; a
+ * capture of 31 bytes a frame (tests/fleet's long one) held 8,500 frames
+ * in 256 KiB, and its --summary grew from 17 to 44 MiB between 10,000 and
+ * 60,000 frames; with 64 KiB (a block a chunk there, as for bench_read's
+ * realistic capture) 15 to 20 MiB. */
+#define CHUNK_BYTES ((uint64_t)64 << 10)
+
+/* The chunked load, where the file allows it: *used 1 when it ran (its
+ * result returned; LOAD_WHOLE: read whole), 0 when the file must be read
+ * whole (nothing done). */
+cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used)
+{
+    an_capture *m = L->m;
+    *used = 0;
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return CAP_OK;
+    cap_chunk_plan plan;
+    cap_reader *tail = NULL;
+    cap_result res = cap_chunks_plan(fd, ml_env_size("CAP_READ_CHUNK_BYTES",
+                                                  CHUNK_BYTES), &plan);
+    if (res == CAP_OK && plan.n)
+        tail = footer_reader(fd, &plan);
+    if (res == CAP_OK && tail)
+        res = ml_file_same(m, m->path, detail, dsz);
+    if (res != CAP_OK || !tail) {
+        cap_reader_close(tail);
+        cap_chunks_free(&plan);
+        close(fd);
+        if (res != CAP_OK)
+            *used = 1;
+        return res;
+    }
+    *used = 1;
+    chunk_ctx X = {.L = L, .co = *L->o, .decl = tail, .res = CAP_OK};
+    X.co.progress = NULL;
+    X.co.series_budget = 0;
+    L->chunk_st = *cap_reader_get_stats(tail);
+    static const an_driver_ops ops = {chunk_run, chunk_merge, chunk_free};
+    int rc = an_drive(fd, &plan, an_driver_threads(L->o->threads), &ops, &X);
+    close(fd);
+    cap_chunks_free(&plan);
+    free(X.nmap);
+    free(X.rmap);
+    L->r = tail; /* names, metadata, the footer's statistics */
+    L->chunked = 1;
+    if (rc == 1) {
+        snprintf(detail, dsz, "%s", X.detail);
+        return X.res;
+    }
+    if (rc == 2)
+        return LOAD_WHOLE;
+    if (rc != 0)
+        return CAP_E_NOMEM;
+    ml_progress(L, "", 1);
+    return CAP_OK;
+}
