@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keytab.h"
 #include "report.h"
 #include "stats.h"
 
@@ -104,13 +105,25 @@ static const char *key_of(const an_scope *s)
     return s->path ? s->path : s->name;
 }
 
-static long find_match(const an_capture *m, const an_scope *s)
+/* Each run's scopes by (kind, key), the first of each key kept: tab[q]
+ * for run[q]. Returns 0, or -1 when out of memory. */
+static int index_runs(an_keytab *tab, const an_capture *const *run,
+                      size_t nruns)
 {
-    for (size_t i = 0; i < m->nscopes; i++)
-        if (m->scopes[i].kind == s->kind &&
-            strcmp(key_of(&m->scopes[i]), key_of(s)) == 0)
-            return (long)i;
-    return -1;
+    for (size_t q = 0; q < nruns; q++)
+        for (size_t i = 0; i < run[q]->nscopes; i++) {
+            const an_scope *s = &run[q]->scopes[i];
+            if (an_keytab_put(&tab[q], s->kind, key_of(s), i) < 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* The index of the scope of m (indexed in tab) with s's kind and key, or
+ * -1 when m has none. */
+static long find_match(const an_keytab *tab, const an_scope *s)
+{
+    return an_keytab_find(tab, s->kind, key_of(s));
 }
 
 /* ---- summarised captures: block sums, weighted samples, loading -------- */
@@ -740,10 +753,11 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
     wbuf *wb = calloc(nruns, sizeof *wb);
     const an_diff_sums **sums = calloc(nruns, sizeof *sums);
     an_diff_sums **scanned = calloc(nruns, sizeof *scanned);
+    an_keytab *tab = calloc(nruns + 1, sizeof *tab); /* each run's, all */
     size_t n = 0, nowned = 0, nkeys = 0;
     cap_result r = CAP_OK;
     if (!rows || !in || !owned || !res || !keys || !at || !wb || !sums ||
-        !scanned) {
+        !scanned || !tab || index_runs(tab, run, nruns) != 0) {
         r = CAP_E_NOMEM;
         goto done;
     }
@@ -755,11 +769,12 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
     for (size_t q = 0; q < nruns; q++)
         for (size_t i = 0; i < run[q]->nscopes; i++) {
             const an_scope *s = &run[q]->scopes[i];
-            int seen = 0;
-            for (size_t k = 0; k < nkeys && !seen; k++)
-                seen = keys[k].kind == s->kind &&
-                       strcmp(keys[k].key, key_of(s)) == 0;
-            if (!seen)
+            int added = an_keytab_put(&tab[nruns], s->kind, key_of(s), 0);
+            if (added < 0) {
+                r = CAP_E_NOMEM;
+                goto done;
+            }
+            if (added)
                 keys[nkeys++] = (row_key){s->kind, key_of(s), s};
         }
     /* the frame row */
@@ -818,7 +833,7 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
          * frame by frame when one side lacks it (added or removed) */
         int in_base = 0, in_new = 0, every = 1;
         for (size_t q = 0; q < nruns; q++) {
-            at[q] = find_match(run[q], s);
+            at[q] = find_match(&tab[q], s);
             if (at[q] < 0) {
                 every = 0;
                 continue;
@@ -1020,6 +1035,10 @@ done:
         for (size_t q = 0; q < nruns; q++)
             an_diff_sums_free(scanned[q]);
     free(scanned);
+    if (tab)
+        for (size_t q = 0; q <= nruns; q++)
+            an_keytab_free(&tab[q]);
+    free(tab);
     free(run);
     return r;
 }
