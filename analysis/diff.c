@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "keytab.h"
 #include "report.h"
 #include "stats.h"
 
@@ -104,13 +105,25 @@ static const char *key_of(const an_scope *s)
     return s->path ? s->path : s->name;
 }
 
-static long find_match(const an_capture *m, const an_scope *s)
+/* Each run's scopes by (kind, key), the first of each key kept: tab[q]
+ * for run[q]. Returns 0, or -1 when out of memory. */
+static int index_runs(an_keytab *tab, const an_capture *const *run,
+                      size_t nruns)
 {
-    for (size_t i = 0; i < m->nscopes; i++)
-        if (m->scopes[i].kind == s->kind &&
-            strcmp(key_of(&m->scopes[i]), key_of(s)) == 0)
-            return (long)i;
-    return -1;
+    for (size_t q = 0; q < nruns; q++)
+        for (size_t i = 0; i < run[q]->nscopes; i++) {
+            const an_scope *s = &run[q]->scopes[i];
+            if (an_keytab_put(&tab[q], s->kind, key_of(s), i) < 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* The index of the scope of m (indexed in tab) with s's kind and key, or
+ * -1 when m has none. */
+static long find_match(const an_keytab *tab, const an_scope *s)
+{
+    return an_keytab_find(tab, s->kind, key_of(s));
 }
 
 /* ---- summarised captures: block sums, weighted samples, loading -------- */
@@ -659,13 +672,37 @@ static unsigned machine_cpus(const an_capture *const *run, size_t nruns)
     return cpus;
 }
 
-cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
-                             const an_diff_sums *const *base_sums,
-                             size_t nbase, const an_capture *const *new_,
-                             const an_diff_sums *const *new_sums, size_t nnew,
-                             const an_diff_options *opt)
+/* ---- the comparison, step by step ---------------------------------------- */
+
+/* A comparison under way: the runs, the options resolved, and the rows and
+ * buffers an_diff_runs_sums fills (diff_free frees them). */
+typedef struct diff_ctx {
+    const an_capture **run; /* base runs, then new runs */
+    size_t nbase, nnew, nruns;
+    an_diff_options ao;
+    cap_diff_options so;
+    double floor_ms;
+    size_t block;
+    size_t base_frames, new_frames;
+    int weighted; /* a run is summarised: rows compared one at a time */
+    an_diff_row *rows;
+    cap_diff_input *in;   /* each row's input (not weighted) */
+    side_samples *owned;  /* the inputs' samples */
+    cap_diffstat *res;
+    row_key *keys;
+    long *at;             /* the row's scope in each run, or -1 */
+    wbuf *wb;             /* the row's weighted sample of each run */
+    const an_diff_sums **sums;
+    an_diff_sums **scanned; /* block sums made here, of other sizes */
+    an_keytab *tab;       /* each run's scopes by key, then every key */
+    size_t n, nowned, nkeys;
+} diff_ctx;
+
+/* CAP_OK when every run is given, else CAP_E_MISUSE. */
+static cap_result runs_given(const an_capture *const *base, size_t nbase,
+                             const an_capture *const *new_, size_t nnew)
 {
-    if (!out || !base || !new_ || nbase == 0 || nnew == 0)
+    if (!base || !new_ || nbase == 0 || nnew == 0)
         return CAP_E_MISUSE;
     for (size_t r = 0; r < nbase; r++)
         if (!base[r])
@@ -673,290 +710,414 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
     for (size_t r = 0; r < nnew; r++)
         if (!new_[r])
             return CAP_E_MISUSE;
-    an_diff_options ao;
+    return CAP_OK;
+}
+
+/* opt (NULL: the defaults) resolved into c->ao and c->so; CAP_E_MISUSE
+ * when out of range. */
+static cap_result options_resolve(diff_ctx *c, const an_diff_options *opt)
+{
     if (opt)
-        ao = *opt;
+        c->ao = *opt;
     else
-        memset(&ao, 0, sizeof ao);
-    if (ao.floor_share_pct == 0.0)
-        ao.floor_share_pct = AN_DIFF_DEFAULT_FLOOR_SHARE_PCT;
-    cap_diff_options so;
-    if (cap_diff_options_resolve(&so, &ao.stat) != CAP_OK ||
-        !(ao.floor_us >= 0.0 && ao.floor_us < INFINITY) ||
-        !(ao.floor_share_pct > 0.0 && ao.floor_share_pct < INFINITY))
+        memset(&c->ao, 0, sizeof c->ao);
+    if (c->ao.floor_share_pct == 0.0)
+        c->ao.floor_share_pct = AN_DIFF_DEFAULT_FLOOR_SHARE_PCT;
+    if (cap_diff_options_resolve(&c->so, &c->ao.stat) != CAP_OK ||
+        !(c->ao.floor_us >= 0.0 && c->ao.floor_us < INFINITY) ||
+        !(c->ao.floor_share_pct > 0.0 && c->ao.floor_share_pct < INFINITY))
         return CAP_E_MISUSE;
-    memset(out, 0, sizeof *out);
-    out->geomean_pct = NAN;
-    out->base_runs = nbase;
-    out->new_runs = nnew;
-    double frame_med = median_frame_ms(base, nbase);
+    return CAP_OK;
+}
+
+/* The floor (ms a frame): floor_us, or floor_share_pct of the base runs'
+ * median frame time when larger. CAP_E_NOMEM when out of memory. */
+static cap_result floor_set(an_diff *out, diff_ctx *c,
+                            const an_capture *const *base)
+{
+    double frame_med = median_frame_ms(base, c->nbase);
     if (isnan(frame_med))
         return CAP_E_NOMEM;
-    double floor_ms = ao.floor_us / 1000.0;
-    if (ao.floor_share_pct / 100.0 * frame_med > floor_ms)
-        floor_ms = ao.floor_share_pct / 100.0 * frame_med;
-    out->floor_ms = floor_ms;
-    /* Blocks of `block` frames, fewer when the shortest run would not give
-     * min_frames of them; the same size on both sides. */
-    size_t nruns = nbase + nnew;
-    const an_capture **run = calloc(nruns, sizeof *run);
-    if (!run)
-        return CAP_E_NOMEM;
-    for (size_t r = 0; r < nbase; r++)
-        run[r] = base[r];
-    for (size_t r = 0; r < nnew; r++)
-        run[nbase + r] = new_[r];
-    size_t block = ao.block ? ao.block : AN_DIFF_DEFAULT_BLOCK;
-    size_t shorter = run[0]->nframes;
-    size_t scopes = 0, base_frames = 0, new_frames = 0;
-    for (size_t r = 0; r < nruns; r++) {
-        if (run[r]->nframes < shorter)
-            shorter = run[r]->nframes;
-        scopes += run[r]->nscopes;
-        *(r < nbase ? &base_frames : &new_frames) += run[r]->nframes;
-    }
-    if (block > 1 && shorter / block < so.min_frames)
-        block = shorter / so.min_frames > 1 ? shorter / so.min_frames : 1;
-    out->block = block;
+    double floor_ms = c->ao.floor_us / 1000.0;
+    if (c->ao.floor_share_pct / 100.0 * frame_med > floor_ms)
+        floor_ms = c->ao.floor_share_pct / 100.0 * frame_med;
+    out->floor_ms = c->floor_ms = floor_ms;
     out->frame_ms = frame_med;
-    out->floor_share_pct = floor_ms > ao.floor_us / 1000.0 ? ao.floor_share_pct
-                                                           : 0.0;
-    /* a summarised run: every row's samples are weighted samples (read
-     * back from histograms where summarised), compared row by row, so
-     * that one row's samples are held at a time */
-    int weighted = 0;
-    for (size_t q = 0; q < nruns; q++) {
-        weighted |= run[q]->approx;
-        out->late_values += run[q]->late_values;
+    out->floor_share_pct = floor_ms > c->ao.floor_us / 1000.0
+                               ? c->ao.floor_share_pct
+                               : 0.0;
+    return CAP_OK;
+}
+
+/* c->run: the base runs then the new ones; the block size (fewer frames
+ * when the shortest run would not give min_frames blocks; the same on
+ * both sides), frames a side, and whether any run is summarised. Returns
+ * the scopes of every run, or (size_t)-1 when out of memory. */
+static size_t runs_gather(an_diff *out, diff_ctx *c,
+                          const an_capture *const *base,
+                          const an_capture *const *new_)
+{
+    c->run = calloc(c->nruns, sizeof *c->run);
+    if (!c->run)
+        return (size_t)-1;
+    for (size_t r = 0; r < c->nbase; r++)
+        c->run[r] = base[r];
+    for (size_t r = 0; r < c->nnew; r++)
+        c->run[c->nbase + r] = new_[r];
+    size_t block = c->ao.block ? c->ao.block : AN_DIFF_DEFAULT_BLOCK;
+    size_t shorter = c->run[0]->nframes, scopes = 0;
+    for (size_t r = 0; r < c->nruns; r++) {
+        const an_capture *m = c->run[r];
+        if (m->nframes < shorter)
+            shorter = m->nframes;
+        scopes += m->nscopes;
+        *(r < c->nbase ? &c->base_frames : &c->new_frames) += m->nframes;
+        c->weighted |= m->approx;
+        out->late_values += m->late_values;
     }
-    out->approx = weighted;
-    size_t cap = 1 + scopes;
-    an_diff_row *rows = calloc(cap, sizeof *rows);
-    cap_diff_input *in = calloc(weighted ? 1 : cap, sizeof *in);
-    side_samples *owned = calloc(weighted ? 2 : 2 * cap, sizeof *owned);
-    cap_diffstat *res = calloc(cap, sizeof *res);
-    row_key *keys = calloc(cap, sizeof *keys);
-    long *at = calloc(nruns, sizeof *at);
-    wbuf *wb = calloc(nruns, sizeof *wb);
-    const an_diff_sums **sums = calloc(nruns, sizeof *sums);
-    an_diff_sums **scanned = calloc(nruns, sizeof *scanned);
-    size_t n = 0, nowned = 0, nkeys = 0;
+    if (block > 1 && shorter / block < c->so.min_frames)
+        block = shorter / c->so.min_frames > 1 ? shorter / c->so.min_frames
+                                               : 1;
+    out->block = c->block = block;
+    out->approx = c->weighted;
+    return scopes;
+}
+
+/* The rows' and buffers' memory for `scopes` scopes at most, each run's
+ * block sums, and each run indexed by key. CAP_E_NOMEM when out of
+ * memory. */
+static cap_result ctx_alloc(diff_ctx *c, size_t scopes,
+                            const an_diff_sums *const *base_sums,
+                            const an_diff_sums *const *new_sums)
+{
+    size_t cap = 1 + scopes, nruns = c->nruns;
+    c->rows = calloc(cap, sizeof *c->rows);
+    c->in = calloc(c->weighted ? 1 : cap, sizeof *c->in);
+    c->owned = calloc(c->weighted ? 2 : 2 * cap, sizeof *c->owned);
+    c->res = calloc(cap, sizeof *c->res);
+    c->keys = calloc(cap, sizeof *c->keys);
+    c->at = calloc(nruns, sizeof *c->at);
+    c->wb = calloc(nruns, sizeof *c->wb);
+    c->sums = calloc(nruns, sizeof *c->sums);
+    c->scanned = calloc(nruns, sizeof *c->scanned);
+    c->tab = calloc(nruns + 1, sizeof *c->tab); /* each run's, all */
+    if (!c->rows || !c->in || !c->owned || !c->res || !c->keys || !c->at ||
+        !c->wb || !c->sums || !c->scanned || !c->tab ||
+        index_runs(c->tab, c->run, nruns) != 0)
+        return CAP_E_NOMEM;
+    for (size_t q = 0; q < nruns; q++)
+        c->sums[q] = q < c->nbase ? (base_sums ? base_sums[q] : NULL)
+                                  : (new_sums ? new_sums[q - c->nbase] : NULL);
+    return CAP_OK;
+}
+
+/* Frees what ctx_alloc and runs_gather took, but the rows handed out. */
+static void ctx_free(diff_ctx *c)
+{
+    if (c->owned)
+        for (size_t i = 0; i < c->nowned; i++) {
+            free(c->owned[i].v);
+            free(c->owned[i].run_n);
+        }
+    free(c->owned);
+    free(c->in);
+    free(c->res);
+    free(c->rows);
+    free(c->keys);
+    free(c->at);
+    if (c->wb)
+        for (size_t q = 0; q < c->nruns; q++)
+            wb_free(&c->wb[q]);
+    free(c->wb);
+    free(c->sums);
+    if (c->scanned)
+        for (size_t q = 0; q < c->nruns; q++)
+            an_diff_sums_free(c->scanned[q]);
+    free(c->scanned);
+    if (c->tab)
+        for (size_t q = 0; q <= c->nruns; q++)
+            an_keytab_free(&c->tab[q]);
+    free(c->tab);
+    free(c->run);
+}
+
+/* Every scope key of every run, in the order first met (base runs first):
+ * the order does not matter, rows are sorted at the end. */
+static cap_result keys_collect(diff_ctx *c)
+{
+    for (size_t q = 0; q < c->nruns; q++)
+        for (size_t i = 0; i < c->run[q]->nscopes; i++) {
+            const an_scope *s = &c->run[q]->scopes[i];
+            int added =
+                an_keytab_put(&c->tab[c->nruns], s->kind, key_of(s), 0);
+            if (added < 0)
+                return CAP_E_NOMEM;
+            if (added)
+                c->keys[c->nkeys++] = (row_key){s->kind, key_of(s), s};
+        }
+    return CAP_OK;
+}
+
+/* Adds run q's `ms` to row's total on q's side. */
+static void total_add(const diff_ctx *c, an_diff_row *row, size_t q,
+                      double ms)
+{
+    *(q < c->nbase ? &row->base_total_ms : &row->new_total_ms) += ms;
+}
+
+/* Compares the row's weighted samples (c->wb, one per run), into res, and
+ * empties them. */
+static cap_result row_compare_w(diff_ctx *c, cap_diffstat *res,
+                                cap_result r)
+{
+    if (r == CAP_OK)
+        r = compare_w(res, c->wb, c->nbase, c->nnew, c->floor_ms, &c->so);
+    for (size_t q = 0; q < c->nruns; q++)
+        wb_free(&c->wb[q]);
+    return r;
+}
+
+/* The "(frame)" row, rows[0]: the frame times of every run. */
+static cap_result frame_row(diff_ctx *c)
+{
+    an_diff_row *row = &c->rows[0];
+    row->is_frame = 1;
+    row->name = "(frame)";
+    row->block = 1;
     cap_result r = CAP_OK;
-    if (!rows || !in || !owned || !res || !keys || !at || !wb || !sums ||
-        !scanned) {
-        r = CAP_E_NOMEM;
-        goto done;
-    }
-    for (size_t q = 0; q < nruns; q++)
-        sums[q] = q < nbase ? (base_sums ? base_sums[q] : NULL)
-                            : (new_sums ? new_sums[q - nbase] : NULL);
-    /* every scope key of every run, in the order first met (base runs
-     * first): the order does not matter, rows are sorted at the end */
-    for (size_t q = 0; q < nruns; q++)
-        for (size_t i = 0; i < run[q]->nscopes; i++) {
-            const an_scope *s = &run[q]->scopes[i];
-            int seen = 0;
-            for (size_t k = 0; k < nkeys && !seen; k++)
-                seen = keys[k].kind == s->kind &&
-                       strcmp(keys[k].key, key_of(s)) == 0;
-            if (!seen)
-                keys[nkeys++] = (row_key){s->kind, key_of(s), s};
-        }
-    /* the frame row */
-    rows[0].is_frame = 1;
-    rows[0].name = "(frame)";
-    rows[0].block = 1;
-    if (weighted) {
-        for (size_t q = 0; q < nruns && r == CAP_OK; q++) {
-            if (frame_wsample(&wb[q], run[q]) != 0)
+    if (c->weighted) {
+        for (size_t q = 0; q < c->nruns && r == CAP_OK; q++) {
+            if (frame_wsample(&c->wb[q], c->run[q]) != 0)
                 r = CAP_E_NOMEM;
-            *(q < nbase ? &rows[0].base_total_ms : &rows[0].new_total_ms) +=
-                (double)an_total_frame_ns(run[q]) / 1e6;
+            total_add(c, row, q, (double)an_total_frame_ns(c->run[q]) / 1e6);
         }
-        if (r == CAP_OK)
-            r = compare_w(&res[0], wb, nbase, nnew, floor_ms, &so);
-        for (size_t q = 0; q < nruns; q++)
-            wb_free(&wb[q]);
-        if (r != CAP_OK)
-            goto done;
-    } else {
-        side_samples *sb, *sn;
-        if (sides_new(&sb, &sn, owned, &nowned, nbase, nnew) != 0) {
+        return row_compare_w(c, &c->res[0], r);
+    }
+    side_samples *sb, *sn;
+    if (sides_new(&sb, &sn, c->owned, &c->nowned, c->nbase, c->nnew) != 0)
+        return CAP_E_NOMEM;
+    for (size_t q = 0; q < c->nruns; q++) {
+        size_t k = 0;
+        double *x = frame_samples(c->run[q], &k);
+        if (side_append(q < c->nbase ? sb : sn,
+                        q < c->nbase ? q : q - c->nbase, x, k) != 0)
+            return CAP_E_NOMEM;
+        total_add(c, row, q, (double)an_total_frame_ns(c->run[q]) / 1e6);
+    }
+    c->in[0] = input_of(sb, c->nbase, sn, c->nnew, c->floor_ms);
+    return CAP_OK;
+}
+
+/* Whether scope s makes a row: 0 when only_scope names another, -1 when
+ * an exclude pattern drops it (counted in out->excluded), 1 when it does. */
+static int row_wanted(an_diff *out, const diff_ctx *c, const an_scope *s)
+{
+    const an_diff_options *ao = &c->ao;
+    if (ao->only_scope && strcmp(s->name, ao->only_scope) != 0)
+        return 0;
+    if (matches_any(key_of(s), ao->exclude, ao->nexclude) ||
+        (s->path && matches_any(s->name, ao->exclude, ao->nexclude))) {
+        out->excluded++;
+        return -1;
+    }
+    return 1;
+}
+
+/* Where the row's scope is in each run (c->at) and its frames per sample:
+ * frame by frame when it ran in nearly every frame of every run, over
+ * blocks otherwise, and frame by frame when one side lacks it (added or
+ * removed). Marks the row a wait when a run tagged it one. */
+static size_t row_locate(diff_ctx *c, an_diff_row *row, const an_scope *s)
+{
+    int in_base = 0, in_new = 0, every = 1;
+    for (size_t q = 0; q < c->nruns; q++) {
+        c->at[q] = find_match(&c->tab[q], s);
+        if (c->at[q] < 0) {
+            every = 0;
+            continue;
+        }
+        const an_scope *t = &c->run[q]->scopes[c->at[q]];
+        row->is_wait |= t->is_wait;
+        *(q < c->nbase ? &in_base : &in_new) = 1;
+        if (ran_of(c->run[q], t) * 10 < c->run[q]->nframes * 9)
+            every = 0;
+    }
+    return in_base && in_new && !every ? c->block : 1;
+}
+
+/* Run q's block sums of rb frames for scope t when q is summarised and
+ * its samples are blocks (made here when the load's are of another size),
+ * else NULL; *r CAP_E_NOMEM when out of memory. */
+static const an_diff_sums *row_sums(diff_ctx *c, size_t q,
+                                   const an_scope *t, size_t rb,
+                                   cap_result *r)
+{
+    const an_capture *m = c->run[q];
+    if (!(m->approx && rb > 1 && ran_of(m, t) >= c->so.min_frames))
+        return NULL;
+    if (!c->sums[q] || c->sums[q]->block != rb) {
+        if (!c->scanned[q] && !(c->scanned[q] = sums_scan(m, rb)))
+            *r = CAP_E_NOMEM;
+        c->sums[q] = c->scanned[q];
+    }
+    return c->sums[q];
+}
+
+/* Row n's samples as weighted samples, compared at once. */
+static cap_result scope_row_w(diff_ctx *c, an_diff_row *row, size_t rb)
+{
+    cap_result r = CAP_OK;
+    for (size_t q = 0; q < c->nruns && r == CAP_OK; q++) {
+        if (c->at[q] < 0)
+            continue;
+        const an_capture *m = c->run[q];
+        const an_scope *t = &m->scopes[c->at[q]];
+        const an_diff_sums *sm = row_sums(c, q, t, rb, &r);
+        if (r == CAP_OK &&
+            scope_wsample(&c->wb[q], m, t, (size_t)c->at[q], rb,
+                          c->so.min_frames, sm) != 0)
             r = CAP_E_NOMEM;
-            goto done;
-        }
-        for (size_t q = 0; q < nruns; q++) {
-            size_t k = 0;
-            double *x = frame_samples(run[q], &k);
-            if (side_append(q < nbase ? sb : sn, q < nbase ? q : q - nbase,
-                            x, k) != 0) {
-                r = CAP_E_NOMEM;
-                goto done;
-            }
-            *(q < nbase ? &rows[0].base_total_ms : &rows[0].new_total_ms) +=
-                (double)an_total_frame_ns(run[q]) / 1e6;
-        }
-        in[0] = input_of(sb, nbase, sn, nnew, floor_ms);
+        total_add(c, row, q,
+                  m->approx ? t->pf_hist.sum / 1e6
+                            : scope_frame_total_ms(m, t));
     }
-    n = 1;
-    for (size_t k = 0; k < nkeys; k++) {
-        const an_scope *s = keys[k].first;
-        if (ao.only_scope && strcmp(s->name, ao.only_scope) != 0)
-            continue;
-        if (matches_any(key_of(s), ao.exclude, ao.nexclude) ||
-            (s->path && matches_any(s->name, ao.exclude, ao.nexclude))) {
-            out->excluded++;
-            continue;
+    return row_compare_w(c, &c->res[c->n], r);
+}
+
+/* Row n's samples, each side pooled, into c->in[n] (compared later,
+ * every row at once). */
+static cap_result scope_row_exact(diff_ctx *c, an_diff_row *row, size_t rb)
+{
+    side_samples *sb, *sn;
+    if (sides_new(&sb, &sn, c->owned, &c->nowned, c->nbase, c->nnew) != 0)
+        return CAP_E_NOMEM;
+    for (size_t q = 0; q < c->nruns; q++) {
+        size_t cnt = 0;
+        double *x;
+        if (c->at[q] >= 0) {
+            const an_scope *t = &c->run[q]->scopes[c->at[q]];
+            x = scope_samples(c->run[q], t, rb, c->so.min_frames, &cnt);
+            total_add(c, row, q, scope_frame_total_ms(c->run[q], t));
+        } else {
+            x = calloc(1, sizeof *x);
         }
-        an_diff_row *row = &rows[n];
+        if (side_append(q < c->nbase ? sb : sn,
+                        q < c->nbase ? q : q - c->nbase, x, cnt) != 0)
+            return CAP_E_NOMEM;
+    }
+    c->in[c->n] = input_of(sb, c->nbase, sn, c->nnew, c->floor_ms);
+    return CAP_OK;
+}
+
+/* A row for each key that is wanted, after the frame row. */
+static cap_result scope_rows(an_diff *out, diff_ctx *c)
+{
+    const an_diff_options *ao = &c->ao;
+    for (size_t k = 0; k < c->nkeys; k++) {
+        const an_scope *s = c->keys[k].first;
+        if (row_wanted(out, c, s) <= 0)
+            continue;
+        an_diff_row *row = &c->rows[c->n];
         row->kind = s->kind;
         row->name = key_of(s);
-        row->is_wait = matches_any(key_of(s), ao.wait, ao.nwait) ||
-                       (s->path && matches_any(s->name, ao.wait, ao.nwait));
-        /* where the scope is in each run; frame by frame when it ran in
-         * nearly every frame of every run, over blocks otherwise, and
-         * frame by frame when one side lacks it (added or removed) */
-        int in_base = 0, in_new = 0, every = 1;
-        for (size_t q = 0; q < nruns; q++) {
-            at[q] = find_match(run[q], s);
-            if (at[q] < 0) {
-                every = 0;
-                continue;
-            }
-            const an_scope *t = &run[q]->scopes[at[q]];
-            row->is_wait |= t->is_wait;
-            *(q < nbase ? &in_base : &in_new) = 1;
-            if (ran_of(run[q], t) * 10 < run[q]->nframes * 9)
-                every = 0;
-        }
-        size_t rb = in_base && in_new && !every ? block : 1;
+        row->is_wait = matches_any(key_of(s), ao->wait, ao->nwait) ||
+                       (s->path && matches_any(s->name, ao->wait, ao->nwait));
+        size_t rb = row_locate(c, row, s);
         row->block = rb;
-        if (weighted) {
-            for (size_t q = 0; q < nruns && r == CAP_OK; q++) {
-                if (at[q] < 0)
-                    continue;
-                const an_scope *t = &run[q]->scopes[at[q]];
-                const an_diff_sums *sm = NULL;
-                if (run[q]->approx && rb > 1 &&
-                    ran_of(run[q], t) >= so.min_frames) {
-                    if (!sums[q] || sums[q]->block != rb) {
-                        if (!scanned[q] &&
-                            !(scanned[q] = sums_scan(run[q], rb)))
-                            r = CAP_E_NOMEM;
-                        sums[q] = scanned[q];
-                    }
-                    sm = sums[q];
-                }
-                if (r == CAP_OK &&
-                    scope_wsample(&wb[q], run[q], t, (size_t)at[q], rb,
-                                  so.min_frames, sm) != 0)
-                    r = CAP_E_NOMEM;
-                *(q < nbase ? &row->base_total_ms : &row->new_total_ms) +=
-                    run[q]->approx ? t->pf_hist.sum / 1e6
-                                   : scope_frame_total_ms(run[q], t);
-            }
-            if (r == CAP_OK)
-                r = compare_w(&res[n], wb, nbase, nnew, floor_ms, &so);
-            for (size_t q = 0; q < nruns; q++)
-                wb_free(&wb[q]);
-            if (r != CAP_OK)
-                goto done;
-            n++;
-            continue;
-        }
-        side_samples *sb, *sn;
-        if (sides_new(&sb, &sn, owned, &nowned, nbase, nnew) != 0) {
-            r = CAP_E_NOMEM;
-            goto done;
-        }
-        for (size_t q = 0; q < nruns; q++) {
-            size_t cnt = 0;
-            double *x;
-            if (at[q] >= 0) {
-                const an_scope *t = &run[q]->scopes[at[q]];
-                x = scope_samples(run[q], t, rb, so.min_frames, &cnt);
-                *(q < nbase ? &row->base_total_ms : &row->new_total_ms) +=
-                    scope_frame_total_ms(run[q], t);
-            } else {
-                x = calloc(1, sizeof *x);
-            }
-            if (side_append(q < nbase ? sb : sn, q < nbase ? q : q - nbase,
-                            x, cnt) != 0) {
-                r = CAP_E_NOMEM;
-                goto done;
-            }
-        }
-        in[n] = input_of(sb, nbase, sn, nnew, floor_ms); /* per frame */
-        n++;
+        cap_result r = c->weighted ? scope_row_w(c, row, rb)
+                                   : scope_row_exact(c, row, rb);
+        if (r != CAP_OK)
+            return r;
+        c->n++;
     }
-    r = weighted ? cap_diff_adjust(res, n, &so)
-                 : cap_diff_compare_all(res, in, n, &so);
-    if (r != CAP_OK)
-        goto done;
-    for (size_t q = 0; q < nruns; q++)
-        if (scanned[q])
-            out->late_values += scanned[q]->late;
-        else if (run[q]->approx && sums[q])
-            out->late_values += sums[q]->late;
-    for (size_t i = 0; i < n; i++) {
-        rows[i].d = res[i];
+    return CAP_OK;
+}
+
+/* Values past the budget the block sums met, added to out->late_values. */
+static void late_values_add(an_diff *out, const diff_ctx *c)
+{
+    for (size_t q = 0; q < c->nruns; q++)
+        if (c->scanned[q])
+            out->late_values += c->scanned[q]->late;
+        else if (c->run[q]->approx && c->sums[q])
+            out->late_values += c->sums[q]->late;
+}
+
+/* Each row's statistics, means, order and gating, and out's counts. */
+static void rows_finish(an_diff *out, const diff_ctx *c)
+{
+    const an_diff_options *ao = &c->ao;
+    for (size_t i = 0; i < c->n; i++) {
+        an_diff_row *row = &c->rows[i];
+        const cap_diffstat *d = &c->res[i];
+        row->d = *d;
         /* mean self time per frame over all frames of each side's runs */
-        double bm = rows[i].base_total_ms /
-                    (double)(base_frames ? base_frames : 1);
-        double nm = rows[i].new_total_ms /
-                    (double)(new_frames ? new_frames : 1);
-        rows[i].base_mean_ms = bm;
-        rows[i].new_mean_ms = nm;
-        rows[i].sort_key = fabs(nm - bm);
-        if (isnan(rows[i].sort_key))
-            rows[i].sort_key = 0;
-        rows[i].gates = rows[i].is_frame  ? ao.gate_frame
-                        : rows[i].is_wait ? ao.gate_waits
-                                          : 1;
-        out->waits += (size_t)rows[i].is_wait;
-        out->waits_gate |= rows[i].is_wait && rows[i].gates;
-        out->tested += !isnan(res[i].p_adjusted);
-        out->within_spread += (size_t)res[i].within_spread;
-        if (res[i].verdict == CAP_VERDICT_REGRESSED) {
+        double bm = row->base_total_ms /
+                    (double)(c->base_frames ? c->base_frames : 1);
+        double nm = row->new_total_ms /
+                    (double)(c->new_frames ? c->new_frames : 1);
+        row->base_mean_ms = bm;
+        row->new_mean_ms = nm;
+        row->sort_key = fabs(nm - bm);
+        if (isnan(row->sort_key))
+            row->sort_key = 0;
+        row->gates = row->is_frame  ? ao->gate_frame
+                     : row->is_wait ? ao->gate_waits
+                                    : 1;
+        out->waits += (size_t)row->is_wait;
+        out->waits_gate |= row->is_wait && row->gates;
+        out->tested += !isnan(d->p_adjusted);
+        out->within_spread += (size_t)d->within_spread;
+        if (d->verdict == CAP_VERDICT_REGRESSED) {
             out->regressed++;
-            out->gating += (size_t)rows[i].gates;
+            out->gating += (size_t)row->gates;
         }
-        if (res[i].verdict == CAP_VERDICT_IMPROVED)
+        if (d->verdict == CAP_VERDICT_IMPROVED)
             out->improved++;
     }
-    /* how busy the threads kept the machine's CPUs in scopes that are not
-     * waits: near 1 a thread waits for a core inside its scopes, and they
-     * stretch with where the scheduler put it (section 11) */
-    out->cpus = machine_cpus(run, nruns);
+}
+
+/* How busy the threads kept the machine's CPUs in scopes that are not
+ * waits: near 1 a thread waits for a core inside its scopes, and they
+ * stretch with where the scheduler put it (section 11). */
+static void busy_share(an_diff *out, const diff_ctx *c)
+{
+    const an_diff_row *rows = c->rows;
+    out->cpus = machine_cpus(c->run, c->nruns);
     out->base_busy = out->new_busy = NAN;
-    if (out->cpus && !ao.only_scope && n > 0 && rows[0].is_frame &&
-        rows[0].base_total_ms > 0 && rows[0].new_total_ms > 0) {
-        double bb = 0, nb = 0;
-        int waits = 0;
-        for (size_t i = 1; i < n; i++)
-            if (rows[i].kind == AN_CPU && !rows[i].is_wait) {
-                bb += rows[i].base_total_ms;
-                nb += rows[i].new_total_ms;
-            } else if (rows[i].kind == AN_CPU) {
-                waits = 1;
-            }
-        /* with no wait known every blocked thread counts as busy (199 %
-           on game_sim's format 1.0 fixtures, whose names carry no flag) */
-        if (waits) {
-            out->base_busy = bb / (rows[0].base_total_ms * out->cpus);
-            out->new_busy = nb / (rows[0].new_total_ms * out->cpus);
+    if (!(out->cpus && !c->ao.only_scope && c->n > 0 && rows[0].is_frame &&
+          rows[0].base_total_ms > 0 && rows[0].new_total_ms > 0))
+        return;
+    double bb = 0, nb = 0;
+    int waits = 0;
+    for (size_t i = 1; i < c->n; i++)
+        if (rows[i].kind == AN_CPU && !rows[i].is_wait) {
+            bb += rows[i].base_total_ms;
+            nb += rows[i].new_total_ms;
+        } else if (rows[i].kind == AN_CPU) {
+            waits = 1;
         }
+    /* with no wait known every blocked thread counts as busy (199 % on
+       game_sim's format 1.0 fixtures, whose names carry no flag) */
+    if (waits) {
+        out->base_busy = bb / (rows[0].base_total_ms * out->cpus);
+        out->new_busy = nb / (rows[0].new_total_ms * out->cpus);
     }
-    /* the frames' mix of a light and a heavy group, which no row's shift
-     * sees (analysis/diff_mix.c); frame-level, so not with only_scope */
-    if ((r = an_diff_mix_compute(&out->mix, run, nbase, nnew, floor_ms,
-                                 &so)) != CAP_OK)
-        goto done;
+}
+
+/* The frames' mix of a light and a heavy group, which no row's shift sees
+ * (analysis/diff_mix.c); frame-level, so not with only_scope. */
+static cap_result mix_row(an_diff *out, const diff_ctx *c)
+{
+    cap_result r = an_diff_mix_compute(&out->mix, c->run, c->nbase, c->nnew,
+                                       c->floor_ms, &c->so);
+    if (r != CAP_OK)
+        return r;
     /* a row's median lands on either group of frames and can jump
      * between them (x1.6 in game_sim --bimodal): its mean is shown */
     out->level_of_means = out->mix.found;
     if (out->mix.found) {
-        out->mix.gates = !ao.only_scope;
+        out->mix.gates = !c->ao.only_scope;
         if (out->mix.d.verdict == CAP_VERDICT_REGRESSED) {
             out->regressed++;
             out->gating += (size_t)out->mix.gates;
@@ -964,63 +1125,95 @@ cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
         if (out->mix.d.verdict == CAP_VERDICT_IMPROVED)
             out->improved++;
     }
-    if (n > 1) {
-        /* The one-number summary is over the work that gates: waits (unless
-         * gate_waits) shrink and grow with what other threads do, and a
-         * median under the floor is timer noise whose ratio can be 20x
-         * between two runs of the same program (wait_render in game_sim:
-         * 0.2 us -> 0.01 us moved the mean of 56 scopes by -9 %). */
-        cap_diffstat *g = malloc((n - 1) * sizeof *g);
-        if (!g) {
-            r = CAP_E_NOMEM;
-            goto done;
+    return CAP_OK;
+}
+
+/* The one-number summary, over the work that gates: waits (unless
+ * gate_waits) shrink and grow with what other threads do, and a median
+ * under the floor is timer noise whose ratio can be 20x between two runs
+ * of the same program (wait_render in game_sim: 0.2 us -> 0.01 us moved
+ * the mean of 56 scopes by -9 %). */
+static cap_result geomean_set(an_diff *out, const diff_ctx *c)
+{
+    if (c->n <= 1)
+        return CAP_OK;
+    cap_diffstat *g = malloc((c->n - 1) * sizeof *g);
+    if (!g)
+        return CAP_E_NOMEM;
+    /* Frames in two groups: a row's median lands on either group and can
+     * jump between them from run to run (x1.6 in game_sim --bimodal), its
+     * mean moves with the mix; the summary is then over the means. */
+    size_t ng = 0;
+    out->geomean_of_means = out->mix.found;
+    for (size_t i = 1; i < c->n; i++) {
+        cap_diffstat x = c->res[i];
+        if (out->geomean_of_means) {
+            x.base_median = c->rows[i].base_mean_ms;
+            x.new_median = c->rows[i].new_mean_ms;
         }
-        /* Frames in two groups: a row's median lands on either group and
-         * can jump between them from run to run (x1.6 in game_sim
-         * --bimodal), its mean moves with the mix; the summary is then
-         * over the means. */
-        size_t ng = 0;
-        out->geomean_of_means = out->mix.found;
-        for (size_t i = 1; i < n; i++) {
-            cap_diffstat x = res[i];
-            if (out->geomean_of_means) {
-                x.base_median = rows[i].base_mean_ms;
-                x.new_median = rows[i].new_mean_ms;
-            }
-            if (rows[i].gates && x.base_median >= floor_ms &&
-                x.new_median >= floor_ms)
-                g[ng++] = x;
-        }
-        (void)cap_diff_geomean_pct(&out->geomean_pct, &out->geomean_used, g,
-                                   ng, &so);
-        free(g);
+        if (c->rows[i].gates && x.base_median >= c->floor_ms &&
+            x.new_median >= c->floor_ms)
+            g[ng++] = x;
     }
-    qsort(rows, n, sizeof *rows, row_cmp);
-    out->rows = rows;
-    out->n = n;
-    rows = NULL;
-done:
-    if (owned)
-        for (size_t i = 0; i < nowned; i++) {
-            free(owned[i].v);
-            free(owned[i].run_n);
-        }
-    free(owned);
-    free(in);
-    free(res);
-    free(rows);
-    free(keys);
-    free(at);
-    if (wb)
-        for (size_t q = 0; q < nruns; q++)
-            wb_free(&wb[q]);
-    free(wb);
-    free(sums);
-    if (scanned)
-        for (size_t q = 0; q < nruns; q++)
-            an_diff_sums_free(scanned[q]);
-    free(scanned);
-    free(run);
+    (void)cap_diff_geomean_pct(&out->geomean_pct, &out->geomean_used, g, ng,
+                               &c->so);
+    free(g);
+    return CAP_OK;
+}
+
+/* The rows made and compared, each a step. */
+static cap_result diff_steps(an_diff *out, diff_ctx *c)
+{
+    cap_result r;
+    if ((r = keys_collect(c)) != CAP_OK || (r = frame_row(c)) != CAP_OK)
+        return r;
+    c->n = 1;
+    if ((r = scope_rows(out, c)) != CAP_OK)
+        return r;
+    r = c->weighted ? cap_diff_adjust(c->res, c->n, &c->so)
+                    : cap_diff_compare_all(c->res, c->in, c->n, &c->so);
+    if (r != CAP_OK)
+        return r;
+    late_values_add(out, c);
+    rows_finish(out, c);
+    busy_share(out, c);
+    if ((r = mix_row(out, c)) != CAP_OK || (r = geomean_set(out, c)) != CAP_OK)
+        return r;
+    qsort(c->rows, c->n, sizeof *c->rows, row_cmp);
+    out->rows = c->rows;
+    out->n = c->n;
+    c->rows = NULL;
+    return CAP_OK;
+}
+
+cap_result an_diff_runs_sums(an_diff *out, const an_capture *const *base,
+                             const an_diff_sums *const *base_sums,
+                             size_t nbase, const an_capture *const *new_,
+                             const an_diff_sums *const *new_sums, size_t nnew,
+                             const an_diff_options *opt)
+{
+    diff_ctx c;
+    memset(&c, 0, sizeof c);
+    c.nbase = nbase;
+    c.nnew = nnew;
+    c.nruns = nbase + nnew;
+    if (!out || runs_given(base, nbase, new_, nnew) != CAP_OK ||
+        options_resolve(&c, opt) != CAP_OK)
+        return CAP_E_MISUSE;
+    memset(out, 0, sizeof *out);
+    out->geomean_pct = NAN;
+    out->base_runs = nbase;
+    out->new_runs = nnew;
+    cap_result r = floor_set(out, &c, base);
+    if (r != CAP_OK)
+        return r;
+    size_t scopes = runs_gather(out, &c, base, new_);
+    if (scopes == (size_t)-1)
+        return CAP_E_NOMEM;
+    r = ctx_alloc(&c, scopes, base_sums, new_sums);
+    if (r == CAP_OK)
+        r = diff_steps(out, &c);
+    ctx_free(&c);
     return r;
 }
 

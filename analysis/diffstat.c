@@ -302,14 +302,9 @@ static cap_result side_mw(cap_mw_result *out, const side *ns, const side *bs,
                                      CAP_MW_AUTO);
 }
 
-/* One scope, one or several runs a side (see cap_diff_compare_runs). */
-static cap_result compare_impl(cap_diffstat *out, const side *bs,
-                               const side *ns, double floor_ms,
-                               const cap_diff_options *opt)
+/* CAP_OK when both sides and the floor are usable, else CAP_E_MISUSE. */
+static cap_result inputs_ok(const side *bs, const side *ns, double floor_ms)
 {
-    cap_diff_options o;
-    if (!out || cap_diff_options_resolve(&o, opt) != CAP_OK)
-        return CAP_E_MISUSE;
     if ((bs->n > 0 && !bs->x && !bs->w) || (ns->n > 0 && !ns->x && !ns->w))
         return CAP_E_MISUSE;
     if (!side_ok(bs) || !side_ok(ns))
@@ -318,26 +313,35 @@ static cap_result compare_impl(cap_diffstat *out, const side *bs,
         return CAP_E_MISUSE;
     if (!runs_ok(bs) || !runs_ok(ns))
         return CAP_E_MISUSE;
-    size_t base_n = bs->n, new_n = ns->n;
+    return CAP_OK;
+}
 
-    cap_diffstat r;
-    memset(&r, 0, sizeof r);
-    r.base_n = base_n;
-    r.new_n = new_n;
-    r.delta_ms = r.ci_low_ms = r.ci_high_ms = r.band_ms = NAN;
-    r.delta_pct = r.ci_low_pct = r.ci_high_pct = r.band_pct = NAN;
-    r.p_value = r.p_adjusted = NAN;
-    r.base_runs = bs->runs ? bs->runs : 1;
-    r.new_runs = ns->runs ? ns->runs : 1;
+/* A result with the counts and every statistic not yet known (NaN). */
+static void stat_init(cap_diffstat *r, const side *bs, const side *ns)
+{
+    memset(r, 0, sizeof *r);
+    r->base_n = bs->n;
+    r->new_n = ns->n;
+    r->delta_ms = r->ci_low_ms = r->ci_high_ms = r->band_ms = NAN;
+    r->delta_pct = r->ci_low_pct = r->ci_high_pct = r->band_pct = NAN;
+    r->p_value = r->p_adjusted = NAN;
+    r->base_runs = bs->runs ? bs->runs : 1;
+    r->new_runs = ns->runs ? ns->runs : 1;
     size_t mb_ = min_run(bs);
     size_t mn_ = min_run(ns);
-    r.min_run_n = mb_ < mn_ ? mb_ : mn_;
-    r.base_run_sd = r.new_run_sd = r.run_sd_ms = r.run_sd_pct = NAN;
-    r.run_delta_ms = r.run_ci_low_ms = r.run_ci_high_ms = NAN;
-    r.run_p_value = NAN;
-    r.frame_ci_low_ms = r.frame_ci_high_ms = r.frame_p_value = NAN;
+    r->min_run_n = mb_ < mn_ ? mb_ : mn_;
+    r->base_run_sd = r->new_run_sd = r->run_sd_ms = r->run_sd_pct = NAN;
+    r->run_delta_ms = r->run_ci_low_ms = r->run_ci_high_ms = NAN;
+    r->run_p_value = NAN;
+    r->frame_ci_low_ms = r->frame_ci_high_ms = r->frame_p_value = NAN;
+}
 
-    size_t scratch_n = base_n > new_n ? base_n : new_n;
+/* Each side's median, mean and p95 (copies into scratch unless both
+ * sides are weighted). */
+static cap_result sides_describe(cap_diffstat *r, const side *bs,
+                                 const side *ns)
+{
+    size_t scratch_n = bs->n > ns->n ? bs->n : ns->n;
     if (bs->w && ns->w)
         scratch_n = 0; /* weighted: no copies */
     if (scratch_n > SIZE_MAX / sizeof(double))
@@ -348,73 +352,117 @@ static cap_result compare_impl(cap_diffstat *out, const side *bs,
         if (!scratch)
             return CAP_E_NOMEM;
     }
-    describe(bs, scratch, &r.base_median, &r.base_mean, &r.base_p95);
-    describe(ns, scratch, &r.new_median, &r.new_mean, &r.new_p95);
+    describe(bs, scratch, &r->base_median, &r->base_mean, &r->base_p95);
+    describe(ns, scratch, &r->new_median, &r->new_mean, &r->new_p95);
     free(scratch);
+    return CAP_OK;
+}
 
-    if (has_enough(&r, &o)) {
-        /* The interval at 1 - 2 alpha: its bounds are the two one-sided
-         * tests at alpha each (equivalence), and past the band they agree
-         * with the minimum-effect tests below. */
-        cap_shift_ci ci;
-        cap_result rc =
-            ns->w ? cap_stats_shift_ci_w(&ci, ns->w, bs->w, 2.0 * o.alpha,
-                                         CAP_MW_AUTO)
-                  : cap_stats_shift_ci(&ci, ns->x, new_n, bs->x, base_n,
-                                       2.0 * o.alpha, CAP_MW_AUTO);
-        if (rc != CAP_OK)
-            return rc;
-        double band = o.threshold_pct / 100.0 * r.base_median;
-        if (floor_ms > band)
-            band = floor_ms;
-        cap_mw_result up, down;
-        rc = side_mw(&up, ns, bs, band);
-        if (rc == CAP_OK)
-            rc = side_mw(&down, ns, bs, -band);
-        if (rc != CAP_OK)
-            return rc;
-        double p = up.p_greater < down.p_less ? up.p_greater : down.p_less;
-        r.p_value = p < 0.5 ? 2.0 * p : 1.0;
-        if (!ci.full_level) /* too few samples for the level: no interval */
-            ci.low = ci.high = NAN;
-        r.delta_ms = ci.estimate;
-        r.ci_low_ms = r.frame_ci_low_ms = ci.low;
-        r.ci_high_ms = r.frame_ci_high_ms = ci.high;
-        r.frame_p_value = r.p_value;
-        if (r.base_runs + r.new_runs >= 3) {
-            /* the between-run test, on the run medians */
-            size_t k = r.base_runs > r.new_runs ? r.base_runs : r.new_runs;
-            size_t biggest = base_n > new_n ? base_n : new_n;
-            if (bs->w && ns->w)
-                biggest = 1;
-            double *med = malloc(2 * k * sizeof *med);
-            double *tmp = malloc(biggest * sizeof *tmp);
-            if (!med || !tmp) {
-                free(med);
-                free(tmp);
-                return CAP_E_NOMEM;
-            }
-            run_medians(med, bs, tmp);
-            run_medians(med + k, ns, tmp);
-            run_test(&r, med, r.base_runs, med + k, r.new_runs, band, o.alpha);
-            free(med);
-            free(tmp);
-            double flo = r.ci_low_ms, fhi = r.ci_high_ms;
-            r.within_spread =
-                (flo > band && !(r.run_ci_low_ms > band)) ||
-                (fhi < -band && !(r.run_ci_high_ms < -band));
-            r.ci_low_ms = hull(flo, r.run_ci_low_ms, 0);
-            r.ci_high_ms = hull(fhi, r.run_ci_high_ms, 1);
-            if (r.run_p_value > r.p_value)
-                r.p_value = r.run_p_value;
-        }
-        r.band_ms = band;
-        r.delta_pct = rel_pct(ci.estimate, r.base_median);
-        r.ci_low_pct = rel_pct(r.ci_low_ms, r.base_median);
-        r.ci_high_pct = rel_pct(r.ci_high_ms, r.base_median);
-        r.band_pct = rel_pct(band, r.base_median);
-        r.run_sd_pct = rel_pct(r.run_sd_ms, r.base_median);
+/* The frames' test: the interval at 1 - 2 alpha (its bounds are the two
+ * one-sided tests at alpha each, equivalence, and past the band they
+ * agree with the minimum-effect tests), and the U tests against the
+ * band; *estimate the shift. */
+static cap_result frames_test(cap_diffstat *r, const side *bs,
+                              const side *ns, double band, double *estimate,
+                              const cap_diff_options *o)
+{
+    cap_shift_ci ci;
+    cap_result rc =
+        ns->w ? cap_stats_shift_ci_w(&ci, ns->w, bs->w, 2.0 * o->alpha,
+                                     CAP_MW_AUTO)
+              : cap_stats_shift_ci(&ci, ns->x, ns->n, bs->x, bs->n,
+                                   2.0 * o->alpha, CAP_MW_AUTO);
+    if (rc != CAP_OK)
+        return rc;
+    cap_mw_result up, down;
+    rc = side_mw(&up, ns, bs, band);
+    if (rc == CAP_OK)
+        rc = side_mw(&down, ns, bs, -band);
+    if (rc != CAP_OK)
+        return rc;
+    double p = up.p_greater < down.p_less ? up.p_greater : down.p_less;
+    r->p_value = p < 0.5 ? 2.0 * p : 1.0;
+    if (!ci.full_level) /* too few samples for the level: no interval */
+        ci.low = ci.high = NAN;
+    r->delta_ms = ci.estimate;
+    r->ci_low_ms = r->frame_ci_low_ms = ci.low;
+    r->ci_high_ms = r->frame_ci_high_ms = ci.high;
+    r->frame_p_value = r->p_value;
+    *estimate = ci.estimate;
+    return CAP_OK;
+}
+
+/* Three runs or more: the between-run test on the run medians, its
+ * interval hulled with the frames', its p the larger. */
+static cap_result runs_test(cap_diffstat *r, const side *bs, const side *ns,
+                            double band, double alpha)
+{
+    size_t k = r->base_runs > r->new_runs ? r->base_runs : r->new_runs;
+    size_t biggest = bs->n > ns->n ? bs->n : ns->n;
+    if (bs->w && ns->w)
+        biggest = 1;
+    double *med = malloc(2 * k * sizeof *med);
+    double *tmp = malloc(biggest * sizeof *tmp);
+    if (!med || !tmp) {
+        free(med);
+        free(tmp);
+        return CAP_E_NOMEM;
     }
+    run_medians(med, bs, tmp);
+    run_medians(med + k, ns, tmp);
+    run_test(r, med, r->base_runs, med + k, r->new_runs, band, alpha);
+    free(med);
+    free(tmp);
+    double flo = r->ci_low_ms, fhi = r->ci_high_ms;
+    r->within_spread = (flo > band && !(r->run_ci_low_ms > band)) ||
+                       (fhi < -band && !(r->run_ci_high_ms < -band));
+    r->ci_low_ms = hull(flo, r->run_ci_low_ms, 0);
+    r->ci_high_ms = hull(fhi, r->run_ci_high_ms, 1);
+    if (r->run_p_value > r->p_value)
+        r->p_value = r->run_p_value;
+    return CAP_OK;
+}
+
+/* The tests, where there are samples enough: the band (the relative
+ * threshold or the floor, the larger), the frames' test, the runs'. */
+static cap_result tests_run(cap_diffstat *r, const side *bs, const side *ns,
+                            double floor_ms, const cap_diff_options *o)
+{
+    double band = o->threshold_pct / 100.0 * r->base_median;
+    if (floor_ms > band)
+        band = floor_ms;
+    double estimate;
+    cap_result rc = frames_test(r, bs, ns, band, &estimate, o);
+    if (rc == CAP_OK && r->base_runs + r->new_runs >= 3)
+        rc = runs_test(r, bs, ns, band, o->alpha);
+    if (rc != CAP_OK)
+        return rc;
+    r->band_ms = band;
+    r->delta_pct = rel_pct(estimate, r->base_median);
+    r->ci_low_pct = rel_pct(r->ci_low_ms, r->base_median);
+    r->ci_high_pct = rel_pct(r->ci_high_ms, r->base_median);
+    r->band_pct = rel_pct(band, r->base_median);
+    r->run_sd_pct = rel_pct(r->run_sd_ms, r->base_median);
+    return CAP_OK;
+}
+
+/* One scope, one or several runs a side (see cap_diff_compare_runs). */
+static cap_result compare_impl(cap_diffstat *out, const side *bs,
+                               const side *ns, double floor_ms,
+                               const cap_diff_options *opt)
+{
+    cap_diff_options o;
+    if (!out || cap_diff_options_resolve(&o, opt) != CAP_OK ||
+        inputs_ok(bs, ns, floor_ms) != CAP_OK)
+        return CAP_E_MISUSE;
+    cap_diffstat r;
+    stat_init(&r, bs, ns);
+    cap_result rc = sides_describe(&r, bs, ns);
+    if (rc != CAP_OK)
+        return rc;
+    if (has_enough(&r, &o) &&
+        (rc = tests_run(&r, bs, ns, floor_ms, &o)) != CAP_OK)
+        return rc;
     r.p_adjusted = r.p_value;
     r.verdict = judge(&r, &o);
     *out = r;

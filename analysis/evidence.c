@@ -6,6 +6,7 @@
 #include "evidence.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,42 +66,145 @@ static double ratio(const an_reading *r)
     return r->from > 0 ? r->to / r->from : 1.0;
 }
 
+static int is_gpu_clock(const char *s)
+{
+    return starts(s, "gpu") && ends(s, "freq_mhz");
+}
+
+static int is_temp(const char *s) { return ends(s, "temp_c"); }
+static int is_power(const char *s) { return ends(s, "power_w"); }
+static int is_thermal_flag(const char *s)
+{
+    return ends(s, "throttle_thermal_flag");
+}
+static int is_power_flag(const char *s)
+{
+    return ends(s, "throttle_power_flag");
+}
+
+/* Which of two readings of a kind is kept: cand over the one held. */
+static int clock_fell_more(const an_reading *cand, const an_reading *held)
+{
+    return cand->from > 0 && (!held->present || ratio(cand) < ratio(held));
+}
+
+static int rose_more(const an_reading *cand, const an_reading *held)
+{
+    return !held->present || cand->to - cand->from > held->to - held->from;
+}
+
+static int ended_higher(const an_reading *cand, const an_reading *held)
+{
+    return !held->present || cand->to > held->to;
+}
+
+/* The kinds of reading, by counter name: the first row whose name test
+ * passes takes the counter, and keeps it over the one it holds when
+ * `keep` says so. */
+static const struct reading_rule {
+    int (*is)(const char *name);
+    size_t slot; /* offsetof the reading in an_evidence */
+    int (*keep)(const an_reading *cand, const an_reading *held);
+} READINGS[] = {
+    {is_cpu_clock, offsetof(an_evidence, cpu_clock), clock_fell_more},
+    {is_gpu_clock, offsetof(an_evidence, gpu_clock), clock_fell_more},
+    {is_temp, offsetof(an_evidence, temp), rose_more},
+    {is_power, offsetof(an_evidence, power), ended_higher},
+    {is_thermal_flag, offsetof(an_evidence, throttle_thermal), ended_higher},
+    {is_power_flag, offsetof(an_evidence, throttle_power), ended_higher},
+};
+
+/* Counter c's reading, if it is of a kind and its windows have samples,
+ * kept in e where its rule says so. */
+static void reading_take(an_evidence *e, const an_counter *c,
+                         int64_t early_begin, int64_t early_end,
+                         int64_t late_begin, int64_t late_end)
+{
+    double a, b;
+    if (!c->name || !window_mean(c, early_begin, early_end, 0, &a) ||
+        !window_mean(c, late_begin, late_end, 1, &b))
+        return;
+    for (size_t r = 0; r < sizeof READINGS / sizeof *READINGS; r++) {
+        if (!READINGS[r].is(c->name))
+            continue;
+        an_reading cand = {0};
+        take(&cand, c, a, b);
+        an_reading *held = (an_reading *)((char *)e + READINGS[r].slot);
+        if (READINGS[r].keep(&cand, held))
+            *held = cand;
+        return;
+    }
+}
+
+/* The causes, in order: the first row whose test passes is the cause
+ * (docs/EVIDENCE.md; tests/test_evidence.c has a case for each). */
+static int no_device(const an_evidence *e, int clocks)
+{
+    return !clocks && !e->temp.present;
+}
+
+static int not_slower(const an_evidence *e, int clocks)
+{
+    (void)clocks;
+    return !(e->growth >= AN_EV_SLOWER);
+}
+
+static int clock_fell(const an_evidence *e)
+{
+    return e->cpu_fell || e->gpu_fell;
+}
+
+static int fell_unfelt(const an_evidence *e, int clocks)
+{
+    return not_slower(e, clocks) && !isnan(e->growth) && clock_fell(e);
+}
+
+static int fell_heated(const an_evidence *e, int clocks)
+{
+    (void)clocks;
+    return clock_fell(e) && e->heated;
+}
+
+static int fell(const an_evidence *e, int clocks)
+{
+    (void)clocks;
+    return clock_fell(e);
+}
+
+static int has_clock(const an_evidence *e, int clocks)
+{
+    (void)e;
+    return clocks;
+}
+
+static int always(const an_evidence *e, int clocks)
+{
+    (void)e;
+    (void)clocks;
+    return 1;
+}
+
+static const struct cause_rule {
+    int (*holds)(const an_evidence *e, int clocks);
+    an_cause cause;
+} CAUSES[] = {
+    {no_device, AN_CAUSE_NONE},       /* no clock and no temperature */
+    {fell_unfelt, AN_CAUSE_UNFELT},   /* no slowdown, yet a clock fell */
+    {not_slower, AN_CAUSE_STEADY},    /* no slowdown (or growth unknown) */
+    {fell_heated, AN_CAUSE_THERMAL},  /* slower, a clock fell, it heated */
+    {fell, AN_CAUSE_POWER},           /* slower, a clock fell, no heat */
+    {has_clock, AN_CAUSE_WORK_GREW},  /* slower, the clocks held */
+    {always, AN_CAUSE_NO_CLOCK},      /* slower, only a temperature */
+};
+
 void an_evidence_compute(const an_counter *c, size_t nc, int64_t early_begin,
                          int64_t early_end, int64_t late_begin,
                          int64_t late_end, double growth, an_evidence *e)
 {
     memset(e, 0, sizeof *e);
     e->growth = growth;
-    for (size_t i = 0; i < nc; i++) {
-        const char *n = c[i].name;
-        double a, b;
-        if (!n || !window_mean(&c[i], early_begin, early_end, 0, &a) ||
-            !window_mean(&c[i], late_begin, late_end, 1, &b))
-            continue;
-        an_reading cand = {0};
-        take(&cand, &c[i], a, b);
-        if (is_cpu_clock(n)) {
-            if (a > 0 && (!e->cpu_clock.present ||
-                          ratio(&cand) < ratio(&e->cpu_clock)))
-                e->cpu_clock = cand;
-        } else if (starts(n, "gpu") && ends(n, "freq_mhz")) {
-            if (a > 0 && (!e->gpu_clock.present ||
-                          ratio(&cand) < ratio(&e->gpu_clock)))
-                e->gpu_clock = cand;
-        } else if (ends(n, "temp_c")) {
-            if (!e->temp.present || b - a > e->temp.to - e->temp.from)
-                e->temp = cand;
-        } else if (ends(n, "power_w")) {
-            if (!e->power.present || b > e->power.to)
-                e->power = cand;
-        } else if (ends(n, "throttle_thermal_flag")) {
-            if (!e->throttle_thermal.present || b > e->throttle_thermal.to)
-                e->throttle_thermal = cand;
-        } else if (ends(n, "throttle_power_flag")) {
-            if (!e->throttle_power.present || b > e->throttle_power.to)
-                e->throttle_power = cand;
-        }
-    }
+    for (size_t i = 0; i < nc; i++)
+        reading_take(e, &c[i], early_begin, early_end, late_begin, late_end);
     e->cpu_fell = e->cpu_clock.present && ratio(&e->cpu_clock) <= AN_EV_CLOCK_FELL;
     e->gpu_fell = e->gpu_clock.present && ratio(&e->gpu_clock) <= AN_EV_CLOCK_FELL;
     e->heated = (e->temp.present &&
@@ -110,20 +214,11 @@ void an_evidence_compute(const an_counter *c, size_t nc, int64_t early_begin,
     e->power_capped = e->throttle_power.present &&
                       e->throttle_power.to >= AN_EV_FLAG_SHARE;
     int clocks = e->cpu_clock.present || e->gpu_clock.present;
-    if (!clocks && !e->temp.present)
-        e->cause = AN_CAUSE_NONE;
-    else if (!(growth >= AN_EV_SLOWER))
-        e->cause = !isnan(growth) && (e->cpu_fell || e->gpu_fell)
-                       ? AN_CAUSE_UNFELT
-                       : AN_CAUSE_STEADY;
-    else if ((e->cpu_fell || e->gpu_fell) && e->heated)
-        e->cause = AN_CAUSE_THERMAL;
-    else if (e->cpu_fell || e->gpu_fell)
-        e->cause = AN_CAUSE_POWER;
-    else if (clocks)
-        e->cause = AN_CAUSE_WORK_GREW;
-    else
-        e->cause = AN_CAUSE_NO_CLOCK;
+    for (size_t r = 0; r < sizeof CAUSES / sizeof *CAUSES; r++)
+        if (CAUSES[r].holds(e, clocks)) {
+            e->cause = CAUSES[r].cause;
+            break;
+        }
 }
 
 void an_evidence_of_capture(const an_capture *m, double share, double growth,

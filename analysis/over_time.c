@@ -541,306 +541,424 @@ static cap_result ot_summaries(const an_over_time *ot, const an_capture *m,
     return CAP_OK;
 }
 
-cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
-                                int bins, double bin_seconds)
-{
-    memset(ot, 0, sizeof *ot);
-    size_t n = m->nframes;
-    ot->nframes = n;
-    if (!n) {
-        an_verdicts_add(&ot->verdicts, (an_verdict){.kind = AN_V_TOO_SHORT});
-        return CAP_OK;
-    }
-    cap_result rc = CAP_E_NOMEM;
+/* A computation under way: the model, the bins, and the per-frame and
+ * per-bin buffers an_over_time_compute's steps share (ot_ctx_free frees
+ * them). */
+typedef struct ot_ctx {
+    an_over_time *ot;
+    const an_capture *m;
+    size_t n, nb;          /* frames, bins */
+    int bins;
+    double width;          /* of a bin, ns */
+    int64_t t0, t1;        /* the first frame's start, the last's end */
     /* 2 + 4 bytes a frame, and tmp as long as the largest bin (300 M
        scopes of bench_gen.h: 768,197 frames) */
-    uint16_t *bin_of = NULL; /* AN_OT_MAX_BINS fits */
-    uint16_t *cell_of = NULL; /* two groups: bin x 2 + group */
-    uint32_t *order = NULL;
-    uint8_t *heavy = NULL; /* two groups: each frame's (1: heavy) */
-    size_t *first = NULL, *light = NULL, *cfirst = NULL;
-    double *tmp = NULL, *dense = NULL, *fms = NULL, *sum[2] = {NULL, NULL};
-    double *med = NULL, *gmed = NULL; /* two groups: medians by group, bin */
-    an_summary *approx = NULL;
-    int64_t t0 = m->frames[0].begin_ns;
-    double width;
-    bins = an_bins_choose(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
-                       bin_seconds, &width);
-    ot->nbins = bins;
-    ot->width_s = width / 1e9;
-    size_t nb = (size_t)bins;
-    bin_of = malloc(n * sizeof *bin_of);
-    first = calloc(nb + 1, sizeof *first);
-    order = malloc(n * sizeof *order);
-    dense = malloc((m->approx ? 1 : n) * sizeof *dense); /* exact only */
-    fms = malloc(n * sizeof *fms);
-    light = calloc(nb, sizeof *light);
-    med = malloc(2 * nb * sizeof *med);
-    heavy = malloc(n);
-    cfirst = malloc((2 * nb + 1) * sizeof *cfirst);
+    uint16_t *bin_of;      /* AN_OT_MAX_BINS fits */
+    uint16_t *cell_of;     /* two groups: bin x 2 + group */
+    uint32_t *order;       /* frames grouped by bin: first[b]..first[b+1] */
+    uint8_t *heavy;        /* two groups: each frame's (1: heavy) */
+    size_t *first, *light, *cfirst;
+    double *tmp, *dense, *fms, *sum[2];
+    double *med, *gmed;    /* two groups: medians by group, bin */
+    const double *work, *wait; /* CPU work and waits per frame */
+    an_summary *approx;
+    size_t top[AN_OT_TOP + AN_OT_TOP_WAITS], top_n;
+    size_t G;              /* groups */
+} ot_ctx;
+
+static void ot_ctx_free(ot_ctx *c)
+{
+    free(c->approx);
+    free(c->heavy);
+    free(c->med);
+    free(c->gmed);
+    free(c->sum[0]);
+    free(c->sum[1]);
+    free(c->bin_of);
+    free(c->cell_of);
+    free(c->light);
+    free(c->cfirst);
+    free(c->fms);
+    free(c->first);
+    free(c->order);
+    free(c->tmp);
+    free(c->dense);
+}
+
+/* The bins chosen and the buffers of every frame and bin allocated. */
+static cap_result ot_alloc(ot_ctx *c, int bins, double bin_seconds)
+{
+    an_over_time *ot = c->ot;
+    const an_capture *m = c->m;
+    size_t n = c->n;
+    c->t0 = m->frames[0].begin_ns;
+    c->t1 = m->frames[n - 1].end_ns;
+    c->bins = an_bins_choose(an_elapsed_ns(c->t0, c->t1), bins, bin_seconds,
+                             &c->width);
+    ot->nbins = c->bins;
+    ot->width_s = c->width / 1e9;
+    size_t nb = c->nb = (size_t)c->bins;
+    c->bin_of = malloc(n * sizeof *c->bin_of);
+    c->first = calloc(nb + 1, sizeof *c->first);
+    c->order = malloc(n * sizeof *c->order);
+    c->dense = malloc((m->approx ? 1 : n) * sizeof *c->dense); /* exact */
+    c->fms = malloc(n * sizeof *c->fms);
+    c->light = calloc(nb, sizeof *c->light);
+    c->med = malloc(2 * nb * sizeof *c->med);
+    c->heavy = malloc(n);
+    c->cfirst = malloc((2 * nb + 1) * sizeof *c->cfirst);
     ot->bins = calloc(nb, sizeof *ot->bins);
-    if (!bin_of || !first || !order || !dense || !fms || !light || !med ||
-        !heavy || !cfirst || !ot->bins || n > UINT32_MAX)
-        goto done;
+    if (!c->bin_of || !c->first || !c->order || !c->dense || !c->fms ||
+        !c->light || !c->med || !c->heavy || !c->cfirst || !ot->bins ||
+        n > UINT32_MAX)
+        return CAP_E_NOMEM;
+    return CAP_OK;
+}
+
+/* Each frame's bin, the frames grouped by bin (a stable counting sort),
+ * the first and last bins with frames, and the frame times (ms). */
+static cap_result frames_binned(ot_ctx *c)
+{
+    an_over_time *ot = c->ot;
+    size_t n = c->n, nb = c->nb;
     _Static_assert(2 * AN_OT_MAX_BINS <= UINT16_MAX, "a frame's cell");
     for (size_t i = 0; i < n; i++) {
-        bin_of[i] = (uint16_t)an_bins_index(
-            an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
-        ot->bins[bin_of[i]].frames++;
+        c->bin_of[i] = (uint16_t)an_bins_index(
+            an_elapsed_ns(c->t0, c->m->frames[i].begin_ns) / c->width,
+            c->bins);
+        ot->bins[c->bin_of[i]].frames++;
     }
-    /* frames grouped by bin (a stable counting sort): first[b]..first[b+1] */
     size_t most = 1;
     for (size_t b = 0; b < nb; b++) {
-        first[b + 1] = first[b] + ot->bins[b].frames;
+        c->first[b + 1] = c->first[b] + ot->bins[b].frames;
         most = ot->bins[b].frames > most ? ot->bins[b].frames : most;
     }
-    tmp = malloc(most * sizeof *tmp);
-    if (!tmp)
-        goto done;
-    {
-        size_t *next = calloc(nb, sizeof *next);
-        if (!next)
-            goto done;
-        for (size_t i = 0; i < n; i++)
-            order[first[bin_of[i]] + next[bin_of[i]]++] = (uint32_t)i;
+    c->tmp = malloc(most * sizeof *c->tmp);
+    size_t *next = calloc(nb, sizeof *next);
+    if (!c->tmp || !next) {
         free(next);
+        return CAP_E_NOMEM;
     }
+    for (size_t i = 0; i < n; i++)
+        c->order[c->first[c->bin_of[i]] + next[c->bin_of[i]]++] = (uint32_t)i;
+    free(next);
     ot->ref = 0;
-    while (ot->ref < bins && ot->bins[ot->ref].frames == 0)
+    while (ot->ref < c->bins && ot->bins[ot->ref].frames == 0)
         ot->ref++;
-    ot->last = bins - 1;
+    ot->last = c->bins - 1;
     while (ot->last > ot->ref && ot->bins[ot->last].frames == 0)
         ot->last--;
     for (size_t i = 0; i < n; i++)
-        fms[i] = MS(an_frame_ns(&m->frames[i]));
+        c->fms[i] = MS(an_frame_ns(&c->m->frames[i]));
+    return CAP_OK;
+}
 
-    /* top scopes: median and p95 of their self time per frame, by bin */
-    size_t top[AN_OT_TOP + AN_OT_TOP_WAITS], top_n = 0;
-    top_scopes(m, 0, AN_OT_TOP, top, &top_n);
-    top_scopes(m, 1, AN_OT_TOP_WAITS, top, &top_n);
-    ot->scopes = calloc(top_n ? top_n : 1, sizeof *ot->scopes);
+/* The top scopes (median and p95 of their self time per frame, by bin,
+ * are wanted), and all CPU work and all CPU waits summed per frame: the
+ * load's sums (borrowed), or summed here (exact), or by the scan that
+ * also summarises the top scopes by bin (summarised model; waits = 1: the
+ * load summarised them but could not sum, so one more read). */
+static cap_result work_summed(ot_ctx *c)
+{
+    an_over_time *ot = c->ot;
+    const an_capture *m = c->m;
+    top_scopes(m, 0, AN_OT_TOP, c->top, &c->top_n);
+    top_scopes(m, 1, AN_OT_TOP_WAITS, c->top, &c->top_n);
+    ot->scopes = calloc(c->top_n ? c->top_n : 1, sizeof *ot->scopes);
     if (!ot->scopes)
-        goto done;
-    int64_t ft = an_total_frame_ns(m);
-
-    /* all CPU work and all CPU waits, summed per frame: the load's sums
-       (borrowed), or summed here (exact), or by the scan that also
-       summarises the top scopes by bin (summarised model; waits = 1: the
-       load summarised them but could not sum, so one more read) */
+        return CAP_E_NOMEM;
     ot->groups = 1;
-    int hinted = hint_matches(m, bin_of, nb);
+    int hinted = hint_matches(m, c->bin_of, c->nb);
     int waits = hinted && !m->ot_sums;
     const double *cpu = hinted && m->ot_sums ? m->ot_cpu_ms : NULL;
     const double *wcpu = hinted && m->ot_sums ? m->ot_wait_ms : NULL;
-    if ((!cpu && !(sum[0] = calloc(n, sizeof(double)))) ||
-        (!wcpu && !(sum[1] = calloc(n, sizeof(double)))))
-        goto done;
+    if ((!cpu && !(c->sum[0] = calloc(c->n, sizeof(double)))) ||
+        (!wcpu && !(c->sum[1] = calloc(c->n, sizeof(double)))))
+        return CAP_E_NOMEM;
     if (m->approx) {
-        if ((rc = ot_summaries(ot, m, hinted, waits, bin_of, first, nb, top,
-                               top_n, sum, &approx)) != CAP_OK)
-            goto done;
-        rc = CAP_E_NOMEM;
-    } else
-        an_cpu_frame_sums(m, dense, sum);
-    const double *work = cpu ? cpu : sum[0], *wait = wcpu ? wcpu : sum[1];
+        cap_result rc = ot_summaries(ot, m, hinted, waits, c->bin_of,
+                                     c->first, c->nb, c->top, c->top_n,
+                                     c->sum, &c->approx);
+        if (rc != CAP_OK)
+            return rc;
+    } else {
+        an_cpu_frame_sums(m, c->dense, c->sum);
+    }
+    c->work = cpu ? cpu : c->sum[0];
+    c->wait = wcpu ? wcpu : c->sum[1];
+    return CAP_OK;
+}
 
-    /* a light and a heavy group of frames all along, by frame time or,
-       where the frame times do not split (a cap holds them), by the CPU
-       work: each bin's frames ordered light first, its cells (bin x
-       group) in cfirst */
-    int g = find_groups(ot, fms, n, first, order, nb, light, heavy);
+/* A light and a heavy group of frames all along, by frame time or, where
+ * the frame times do not split (a cap holds them), by the CPU work: each
+ * bin's frames ordered light first, its cells (bin x group) in cfirst;
+ * on a summarised model, the scopes' summaries again by bin and group. */
+static cap_result groups_found(ot_ctx *c)
+{
+    an_over_time *ot = c->ot;
+    size_t n = c->n, nb = c->nb;
+    int g = find_groups(ot, c->fms, n, c->first, c->order, nb, c->light,
+                        c->heavy);
     if (g == 0) {
-        g = find_groups(ot, work, n, first, order, nb, light, heavy);
+        g = find_groups(ot, c->work, n, c->first, c->order, nb, c->light,
+                        c->heavy);
         ot->group_by_work = g == 1;
     }
     if (g < 0)
-        goto done;
-    size_t G = (size_t)ot->groups;
+        return CAP_E_NOMEM;
+    size_t G = c->G = (size_t)ot->groups;
     for (size_t b = 0; b < nb; b++) {
-        cfirst[b * G] = first[b];
+        c->cfirst[b * G] = c->first[b];
         if (G == 2)
-            cfirst[b * G + 1] = first[b] + light[b];
+            c->cfirst[b * G + 1] = c->first[b] + c->light[b];
     }
-    cfirst[nb * G] = first[nb];
-    if (G == 2 && m->approx) {
-        /* the scopes' summaries again, by bin and group */
-        if (!(cell_of = malloc(n * sizeof *cell_of)))
-            goto done;
-        for (size_t c = 0; c < nb * G; c++)
-            for (size_t i = cfirst[c]; i < cfirst[c + 1]; i++)
-                cell_of[order[i]] = (uint16_t)c;
-        double *none[2] = {NULL, NULL};
-        free(approx);
-        approx = NULL;
-        if (!(gmed = malloc((top_n ? top_n : 1) * 2 * nb * sizeof *gmed)))
-            goto done;
-        if ((rc = ot_approx(ot, m, cell_of, cfirst, nb, top, top_n, none,
-                            &approx, gmed)) != CAP_OK)
-            goto done;
-        rc = CAP_E_NOMEM;
-    }
+    c->cfirst[nb * G] = c->first[nb];
+    if (!(G == 2 && c->m->approx))
+        return CAP_OK;
+    if (!(c->cell_of = malloc(n * sizeof *c->cell_of)))
+        return CAP_E_NOMEM;
+    for (size_t k = 0; k < nb * G; k++)
+        for (size_t i = c->cfirst[k]; i < c->cfirst[k + 1]; i++)
+            c->cell_of[c->order[i]] = (uint16_t)k;
+    double *none[2] = {NULL, NULL};
+    free(c->approx);
+    c->approx = NULL;
+    size_t tn = c->top_n ? c->top_n : 1;
+    if (!(c->gmed = malloc(tn * 2 * nb * sizeof *c->gmed)))
+        return CAP_E_NOMEM;
+    return ot_approx(ot, c->m, c->cell_of, c->cfirst, nb, c->top, c->top_n,
+                     none, &c->approx, c->gmed);
+}
 
+/* Each bin's span, frame-time summary, level and growth. */
+static cap_result frame_levels(ot_ctx *c)
+{
+    an_over_time *ot = c->ot;
+    size_t nb = c->nb;
     for (size_t b = 0; b < nb; b++) {
         an_ot_bin *B = &ot->bins[b];
-        B->start_s = (double)b * width / 1e9;
-        B->end_s = (double)(b + 1) * width / 1e9;
+        B->start_s = (double)b * c->width / 1e9;
+        B->end_s = (double)(b + 1) * c->width / 1e9;
         size_t k = 0;
-        for (size_t j = first[b]; j < first[b + 1]; j++)
-            tmp[k++] = fms[order[j]];
-        B->frame = an_summarize(tmp, k);
+        for (size_t j = c->first[b]; j < c->first[b + 1]; j++)
+            c->tmp[k++] = c->fms[c->order[j]];
+        B->frame = an_summarize(c->tmp, k);
     }
-    {
-        double *level = malloc(nb * sizeof *level);
-        if (!level)
-            goto done;
-        bin_medians(ot, fms, first, light, order, nb, tmp, med, level);
-        for (size_t b = 0; b < nb; b++)
-            ot->bins[b].level = level[b];
-        free(level);
-    }
+    double *level = malloc(nb * sizeof *level);
+    if (!level)
+        return CAP_E_NOMEM;
+    bin_medians(ot, c->fms, c->first, c->light, c->order, nb, c->tmp, c->med,
+                level);
     for (size_t b = 0; b < nb; b++)
-        ot->bins[b].growth = an_ratio_of(ot->bins[b].level,
-                                         ot->bins[ot->ref].level, 0);
+        ot->bins[b].level = level[b];
+    free(level);
+    for (size_t b = 0; b < nb; b++)
+        ot->bins[b].growth =
+            an_ratio_of(ot->bins[b].level, ot->bins[ot->ref].level, 0);
+    return CAP_OK;
+}
 
-    for (size_t j = 0; j < top_n; j++) {
+/* Top scope j's median and p95 by bin: from the summaries (summarised
+ * model) or from its self time per frame. */
+static void scope_series(ot_ctx *c, an_ot_scope *S, size_t j)
+{
+    an_over_time *ot = c->ot;
+    size_t nb = c->nb;
+    if (c->approx) {
+        for (size_t b = 0; b < nb; b++) {
+            S->median[b] = c->approx[j * nb + b].median;
+            S->p95[b] = c->approx[j * nb + b].p95;
+        }
+        if (c->G == 2)
+            mix_levels(ot, &c->gmed[j * 2 * nb], nb, S->median);
+        return;
+    }
+    an_scope_dense(c->m, S->scope, c->dense);
+    for (size_t i = 0; i < c->n; i++)
+        c->dense[i] = MS(c->dense[i]);
+    for (size_t b = 0; b < nb; b++) {
+        size_t k = 0;
+        for (size_t i = c->first[b]; i < c->first[b + 1]; i++)
+            c->tmp[k++] = c->dense[c->order[i]];
+        S->p95[b] = an_summarize(c->tmp, k).p95;
+    }
+    bin_medians(ot, c->dense, c->first, c->light, c->order, nb, c->tmp,
+                c->med, S->median);
+}
+
+/* The top scopes' shares, series and growth. */
+static cap_result scopes_levels(ot_ctx *c)
+{
+    an_over_time *ot = c->ot;
+    int64_t ft = an_total_frame_ns(c->m);
+    for (size_t j = 0; j < c->top_n; j++) {
         an_ot_scope *S = &ot->scopes[ot->nscopes++];
-        S->scope = &m->scopes[top[j]];
+        S->scope = &c->m->scopes[c->top[j]];
         S->share = ft > 0 ? (double)S->scope->self_ns / (double)ft : 0;
-        S->median = malloc(nb * sizeof *S->median);
-        S->p95 = malloc(nb * sizeof *S->p95);
+        S->median = malloc(c->nb * sizeof *S->median);
+        S->p95 = malloc(c->nb * sizeof *S->p95);
         if (!S->median || !S->p95)
-            goto done;
-        for (size_t b = 0; approx && b < nb; b++) {
-            S->median[b] = approx[j * nb + b].median;
-            S->p95[b] = approx[j * nb + b].p95;
-        }
-        if (approx && G == 2)
-            mix_levels(ot, &gmed[j * 2 * nb], nb, S->median);
-        if (!approx)
-            an_scope_dense(m, S->scope, dense);
-        for (size_t i = 0; !approx && i < n; i++)
-            dense[i] = MS(dense[i]);
-        for (size_t b = 0; !approx && b < nb; b++) {
-            size_t k = 0;
-            for (size_t i = first[b]; i < first[b + 1]; i++)
-                tmp[k++] = dense[order[i]];
-            S->p95[b] = an_summarize(tmp, k).p95;
-        }
-        if (!approx)
-            bin_medians(ot, dense, first, light, order, nb, tmp, med,
-                        S->median);
+            return CAP_E_NOMEM;
+        scope_series(c, S, j);
         S->growth = an_ratio_of(S->median[ot->last], S->median[ot->ref],
                                 AN_OT_ZERO_MS);
     }
+    return CAP_OK;
+}
 
+/* The work and wait levels by bin and their growth. */
+static cap_result work_levels(ot_ctx *c)
+{
+    an_over_time *ot = c->ot;
+    size_t nb = c->nb;
     ot->work.median = malloc(nb * sizeof(double));
     ot->wait.median = malloc(nb * sizeof(double));
     if (!ot->work.median || !ot->wait.median)
-        goto done;
-    for (size_t s = 0; s < m->nscopes; s++)
-        ot->has_waits |= m->scopes[s].kind == AN_CPU &&
-                         m->scopes[s].is_wait != 0;
-    bin_medians(ot, work, first, light, order, nb, tmp, med, ot->work.median);
-    bin_medians(ot, wait, first, light, order, nb, tmp, med, ot->wait.median);
+        return CAP_E_NOMEM;
+    for (size_t s = 0; s < c->m->nscopes; s++)
+        ot->has_waits |= c->m->scopes[s].kind == AN_CPU &&
+                         c->m->scopes[s].is_wait != 0;
+    bin_medians(ot, c->work, c->first, c->light, c->order, nb, c->tmp,
+                c->med, ot->work.median);
+    bin_medians(ot, c->wait, c->first, c->light, c->order, nb, c->tmp,
+                c->med, ot->wait.median);
     ot->work.growth = an_ratio_of(ot->work.median[ot->last],
                                   ot->work.median[ot->ref], AN_OT_ZERO_MS);
     ot->wait.growth = an_ratio_of(ot->wait.median[ot->last],
                                   ot->wait.median[ot->ref], AN_OT_ZERO_MS);
+    return CAP_OK;
+}
 
-    /* counters: mean per bin, by sample time */
+/* Two groups: the counter's means by bin and group (c->med holds the
+ * sums, then the means) mixed as the medians are, into C->mean where a
+ * bin has samples; a bin whose samples all fell where no frame began
+ * keeps its plain mean. Each sample goes to its frame's group (the last
+ * frame begun by its time, the first if none). */
+static cap_result counter_grouped(ot_ctx *c, an_ot_counter *C,
+                                  const an_counter *src)
+{
+    size_t nb = c->nb;
+    size_t *gn = calloc(2 * nb, sizeof *gn);
+    double *mixed = malloc(nb * sizeof *mixed);
+    if (!gn || !mixed) {
+        free(gn);
+        free(mixed);
+        return CAP_E_NOMEM;
+    }
+    for (size_t k = 0; k < 2 * nb; k++)
+        c->med[k] = 0;
+    for (size_t i = 0; i < src->n; i++) {
+        const an_sample *s = &src->s[i];
+        if (s->time_ns < c->t0 || s->time_ns > c->t1)
+            continue;
+        size_t b = an_bins_index(an_elapsed_ns(c->t0, s->time_ns) / c->width,
+                                 c->bins);
+        size_t fi = an_frame_after(c->m, s->time_ns);
+        fi = fi ? fi - 1 : 0;
+        c->med[c->heavy[fi] * nb + b] += s->value * OT_SCALE;
+        gn[c->heavy[fi] * nb + b]++;
+    }
+    for (size_t k = 0; k < 2 * nb; k++)
+        c->med[k] = gn[k] ? c->med[k] / (double)gn[k] : NAN;
+    mix_levels(c->ot, c->med, nb, mixed);
+    for (size_t b = 0; b < nb; b++)
+        if (C->samples[b] && !isnan(mixed[b]))
+            C->mean[b] = mixed[b];
+    free(mixed);
+    free(gn);
+    return CAP_OK;
+}
+
+/* Counter src's mean per bin, by sample time, and its growth. */
+static cap_result counter_levels(ot_ctx *c, an_ot_counter *C,
+                                 const an_counter *src)
+{
+    an_over_time *ot = c->ot;
+    size_t nb = c->nb;
+    C->name = src->name;
+    C->memory = is_memory_counter(C->name);
+    C->profiler = is_profiler_counter(C->name);
+    C->mean = calloc(nb, sizeof *C->mean);
+    C->samples = calloc(nb, sizeof *C->samples);
+    if (!C->mean || !C->samples)
+        return CAP_E_NOMEM;
+    for (size_t i = 0; i < src->n; i++) {
+        const an_sample *s = &src->s[i];
+        if (s->time_ns < c->t0 || s->time_ns > c->t1)
+            continue;
+        size_t b = an_bins_index(an_elapsed_ns(c->t0, s->time_ns) / c->width,
+                                 c->bins);
+        C->mean[b] += s->value * OT_SCALE;
+        C->samples[b]++;
+    }
+    for (size_t b = 0; b < nb; b++)
+        C->mean[b] = C->samples[b] ? C->mean[b] / (double)C->samples[b] : NAN;
+    if (c->G == 2 && counter_grouped(c, C, src) != CAP_OK)
+        return CAP_E_NOMEM;
+    for (size_t b = 0; b < nb; b++)
+        C->mean[b] /= OT_SCALE;
+    C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
+    return CAP_OK;
+}
+
+/* Every counter's levels. */
+static cap_result counters_levels(ot_ctx *c)
+{
+    an_over_time *ot = c->ot;
+    const an_capture *m = c->m;
     ot->counters = calloc(m->ncounters ? m->ncounters : 1,
                           sizeof *ot->counters);
     if (!ot->counters)
-        goto done;
-    int64_t t1 = m->frames[n - 1].end_ns;
-    for (size_t c = 0; c < m->ncounters; c++) {
-        an_ot_counter *C = &ot->counters[ot->ncounters++];
-        C->name = m->counters[c].name;
-        C->memory = is_memory_counter(C->name);
-        C->profiler = is_profiler_counter(C->name);
-        C->mean = calloc(nb, sizeof *C->mean);
-        C->samples = calloc(nb, sizeof *C->samples);
-        if (!C->mean || !C->samples)
-            goto done;
-        /* two groups: each sample goes to its frame's group (the last
-           frame begun by its time), means by bin and group mixed as the
-           medians are; med holds the sums, then the means */
-        size_t *gn = G == 2 ? calloc(2 * nb, sizeof *gn) : NULL;
-        if (G == 2 && !gn)
-            goto done;
-        if (G == 2)
-            for (size_t k = 0; k < 2 * nb; k++)
-                med[k] = 0;
-        for (size_t i = 0; i < m->counters[c].n; i++) {
-            const an_sample *s = &m->counters[c].s[i];
-            if (s->time_ns < t0 || s->time_ns > t1)
-                continue;
-            size_t b = an_bins_index(an_elapsed_ns(t0, s->time_ns) / width, bins);
-            C->mean[b] += s->value * OT_SCALE;
-            C->samples[b]++;
-            if (G == 2) {
-                /* the last frame begun by the sample (the first, if
-                   none) */
-                size_t fi = an_frame_after(m, s->time_ns);
-                fi = fi ? fi - 1 : 0;
-                med[heavy[fi] * nb + b] += s->value * OT_SCALE;
-                gn[heavy[fi] * nb + b]++;
-            }
-        }
-        for (size_t b = 0; b < nb; b++)
-            C->mean[b] = C->samples[b] ? C->mean[b] / (double)C->samples[b]
-                                       : NAN;
-        if (G == 2) {
-            /* a bin whose samples all fell where no frame began keeps its
-               plain mean */
-            for (size_t k = 0; k < 2 * nb; k++)
-                med[k] = gn[k] ? med[k] / (double)gn[k] : NAN;
-            double *mixed = malloc(nb * sizeof *mixed);
-            if (!mixed) {
-                free(gn);
-                goto done;
-            }
-            mix_levels(ot, med, nb, mixed);
-            for (size_t b = 0; b < nb; b++)
-                if (C->samples[b] && !isnan(mixed[b]))
-                    C->mean[b] = mixed[b];
-            free(mixed);
-        }
-        free(gn);
-        for (size_t b = 0; b < nb; b++)
-            C->mean[b] /= OT_SCALE;
-        C->growth = an_ratio_of(C->mean[ot->last], C->mean[ot->ref], 0);
-    }
-    {
-        /* the device's own account: first non-empty bin against the last
-         * (the verdicts cite it) */
-        double d0 = (double)t0;
-        an_ratio g = ot->work.growth;
-        an_evidence_compute(m->counters, m->ncounters,
-                            to_ns(d0 + (double)ot->ref * width),
-                            to_ns(d0 + (double)(ot->ref + 1) * width),
-                            to_ns(d0 + (double)ot->last * width), t1,
-                            g.state == AN_RATIO_VALUE ? g.value : NAN,
-                            &ot->evidence);
-    }
+        return CAP_E_NOMEM;
+    for (size_t k = 0; k < m->ncounters; k++)
+        if (counter_levels(c, &ot->counters[ot->ncounters++],
+                           &m->counters[k]) != CAP_OK)
+            return CAP_E_NOMEM;
+    return CAP_OK;
+}
+
+/* The device's own account (the first non-empty bin against the last:
+ * the verdicts cite it), then the verdicts. */
+static void ot_decide(ot_ctx *c)
+{
+    an_over_time *ot = c->ot;
+    double d0 = (double)c->t0, width = c->width;
+    an_ratio g = ot->work.growth;
+    an_evidence_compute(c->m->counters, c->m->ncounters,
+                        to_ns(d0 + (double)ot->ref * width),
+                        to_ns(d0 + (double)(ot->ref + 1) * width),
+                        to_ns(d0 + (double)ot->last * width), c->t1,
+                        g.state == AN_RATIO_VALUE ? g.value : NAN,
+                        &ot->evidence);
     an_verdicts_decide(&ot->verdicts, ot);
-    rc = CAP_OK;
-done:
-    free(approx);
-    free(heavy);
-    free(med);
-    free(gmed);
-    free(sum[0]);
-    free(sum[1]);
-    free(bin_of);
-    free(cell_of);
-    free(light);
-    free(cfirst);
-    free(fms);
-    free(first);
-    free(order);
-    free(tmp);
-    free(dense);
+}
+
+/* The steps in turn, each with its own job. */
+typedef cap_result (*ot_step)(ot_ctx *c);
+
+cap_result an_over_time_compute(an_over_time *ot, const an_capture *m,
+                                int bins, double bin_seconds)
+{
+    static const ot_step steps[] = {frames_binned, work_summed, groups_found,
+                                    frame_levels,  scopes_levels, work_levels,
+                                    counters_levels};
+    memset(ot, 0, sizeof *ot);
+    ot->nframes = m->nframes;
+    if (!m->nframes) {
+        an_verdicts_add(&ot->verdicts, (an_verdict){.kind = AN_V_TOO_SHORT});
+        return CAP_OK;
+    }
+    ot_ctx c;
+    memset(&c, 0, sizeof c);
+    c.ot = ot;
+    c.m = m;
+    c.n = m->nframes;
+    cap_result rc = ot_alloc(&c, bins, bin_seconds);
+    for (size_t i = 0; rc == CAP_OK && i < sizeof steps / sizeof *steps; i++)
+        rc = steps[i](&c);
+    if (rc == CAP_OK)
+        ot_decide(&c);
+    ot_ctx_free(&c);
     if (rc != CAP_OK)
         an_over_time_free(ot);
     return rc;

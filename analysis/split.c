@@ -111,93 +111,150 @@ static int work_per_frame(const an_capture *m, double *work)
     return 0;
 }
 
-cap_result an_split_compute(an_split *out, const an_capture *m,
+/* What the frames are ordered by: split_by (NULL: frame time; a scope's
+ * name, CPU first; AN_SPLIT_BY_WORK) into out->by or out->by_work.
+ * CAP_E_MISUSE when there is no such scope, or no work per frame. */
+static cap_result split_key(an_split *out, const an_capture *m,
                             const char *split_by)
 {
-    memset(out, 0, sizeof *out);
-    size_t n = m->nframes, ns = m->nscopes;
-    out->nframes = n;
-    if (split_by && strcmp(split_by, AN_SPLIT_BY_WORK) == 0) {
+    if (!split_by)
+        return CAP_OK;
+    if (strcmp(split_by, AN_SPLIT_BY_WORK) == 0) {
         if (m->approx && !m->ot_sums)
             return CAP_E_MISUSE;
         out->by_work = 1;
-    } else if (split_by) {
-        long by = an_find_scope(m, AN_CPU, split_by);
-        if (by < 0)
-            by = an_find_scope(m, AN_GPU, split_by);
-        if (by < 0)
-            return CAP_E_MISUSE;
-        out->by = &m->scopes[by];
-    }
-    size_t q = n / 4;
-    if (q == 0)
         return CAP_OK;
-    cap_result rc = CAP_E_NOMEM;
-    ord *o = malloc(n * sizeof *o);
-    double *dense = malloc((out->by || out->by_work || !m->approx ? n : 1) *
-                           sizeof *dense);
-    double *tmp = malloc(q * sizeof *tmp); /* a population at most */
-    ord *so = malloc((ns ? ns : 1) * sizeof *so);
-    an_split_scope *sc = calloc(ns ? ns : 1, sizeof *sc);
+    }
+    long by = an_find_scope(m, AN_CPU, split_by);
+    if (by < 0)
+        by = an_find_scope(m, AN_GPU, split_by);
+    if (by < 0)
+        return CAP_E_MISUSE;
+    out->by = &m->scopes[by];
+    return CAP_OK;
+}
+
+/* The split's scratch: frames in order, a frame's values, a population's
+ * values, the scopes and their order (split_ctx_free frees them). */
+typedef struct split_ctx {
+    an_split *out;
+    const an_capture *m;
+    size_t n, ns, q;
+    ord *o, *so;
+    double *dense, *tmp;
+    an_split_scope *sc;
+} split_ctx;
+
+static void split_ctx_free(split_ctx *c)
+{
+    free(c->o);
+    free(c->dense);
+    free(c->tmp);
+    free(c->so);
+    free(c->sc);
+}
+
+static cap_result split_alloc(split_ctx *c)
+{
+    an_split *out = c->out;
+    size_t n = c->n, ns = c->ns, q = c->q;
+    int keyed = out->by || out->by_work;
+    c->o = malloc(n * sizeof *c->o);
+    c->dense = malloc((keyed || !c->m->approx ? n : 1) * sizeof *c->dense);
+    c->tmp = malloc(q * sizeof *c->tmp); /* a population at most */
+    c->so = malloc((ns ? ns : 1) * sizeof *c->so);
+    c->sc = calloc(ns ? ns : 1, sizeof *c->sc);
     out->pop_frames[0] = malloc(q * sizeof *out->pop_frames[0]);
     out->pop_frames[1] = malloc(q * sizeof *out->pop_frames[1]);
-    if (!o || !dense || !tmp || !so || !sc || !out->pop_frames[0] ||
-        !out->pop_frames[1])
-        goto done;
+    if (!c->o || !c->dense || !c->tmp || !c->so || !c->sc ||
+        !out->pop_frames[0] || !out->pop_frames[1])
+        return CAP_E_NOMEM;
     out->quarter = q;
+    return CAP_OK;
+}
+
+/* The frames ordered by the key, the fastest and slowest quarters taken
+ * as the two populations. */
+static cap_result frames_ordered(split_ctx *c)
+{
+    an_split *out = c->out;
+    const an_capture *m = c->m;
+    size_t n = c->n, q = c->q;
     if (out->by)
-        an_scope_dense(m, out->by, dense);
-    if (out->by_work && work_per_frame(m, dense) != 0)
-        goto done;
+        an_scope_dense(m, out->by, c->dense);
+    if (out->by_work && work_per_frame(m, c->dense) != 0)
+        return CAP_E_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        o[i].pos = i;
-        o[i].key = out->by || out->by_work ? dense[i]
-                                           : (double)an_frame_ns(&m->frames[i]);
+        c->o[i].pos = i;
+        c->o[i].key = out->by || out->by_work
+                          ? c->dense[i]
+                          : (double)an_frame_ns(&m->frames[i]);
     }
     if (n > ((size_t)1 << 16))
-        an_sort_in_place(o, n, sizeof *o, ord_cmp); /* qsort would copy o
-                                                       (16 B a frame) */
+        an_sort_in_place(c->o, n, sizeof *c->o, ord_cmp); /* qsort would
+                                                copy o (16 B a frame) */
     else
-        qsort(o, n, sizeof *o, ord_cmp);
+        qsort(c->o, n, sizeof *c->o, ord_cmp);
     for (size_t i = 0; i < q; i++) {
-        out->pop_frames[0][i] = o[i].pos;
-        out->pop_frames[1][i] = o[n - q + i].pos;
+        out->pop_frames[0][i] = c->o[i].pos;
+        out->pop_frames[1][i] = c->o[n - q + i].pos;
     }
-    for (int p = 0; p < 2; p++) {
-        const size_t *pf = out->pop_frames[p];
-        for (size_t i = 0; i < q; i++)
-            tmp[i] = MS(an_frame_ns(&m->frames[pf[i]]));
-        out->frame[p] = an_summarize(tmp, q);
-        if (out->by_work) {
-            for (size_t i = 0; i < q; i++)
-                tmp[i] = dense[pf[i]];
-            out->work[p] = an_summarize(tmp, q);
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < q; i++) {
-            const an_frame *f = &m->frames[pf[i]];
-            int64_t g = an_frame_gpu_ns(m, pf[i]);
-            if (an_frame_has_gpu(m, pf[i]) && g > 0) {
-                double r = (double)an_frame_ns(f) / (double)g;
-                tmp[k++] = r;
-                out->hist[p][hist_bin(r)]++;
-            }
-        }
-        out->ratio[p] = an_summarize(tmp, k);
+    return CAP_OK;
+}
+
+/* Population p's frame times, work (by_work) and frame/GPU ratios. */
+static void pop_summary(split_ctx *c, int p)
+{
+    an_split *out = c->out;
+    const an_capture *m = c->m;
+    const size_t *pf = out->pop_frames[p];
+    double *tmp = c->tmp;
+    for (size_t i = 0; i < c->q; i++)
+        tmp[i] = MS(an_frame_ns(&m->frames[pf[i]]));
+    out->frame[p] = an_summarize(tmp, c->q);
+    if (out->by_work) {
+        for (size_t i = 0; i < c->q; i++)
+            tmp[i] = c->dense[pf[i]];
+        out->work[p] = an_summarize(tmp, c->q);
     }
+    size_t k = 0;
+    for (size_t i = 0; i < c->q; i++) {
+        const an_frame *f = &m->frames[pf[i]];
+        int64_t g = an_frame_gpu_ns(m, pf[i]);
+        if (an_frame_has_gpu(m, pf[i]) && g > 0) {
+            double r = (double)an_frame_ns(f) / (double)g;
+            tmp[k++] = r;
+            out->hist[p][hist_bin(r)]++;
+        }
+    }
+    out->ratio[p] = an_summarize(tmp, k);
+}
+
+/* The slow quarter's frame median over the fast one's: a cap holds the
+ * frames when it is within AN_SPLIT_HELD_PCT (frame time splits only). */
+static void held_set(an_split *out)
+{
     out->held_pct = NAN;
     if (!out->by && !out->by_work && out->frame[0].median > 0) {
         out->held_pct =
             (out->frame[1].median / out->frame[0].median - 1.0) * 100.0;
         out->held = out->held_pct < AN_SPLIT_HELD_PCT;
     }
-    /* per-scope self time per frame in each population (a summarised
-       model: from histograms, reading the file again) */
+}
+
+/* Per-scope self time per frame in each population (a summarised model:
+ * from histograms, reading the file again), then the scopes ordered by
+ * |delta of the mean| into out->scopes. */
+static cap_result scopes_split(split_ctx *c)
+{
+    an_split *out = c->out;
+    const an_capture *m = c->m;
     an_summary *approx = NULL;
+    cap_result rc;
     if (m->approx && (rc = approx_pops(m, out, &approx)) != CAP_OK)
-        goto done;
-    rc = CAP_E_NOMEM;
-    for (size_t s = 0; s < ns; s++) {
+        return rc;
+    an_split_scope *sc = c->sc;
+    for (size_t s = 0; s < c->ns; s++) {
         sc[s].scope = &m->scopes[s];
         if (approx) {
             sc[s].pop[0] = approx[2 * s];
@@ -205,30 +262,45 @@ cap_result an_split_compute(an_split *out, const an_capture *m,
         }
         for (int p = 0; !approx && p < 2; p++) {
             if (p == 0)
-                an_scope_dense(m, &m->scopes[s], dense);
-            for (size_t i = 0; i < q; i++)
-                tmp[i] = MS(dense[out->pop_frames[p][i]]);
-            sc[s].pop[p] = an_summarize(tmp, q);
+                an_scope_dense(m, &m->scopes[s], c->dense);
+            for (size_t i = 0; i < c->q; i++)
+                c->tmp[i] = MS(c->dense[out->pop_frames[p][i]]);
+            sc[s].pop[p] = an_summarize(c->tmp, c->q);
         }
-        so[s].pos = s;
-        so[s].key = -fabs(sc[s].pop[1].mean - sc[s].pop[0].mean);
+        c->so[s].pos = s;
+        c->so[s].key = -fabs(sc[s].pop[1].mean - sc[s].pop[0].mean);
     }
     free(approx);
-    /* scopes ordered by |delta of the mean| */
-    qsort(so, ns, sizeof *so, ord_cmp);
-    out->scopes = calloc(ns ? ns : 1, sizeof *out->scopes);
+    qsort(c->so, c->ns, sizeof *c->so, ord_cmp);
+    out->scopes = calloc(c->ns ? c->ns : 1, sizeof *out->scopes);
     if (!out->scopes)
-        goto done;
-    for (size_t k = 0; k < ns; k++)
-        out->scopes[k] = sc[so[k].pos];
-    out->nscopes = ns;
-    rc = CAP_OK;
-done:
-    free(o);
-    free(dense);
-    free(tmp);
-    free(so);
-    free(sc);
+        return CAP_E_NOMEM;
+    for (size_t k = 0; k < c->ns; k++)
+        out->scopes[k] = sc[c->so[k].pos];
+    out->nscopes = c->ns;
+    return CAP_OK;
+}
+
+cap_result an_split_compute(an_split *out, const an_capture *m,
+                            const char *split_by)
+{
+    memset(out, 0, sizeof *out);
+    out->nframes = m->nframes;
+    cap_result rc = split_key(out, m, split_by);
+    if (rc != CAP_OK || m->nframes / 4 == 0)
+        return rc;
+    split_ctx c = {out, m, m->nframes, m->nscopes, m->nframes / 4,
+                   NULL, NULL, NULL, NULL, NULL};
+    rc = split_alloc(&c);
+    if (rc == CAP_OK)
+        rc = frames_ordered(&c);
+    if (rc == CAP_OK) {
+        pop_summary(&c, 0);
+        pop_summary(&c, 1);
+        held_set(out);
+        rc = scopes_split(&c);
+    }
+    split_ctx_free(&c);
     if (rc != CAP_OK)
         an_split_free(out);
     return rc;

@@ -679,6 +679,153 @@ static double next_difference(const double *x, size_t nx, const double *y,
     return best;
 }
 
+/* The window of cap_stats_kth_difference: the differences x[i] - y[j]
+ * strictly between lo and hi, below_lo of them at or under lo. */
+typedef struct kth_window {
+    const double *x, *y;
+    size_t nx, ny;
+    double lo, hi;
+    uint64_t below_lo;
+} kth_window;
+
+/* Row i's differences in the window are y[*jh..*jl): the sweep moves the
+ * two cursors on as i grows (x and y sorted). */
+static void window_row(const kth_window *w, size_t i, size_t *jh, size_t *jl)
+{
+    while (*jh < w->ny && !(w->x[i] - w->y[*jh] < w->hi))
+        (*jh)++;
+    while (*jl < w->ny && w->x[i] - w->y[*jl] > w->lo)
+        (*jl)++;
+}
+
+/* The differences in the window. */
+static uint64_t window_count(const kth_window *w)
+{
+    uint64_t total = 0;
+    size_t jh = 0, jl = 0;
+    for (size_t i = 0; i < w->nx; i++) {
+        window_row(w, i, &jh, &jl);
+        total += jl - jh;
+    }
+    return total;
+}
+
+/* The window's differences into vals; returns how many. */
+static size_t window_gather(const kth_window *w, double *vals)
+{
+    size_t n = 0, jh = 0, jl = 0;
+    for (size_t i = 0; i < w->nx; i++) {
+        window_row(w, i, &jh, &jl);
+        for (size_t j = jh; j < jl; j++)
+            vals[n++] = w->x[i] - w->y[j];
+    }
+    return n;
+}
+
+/* m ranks below total, one drawn uniformly in each of m equal strata (so
+ * they come sorted). */
+static void ranks_draw(uint64_t *ranks, size_t m, uint64_t total,
+                       cap_rng *rng)
+{
+    for (size_t q = 0; q < m; q++) {
+        uint64_t a = (uint64_t)((double)total * (double)q / (double)m);
+        uint64_t b = (uint64_t)((double)total * (double)(q + 1) / (double)m);
+        if (b > total)
+            b = total;
+        if (a < (q ? ranks[q - 1] : 0))
+            a = ranks[q - 1];
+        ranks[q] = b > a ? a + cap_rng_below(rng, b - a) : a;
+        if (ranks[q] >= total)
+            ranks[q] = total - 1;
+    }
+}
+
+/* The window's differences of ranks[0..m) (sorted), in one sweep, into
+ * vals. */
+static void ranks_values(const kth_window *w, const uint64_t *ranks,
+                         size_t m, double *vals)
+{
+    uint64_t seen = 0;
+    size_t q = 0, jh = 0, jl = 0;
+    for (size_t i = 0; i < w->nx && q < m; i++) {
+        window_row(w, i, &jh, &jl);
+        uint64_t row = jl - jh;
+        while (q < m && ranks[q] < seen + row) {
+            vals[q] = w->x[i] - w->y[jh + (size_t)(ranks[q] - seen)];
+            q++;
+        }
+        seen += row;
+    }
+}
+
+/* Two of the m sampled differences (vals, reordered) that bracket rank
+ * f of the window with a wide margin: the sample order statistics, by
+ * selection. */
+static void pivots_pick(double pivots[2], double *vals, size_t m, double f)
+{
+    double d = 3.0 * sqrt(f * (1.0 - f) / (double)m) + 2.0 / (double)m;
+    double fl = (f - d) * (double)m, fh = (f + d) * (double)m;
+    size_t il = fl <= 0.0 ? 0 : (size_t)fl;
+    size_t ih = fh >= (double)(m - 1) ? m - 1 : (size_t)ceil(fh);
+    pivots[0] = cap_stats_select(vals, m, il);
+    pivots[1] = ih > il ? cap_stats_select(vals + il + 1, m - il - 1,
+                                           ih - il - 1)
+                        : pivots[0];
+}
+
+/* Where the pivots stand: 1 with *out when one is the difference of rank
+ * k, else 0 with the window's bounds moved past them. */
+static int window_narrow(kth_window *w, const double pivots[2], uint64_t k,
+                         double *out)
+{
+    for (int t = 0; t < 2; t++) {
+        double p = pivots[t];
+        if (!(p > w->lo && p < w->hi))
+            continue; /* already outside the window (the other pivot
+                         moved a bound past it) */
+        uint64_t below = pairs_le(w->x, w->nx, w->y, w->ny, p, 1);
+        uint64_t upto = pairs_le(w->x, w->nx, w->y, w->ny, p, 0);
+        if (below <= k && k < upto) {
+            *out = p;
+            return 1;
+        }
+        if (k < below) {
+            w->hi = p;
+        } else {
+            w->lo = p;
+            w->below_lo = upto;
+        }
+    }
+    return 0;
+}
+
+/* The selection's rounds (cap_stats_kth_difference), with vals of
+ * gather_max doubles (and at least m) and ranks of m. */
+static cap_result kth_rounds(double *out, kth_window *w, uint64_t k,
+                             double *vals, uint64_t gather_max,
+                             uint64_t *ranks, size_t m)
+{
+    cap_rng rng;
+    cap_rng_seed(&rng, k);
+    for (;;) {
+        uint64_t total = window_count(w);
+        if (total == 0 || k < w->below_lo) /* cannot happen */
+            return CAP_E_MISUSE;
+        if (total <= gather_max) {
+            size_t n = window_gather(w, vals);
+            *out = cap_stats_select(vals, n, (size_t)(k - w->below_lo));
+            return CAP_OK;
+        }
+        ranks_draw(ranks, m, total, &rng);
+        ranks_values(w, ranks, m, vals);
+        double pivots[2];
+        pivots_pick(pivots, vals, m,
+                    (double)(k - w->below_lo) / (double)total);
+        if (window_narrow(w, pivots, k, out))
+            return CAP_OK;
+    }
+}
+
 cap_result cap_stats_kth_difference(double *out, const double *x, size_t nx,
                                     const double *y, size_t ny, uint64_t k)
 {
@@ -703,106 +850,10 @@ cap_result cap_stats_kth_difference(double *out, const double *x, size_t nx,
         return CAP_E_NOMEM;
     double *vals = malloc((size_t)gather_max * sizeof *vals);
     uint64_t *ranks = malloc(m * sizeof *ranks);
-    if (!vals || !ranks) {
-        free(vals);
-        free(ranks);
-        return CAP_E_NOMEM;
-    }
-    double lo = -INFINITY, hi = INFINITY;
-    uint64_t below_lo = 0;
-    cap_rng rng;
-    cap_rng_seed(&rng, k);
-    cap_result rc = CAP_E_MISUSE;
-    for (;;) {
-        uint64_t total = 0;
-        size_t jh = 0, jl = 0;
-        for (size_t i = 0; i < nx; i++) {
-            while (jh < ny && !(x[i] - y[jh] < hi))
-                jh++;
-            while (jl < ny && x[i] - y[jl] > lo)
-                jl++;
-            total += jl - jh;
-        }
-        if (total == 0 || k < below_lo) /* cannot happen */
-            break;
-        if (total <= gather_max) {
-            size_t n = 0;
-            jh = jl = 0;
-            for (size_t i = 0; i < nx; i++) {
-                while (jh < ny && !(x[i] - y[jh] < hi))
-                    jh++;
-                while (jl < ny && x[i] - y[jl] > lo)
-                    jl++;
-                for (size_t j = jh; j < jl; j++)
-                    vals[n++] = x[i] - y[j];
-            }
-            *out = cap_stats_select(vals, n, (size_t)(k - below_lo));
-            rc = CAP_OK;
-            break;
-        }
-        /* m ranks in the window, one drawn uniformly in each of m equal
-         * strata (so they come sorted), then one sweep finds their
-         * differences */
-        for (size_t q = 0; q < m; q++) {
-            uint64_t a = (uint64_t)((double)total * (double)q / (double)m);
-            uint64_t b = (uint64_t)((double)total * (double)(q + 1) /
-                                    (double)m);
-            if (b > total)
-                b = total;
-            if (a < (q ? ranks[q - 1] : 0))
-                a = ranks[q - 1];
-            ranks[q] = b > a ? a + cap_rng_below(&rng, b - a) : a;
-            if (ranks[q] >= total)
-                ranks[q] = total - 1;
-        }
-        uint64_t seen = 0;
-        size_t q = 0;
-        jh = jl = 0;
-        for (size_t i = 0; i < nx && q < m; i++) {
-            while (jh < ny && !(x[i] - y[jh] < hi))
-                jh++;
-            while (jl < ny && x[i] - y[jl] > lo)
-                jl++;
-            uint64_t row = jl - jh;
-            while (q < m && ranks[q] < seen + row) {
-                vals[q] = x[i] - y[jh + (size_t)(ranks[q] - seen)];
-                q++;
-            }
-            seen += row;
-        }
-        double f = (double)(k - below_lo) / (double)total;
-        double d = 3.0 * sqrt(f * (1.0 - f) / (double)m) + 2.0 / (double)m;
-        double fl = (f - d) * (double)m, fh = (f + d) * (double)m;
-        size_t il = fl <= 0.0 ? 0 : (size_t)fl;
-        size_t ih = fh >= (double)(m - 1) ? m - 1 : (size_t)ceil(fh);
-        /* the two sample order statistics, by selection */
-        double pivots[2];
-        pivots[0] = cap_stats_select(vals, m, il);
-        pivots[1] = ih > il ? cap_stats_select(vals + il + 1, m - il - 1,
-                                               ih - il - 1)
-                            : pivots[0];
-        int found = 0;
-        for (int t = 0; t < 2 && !found; t++) {
-            double p = pivots[t];
-            if (!(p > lo && p < hi))
-                continue; /* already outside the window (the other
-                             pivot moved a bound past it) */
-            uint64_t below = pairs_le(x, nx, y, ny, p, 1);
-            uint64_t upto = pairs_le(x, nx, y, ny, p, 0);
-            if (below <= k && k < upto) {
-                *out = p;
-                found = 1;
-            } else if (k < below) {
-                hi = p;
-            } else {
-                lo = p;
-                below_lo = upto;
-            }
-        }
-        if (found) {
-            rc = CAP_OK;
-            break;
-        }
+    cap_result rc = CAP_E_NOMEM;
+    if (vals && ranks) {
+        kth_window w = {x, y, nx, ny, -INFINITY, INFINITY, 0};
+        rc = kth_rounds(out, &w, k, vals, gather_max, ranks, m);
     }
     free(vals);
     free(ranks);

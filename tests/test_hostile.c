@@ -1,7 +1,8 @@
 /*
  * test_hostile.c - small crafted captures never cost what they claim.
  *
- *   test_hostile READ_CAPTURE CAPTURE_CONVERT   the cases (meson)
+ *   test_hostile READ_CAPTURE CAPTURE_CONVERT CAPTURE_DIFF   the cases
+ *                                                            (meson)
  *   test_hostile --write DIR                    only write the files
  *
  * Each case writes its capture with hostile_gen.h (what the reference
@@ -13,6 +14,8 @@
  *   - a million distinct names (what each one costs);
  *   - 65,536 named threads, and a THREADS section of a million entries
  *     (a name compared with every earlier one is quadratic);
+ *   - two captures of 65,536 distinct names compared by capture_diff
+ *     (each name looked up in the other run with a scan is quadratic);
  *   - scopes of a thread no THREADS section declared, and a stream that
  *     repeats its frames: the spec accepts both, so a copy must too.
  */
@@ -40,7 +43,7 @@
 #define TMP_DIR_NAME "hostile"
 #include "tmp_dir.h"
 
-static const char *read_capture_bin, *convert_bin;
+static const char *read_capture_bin, *convert_bin, *diff_bin;
 /* The build is sanitized (HOSTILE_SANITIZE, meson's b_sanitize): memory
  * is the sanitizer's (shadow, quarantine) and CPU time several times
  * longer, so the bounds are not checked; the outcomes are. */
@@ -538,6 +541,33 @@ static char *slurp_tmp(const char *name)
     return b;
 }
 
+/* Two captures of 65,536 distinct names (each used once, in one frame),
+ * compared: capture_diff matched each name of one run by scanning the
+ * other's, 40 s of CPU (56 s on a loaded machine); a hash lookup takes
+ * about a second. Every row is insufficient (one frame): 65,516 rows past
+ * the top 20. */
+static void a_diff_of_many_names_takes_linear_time(void **state)
+{
+    (void)state;
+    char a[300], b[300];
+    path_of(a, sizeof a, "names64k-a.cap");
+    path_of(b, sizeof b, "names64k-b.cap");
+    in_child(gen_names, a, 65536, 1);
+    in_child(gen_names, b, 65536, 1);
+    run_result r;
+    const char *df[] = {diff_bin, a, b, NULL};
+    run(&r, df);
+    if (r.status != 0)
+        print_error("%s", r.err);
+    assert_int_equal(r.status, 0);
+    assert_true(fast_enough(r.cpu_s, 10));
+    char *out = slurp_tmp("stdout");
+    assert_non_null(strstr(out, "\n(65516 more rows; --top 0 shows all)\n"));
+    free(out);
+    unlink(a);
+    unlink(b);
+}
+
 /* A counter at 1e308 (finite) showed a mean of inf (two samples summed
  * overflowed), and +-inf counters a growth of "-nanx", in text and SVG;
  * the README promises a word, never nan. */
@@ -623,8 +653,9 @@ int main(int argc, char **argv)
         write_counters(p);
         return 0;
     }
-    if (argc != 3) {
-        fprintf(stderr, "usage: test_hostile READ_CAPTURE CAPTURE_CONVERT\n"
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_hostile READ_CAPTURE CAPTURE_CONVERT "
+                        "CAPTURE_DIFF\n"
                         "       test_hostile --write DIR\n");
         return 2;
     }
@@ -635,12 +666,14 @@ int main(int argc, char **argv)
                san);
     read_capture_bin = argv[1];
     convert_bin = argv[2];
+    diff_bin = argv[3];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sparse_name_ids_cost_what_the_file_holds),
         cmocka_unit_test(many_names_cost_a_bounded_amount_each),
         cmocka_unit_test(a_million_names_cost_what_each_row_holds),
         cmocka_unit_test(thread_names_take_linear_time),
         cmocka_unit_test(a_million_thread_entries_take_linear_time),
+        cmocka_unit_test(a_diff_of_many_names_takes_linear_time),
         cmocka_unit_test(scopes_of_an_undeclared_thread_are_copied),
         cmocka_unit_test(repeated_frames_are_copied_once),
         cmocka_unit_test(counters_never_print_nan),

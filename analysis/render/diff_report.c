@@ -188,45 +188,43 @@ static void mix_text(FILE *out, const an_diff *d)
             m->base_level_ms, m->batch, b->batches, n->batches);
 }
 
-int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
-                   int csv, int colour, size_t top)
+/* The CSV table: a header, a row each (the mix after the frame row), the
+ * geometric mean's row. */
+static void diff_csv(FILE *out, const an_diff *d, int multi)
 {
-    cap_diff_options o;
-    if (cap_diff_options_resolve(&o, opt) != CAP_OK)
-        return -1;
-    /* several runs on a side: the run columns and lines */
-    int multi = d->base_runs > 1 || d->new_runs > 1;
-    if (csv) {
-        fputs("track,name,base_n,new_n,base_median_ms,new_median_ms,"
-              "base_mean_ms,new_mean_ms,base_p95_ms,new_p95_ms,delta_pct,"
-              "ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict,"
-              "band_pct,delta_ms,ci_low_ms,ci_high_ms,band_ms,wait,gates,block",
+    fputs("track,name,base_n,new_n,base_median_ms,new_median_ms,"
+          "base_mean_ms,new_mean_ms,base_p95_ms,new_p95_ms,delta_pct,"
+          "ci_low_pct,ci_high_pct,p_value,p_adjusted,verdict,"
+          "band_pct,delta_ms,ci_low_ms,ci_high_ms,band_ms,wait,gates,block",
+          out);
+    if (multi)
+        fputs(",base_runs,new_runs,base_run_sd_ms,new_run_sd_ms,"
+              "run_sd_ms,run_delta_ms,run_ci_low_ms,run_ci_high_ms,"
+              "run_p_value,frame_ci_low_ms,frame_ci_high_ms,"
+              "frame_p_value,within_spread",
               out);
-        if (multi)
-            fputs(",base_runs,new_runs,base_run_sd_ms,new_run_sd_ms,"
-                  "run_sd_ms,run_delta_ms,run_ci_low_ms,run_ci_high_ms,"
-                  "run_p_value,frame_ci_low_ms,frame_ci_high_ms,"
-                  "frame_p_value,within_spread",
-                  out);
-        fputc('\n', out);
-        for (size_t i = 0; i < d->n; i++) {
-            const an_diff_row *r = &d->rows[i];
-            csv_row(out, r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu",
-                    r->name, &r->d, r->base_mean_ms, r->new_mean_ms,
-                    r->is_wait, r->gates, r->block, multi);
-            if (r->is_frame && d->mix.found)
-                csv_row(out, "", AN_DIFF_MIX_ROW, &d->mix.d, NAN, NAN, 0,
-                        d->mix.gates, d->mix.batch, multi);
-        }
-        fprintf(out, ",(geomean),%zu,%zu,,,,,,,", d->geomean_used,
-                d->geomean_used);
-        num(out, d->geomean_pct, "%.6f");
-        fputs(",,,,,,,,,,,,,", out);
-        if (multi)
-            fprintf(out, ",%zu,%zu,,,,,,,,,,,", d->base_runs, d->new_runs);
-        fputc('\n', out);
-        return 0;
+    fputc('\n', out);
+    for (size_t i = 0; i < d->n; i++) {
+        const an_diff_row *r = &d->rows[i];
+        csv_row(out, r->is_frame ? "" : r->kind == AN_CPU ? "cpu" : "gpu",
+                r->name, &r->d, r->base_mean_ms, r->new_mean_ms,
+                r->is_wait, r->gates, r->block, multi);
+        if (r->is_frame && d->mix.found)
+            csv_row(out, "", AN_DIFF_MIX_ROW, &d->mix.d, NAN, NAN, 0,
+                    d->mix.gates, d->mix.batch, multi);
     }
+    fprintf(out, ",(geomean),%zu,%zu,,,,,,,", d->geomean_used,
+            d->geomean_used);
+    num(out, d->geomean_pct, "%.6f");
+    fputs(",,,,,,,,,,,,,", out);
+    if (multi)
+        fprintf(out, ",%zu,%zu,,,,,,,,,,,", d->base_runs, d->new_runs);
+    fputc('\n', out);
+}
+
+/* The lines above the table (summarised, runs) and its header. */
+static void text_head(FILE *out, const an_diff *d, int multi)
+{
     if (d->approx) {
         fprintf(out, "Summarised: %s", AN_DIFF_APPROX_NOTE);
         if (d->late_values)
@@ -246,6 +244,13 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
     if (multi)
         fprintf(out, " %7s", "run sd");
     fprintf(out, " %9s  %s\n", "p (Holm)", "verdict");
+}
+
+/* The rows, the frame row and the mix's always, the top others. */
+static void text_rows(FILE *out, const an_diff *d, int multi, int colour,
+                      size_t top)
+{
+    int means = d->level_of_means;
     size_t shown = 0;
     for (size_t i = 0; i < d->n; i++) {
         const an_diff_row *r = &d->rows[i];
@@ -263,6 +268,11 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
     }
     if (top && shown < d->n - 1)
         fprintf(out, "(%zu more rows; --top 0 shows all)\n", d->n - 1 - shown);
+}
+
+/* The geometric mean of the changes, and the counts of verdicts. */
+static void text_summary(FILE *out, const an_diff *d)
+{
     if (!isnan(d->geomean_pct) && d->geomean_of_means)
         fprintf(out, "\ngeometric mean of the changes of the mean self time "
                      "per frame over %zu scopes\n(those that gate, both means "
@@ -276,14 +286,20 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                 d->geomean_used, d->geomean_pct);
     fprintf(out, "\n%zu regressed (%zu gating), %zu improved.\n",
             d->regressed, d->gating, d->improved);
-    if (!multi && d->gating)
-        fprintf(out, "One run a side: how runs of the same code differ (where "
-                     "the threads were\nscheduled, the machine's other load) "
-                     "is not in the test; before acting on a\nregression, "
-                     "compare several runs a side (capture_diff B1 B2 B3 -- N1 "
-                     "N2 N3;\ndocs/STATISTICS.md sections 11 and 15).\n");
-    if (!multi && d->gating && isfinite(d->base_busy) &&
-        isfinite(d->new_busy))
+}
+
+/* What to weigh before acting on a regression of one run a side: the
+ * runs' spread, how busy the CPUs were. */
+static void one_run_notes(FILE *out, const an_diff *d, int multi)
+{
+    if (multi || !d->gating)
+        return;
+    fprintf(out, "One run a side: how runs of the same code differ (where "
+                 "the threads were\nscheduled, the machine's other load) "
+                 "is not in the test; before acting on a\nregression, "
+                 "compare several runs a side (capture_diff B1 B2 B3 -- N1 "
+                 "N2 N3;\ndocs/STATISTICS.md sections 11 and 15).\n");
+    if (isfinite(d->base_busy) && isfinite(d->new_busy))
         fprintf(out, "Busy: scopes that are not waits held %.0f %% (base) "
                      "and %.0f %% (new) of the %u CPUs'\ntime in frames (a "
                      "wait not marked as one, by the program or --wait, "
@@ -291,14 +307,17 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
                      "for a core inside its scopes, which\nthen stretch "
                      "with where the scheduler put it.\n",
                 100.0 * d->base_busy, 100.0 * d->new_busy, d->cpus);
-    if (d->waits) {
-        int waits_gate = d->waits_gate;
+}
+
+/* The rows that do not gate (waits, the frame), the mix, the excluded. */
+static void gating_notes(FILE *out, const an_diff *d)
+{
+    if (d->waits)
         fprintf(out, "Waits (time blocked, which grows when other work "
                      "slows): %zu %s,\n%s.\n",
                 d->waits, d->waits == 1 ? "row" : "rows",
-                waits_gate ? "gating the exit status (--gate-waits)"
-                           : "judged but not gating the exit status");
-    }
+                d->waits_gate ? "gating the exit status (--gate-waits)"
+                              : "judged but not gating the exit status");
     if (d->n > 0 && d->rows[0].is_frame && !d->rows[0].gates)
         fprintf(out, "(frame) is wall time, holding every wait and the "
                      "machine's other load: judged,\nnot gating the exit "
@@ -307,7 +326,11 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
     if (d->excluded)
         fprintf(out, "Excluded by --exclude: %zu %s.\n", d->excluded,
                 d->excluded == 1 ? "row" : "rows");
-    size_t tested = d->tested;
+}
+
+/* The legend: the band, the verdicts, the samples and statistics. */
+static void legend(FILE *out, const an_diff *d, const cap_diff_options *o)
+{
     char floor_from[80] = "--floor-us";
     if (d->floor_share_pct > 0)
         snprintf(floor_from, sizeof floor_from,
@@ -325,27 +348,53 @@ int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
             "\ndistribution-free (order statistics of the pairwise "
             "differences); p: one-sided\nMann-Whitney U tests against the "
             "band.\n",
-            o.threshold_pct, d->floor_ms, floor_from, o.alpha, tested,
+            o->threshold_pct, d->floor_ms, floor_from, o->alpha, d->tested,
             d->block,
-            means ? "mean: self\ntime (frame time) per frame over all "
-                    "frames, shown for the median, which\nlands on either "
-                    "group of frames and can jump between them; delta:\n"
-                  : "med: their\nmedian; delta: ",
-            100.0 * (1.0 - 2.0 * o.alpha));
-    if (multi) {
-        fprintf(out,
-                "Runs: the samples of each side's runs are pooled, and each "
-                "run's median is\nkept; run sd: the pooled SD of the run "
-                "medians about their side's mean\n(between runs, df %zu), "
-                "over the base median. interval: the hull of the\nframes' "
-                "interval and a t interval of the change of the mean run "
-                "median; p:\nthe larger of the U tests' and the t tests' "
-                "(docs/STATISTICS.md section 15).\n",
-                d->base_runs + d->new_runs - 2);
-        fprintf(out,
-                "Within run-to-run spread: %zu %s (the frames alone put "
-                "the change past the\nband, the runs do not).\n",
-                d->within_spread, d->within_spread == 1 ? "row" : "rows");
+            d->level_of_means
+                ? "mean: self\ntime (frame time) per frame over all "
+                  "frames, shown for the median, which\nlands on either "
+                  "group of frames and can jump between them; delta:\n"
+                : "med: their\nmedian; delta: ",
+            100.0 * (1.0 - 2.0 * o->alpha));
+}
+
+/* Several runs a side: how the runs enter the test. */
+static void runs_legend(FILE *out, const an_diff *d)
+{
+    fprintf(out,
+            "Runs: the samples of each side's runs are pooled, and each "
+            "run's median is\nkept; run sd: the pooled SD of the run "
+            "medians about their side's mean\n(between runs, df %zu), "
+            "over the base median. interval: the hull of the\nframes' "
+            "interval and a t interval of the change of the mean run "
+            "median; p:\nthe larger of the U tests' and the t tests' "
+            "(docs/STATISTICS.md section 15).\n",
+            d->base_runs + d->new_runs - 2);
+    fprintf(out,
+            "Within run-to-run spread: %zu %s (the frames alone put "
+            "the change past the\nband, the runs do not).\n",
+            d->within_spread, d->within_spread == 1 ? "row" : "rows");
+}
+
+int an_diff_report(FILE *out, const an_diff *d, const cap_diff_options *opt,
+                   int csv, int colour, size_t top)
+{
+    cap_diff_options o;
+    if (cap_diff_options_resolve(&o, opt) != CAP_OK)
+        return -1;
+    /* several runs on a side: the run columns and lines */
+    int multi = d->base_runs > 1 || d->new_runs > 1;
+    if (csv) {
+        diff_csv(out, d, multi);
+        return 0;
     }
+    text_head(out, d, multi);
+    text_rows(out, d, multi, colour, top);
+    text_summary(out, d);
+    one_run_notes(out, d, multi);
+    gating_notes(out, d);
+    legend(out, d, &o);
+    if (multi)
+        runs_legend(out, d);
     return 0;
 }

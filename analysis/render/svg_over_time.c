@@ -171,114 +171,95 @@ static label *add_label(label *labs, size_t *nl, double y, const char *colour,
     return L;
 }
 
-cap_result an_svg_over_time(FILE *out, const an_capture *m,
-                            const an_over_time *ot, const char *title)
+/* The verdicts' sentences, one line each (malloc'd), or NULL when out of
+ * memory. */
+static char *verdict_text(const an_over_time *ot)
 {
-    cap_result rc = CAP_E_NOMEM;
     char *vtext = NULL;
     size_t vlen = 0;
-    double *frame_med = NULL;
-    label *labs = NULL;
-    if (!title)
-        title = m->path ? m->path : "capture";
-    /* the verdicts' sentences, one line each */
     FILE *vf = open_memstream(&vtext, &vlen);
     if (!vf)
-        return CAP_E_NOMEM;
+        return NULL;
     for (size_t i = 0; i < ot->verdicts.n; i++)
         an_text_verdict(vf, &ot->verdicts.v[i], &ot->evidence);
-    if (fclose(vf) != 0 || !vtext)
-        goto done;
-    size_t vcols = an__svg_fit(W - 40, 12);
-    /* lines needed: a dry count (each verdict wrapped on its own) */
-    int vlines = 0;
-    {
-        FILE *nul = fopen("/dev/null", "w");
-        if (!nul)
-            goto done;
-        char *s = vtext;
-        while (*s && vlines < MAX_VERDICT_LINES) {
-            char *nl = strchr(s, '\n');
-            if (nl)
-                *nl = '\0';
-            vlines += an__svg_para(nul, 0, 0, 0, vcols,
-                                   MAX_VERDICT_LINES - vlines, "", s);
-            if (!nl)
-                break;
-            *nl = '\n';
-            s = nl + 1;
-        }
-        fclose(nul);
+    if (fclose(vf) != 0) {
+        free(vtext);
+        return NULL;
     }
-    int vbox_top = 58, vbox_h = vlines ? vlines * 16 + 12 : 0;
-    ot_plot p = {out, 0, 0, 0, 1, 1, 1};
-    p.top = vbox_top + vbox_h + 34;
-    p.bottom = p.top + PLOT_H;
-    int height = p.bottom + 50;
+    return vtext;
+}
 
-    an__svg_begin(out, W, height, "Over time", title, OT_CSS, W - 20);
-    if (!ot->nframes || ot->nbins < 1) {
-        fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
-                     "capture holds no frames.</text>\n</svg>\n",
-                W / 2, p.top + 40);
-        rc = CAP_OK;
-        goto done;
+/* Writes vtext's lines (each verdict wrapped on its own, `vcols` a line)
+ * at (x, y) lines `step` apart, at most `max` lines, to f; returns the
+ * lines written. vtext is cut at each newline and mended after. */
+static int verdict_paras(FILE *f, char *vtext, int x, int y, int step,
+                         size_t vcols, int max)
+{
+    int lines = 0;
+    char *s = vtext;
+    while (*s && lines < max) {
+        char *nl = strchr(s, '\n');
+        if (nl)
+            *nl = '\0';
+        lines += an__svg_para(f, x, y + step * lines, step, vcols,
+                              max - lines, "", s);
+        if (!nl)
+            break;
+        *nl = '\n';
+        s = nl + 1;
     }
-    size_t shown_counters = ot->ncounters < MAX_COUNTERS ? ot->ncounters
-                                                          : MAX_COUNTERS;
-    {
-        char sub[400];
-        if (ot->groups == 2) /* the light and heavy medians, by the mix */
-            snprintf(sub, sizeof sub,
-                     "%zu frames in %d bins of %.3f s \xC2\xB7 left: ms per "
-                     "bin, light (%.3f ms%s) and heavy (%.3f ms) frames' "
-                     "medians mixed %.0f/%.0f%s",
-                     ot->nframes, ot->nbins, ot->width_s, ot->group_ms[0],
-                     ot->group_by_work ? " of work" : "",
-                     ot->group_ms[1], ot->group_share[0] * 100,
-                     ot->group_share[1] * 100,
-                     ot->ncounters ? " \xC2\xB7 right: counters" : "");
-        else
-            snprintf(sub, sizeof sub,
-                     "%zu frames in %d bins of %.3f s \xC2\xB7 left: median "
-                     "ms per bin (the frame; per frame, all CPU work summed "
-                     "and each top scope's self time)%s",
-                     ot->nframes, ot->nbins, ot->width_s,
-                     ot->ncounters ? " \xC2\xB7 right: counters' means"
-                                   : "");
-        fputs("<text class=\"sub\" x=\"10\" y=\"46\">", out);
-        an__svg_text(out, sub, an__svg_fit(W - 20, 12));
-        fputs("</text>\n", out);
-    }
-    /* the verdicts, written on the picture */
-    if (vlines) {
-        fprintf(out, "<g id=\"verdicts\">\n<rect class=\"verdict\" x=\"10\" "
-                     "y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\"/>\n",
-                vbox_top, W - 20, vbox_h);
-        int done_lines = 0;
-        char *s = vtext;
-        while (*s && done_lines < vlines) {
-            char *nl = strchr(s, '\n');
-            if (nl)
-                *nl = '\0';
-            done_lines += an__svg_para(out, 20, vbox_top + 18 + 16 * done_lines,
-                                       16, vcols, vlines - done_lines, "", s);
-            if (!nl)
-                break;
-            s = nl + 1;
-        }
-        fputs("</g>\n", out);
-    }
+    return lines;
+}
 
-    /* ranges */
-    p.t0 = ot->bins[0].start_s;
-    p.t1 = ot->bins[ot->nbins - 1].end_s;
-    if (!(p.t1 > p.t0))
-        p.t1 = p.t0 + 1;
-    frame_med = malloc((size_t)ot->nbins * sizeof *frame_med);
-    labs = calloc(2 + ot->nscopes + shown_counters, sizeof *labs);
-    if (!frame_med || !labs)
-        goto done;
+/* The summary line under the title. */
+static void subtitle(FILE *out, const an_over_time *ot)
+{
+    char sub[400];
+    if (ot->groups == 2) /* the light and heavy medians, by the mix */
+        snprintf(sub, sizeof sub,
+                 "%zu frames in %d bins of %.3f s \xC2\xB7 left: ms per "
+                 "bin, light (%.3f ms%s) and heavy (%.3f ms) frames' "
+                 "medians mixed %.0f/%.0f%s",
+                 ot->nframes, ot->nbins, ot->width_s, ot->group_ms[0],
+                 ot->group_by_work ? " of work" : "",
+                 ot->group_ms[1], ot->group_share[0] * 100,
+                 ot->group_share[1] * 100,
+                 ot->ncounters ? " \xC2\xB7 right: counters" : "");
+    else
+        snprintf(sub, sizeof sub,
+                 "%zu frames in %d bins of %.3f s \xC2\xB7 left: median "
+                 "ms per bin (the frame; per frame, all CPU work summed "
+                 "and each top scope's self time)%s",
+                 ot->nframes, ot->nbins, ot->width_s,
+                 ot->ncounters ? " \xC2\xB7 right: counters' means" : "");
+    fputs("<text class=\"sub\" x=\"10\" y=\"46\">", out);
+    an__svg_text(out, sub, an__svg_fit(W - 20, 12));
+    fputs("</text>\n", out);
+}
+
+/* The verdicts, written on the picture in a box of vlines lines. */
+static void verdict_box(FILE *out, char *vtext, int vlines, int vbox_top,
+                        int vbox_h, size_t vcols)
+{
+    if (!vlines)
+        return;
+    fprintf(out, "<g id=\"verdicts\">\n<rect class=\"verdict\" x=\"10\" "
+                 "y=\"%d\" width=\"%d\" height=\"%d\" rx=\"3\"/>\n",
+            vbox_top, W - 20, vbox_h);
+    verdict_paras(out, vtext, 20, vbox_top + 18, 16, vcols, vlines);
+    fputs("</g>\n", out);
+}
+
+/* The axes' ranges: the bins' span, the left axis over the frame,
+ * scopes and work, the right over the counters shown. frame_med: each
+ * bin's frame level (NaN in a bin without frames). */
+static void ranges(ot_plot *p, const an_over_time *ot, double *frame_med,
+                   size_t shown_counters)
+{
+    p->t0 = ot->bins[0].start_s;
+    p->t1 = ot->bins[ot->nbins - 1].end_s;
+    if (!(p->t1 > p->t0))
+        p->t1 = p->t0 + 1;
     double lmax = 0, rmax = 0;
     for (int b = 0; b < ot->nbins; b++) {
         frame_med[b] = ot->bins[b].frames ? ot->bins[b].level : NAN;
@@ -293,115 +274,134 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
             if (ot->counters[c].mean[b] > rmax)
                 rmax = ot->counters[c].mean[b];
     }
-    p.lmax = an__svg_axis_top(lmax);
-    p.rmax = an__svg_axis_top(rmax);
+    p->lmax = an__svg_axis_top(lmax);
+    p->rmax = an__svg_axis_top(rmax);
+}
 
-    /* axes */
-    /* two groups of frames: each group's median weighted by the mix */
-    const char *med = ot->groups == 2 ? "mixed median" : "median";
-    {
-        char ax[48];
-        snprintf(ax, sizeof ax, "%s ms per frame", med);
-        axis_y(&p, p.lmax, 0, ax);
+/* The time axis, and the plot's frame (a right edge with counters). */
+static void axis_x(const ot_plot *p, size_t shown_counters)
+{
+    FILE *out = p->f;
+    char lab[32];
+    double span = p->t1 - p->t0, step = an__svg_tick_step(span, 10);
+    fputs("<g id=\"xaxis\">\n", out);
+    /* counted, not accumulated: far from 0 a small step may not move a
+     * double at all */
+    double first = ceil(p->t0 / step - 1e-9) * step;
+    for (int i = 0; i <= 20; i++) {
+        double v = first + step * i;
+        if (!(v <= p->t1 + step * 1e-9))
+            break;
+        double x = ox(p, v);
+        fprintf(out, "<line class=\"ax\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+                     "y2=\"%d\"/>\n", x, p->bottom, x, p->bottom + 5);
+        an__svg_tick_label(lab, sizeof lab, v, step);
+        fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" "
+                     "text-anchor=\"middle\">%s</text>\n",
+                x, p->bottom + 18, lab);
     }
+    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">seconds "
+                 "since the first frame (each point: the middle of its "
+                 "bin)</text>\n</g>\n",
+            (PL + PR) / 2, p->bottom + 38);
+    fprintf(out, "<path class=\"ax\" d=\"M%d,%d V%d H%d%s\"/>\n", PL, p->top,
+            p->bottom, PR, shown_counters ? " V" : "");
     if (shown_counters)
-        axis_y(&p, p.rmax, 1, "counters");
-    {
-        char lab[32];
-        double span = p.t1 - p.t0, step = an__svg_tick_step(span, 10);
-        fputs("<g id=\"xaxis\">\n", out);
-        /* counted, not accumulated: far from 0 a small step may not move
-         * a double at all */
-        double first = ceil(p.t0 / step - 1e-9) * step;
-        for (int i = 0; i <= 20; i++) {
-            double v = first + step * i;
-            if (!(v <= p.t1 + step * 1e-9))
-                break;
-            double x = ox(&p, v);
-            fprintf(out, "<line class=\"ax\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
-                         "y2=\"%d\"/>\n", x, p.bottom, x, p.bottom + 5);
-            an__svg_tick_label(lab, sizeof lab, v, step);
-            fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" "
-                         "text-anchor=\"middle\">%s</text>\n",
-                    x, p.bottom + 18, lab);
-        }
-        fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">seconds "
-                     "since the first frame (each point: the middle of its "
-                     "bin)</text>\n</g>\n",
-                (PL + PR) / 2, p.bottom + 38);
-        fprintf(out, "<path class=\"ax\" d=\"M%d,%d V%d H%d%s\"/>\n", PL, p.top,
-                p.bottom, PR, shown_counters ? " V" : "");
-        if (shown_counters)
-            fprintf(out, "<path class=\"ax\" d=\"M%d,%d V%d\"/>\n", PR, p.top,
-                    p.bottom);
-    }
+        fprintf(out, "<path class=\"ax\" d=\"M%d,%d V%d\"/>\n", PR, p->top,
+                p->bottom);
+}
 
-    /* the lines: counters under the scopes, the frame on top */
-    size_t nl = 0;
-    char tip[200], gr[16];
+/* The lines being drawn and their labels. */
+typedef struct ot_lines {
+    const ot_plot *p;
+    const an_over_time *ot;
+    label *labs;
+    size_t nl;
+    const char *med; /* "median", or "mixed median" with two groups */
+} ot_lines;
+
+/* The counters' lines (right axis), under the others. */
+static void counter_lines(ot_lines *d, size_t shown_counters)
+{
+    char tip[200], gr[16], id[32];
     for (size_t c = 0; c < shown_counters; c++) {
-        const an_ot_counter *C = &ot->counters[c];
-        char id[32];
+        const an_ot_counter *C = &d->ot->counters[c];
         snprintf(id, sizeof id, "counter%zu", c);
         ratio_text(gr, sizeof gr, C->growth);
         snprintf(tip, sizeof tip, "counter %s%s: mean per bin (right axis), "
                  "growth %s", C->name, C->profiler ? " (the profiler's own)" : "",
                  gr);
-        double y = series(&p, ot, C->mean, p.rmax, "#777777", "2 3", 1, 1.5,
-                          id, tip);
-        label *L = add_label(labs, &nl, y, "#777777", "2 3", C->name);
+        double y = series(d->p, d->ot, C->mean, d->p->rmax, "#777777", "2 3",
+                          1, 1.5, id, tip);
+        label *L = add_label(d->labs, &d->nl, y, "#777777", "2 3", C->name);
         if (L)
             snprintf(L->text, sizeof L->text, "%s %s (right)", C->name, gr);
     }
+}
+
+/* The top scopes' lines: waits dashed; the seventh and eighth scope
+ * reuse the first colours, dash-dotted. */
+static void scope_lines(ot_lines *d)
+{
+    const an_over_time *ot = d->ot;
+    char tip[200], gr[16], id[32];
     for (size_t j = 0; j < ot->nscopes; j++) {
         const an_ot_scope *S = &ot->scopes[j];
-        char id[32];
         snprintf(id, sizeof id, "scope%zu", j);
         const char *colour = LINE_COLOURS[j % 6];
-        /* waits dashed; the seventh and eighth scope reuse the first
-         * colours, dash-dotted */
         const char *dash = S->scope->is_wait ? "7 4" : j >= 6 ? "10 3 2 3" : "";
         ratio_text(gr, sizeof gr, S->growth);
         snprintf(tip, sizeof tip, "%s %s%s: %s self ms per frame, growth %s",
                  S->scope->kind == AN_GPU ? "GPU" : "CPU", S->scope->name,
                  S->scope->is_wait ? " (a wait)" : "",
                  ot->groups == 2 ? "mixed median" : "median", gr);
-        double y = series(&p, ot, S->median, p.lmax, colour, dash, 0, 2, id, tip);
-        label *L = add_label(labs, &nl, y, colour, dash, S->scope->name);
+        double y = series(d->p, ot, S->median, d->p->lmax, colour, dash, 0, 2,
+                          id, tip);
+        label *L = add_label(d->labs, &d->nl, y, colour, dash, S->scope->name);
         if (L)
             snprintf(L->text, sizeof L->text, "%s%s %s", S->scope->name,
                      S->scope->is_wait ? " (wait)" : "", gr);
     }
-    if (ot->work.median) { /* the CPU work the frame holds, summed */
+}
+
+/* The CPU work the frame holds, summed, then the frame time on top. */
+static void work_and_frame_lines(ot_lines *d, const double *frame_med)
+{
+    const an_over_time *ot = d->ot;
+    char tip[200], gr[16];
+    if (ot->work.median) {
         ratio_text(gr, sizeof gr, ot->work.growth);
         snprintf(tip, sizeof tip, "all CPU work (every CPU scope that is not "
-                 "a wait, summed per frame): %s per bin, growth %s", med, gr);
-        double y = series(&p, ot, ot->work.median, p.lmax, AN__SVG_INK,
+                 "a wait, summed per frame): %s per bin, growth %s", d->med,
+                 gr);
+        double y = series(d->p, ot, ot->work.median, d->p->lmax, AN__SVG_INK,
                           "12 4", 0, 2.5, "work", tip);
-        label *L = add_label(labs, &nl, y, AN__SVG_INK, "12 4",
+        label *L = add_label(d->labs, &d->nl, y, AN__SVG_INK, "12 4",
                              "(all CPU work)");
         if (L)
             snprintf(L->text, sizeof L->text, "all CPU work %s", gr);
     }
-    {
-        ratio_text(gr, sizeof gr, ot->bins[ot->last >= 0 ? ot->last : 0].growth);
-        snprintf(tip, sizeof tip, "frame time: %s per bin, growth %s", med,
-                 gr);
-        double y = series(&p, ot, frame_med, p.lmax, AN__SVG_INK, "", 0, 3,
-                          "frame", tip);
-        label *L = add_label(labs, &nl, y, AN__SVG_INK, "", "frame");
-        if (L)
-            snprintf(L->text, sizeof L->text, "frame time (%s) %s", med, gr);
-    }
-    /* the labels at the right, apart */
+    ratio_text(gr, sizeof gr, ot->bins[ot->last >= 0 ? ot->last : 0].growth);
+    snprintf(tip, sizeof tip, "frame time: %s per bin, growth %s", d->med, gr);
+    double y = series(d->p, ot, frame_med, d->p->lmax, AN__SVG_INK, "", 0, 3,
+                      "frame", tip);
+    label *L = add_label(d->labs, &d->nl, y, AN__SVG_INK, "", "frame");
+    if (L)
+        snprintf(L->text, sizeof L->text, "frame time (%s) %s", d->med, gr);
+}
+
+/* The labels at the right, apart, each tied to its line's end. */
+static void labels_write(const ot_lines *d, size_t shown_counters)
+{
+    FILE *out = d->p->f;
     double ys[64];
-    size_t nlab = nl < 64 ? nl : 64;
+    size_t nlab = d->nl < 64 ? d->nl : 64;
     for (size_t i = 0; i < nlab; i++)
-        ys[i] = labs[i].y0;
-    an__svg_spread(ys, nlab, 14, p.top - 6, p.bottom + 24);
+        ys[i] = d->labs[i].y0;
+    an__svg_spread(ys, nlab, 14, d->p->top - 6, d->p->bottom + 24);
     fputs("<g id=\"labels\">\n", out);
     for (size_t i = 0; i < nlab; i++) {
-        label *L = &labs[i];
+        const label *L = &d->labs[i];
         fprintf(out, "<g><title>");
         an__svg_text(out, L->name, (size_t)-1);
         fprintf(out, "</title><polyline class=\"ax\" stroke-dasharray=\"1 2\" "
@@ -418,10 +418,71 @@ cap_result an_svg_over_time(FILE *out, const an_capture *m,
         fputs("</text></g>\n", out);
     }
     fputs("</g>\n</svg>\n", out);
-    rc = CAP_OK;
-done:
-    free(vtext);
+}
+
+/* The plot below the verdicts: ranges, axes, lines, labels. */
+static cap_result plot(ot_plot *p, const an_over_time *ot)
+{
+    size_t shown_counters = ot->ncounters < MAX_COUNTERS ? ot->ncounters
+                                                          : MAX_COUNTERS;
+    double *frame_med = malloc((size_t)ot->nbins * sizeof *frame_med);
+    label *labs = calloc(2 + ot->nscopes + shown_counters, sizeof *labs);
+    if (!frame_med || !labs) {
+        free(frame_med);
+        free(labs);
+        return CAP_E_NOMEM;
+    }
+    ranges(p, ot, frame_med, shown_counters);
+    /* two groups of frames: each group's median weighted by the mix */
+    ot_lines d = {p, ot, labs, 0,
+                  ot->groups == 2 ? "mixed median" : "median"};
+    char ax[48];
+    snprintf(ax, sizeof ax, "%s ms per frame", d.med);
+    axis_y(p, p->lmax, 0, ax);
+    if (shown_counters)
+        axis_y(p, p->rmax, 1, "counters");
+    axis_x(p, shown_counters);
+    counter_lines(&d, shown_counters);
+    scope_lines(&d);
+    work_and_frame_lines(&d, frame_med);
+    labels_write(&d, shown_counters);
     free(frame_med);
     free(labs);
+    return CAP_OK;
+}
+
+cap_result an_svg_over_time(FILE *out, const an_capture *m,
+                            const an_over_time *ot, const char *title)
+{
+    if (!title)
+        title = m->path ? m->path : "capture";
+    char *vtext = verdict_text(ot);
+    if (!vtext)
+        return CAP_E_NOMEM;
+    size_t vcols = an__svg_fit(W - 40, 12);
+    /* lines needed: a dry count (each verdict wrapped on its own) */
+    FILE *nul = fopen("/dev/null", "w");
+    if (!nul) {
+        free(vtext);
+        return CAP_E_NOMEM;
+    }
+    int vlines = verdict_paras(nul, vtext, 0, 0, 0, vcols, MAX_VERDICT_LINES);
+    fclose(nul);
+    int vbox_top = 58, vbox_h = vlines ? vlines * 16 + 12 : 0;
+    ot_plot p = {out, 0, 0, 0, 1, 1, 1};
+    p.top = vbox_top + vbox_h + 34;
+    p.bottom = p.top + PLOT_H;
+    an__svg_begin(out, W, p.bottom + 50, "Over time", title, OT_CSS, W - 20);
+    cap_result rc = CAP_OK;
+    if (!ot->nframes || ot->nbins < 1) {
+        fprintf(out, "<text id=\"nodata\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">The "
+                     "capture holds no frames.</text>\n</svg>\n",
+                W / 2, p.top + 40);
+    } else {
+        subtitle(out, ot);
+        verdict_box(out, vtext, vlines, vbox_top, vbox_h, vcols);
+        rc = plot(&p, ot);
+    }
+    free(vtext);
     return rc;
 }
