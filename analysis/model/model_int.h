@@ -1,7 +1,7 @@
 /* model_int.h - what the model's files (analysis/model/) share: the
  * loader's state, the call tree's and the series' structures, and each
- * file's functions that another one calls. Private to analysis/model/ and
- * analysis/model.c: no report includes it.
+ * file's functions that another one calls. Private to analysis/model/:
+ * no report includes it.
  *
  * One job a file:
  *   ids.c     tables by name id, names by text
@@ -18,7 +18,7 @@
  *   finish.c  after the events: names, rows from nodes
  *   load.c    the load's passes, an_load
  *   walk.c    the series handed out (an_series_scan/rows/walk)
- *   ../model.c the public accessors, an_free
+ *   access.c  the public accessors, an_free
  */
 #ifndef AN_MODEL_INT_H
 #define AN_MODEL_INT_H

@@ -1,5 +1,5 @@
-/* model.c - the model's public accessors and an_free. */
-#include "model/model_int.h"
+/* access.c - the model's public accessors and an_free (model.h). */
+#include "model_int.h"
 
 int an_grow(void **p, size_t *cap, size_t need, size_t size)
 {
