@@ -294,13 +294,14 @@ static FILE *devnull(void)
     return f;
 }
 
-static void a_late_client_gets_every_name_and_every_frame_after_it_connected(
-    void **state)
+/* major: the format written (0: the default; 4: groups of blocks, whose
+ * client streams begin at a group the writer starts for them) */
+static void late_client(unsigned major)
 {
-    (void)state;
     make_paths();
     log_reset();
-    cap_capture_options o = {.listen = "127.0.0.1:0", .flush_interval_ms = 20};
+    cap_capture_options o = {.listen = "127.0.0.1:0", .flush_interval_ms = 20,
+                             .format_major = major};
     assert_int_equal(cap_open(file_path, &o), CAP_OK);
     int port = cap_listen_port();
     assert_true(port > 0);
@@ -364,6 +365,19 @@ static void a_late_client_gets_every_name_and_every_frame_after_it_connected(
     free(f.r);
     free(r.r);
     remove_paths();
+}
+
+static void a_late_client_gets_every_name_and_every_frame_after_it_connected(
+    void **state)
+{
+    (void)state;
+    late_client(0);
+}
+
+static void a_late_client_of_groups_of_blocks_gets_the_same(void **state)
+{
+    (void)state;
+    late_client(4);
 }
 
 typedef struct stream_read {
@@ -1330,6 +1344,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(
             a_late_client_gets_every_name_and_every_frame_after_it_connected),
+        cmocka_unit_test(a_late_client_of_groups_of_blocks_gets_the_same),
         cmocka_unit_test(
             a_client_that_reads_nothing_costs_nothing_and_its_drops_are_counted),
         cmocka_unit_test(
