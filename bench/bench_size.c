@@ -60,7 +60,8 @@
  *
  * Groups of blocks (format 4.0, issue 43): the same 60 fps events in
  * 100 ms blocks grouped (names, threads and tracks listed once a group of
- * up to 1 s, each group's blocks one zstd frame flushed at every block)
+ * up to 1 s, each group's blocks one zstd frame flushed at every block,
+ * SCOPES_E's name lists and tables kept for the group)
  * give bytes_per_scope_realistic_60fps_format4 (and its _no_text: what
  * the names' text still costs there is the difference), and in large
  * blocks bytes_per_scope_realistic_format4.

@@ -1175,6 +1175,7 @@ cap_result cap_writer_flush(cap_writer *w)
         capf_buf_bytes(t, w->frames.data, w->frames.len);
         capf_buf_section(p, CAPF_SEC_FRAMES, t);
     }
+    w->sc.grp = w->groups ? w->grp_first : 0;
     for (size_t i = 0; i < w->blk_threads_n; i++) {
         uint32_t tid = w->blk_threads[i];
         wr_thread *th = w->threads[tid];
@@ -1183,8 +1184,10 @@ cap_result cap_writer_flush(cap_writer *w)
         capf_buf_varint(t, th->base);
         capf_buf_bytes(t, th->open.data, th->open.len);
         capf_buf_varint(t, th->n_events);
+        if (w->groups && !th->seg)
+            th->seg = calloc(1, sizeof *th->seg); /* NULL: tables per block */
         capc_scopes_src src = {th->open, th->tokens, th->deltas,
-                               th->n_events};
+                               th->n_events, th->seg};
         int kind = w->major == CAPF_VERSION_MAJOR ? CAPF_SEC_SCOPES
                    : w->major == CAPF_VERSION_MAJOR_SCOPES_R || w->hurry
                        ? CAPF_SEC_SCOPES_R
@@ -1369,6 +1372,7 @@ static void writer_free(cap_writer *w)
             continue;
         free(t->name);
         free(t->stack);
+        free(t->seg);
         capf_buf_free(&t->open);
         capf_buf_free(&t->tokens);
         capf_buf_free(&t->deltas);

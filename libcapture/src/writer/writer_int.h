@@ -47,6 +47,7 @@ typedef struct wr_thread {
     capf_buf open, tokens, deltas;
     uint64_t dropped, closed_at_end, backwards; /* pending for this block */
     uint64_t stray; /* ends with nothing open (format 1.1), pending */
+    capc_se_grp *seg; /* 4.0: its SCOPES_E tables kept for the group */
 } wr_thread;
 
 typedef struct wr_track {
