@@ -317,6 +317,25 @@ static cap_result write_meta(cap_writer *w, const cap_writer_options *o)
     return put_chunk(w, CAPF_CHUNK_META, p);
 }
 
+/* The format version the options ask for: major, minor and what they
+ * hold (1.1's additions, 3.1's frame list, 4.0's groups). */
+static void set_version(cap_writer *w, const cap_writer_options *o)
+{
+    w->major = o && (o->format_major == CAPF_VERSION_MAJOR ||
+                     o->format_major == CAPF_VERSION_MAJOR_SCOPES_R ||
+                     o->format_major == CAPF_VERSION_MAJOR_GROUPS)
+                   ? o->format_major
+                   : CAPF_VERSION_MAJOR_SCOPES_E;
+    w->groups = w->major == CAPF_VERSION_MAJOR_GROUPS;
+    w->v11 = w->major != CAPF_VERSION_MAJOR || (o && o->format_minor);
+    w->frame_list = w->major >= CAPF_VERSION_MAJOR_SCOPES_E &&
+                    !(o && o->no_frame_list);
+    w->minor = w->major == CAPF_VERSION_MAJOR && w->v11
+                   ? CAPF_VERSION_MINOR_NAME_FLAGS
+               : w->frame_list && !w->groups ? CAPF_VERSION_MINOR_FRAME_LIST
+                                             : CAPF_VERSION_MINOR;
+}
+
 static cap_result writer_start(cap_writer **out, int fd, int own,
                                const cap_writer_options *o, cap__tee_fn tee,
                                void *tee_user)
@@ -362,25 +381,13 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
         return CAP_E_NOMEM;
     }
     uint8_t hdr[CAPF_HEADER_LEN];
-    w->major = o && (o->format_major == CAPF_VERSION_MAJOR ||
-                     o->format_major == CAPF_VERSION_MAJOR_SCOPES_R ||
-                     o->format_major == CAPF_VERSION_MAJOR_GROUPS)
-                   ? o->format_major
-                   : CAPF_VERSION_MAJOR_SCOPES_E;
-    w->groups = w->major == CAPF_VERSION_MAJOR_GROUPS;
+    set_version(w, o);
     w->grp_first = w->seq;
     if (w->groups && !(w->gz = ZSTD_createCCtx())) {
         ZSTD_freeCCtx(w->zc);
         free(w);
         return CAP_E_NOMEM;
     }
-    w->v11 = w->major != CAPF_VERSION_MAJOR || (o && o->format_minor);
-    w->frame_list = w->major >= CAPF_VERSION_MAJOR_SCOPES_E &&
-                    !(o && o->no_frame_list);
-    w->minor = w->major == CAPF_VERSION_MAJOR && w->v11
-                   ? CAPF_VERSION_MINOR_NAME_FLAGS
-               : w->frame_list && !w->groups ? CAPF_VERSION_MINOR_FRAME_LIST
-                                             : CAPF_VERSION_MINOR;
     capf_header_encode(hdr, (uint16_t)w->major, (uint16_t)w->minor);
     cap_result r = CAP_OK;
     if (write_all(w, hdr, sizeof hdr, NULL, 0) != 0)
@@ -1142,15 +1149,12 @@ static void list_block(cap_writer *w)
     }
 }
 
-cap_result cap_writer_flush(cap_writer *w)
+/* A block's first sections: its clock sample and declarations (4.0: of
+ * what its group has not listed yet; of everything when a new group must
+ * start at a block under way). -1 when out of memory. */
+static int block_head(cap_writer *w, capf_buf *p)
 {
-    cap_result r = check(w);
-    if (r != CAP_OK)
-        return r;
-    if (block_empty(w))
-        return CAP_OK;
-    capf_buf *p = &w->payload, *t = &w->tmp;
-    p->len = 0;
+    capf_buf *t = &w->tmp;
     if (w->grp_force && w->grp_first != w->seq) {
         /* a group must start at this block, whose names were left out
            as listed earlier in the group: list everything */
@@ -1159,7 +1163,7 @@ cap_result cap_writer_flush(cap_writer *w)
         w->grp_blocks = 0;
         w->grp_tick = w->latest_tick;
         if (cap__writer_put_decls(w, p, 0) != 0)
-            return fail(w, CAP_E_NOMEM);
+            return -1;
     } else if (w->have_clock) {
         t->len = 0;
         capc_clock_put(t, w->clock_tick, w->clock_mono);
@@ -1169,6 +1173,20 @@ cap_result cap_writer_flush(cap_writer *w)
     put_names(w, p, w->blk_names, w->blk_names_n);
     put_threads(w, p, w->blk_decl_threads, w->blk_decl_threads_n, 1);
     put_tracks(w, p, w->blk_tracks, w->blk_tracks_n, 1);
+    return 0;
+}
+
+cap_result cap_writer_flush(cap_writer *w)
+{
+    cap_result r = check(w);
+    if (r != CAP_OK)
+        return r;
+    if (block_empty(w))
+        return CAP_OK;
+    capf_buf *p = &w->payload, *t = &w->tmp;
+    p->len = 0;
+    if (block_head(w, p) != 0)
+        return fail(w, CAP_E_NOMEM);
     if (w->frames_n) {
         t->len = 0;
         capf_buf_varint(t, w->frames_n);
