@@ -61,6 +61,11 @@ typedef struct capc_sc_name {
     uint64_t grp_mark;
     uint64_t grp_pred[2];
     uint8_t grp_k[2], grp_tab[2];
+    /* ... and its deltas in the group's sections so far: their sum,
+       count and sum of distances to each section's mean, by which the
+       kept prediction, shift and table move once they are off by more
+       than the residuals' low bits */
+    uint64_t grp_sum[2], grp_n[2], grp_dev[2];
 } capc_sc_name;
 
 /* The encoders' state, kept from one section to the next so that its
