@@ -68,11 +68,13 @@
  *
  * Usage: bench_read [READ_CAPTURE [CAPTURE_DIFF]] [--scopes N | --sizes
  *                   M,M] [--dir DIR] [--reps R] [--realistic]
- *                   [--format-major 1|2|3] [--threads 1,N,...]
+ *                   [--format-major 1|2|3|4] [--threads 1,N,...]
  *   --format-major: the format the captures are written in, 3.0 (the
  *   writer's default, SCOPES_E), 2.0 or 1.x, into files named ...-f3.cap,
  *   ...-v2.cap (the name 2.0 captures had when 2.0 was the default, so
  *   that files generated then are reused as what they are) or ...-f1.cap,
+ *   or 4.0 (groups of blocks: each group's blocks one zstd stream) into
+ *   ...-f4.cap,
  *   to compare the reader's speed on each encoding.
  *   READ_CAPTURE: path of the read_capture tool (meson passes it).
  */
@@ -521,8 +523,8 @@ int main(int argc, char **argv)
             dir = argv[++i];
         } else if (strcmp(argv[i], "--format-major") == 0 && i + 1 < argc) {
             format_major = (unsigned)atoi(argv[++i]);
-            if (format_major < 1 || format_major > 3)
-                BENCH_DIE("--format-major: 1, 2 or 3");
+            if (format_major < 1 || format_major > 4)
+                BENCH_DIE("--format-major: 1, 2, 3 or 4");
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             for (char *p = argv[++i]; *p && nthreads < 16;) {
                 threads[nthreads++] = (int)strtol(p, &p, 10);
@@ -577,7 +579,10 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s-%lluM-v2%s.cap", dir,
                  realistic ? "real" : "read",
                  (unsigned long long)(n / 1000000),
-                 format_major == 3 ? "-f3" : format_major == 1 ? "-f1" : "");
+                 format_major == 4   ? "-f4"
+                 : format_major == 3 ? "-f3"
+                 : format_major == 1 ? "-f1"
+                                     : "");
         if (!usable(path, n))
             realistic ? generate_realistic(path, n) : generate(path, n);
         /* figures of the largest size carry no suffix (as before) */

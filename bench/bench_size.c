@@ -58,6 +58,19 @@
  * bytes_per_scope_realistic_60fps_1s and its json_zstd_ratio: what a
  * program that can wait a second for its data on disk gets back.
  *
+ * Groups of blocks (format 4.0, issue 43): the same 60 fps events in
+ * 100 ms blocks grouped (names, threads and tracks listed once a group of
+ * up to 1 s, each group's blocks one zstd frame flushed at every block,
+ * SCOPES_E's name lists and tables kept for the group)
+ * give bytes_per_scope_realistic_60fps_format4 (and its _no_text: what
+ * the names' text still costs there is the difference), and in large
+ * blocks bytes_per_scope_realistic_format4. The generator's frames last
+ * 0.6 ms of its clock, so for these two the clock's period is set to
+ * make a frame last 1/60 s: the writer's groups (at most 1 s of frames)
+ * then hold 10 blocks, as in a 60 fps game (else its 64-block limit
+ * applies, 6.4 s of such a game: 2.55 bytes a scope instead of 2.83).
+ * Their json_zstd ratio is against times 28 times as long.
+ *
  * Usage: bench_size [--scopes N] [--zstd-level L] [--keep]
  *   --zstd-level L: the capture's zstd level (default: the producer's)
  */
@@ -328,16 +341,20 @@ int main(int argc, char **argv)
      * format 2.0 (SCOPES_R, the default before 3.0) at the producer's
      * level */
     double batch_s_v3 = 0; /* pass 0's decoding, for 3.0's ratio */
-    double wns[8] = {0};   /* each pass's write_ns */
+    double wns[11] = {0};  /* each pass's write_ns */
     double rb60 = 0;       /* pass 4's bytes a scope */
-    for (int pass = 0; pass < 8; pass++) {
+    double frame_ticks = 0; /* pass 0's mean frame, in ticks */
+    for (int pass = 0; pass < 11; pass++) {
         int lvl = pass == 1 ? 3 : (level ? level : 1);
         /* passes 4 and 5: 3.0 and 2.0 in a 60 fps game's 100 ms blocks;
            6: 3.0 there, its names without text; 7: 3.0 in 1 s blocks */
-        const uint64_t block_frames = pass == 7   ? GAME_FRAMES_PER_1S_BLOCK
-                                      : pass >= 4 ? GAME_FRAMES_PER_BLOCK
-                                                  : 0;
-        const int name_text = pass != 6;
+        /* 8: 4.0 (groups of blocks) in 100 ms blocks; 9: the same, its
+           names without text; 10: 4.0 in large blocks */
+        const uint64_t block_frames = pass == 7    ? GAME_FRAMES_PER_1S_BLOCK
+                                      : pass == 10 ? 0
+                                      : pass >= 4  ? GAME_FRAMES_PER_BLOCK
+                                                   : 0;
+        const int name_text = pass != 6 && pass != 9;
         const char *rpath = "bench-size-realistic.cap";
         static gen g;
         uint32_t names = gen_init(&g, 1000000);
@@ -346,9 +363,18 @@ int main(int argc, char **argv)
         cap_writer_options wo = {0};
         wo.clock_source = "tsc";
         wo.tick_period_ns = GEN_PERIOD_NS;
+        /* 4.0 in 100 ms blocks: the clock slowed so that a frame lasts
+           1/60 s, so that the writer's groups (at most 1 s) hold the 10
+           blocks they hold in a 60 fps game (the bytes but the ORIGIN's
+           period do not depend on it) */
+        if ((pass == 8 || pass == 9) && frame_ticks > 0)
+            wo.tick_period_ns = 1e9 / 60 / frame_ticks;
         wo.origin_tick = 1000000;
         wo.zstd_level = lvl;
-        wo.format_major = pass == 2 ? 1 : pass == 3 || pass == 5 ? 2 : 0;
+        wo.format_major = pass == 2                 ? 1
+                          : pass == 3 || pass == 5  ? 2
+                          : pass >= 8               ? 4
+                                                    : 0;
         cap_writer *w;
         if (cap_writer_open_path(&w, rpath, &wo) != CAP_OK ||
             (name_text ? gen_declare(&g, w)
@@ -362,6 +388,8 @@ int main(int argc, char **argv)
                 BENCH_DIE("writing %s failed", rpath);
         if (cap_writer_close(w) != CAP_OK)
             BENCH_DIE("closing %s failed", rpath);
+        if (pass == 0)
+            frame_ticks = (double)(g.tick - wo.origin_tick) / (double)g.frames;
         double write_ns = (double)(bench_thread_cpu_ns() - wt0) /
                           (double)g.scopes;
         wns[pass] = write_ns;
@@ -428,6 +456,15 @@ int main(int argc, char **argv)
             bench_put("bytes_per_scope_realistic_60fps_1s", rb);
             bench_put("json_zstd_ratio_realistic_60fps_1s",
                       (double)json_zst / (double)file_bytes);
+        } else if (pass == 8) {
+            bench_put("bytes_per_scope_realistic_60fps_format4", rb);
+            bench_put("write_ns_per_scope_realistic_60fps_format4", write_ns);
+            bench_put("json_zstd_ratio_realistic_60fps_format4",
+                      (double)json_zst / (double)file_bytes);
+        } else if (pass == 9) {
+            bench_put("bytes_per_scope_realistic_60fps_format4_no_text", rb);
+        } else if (pass == 10) {
+            bench_put("bytes_per_scope_realistic_format4", rb);
         } else {
             bench_put("bytes_per_scope_realistic_format2", rb);
             bench_put("realistic_ratio_to_floor_format2", rb / fl);

@@ -554,7 +554,10 @@ static void waits_and_strays(const char *dir)
  * SCOPES_E sections, blocks apart and scopes open across the switch.
  * With `listed` (3.1: scope-residuals-3.1.cap) the file is 3.0's with
  * the footer's FRAME_LIST: every block's frames, read without the blocks
- * by cap_reader_frames_only. */
+ * by cap_reader_frames_only. With major 4 (scope-residuals-4.0-groups.cap)
+ * the blocks are in groups (4.0): names, threads and tracks listed once
+ * a group, each group's blocks one zstd frame; the gaps of seconds end
+ * groups (at most 1 s each), so the file holds several. */
 static void scope_residuals(const char *dir, unsigned major, int hurried,
                             int listed)
 {
@@ -563,6 +566,7 @@ static void scope_residuals(const char *dir, unsigned major, int hurried,
         dir,
         major == 1   ? "scope-residuals-1.1.cap"
         : major == 2 ? "scope-residuals.cap"
+        : major == 4 ? "scope-residuals-4.0-groups.cap"
         : listed     ? "scope-residuals-3.1.cap"
         : hurried    ? "scope-residuals-3.0-hurried.cap"
                      : "scope-residuals-3.0.cap",
@@ -642,5 +646,6 @@ int main(int argc, char **argv)
     scope_residuals(argv[1], 3, 0, 0);
     scope_residuals(argv[1], 3, 1, 0);
     scope_residuals(argv[1], 3, 0, 1); /* 3.1: the footer lists frames */
+    scope_residuals(argv[1], 4, 0, 0); /* 4.0: groups of blocks */
     return 0;
 }

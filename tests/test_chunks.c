@@ -126,6 +126,16 @@ static size_t check_file(const char *path, uint64_t min_bytes)
     }
     assert_true(plan.n >= 1);
     assert_null(plan.why_whole);
+    /* 4.0: a chunk holds a group's blocks (one at least) */
+    uint8_t hdr[16];
+    assert_int_equal(pread(fd, hdr, sizeof hdr, 0), (ssize_t)sizeof hdr);
+    int groups = hdr[8] >= 4;
+    for (size_t i = 0; i < plan.n; i++) { /* each begins a group */
+        uint8_t hb[24];
+        assert_int_equal(pread(fd, hb, sizeof hb, (off_t)plan.chunks[i].begin),
+                         (ssize_t)sizeof hb);
+        assert_int_equal(hb[6] & 2, 0);
+    }
     assert_int_equal(plan.blocks, blocks);
     lines cut = {0};
     uint64_t nb = 0;
@@ -135,7 +145,7 @@ static size_t check_file(const char *path, uint64_t min_bytes)
         assert_true(c->begin < c->end);
         if (i)
             assert_int_equal(c->begin, plan.chunks[i - 1].end);
-        if (min_bytes == 0)
+        if (min_bytes == 0 && !groups)
             assert_int_equal(c->blocks, 1);
         else if (i + 1 < plan.n)
             assert_true(c->end - c->begin >= min_bytes);

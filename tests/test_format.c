@@ -591,13 +591,13 @@ static void future_major_version_is_refused_and_minor_is_read(void **state)
     build_reference(path, 4096);
     size_t n;
     unsigned char *b = slurp(path, &n);
-    set_version(b, 4, 0);
+    set_version(b, 5, 0);
     spit(out, b, n);
     cap_reader *r;
     char d[256];
     assert_int_equal(cap_reader_open(&r, out, d, sizeof d), CAP_E_VERSION);
     assert_null(r);
-    assert_non_null(strstr(d, "version 4.0"));
+    assert_non_null(strstr(d, "version 5.0"));
     set_version(b, 1, 7);
     spit(out, b, n);
     cap_result o;
@@ -755,6 +755,116 @@ static void damage_at_the_end_is_reported_as_truncation_and_trailer_checked(void
     free(b);
 }
 
+/* ---- 4.0: groups of blocks --------------------------------------------- */
+
+#define G_FRAMES 300 /* 10 ms each: 3 s, so three groups of at most 1 s */
+#define G_PER_BLOCK 5
+
+/* A 4.0 file of G_FRAMES frames, each with a scope named "tick", a block
+ * every G_PER_BLOCK frames (as the producer's flush makes them). */
+static void build_groups(const char *path)
+{
+    cap_writer_options o = {.clock_source = "monotonic",
+                            .tick_period_ns = 1.0,
+                            .format_major = 4};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &o), CAP_OK);
+    assert_int_equal(cap_writer_name(w, 1, "tick", NULL, 0), CAP_OK);
+    assert_int_equal(cap_writer_thread(w, 0, "main"), CAP_OK);
+    for (uint64_t f = 0; f < G_FRAMES; f++) {
+        uint64_t t = f * 10000000;
+        assert_int_equal(cap_writer_scope_begin(w, 0, 1, t + 100), CAP_OK);
+        assert_int_equal(cap_writer_scope_end(w, 0, t + 5000 + f % 7),
+                         CAP_OK);
+        assert_int_equal(cap_writer_frame(w, f, t, t + 9000000), CAP_OK);
+        if ((f + 1) % G_PER_BLOCK == 0)
+            assert_int_equal(cap_writer_flush(w), CAP_OK);
+    }
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+}
+
+static void groups_read_whole_cut_short_and_lose_only_a_damaged_group(
+    void **state)
+{
+    (void)state;
+    char path[300], out[300];
+    tmp_path(path, sizeof path, "groups.cap");
+    tmp_path(out, sizeof out, "groups-cut.cap");
+    build_groups(path);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    assert_int_equal(b[8], 4); /* format 4.0 */
+    chunk_at ch[256];
+    size_t nc = list_chunks(b, n, ch, 256);
+    size_t blocks = nc - 2; /* less META and FOOTER */
+    assert_int_equal(blocks, G_FRAMES / G_PER_BLOCK);
+    /* the groups: first blocks are those without CONT; the second
+       block of the file continues the first */
+    size_t starts[64], ns = 0;
+    for (size_t i = 1; i + 1 < nc; i++) {
+        capf_chunk_header h;
+        assert_int_equal(capf_chunk_header_decode(b + ch[i].off, &h), 0);
+        assert_true(h.flags & CAPF_CHUNK_FLAG_ZSTD);
+        if (!(h.flags & CAPF_CHUNK_FLAG_CONT))
+            starts[ns++] = i;
+    }
+    assert_int_equal(ns, 3);
+    assert_int_equal(starts[0], 1);
+    cap_result o;
+    tally y = read_all(path, &o);
+    assert_int_equal(o, CAP_OK);
+    assert_int_equal(y.frames, G_FRAMES);
+    assert_int_equal(y.scopes, G_FRAMES);
+    assert_int_equal(y.corrupt_seen, 0);
+    assert_int_equal(y.end, CAP_DONE);
+
+    /* cut short after each block, and inside it: every complete block's
+       frames read (its group's earlier blocks lie before it) */
+    for (size_t i = 1; i + 1 < nc; i++)
+        for (int mid = 0; mid < 2; mid++) {
+            size_t cut = ch[i].off + ch[i].len - (size_t)mid * 7;
+            spit(out, b, cut);
+            y = read_all(out, &o);
+            assert_int_equal(o, CAP_OK);
+            assert_int_equal(y.frames, (i - (size_t)mid) * G_PER_BLOCK);
+            assert_int_equal(y.corrupt_seen, 0);
+            assert_int_equal(y.truncated_seen, 1);
+        }
+
+    /* a byte flipped in the second group's first block: that group is
+       lost (its first block and each block continuing it reported
+       corrupt), the other groups read */
+    unsigned char *d = malloc(n);
+    assert_non_null(d);
+    memcpy(d, b, n);
+    d[ch[starts[1]].off + CAPF_CHUNK_HEADER_LEN + 5] ^= 0x40;
+    spit(out, d, n);
+    y = read_all(out, &o);
+    assert_int_equal(o, CAP_OK);
+    size_t lost = starts[2] - starts[1];
+    assert_int_equal(y.corrupt_seen, lost);
+    assert_int_equal(y.frames, G_FRAMES - lost * G_PER_BLOCK);
+    assert_int_equal(y.end, CAP_DONE);
+
+    /* the CONT bit in a 3.x file is a reserved bit: damage, skipped */
+    unsigned char *v3 = malloc(n);
+    assert_non_null(v3);
+    memcpy(v3, b, n);
+    set_version(v3, 3, 1);
+    spit(out, v3, n);
+    y = read_all(out, &o);
+    assert_int_equal(o, CAP_OK);
+    /* and a first block's unfinished zstd frame is not a 3.x payload:
+       every block is damage to a 3.x reader, none is misread */
+    assert_int_equal(y.frames, 0);
+    assert_int_equal(y.corrupt_seen, blocks);
+    free(v3);
+    free(d);
+    free(b);
+    unlink(path);
+    unlink(out);
+}
+
 static void varints_that_overflow_64_bits_are_malformed(void **state)
 {
     (void)state;
@@ -790,6 +900,8 @@ int main(void)
         cmocka_unit_test(unwritable_path_fails_at_open),
         cmocka_unit_test(damage_at_the_end_is_reported_as_truncation_and_trailer_checked),
         cmocka_unit_test(varints_that_overflow_64_bits_are_malformed),
+        cmocka_unit_test(
+            groups_read_whole_cut_short_and_lose_only_a_damaged_group),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

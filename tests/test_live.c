@@ -294,13 +294,14 @@ static FILE *devnull(void)
     return f;
 }
 
-static void a_late_client_gets_every_name_and_every_frame_after_it_connected(
-    void **state)
+/* major: the format written (0: the default; 4: groups of blocks, whose
+ * client streams begin at a group the writer starts for them) */
+static void late_client(unsigned major)
 {
-    (void)state;
     make_paths();
     log_reset();
-    cap_capture_options o = {.listen = "127.0.0.1:0", .flush_interval_ms = 20};
+    cap_capture_options o = {.listen = "127.0.0.1:0", .flush_interval_ms = 20,
+                             .format_major = major};
     assert_int_equal(cap_open(file_path, &o), CAP_OK);
     int port = cap_listen_port();
     assert_true(port > 0);
@@ -366,6 +367,19 @@ static void a_late_client_gets_every_name_and_every_frame_after_it_connected(
     remove_paths();
 }
 
+static void a_late_client_gets_every_name_and_every_frame_after_it_connected(
+    void **state)
+{
+    (void)state;
+    late_client(0);
+}
+
+static void a_late_client_of_groups_of_blocks_gets_the_same(void **state)
+{
+    (void)state;
+    late_client(4);
+}
+
 typedef struct stream_read {
     int fd;
     FILE *save; /* the raw bytes, when not NULL */
@@ -394,16 +408,17 @@ static void *stream_reader(void *arg)
     return NULL;
 }
 
-static void a_client_that_reads_nothing_costs_nothing_and_its_drops_are_counted(
-    void **state)
+/* major: as in late_client (4: a block left out takes the rest of its
+ * group with it, and the stream goes on at the next group) */
+static void drops_counted(unsigned major)
 {
-    (void)state;
     make_paths();
     log_reset();
     cap_capture_options o = {.listen = "127.0.0.1:0",
                              .flush_interval_ms = 20,
                              .listen_queue_bytes = 1, /* one block */
-                             .stall_timeout_ms = 4000};
+                             .stall_timeout_ms = 4000,
+                             .format_major = major};
     assert_int_equal(cap_open(file_path, &o), CAP_OK);
     program p = {.workers = 2, .frame_us = 1000, .busy = 1};
     program_start(&p);
@@ -452,6 +467,19 @@ static void a_client_that_reads_nothing_costs_nothing_and_its_drops_are_counted(
     free(f.r);
     free(s.c.r);
     remove_paths();
+}
+
+static void a_client_that_reads_nothing_costs_nothing_and_its_drops_are_counted(
+    void **state)
+{
+    (void)state;
+    drops_counted(0);
+}
+
+static void drops_in_groups_of_blocks_are_counted_the_same(void **state)
+{
+    (void)state;
+    drops_counted(4);
 }
 
 static void a_stalled_client_is_disconnected_and_the_program_goes_on(
@@ -1330,6 +1358,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(
             a_late_client_gets_every_name_and_every_frame_after_it_connected),
+        cmocka_unit_test(a_late_client_of_groups_of_blocks_gets_the_same),
+        cmocka_unit_test(drops_in_groups_of_blocks_are_counted_the_same),
         cmocka_unit_test(
             a_client_that_reads_nothing_costs_nothing_and_its_drops_are_counted),
         cmocka_unit_test(

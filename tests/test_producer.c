@@ -394,8 +394,9 @@ static void format_major_writes_the_version_asked_with_the_same_scopes(
     assert_non_null(strstr(def, "wait/1/1:<frame\n")); /* the flag */
     assert_non_null(strstr(def, "inner/0/3:<frame<update<job\n"));
     assert_non_null(strstr(def, "frame_index=99.5\n"));
-    static const unsigned want[][3] = {{3, 3, 1}, {1, 1, 1}, {2, 2, 0}};
-    for (size_t i = 0; i < 3; i++) {
+    static const unsigned want[][3] = {
+        {3, 3, 1}, {1, 1, 1}, {2, 2, 0}, {4, 4, 0}};
+    for (size_t i = 0; i < 4; i++) {
         record_in_format(want[i][0], &s, &maj, &min);
         assert_int_equal(maj, want[i][1]);
         assert_int_equal(min, want[i][2]);
@@ -404,7 +405,7 @@ static void format_major_writes_the_version_asked_with_the_same_scopes(
     }
     free(def);
     make_path();
-    cap_capture_options bad = {.format_major = 4};
+    cap_capture_options bad = {.format_major = 5};
     assert_int_equal(cap_open(path, &bad), CAP_E_MISUSE);
     assert_int_equal(cap_status(), CAP_E_MISUSE); /* nothing open */
     unlink(path);

@@ -216,7 +216,7 @@ static void format_versions_are_the_four_written(void **state)
                                                &no_list),
                      -1);
     assert_string_equal(capture_end(),
-                        "t: --v '3': expected 1.1, 2.0, 3.0 or 3.1\n");
+                        "t: --v '3': expected 1.1, 2.0, 3.0, 3.1 or 4.0\n");
 }
 
 static void option_values_name_the_option_without_its_value(void **state)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# capture_convert --format-version: a capture re-saved as 1.1, 2.0, 3.0 or
-# 3.1 says that version in read_capture's header line, and every other line
+# capture_convert --format-version: a capture re-saved as 1.1, 2.0, 3.0,
+# 3.1 or 4.0 (and a 4.0 capture re-saved as each) says that version in read_capture's header line, and every other line
 # of its reports (ranking and --tree), stdout and stderr, is what the
 # default conversion gives (which writes 3.1, the library's default); the
 # default's
@@ -40,7 +40,7 @@ while read -r f rank; do
     "$(head -1 "$tmp/$b-default.out")"
   check "$f default: ranking" "$(sed 1d "fixtures/expected/$rank.out")" \
     "$(sed 1d "$tmp/$b-default.out")"
-  for v in 1.1 2.0 3.0 3.1; do
+  for v in 1.1 2.0 3.0 3.1 4.0; do
     out="$tmp/$b-$v.cap" before=$fail
     "$convert" --format-version "$v" "$f" "$out" 2>"$tmp/err"
     check "$f $v: exit status" "0" "$?"
@@ -62,6 +62,7 @@ while read -r f rank; do
 done <<'CASES'
 fixtures/demo.cap            demo-ranking
 fixtures/scope-residuals.cap scope-residuals
+fixtures/scope-residuals-4.0-groups.cap scope-residuals-4.0-groups
 CASES
 
 # An importer writes the version asked for too: a Chrome trace (with its
@@ -77,7 +78,7 @@ for opts in "" "--tree"; do
 done
 check "$j default: header" "capture   $tmp/json-default.cap (format 3.1)" \
   "$(head -1 "$tmp/json-default.out")"
-for v in 1.1 3.0 3.1; do
+for v in 1.1 3.0 3.1 4.0; do
   out="$tmp/json-$v.cap" before=$fail
   # shellcheck disable=SC2086
   "$convert" $imp --format-version "$v" "$j" "$out" 2>"$tmp/err-$v"

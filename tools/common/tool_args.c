@@ -183,7 +183,7 @@ int tool_parse_format_version(const char *tool, const char *opt,
 {
     static const struct { const char *name; unsigned major; int no_list; }
         versions[] = {{"1.1", 1, 0}, {"2.0", 2, 0}, {"3.0", 3, 1},
-                      {"3.1", 3, 0}};
+                      {"3.1", 3, 0}, {"4.0", 4, 0}};
     for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
         if (strcmp(s, versions[k].name) == 0) {
             *major = versions[k].major;
@@ -191,7 +191,7 @@ int tool_parse_format_version(const char *tool, const char *opt,
             return 0;
         }
     }
-    return tool_usage_error(tool, "%s '%s': expected 1.1, 2.0, 3.0 or 3.1",
+    return tool_usage_error(tool, "%s '%s': expected 1.1, 2.0, 3.0, 3.1 or 4.0",
                             opt, s);
 }
 

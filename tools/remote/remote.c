@@ -275,10 +275,12 @@ static void unit_done(relay *rl)
         return;
     case U_CHUNK_HEADER: {
         const uint8_t *u = rl->unit;
+        /* flags: ZSTD (1); CONT (2), format 4.0's block that continues
+           its group (the reader checks it against the version) */
         uint16_t flags = (uint16_t)(u[6] | (u[7] << 8));
         uint32_t st = get_u32(u + 8), raw = get_u32(u + 12);
         if (memcmp(u, "CHNK", 4) != 0 || get_u32(u + 20) != crc(u, 20) ||
-            (flags & ~1u) || st > MAX_STORED || raw > MAX_RAW ||
+            (flags & ~3u) || st > MAX_STORED || raw > MAX_RAW ||
             (!(flags & 1u) && st != raw)) {
             rl->why = WHY_DAMAGED;
             return;

@@ -4,7 +4,11 @@
  *
  * Every BLOCK chunk of a capture decodes without the blocks before it
  * (format-spec "Open-stack prefix", "The period of a block"): it names the
- * ids it uses and carries each thread's open scopes. A file that ends with
+ * ids it uses and carries each thread's open scopes. In format 4.0 this
+ * holds for the first block of each group (format-spec "Groups of
+ * blocks"); the group's later blocks decode only after it, so a chunk
+ * always begins at a group's first block (and may hold more than
+ * min_bytes to get to the next one). A file that ends with
  * a valid footer lists its blocks' offsets (INDEX). cap_chunks_plan reads
  * that list and groups the blocks into chunks of consecutive blocks, each
  * at least `min_bytes` of the file (the last one may be shorter); the
@@ -59,7 +63,8 @@ typedef struct cap_chunk_plan {
 /* Plan the chunks of the capture open on fd (read with pread only: fd's
  * position is left alone; the caller keeps fd). Each chunk holds
  * consecutive blocks of the footer's INDEX adding up to at least
- * min_bytes (0: one block a chunk). A valid chunk header of a BLOCK must
+ * min_bytes (0: one block a chunk; one group a chunk in 4.0), never
+ * beginning at a block that continues a group. A valid chunk header of a BLOCK must
  * start at each offset the INDEX lists. When the file cannot be cut (not
  * a regular file, no readable footer or INDEX, an offset without a
  * block's header, no blocks) *plan has n 0 and why_whole says why, and

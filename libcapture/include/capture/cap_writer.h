@@ -99,7 +99,14 @@ typedef struct cap_writer_options {
                                   everything 1.1 may and stores scope
                                   ticks as residuals of a prediction
                                   (readers of 1.x refuse it);
-                                  1: write 1.0 or 1.1 for readers of 1.x */
+                                  1: write 1.0 or 1.1 for readers of 1.x;
+                                  4: write format 4.0, 3.1's content in
+                                  groups of blocks (format-spec "Groups
+                                  of blocks": names, threads and tracks
+                                  listed once a group, a group's blocks
+                                  one zstd frame flushed at each block's
+                                  end, at most 4 MiB, 64 blocks or 1 s a
+                                  group; readers before 4.0 refuse it) */
     int no_frame_list;         /* format 3 only: 0 (default) writes 3.1,
                                   whose footer lists every block's frames
                                   (about 4 bytes a frame; a reader gets

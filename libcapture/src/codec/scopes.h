@@ -26,9 +26,21 @@
  * v children)), a token per event (a name: a begin; 0: an end) and each
  * event's tick delta (the first event's from base), all varints. The
  * buffers are borrowed for the call. */
+/* 4.0: one thread's SCOPES_E tables (token tables, then residual tables,
+ * each of CAPF_SE_RES_SYMS frequencies), kept for the rest of a group of
+ * blocks once a section of it coded enough symbols to trust them: its
+ * later sections give the same tables, byte for byte, which the group's
+ * zstd frame stores for next to nothing. */
+#define CAPC_SE_GRP_TABLES (CAPF_SE_TOK_TABLES + 8)
+typedef struct capc_se_grp {
+    uint64_t grp; /* the group (capc_scopes_enc.grp) fr is kept for; 0 none */
+    uint32_t fr[CAPC_SE_GRP_TABLES][CAPF_SE_RES_SYMS];
+} capc_se_grp;
+
 typedef struct capc_scopes_src {
     capf_buf open, tokens, deltas;
     uint64_t n_events;
+    capc_se_grp *g; /* 4.0: the thread's kept tables, or NULL */
 } capc_scopes_src;
 
 /* Per name id: the statistics of the section being encoded, for each
@@ -43,6 +55,17 @@ typedef struct capc_sc_name {
     uint64_t se_last[2]; /* ... its latest delta (scopes_repeat's test) */
     uint32_t se_dense;   /* ... its index in the section's list, from 1 */
     uint8_t se_k[2], se_tab[2]; /* ... its shift and residual table */
+    /* 4.0: the prediction, shift and table the name took in the first
+       section of the group grp_mark that listed it, kept for the group's
+       later sections (capc_scopes_enc.grp) */
+    uint64_t grp_mark;
+    uint64_t grp_pred[2];
+    uint8_t grp_k[2], grp_tab[2];
+    /* ... and its deltas in the group's sections so far: their sum,
+       count and sum of distances to each section's mean, by which the
+       kept prediction, shift and table move once they are off by more
+       than the residuals' low bits */
+    uint64_t grp_sum[2], grp_n[2], grp_dev[2];
 } capc_sc_name;
 
 /* The encoders' state, kept from one section to the next so that its
@@ -66,6 +89,12 @@ typedef struct capc_scopes_enc {
     capf_se_list *se_lists;
     size_t se_lists_cap;
     capf_buf se_out[3]; /* tokens, residuals (rANS), raw bits */
+    /* 4.0: the group of blocks the sections are written in (0: none).
+       Within one, SCOPES_E gives a name the prediction, shift and table
+       it had in the group's first section that listed it, so that the
+       name lists of a group's blocks repeat byte for byte and its zstd
+       frame stores the repeats for next to nothing */
+    uint64_t grp;
 } capc_scopes_enc;
 
 /* Frees what e holds and zeroes it; e itself is the caller's. */

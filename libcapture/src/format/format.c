@@ -155,6 +155,11 @@ int capf_chunk_header_decode(const uint8_t in[CAPF_CHUNK_HEADER_LEN],
         return -2;
     if (!(h->flags & CAPF_CHUNK_FLAG_ZSTD) && h->stored != h->raw)
         return -2;
+    /* CONT (4.0) only on a compressed BLOCK; a reader of a file before
+       4.0 refuses it as a reserved bit (the reader checks the version) */
+    if ((h->flags & CAPF_CHUNK_FLAG_CONT) &&
+        (h->type != CAPF_CHUNK_BLOCK || !(h->flags & CAPF_CHUNK_FLAG_ZSTD)))
+        return -2;
     return 0;
 }
 

@@ -42,6 +42,13 @@
  * a reader gets a file's frames without reading its blocks; a writer of
  * 3.x writes 3.1 unless told not to (cap_writer_options.no_frame_list) */
 #define CAPF_VERSION_MINOR_FRAME_LIST 1
+/* 4.0 groups blocks: a BLOCK with the CONT flag holds the next flushed
+ * piece of the zstd frame begun by the group's first block, and may use
+ * the group's earlier declarations (format-spec: Groups of blocks) */
+#define CAPF_VERSION_MAJOR_GROUPS 4
+#define CAPF_GROUP_MAX_RAW ((size_t)4 << 20) /* the writer's groups: raw */
+#define CAPF_GROUP_MAX_NS 1000000000ull     /* ...time covered */
+#define CAPF_GROUP_MAX_BLOCKS 64            /* ...blocks */
 #define CAPF_FRAME_LIST_MAX_BYTES ((size_t)16 << 20) /* the writer's list:
                                   past it the footer has none */
 #define CAPF_HEADER_LEN 16
@@ -49,7 +56,9 @@
 #define CAPF_CHUNK_SYNC "CHNK"
 #define CAPF_CHUNK_HEADER_LEN 24
 #define CAPF_CHUNK_FLAG_ZSTD 0x0001u
-#define CAPF_CHUNK_FLAGS_KNOWN 0x0001u
+/* 4.0: the BLOCK continues the group of the BLOCK before it (needs ZSTD) */
+#define CAPF_CHUNK_FLAG_CONT 0x0002u
+#define CAPF_CHUNK_FLAGS_KNOWN 0x0003u
 #define CAPF_MAX_CHUNK_RAW (64u << 20)    /* decoders refuse more */
 #define CAPF_MAX_CHUNK_STORED (72u << 20)
 

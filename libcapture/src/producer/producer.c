@@ -949,6 +949,9 @@ static cap_result writer_start(producer *p, const cap_capture_options *o,
         .format_minor = 1, /* name flags, stray ends (as 1.1) */
         .format_major = o ? o->format_major : 0,
     };
+    if (flight > 0 && wo.format_major == 4)
+        wo.format_major = 3; /* the ring drops its oldest blocks: a dump
+                                must not begin inside a group (4.0) */
     live_start(p, o, path, fd);
     cap__flight_opts fo = {.seconds = flight, .flush_ms = p->flush_ms,
                            .period_ns = p->period, .origin_tick = t0,
@@ -1004,7 +1007,7 @@ static cap_result open_common(int fd, const char *path,
         return CAP_E_MISUSE;
     if (o && o->meta_count && !o->meta)
         return CAP_E_MISUSE;
-    if (o && o->format_major > 3) /* 0 default, 1.1, 2.0, 3.0 */
+    if (o && o->format_major > 4) /* 0 default, 1.1, 2.0, 3.1, 4.0 */
         return CAP_E_MISUSE;
     producer *p = producer_new(o);
     if (!p)

@@ -136,6 +136,11 @@ cap_result cap_chunks_plan(int fd, uint64_t min_bytes, cap_chunk_plan *plan)
         why = index_offsets(raw, raw_len, foff, &off, &n);
         free(raw);
     }
+    /* 4.0: a block that continues a group (CONT) decodes only after the
+       group's earlier blocks, so a chunk never begins at one: cont[i] */
+    uint8_t *cont = why ? NULL : calloc(n ? n : 1, 1);
+    if (!why && !cont)
+        why = "out of memory";
     for (size_t i = 0; !why && i < n; i++) {
         uint8_t hb[CAPF_CHUNK_HEADER_LEN];
         capf_chunk_header h;
@@ -143,24 +148,28 @@ cap_result cap_chunks_plan(int fd, uint64_t min_bytes, cap_chunk_plan *plan)
             capf_chunk_header_decode(hb, &h) != 0 ||
             h.type != CAPF_CHUNK_BLOCK)
             why = "index names no block";
+        else
+            cont[i] = (h.flags & CAPF_CHUNK_FLAG_CONT) != 0;
     }
     if (!why && !(plan->chunks = malloc(n * sizeof *plan->chunks)))
         why = "out of memory";
     if (why) {
         free(off);
+        free(cont);
         plan->why_whole = why;
         return strcmp(why, "out of memory") == 0 ? CAP_E_NOMEM : CAP_OK;
     }
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && off[j] - off[i] < min_bytes)
+        while (j < n && (off[j] - off[i] < min_bytes || cont[j]))
             j++;
         plan->chunks[k++] = (cap_chunk){off[i], j < n ? off[j] : foff,
                                         (uint64_t)(j - i)};
         i = j;
     }
     free(off);
+    free(cont);
     plan->n = k;
     plan->blocks = n;
     plan->footer_offset = foff;

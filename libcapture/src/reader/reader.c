@@ -236,6 +236,59 @@ static size_t partial_frames(cap_reader *r, const capf_chunk_header *h)
     return out.pos;
 }
 
+/* 4.0: decode a compressed BLOCK's payload (r->stored) as the next piece
+ * of its group's zstd frame (a new frame without CONT) into r->raw, which
+ * must come to exactly h->raw bytes. 0, or -1 with the detail set (the
+ * group's later blocks are then lost: format-spec "Groups of blocks"). */
+static int group_decode(cap_reader *r, const capf_chunk_header *h,
+                        uint64_t chunk_off)
+{
+    int cont = (h->flags & CAPF_CHUNK_FLAG_CONT) != 0;
+    if (cont && (!r->grp_ok || r->grp_end != chunk_off)) {
+        r->grp_ok = 0;
+        set_detail(r, "block at offset %llu continues a group whose "
+                      "earlier block was lost",
+                   (unsigned long long)chunk_off);
+        return -1;
+    }
+    r->grp_ok = 0;
+    if (!r->gdc && !(r->gdc = ZSTD_createDCtx())) {
+        set_detail(r, "out of memory decoding the block at offset %llu",
+                   (unsigned long long)chunk_off);
+        return -1;
+    }
+    if (!cont)
+        ZSTD_DCtx_reset(r->gdc, ZSTD_reset_session_only);
+    ZSTD_inBuffer in = {r->stored, h->stored, 0};
+    ZSTD_outBuffer out = {r->raw, h->raw, 0};
+    for (;;) {
+        size_t ib = in.pos, ob = out.pos;
+        if (out.pos < out.size) {
+            if (ZSTD_isError(ZSTD_decompressStream(r->gdc, &out, &in)) ||
+                (in.pos == ib && out.pos == ob))
+                break; /* damaged, or the piece ends short of raw */
+            continue;
+        }
+        /* all raw bytes are out: the rest of the piece must yield none */
+        uint8_t extra;
+        ZSTD_outBuffer more = {&extra, 1, 0};
+        if (ZSTD_isError(ZSTD_decompressStream(r->gdc, &more, &in)) ||
+            more.pos)
+            break;
+        if (in.pos == in.size) {
+            r->grp_ok = 1;
+            r->grp_end = r->off;
+            return 0;
+        }
+        if (in.pos == ib)
+            break;
+    }
+    set_detail(r, "chunk at offset %llu: zstd payload does not "
+                  "decode to its stated size",
+               (unsigned long long)chunk_off);
+    return -1;
+}
+
 /* Read one chunk's header and payload into r->raw. Returns CAP_OK,
  * CAP_DONE (clean end of file at a chunk boundary), CAP_E_TRUNCATED,
  * CAP_E_CORRUPT (with *skip set when the chunk can be skipped by size), or
@@ -261,6 +314,9 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
     }
     memcpy(r->hb, hb, sizeof hb);
     int hd = capf_chunk_header_decode(hb, h);
+    if (hd == 0 && (h->flags & CAPF_CHUNK_FLAG_CONT) &&
+        r->major < CAPF_VERSION_MAJOR_GROUPS)
+        hd = -2; /* a reserved bit before 4.0 */
     if (hd != 0) {
         set_detail(r, "chunk header at offset %llu is damaged (%s)",
                    (unsigned long long)*chunk_off,
@@ -304,14 +360,20 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
                    h->stored);
         return CAP_E_TRUNCATED;
     }
+    int grouped = r->major >= CAPF_VERSION_MAJOR_GROUPS &&
+                  h->type == CAPF_CHUNK_BLOCK &&
+                  (h->flags & CAPF_CHUNK_FLAG_ZSTD);
+    if (!grouped) /* anything else between a group's blocks ends it */
+        r->grp_ok = 0;
     if (!capf_crc_matches(h->payload_crc, capf_crc32(r->stored, h->stored))) {
         set_detail(r, "chunk at offset %llu: payload checksum mismatch",
                    (unsigned long long)*chunk_off);
+        r->grp_ok = 0;
         return RD_SKIPPABLE;
     }
     /* A zstd frame states its decompressed size: one that disagrees with
      * the chunk header is damage, found before allocating for it. */
-    if ((h->flags & CAPF_CHUNK_FLAG_ZSTD) &&
+    if ((h->flags & CAPF_CHUNK_FLAG_ZSTD) && !grouped &&
         ZSTD_getFrameContentSize(r->stored, h->stored) != h->raw &&
         ZSTD_getFrameContentSize(r->stored, h->stored) !=
             ZSTD_CONTENTSIZE_UNKNOWN) {
@@ -328,12 +390,14 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
         r->raw = p;
         r->raw_cap = n;
     }
-    if ((h->flags & CAPF_CHUNK_FLAG_ZSTD) && r->expect_frames >= 0 &&
-        h->type == CAPF_CHUNK_BLOCK) {
+    if (grouped) {
+        if (group_decode(r, h, *chunk_off) != 0)
+            return RD_SKIPPABLE;
+    } else if ((h->flags & CAPF_CHUNK_FLAG_ZSTD) && r->expect_frames >= 0 &&
+               h->type == CAPF_CHUNK_BLOCK) {
         *raw_len = partial_frames(r, h);
         return CAP_OK;
-    }
-    if (h->flags & CAPF_CHUNK_FLAG_ZSTD) {
+    } else if (h->flags & CAPF_CHUNK_FLAG_ZSTD) {
         size_t n = ZSTD_decompressDCtx(r->dc, r->raw, h->raw, r->stored,
                                        h->stored);
         if (ZSTD_isError(n) || n != h->raw) {
@@ -480,11 +544,13 @@ static cap_result open_rest(cap_reader *r)
     }
     if (r->major != CAPF_VERSION_MAJOR &&
         r->major != CAPF_VERSION_MAJOR_SCOPES_R &&
-        r->major != CAPF_VERSION_MAJOR_SCOPES_E) {
+        r->major != CAPF_VERSION_MAJOR_SCOPES_E &&
+        r->major != CAPF_VERSION_MAJOR_GROUPS) {
         set_detail(r, "format version %u.%u; this reader reads major "
-                      "versions %u, %u and %u only (upgrade libcapture)",
+                      "versions %u, %u, %u and %u only (upgrade libcapture)",
                    r->major, r->minor, CAPF_VERSION_MAJOR,
-                   CAPF_VERSION_MAJOR_SCOPES_R, CAPF_VERSION_MAJOR_SCOPES_E);
+                   CAPF_VERSION_MAJOR_SCOPES_R, CAPF_VERSION_MAJOR_SCOPES_E,
+                   CAPF_VERSION_MAJOR_GROUPS);
         res = CAP_E_VERSION;
         goto fail;
     }
@@ -548,6 +614,7 @@ void cap_reader_close(cap_reader *r)
     for (uint32_t i = 0; i < CAP_MAX_TRACKS; i++)
         free(r->tracks[i].name);
     ZSTD_freeDCtx(r->dc);
+    ZSTD_freeDCtx(r->gdc);
     free(r->stored);
     free(r->raw);
     free(r->decls);

@@ -119,6 +119,12 @@ struct cap_reader {
     rd_track tracks[CAP_MAX_TRACKS];
 
     ZSTD_DCtx *dc;
+    /* 4.0: the current group's zstd frame (made when first needed):
+       grp_ok while every block of the group so far decoded, grp_end the
+       offset right after its last block (where a CONT block must start) */
+    ZSTD_DCtx *gdc;
+    int grp_ok;
+    uint64_t grp_end;
     uint8_t *stored;
     size_t stored_cap;
     uint8_t *raw;

@@ -63,6 +63,8 @@ typedef struct lv_client {
     uint64_t loss_n[LV_MAX_LOSS];
     size_t loss_k;
     uint64_t lost_blocks;
+    int need_group; /* 4.0: send no block until a group's first (one that
+                       does not continue the group of the block before) */
     char note[320]; /* logged by the sink's thread, outside the lock */
 } lv_client;
 
@@ -216,10 +218,15 @@ static void activate(cap__live *l, lv_client *c, cap_writer *w)
     if (rc == 0)
         rc = cap__writer_decl_chunk(w, &b);
     if (rc != 0 || b.failed || enqueue(c, b.data, b.len, NULL, 0) != 0 ||
-        index_block(c, decl_at, 0, 0) != 0)
+        index_block(c, decl_at, 0, 0) != 0) {
         client_kill(l, c, "dropped: out of memory");
-    else
+    } else {
         c->state = LV_ACTIVE;
+        /* 4.0: the stream goes on at a group's first block, which the
+           writer makes its next one */
+        c->need_group = 1;
+        cap__writer_new_group(w);
+    }
     capf_buf_free(&b);
 }
 
@@ -287,9 +294,19 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
         if (c->state != LV_ACTIVE)
             continue;
         if (ch->type == CAPF_CHUNK_BLOCK) {
-            send_losses(l, c, w, 0);
+            /* 4.0: a block that continues a group reaches a client that
+               has the group's earlier blocks only */
+            int cont = (capf_get_u16(ch->hdr + 6) & CAPF_CHUNK_FLAG_CONT) != 0;
+            if (cont && c->need_group && !c->loss_k && !c->lost_blocks &&
+                c->ix_n == 1)
+                continue; /* written before the client's stream began */
+            if (!cont)
+                c->need_group = 0;
+            if (!c->need_group)
+                send_losses(l, c, w, 0);
             /* an empty queue takes one block, however large */
-            if (!c->loss_k && (c->queued + len <= l->queue_max || !c->head)) {
+            if (!c->need_group && !c->loss_k &&
+                (c->queued + len <= l->queue_max || !c->head)) {
                 uint64_t at = c->pos;
                 if (enqueue(c, ch->hdr, CAPF_CHUNK_HEADER_LEN, ch->body,
                             ch->body_len) == 0 &&
@@ -300,6 +317,10 @@ void cap__live_tee(void *user, cap_writer *w, const cap__tee_chunk *ch)
                 k = cap__writer_block_scopes(w, tids, scopes, LV_MAX_LOSS);
             count_loss(c, tids, scopes, k);
             __atomic_fetch_add(&l->dropped_blocks, 1, __ATOMIC_RELAXED);
+            /* the rest of this group cannot reach it: go on at the next
+               group, which the writer starts at its next block */
+            c->need_group = 1;
+            cap__writer_new_group(w);
         } else if (ch->type == CAPF_CHUNK_FOOTER) {
             send_losses(l, c, w, 1);
             capf_buf b = {0};

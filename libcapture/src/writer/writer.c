@@ -151,8 +151,37 @@ static int write_all(cap_writer *w, const uint8_t *a, size_t an,
     return rc;
 }
 
-/* Compress `raw` and append it as one chunk. */
-static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
+/* 4.0: raw as the next piece of the group's zstd frame (a new frame when
+ * `first`; ended when `last`) into w->out; its length, or (size_t)-1. */
+static size_t group_piece(cap_writer *w, const capf_buf *raw, int first,
+                          int last)
+{
+    if (first &&
+        (ZSTD_isError(ZSTD_CCtx_reset(w->gz, ZSTD_reset_session_only)) ||
+         ZSTD_isError(ZSTD_CCtx_setParameter(w->gz, ZSTD_c_compressionLevel,
+                                             w->level))))
+        return (size_t)-1;
+    ZSTD_inBuffer in = {raw->data, raw->len, 0};
+    ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_flush;
+    for (;;) {
+        if (capf_buf_reserve(&w->out, ZSTD_CStreamOutSize()) != 0)
+            return (size_t)-1;
+        ZSTD_outBuffer out = {w->out.data + w->out.len,
+                              w->out.cap - w->out.len, 0};
+        size_t left = ZSTD_compressStream2(w->gz, &out, &in, mode);
+        if (ZSTD_isError(left))
+            return (size_t)-1;
+        w->out.len += out.pos;
+        if (left == 0 && in.pos == in.size)
+            return w->out.len;
+    }
+}
+
+/* Compress `raw` and append it as one chunk; a BLOCK of a writer with
+ * groups (4.0) as the next piece of its group's frame (`cont`: not the
+ * group's first block; `last`: its last). */
+static cap_result put_chunk_g(cap_writer *w, uint16_t type, const capf_buf *raw,
+                              int grouped, int cont, int last)
 {
     if (raw->failed)
         return fail(w, CAP_E_NOMEM);
@@ -162,11 +191,19 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
     w->out.len = 0;
     if (capf_buf_reserve(&w->out, bound) != 0)
         return fail(w, CAP_E_NOMEM);
-    size_t n = ZSTD_compressCCtx(w->zc, w->out.data, bound, raw->data,
-                                 raw->len, w->level);
+    size_t n = grouped ? group_piece(w, raw, !cont, last)
+                       : ZSTD_compressCCtx(w->zc, w->out.data, bound,
+                                           raw->data, raw->len, w->level);
+    if (grouped && n == (size_t)-1)
+        return fail(w, CAP_E_NOMEM);
     capf_chunk_header h = {.type = type, .raw = (uint32_t)raw->len};
     const uint8_t *body;
-    if (!ZSTD_isError(n) && n < raw->len) {
+    if (grouped) { /* always the piece: later blocks build on it */
+        h.flags = (uint16_t)(CAPF_CHUNK_FLAG_ZSTD |
+                             (cont ? CAPF_CHUNK_FLAG_CONT : 0));
+        h.stored = (uint32_t)n;
+        body = w->out.data;
+    } else if (!ZSTD_isError(n) && n < raw->len) {
         h.flags = CAPF_CHUNK_FLAG_ZSTD;
         h.stored = (uint32_t)n;
         body = w->out.data;
@@ -190,6 +227,11 @@ static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
     return CAP_OK;
 }
 
+static cap_result put_chunk(cap_writer *w, uint16_t type, const capf_buf *raw)
+{
+    return put_chunk_g(w, type, raw, 0, 0, 0);
+}
+
 /* ---- tables ------------------------------------------------------------ */
 
 /* Name id's slot, made (zeroed) when new; NULL when out of memory or id
@@ -204,7 +246,7 @@ static int ref_name(cap_writer *w, uint32_t id)
     wr_name *n = name_slot(w, id);
     if (!n)
         return -1;
-    if (n->block_mark == w->seq)
+    if (n->block_mark >= w->grp_first) /* listed in this block or group */
         return 0;
     if (grow_u32(&w->blk_names, &w->blk_names_cap, w->blk_names_n + 1) != 0)
         return -1;
@@ -275,6 +317,25 @@ static cap_result write_meta(cap_writer *w, const cap_writer_options *o)
     return put_chunk(w, CAPF_CHUNK_META, p);
 }
 
+/* The format version the options ask for: major, minor and what they
+ * hold (1.1's additions, 3.1's frame list, 4.0's groups). */
+static void set_version(cap_writer *w, const cap_writer_options *o)
+{
+    w->major = o && (o->format_major == CAPF_VERSION_MAJOR ||
+                     o->format_major == CAPF_VERSION_MAJOR_SCOPES_R ||
+                     o->format_major == CAPF_VERSION_MAJOR_GROUPS)
+                   ? o->format_major
+                   : CAPF_VERSION_MAJOR_SCOPES_E;
+    w->groups = w->major == CAPF_VERSION_MAJOR_GROUPS;
+    w->v11 = w->major != CAPF_VERSION_MAJOR || (o && o->format_minor);
+    w->frame_list = w->major >= CAPF_VERSION_MAJOR_SCOPES_E &&
+                    !(o && o->no_frame_list);
+    w->minor = w->major == CAPF_VERSION_MAJOR && w->v11
+                   ? CAPF_VERSION_MINOR_NAME_FLAGS
+               : w->frame_list && !w->groups ? CAPF_VERSION_MINOR_FRAME_LIST
+                                             : CAPF_VERSION_MINOR;
+}
+
 static cap_result writer_start(cap_writer **out, int fd, int own,
                                const cap_writer_options *o, cap__tee_fn tee,
                                void *tee_user)
@@ -320,23 +381,20 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
         return CAP_E_NOMEM;
     }
     uint8_t hdr[CAPF_HEADER_LEN];
-    w->major = o && (o->format_major == CAPF_VERSION_MAJOR ||
-                     o->format_major == CAPF_VERSION_MAJOR_SCOPES_R)
-                   ? o->format_major
-                   : CAPF_VERSION_MAJOR_SCOPES_E;
-    w->v11 = w->major != CAPF_VERSION_MAJOR || (o && o->format_minor);
-    w->frame_list = w->major == CAPF_VERSION_MAJOR_SCOPES_E &&
-                    !(o && o->no_frame_list);
-    w->minor = w->major == CAPF_VERSION_MAJOR && w->v11
-                   ? CAPF_VERSION_MINOR_NAME_FLAGS
-               : w->frame_list ? CAPF_VERSION_MINOR_FRAME_LIST
-                               : CAPF_VERSION_MINOR;
+    set_version(w, o);
+    w->grp_first = w->seq;
+    if (w->groups && !(w->gz = ZSTD_createCCtx())) {
+        ZSTD_freeCCtx(w->zc);
+        free(w);
+        return CAP_E_NOMEM;
+    }
     capf_header_encode(hdr, (uint16_t)w->major, (uint16_t)w->minor);
     cap_result r = CAP_OK;
     if (write_all(w, hdr, sizeof hdr, NULL, 0) != 0)
         r = CAP_E_IO;
     if (r == CAP_OK)
         r = write_meta(w, o);
+    w->latest_tick = w->grp_tick = w->origin_tick;
     if (r != CAP_OK) {
         int e = w->saved_errno;
         w->own_fd = 0; /* the caller closes or unlinks on failure */
@@ -461,7 +519,7 @@ cap_result cap_writer_thread(cap_writer *w, uint32_t tid, const char *name)
     free(t->name);
     t->name = copy;
     t->declared = 1;
-    t->block_mark = 0; /* (re)declare in this block */
+    t->block_mark = t->decl_mark = 0; /* (re)declare in this block */
     if (ref_thread_decl(w, tid, t) != 0)
         return fail(w, CAP_E_NOMEM);
     return CAP_OK;
@@ -490,7 +548,7 @@ cap_result cap_writer_gpu_track(cap_writer *w, uint32_t track, const char *name,
     k->name = copy;
     k->period = period_ns;
     k->declared = 1;
-    k->block_mark = 0;
+    k->block_mark = k->decl_mark = 0;
     if (ref_track(w, track) != 0)
         return fail(w, CAP_E_NOMEM);
     return CAP_OK;
@@ -646,6 +704,8 @@ cap_result cap_writer_frame(cap_writer *w, uint64_t index, uint64_t begin_tick,
     }
     w->frame_prev_index = index;
     w->frame_prev_begin = begin_tick;
+    if (end_tick > w->latest_tick)
+        w->latest_tick = end_tick;
     w->frames_n++;
     w->have_last_frame = 1;
     w->last_frame_index = index;
@@ -885,6 +945,8 @@ cap_result cap_writer_clock_sample(cap_writer *w, uint64_t tick,
     if (r != CAP_OK)
         return r;
     w->have_clock = 1;
+    if (tick > w->latest_tick)
+        w->latest_tick = tick;
     w->clock_tick = tick;
     w->clock_mono = mono_ns;
     return CAP_OK;
@@ -933,31 +995,49 @@ static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
     capf_buf_section(p, CAPF_SEC_NAME_FLAGS, t);
 }
 
+/* THREADS of ids; with `group`, only those not listed yet in this group
+ * (4.0), which are then marked listed. */
 static void put_threads(cap_writer *w, capf_buf *p, const uint32_t *ids,
-                        size_t n)
+                        size_t n, int group)
 {
-    if (!n)
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += !group || w->threads[ids[i]]->decl_mark < w->grp_first;
+    if (!k)
         return;
     capf_buf *t = &w->tmp;
     t->len = 0;
-    capf_buf_varint(t, n);
+    capf_buf_varint(t, k);
     for (size_t i = 0; i < n; i++) {
-        capc_thread_put(t, ids[i], w->threads[ids[i]]->name);
+        wr_thread *th = w->threads[ids[i]];
+        if (group && th->decl_mark >= w->grp_first)
+            continue;
+        capc_thread_put(t, ids[i], th->name);
+        if (group)
+            th->decl_mark = w->seq;
     }
     capf_buf_section(p, CAPF_SEC_THREADS, t);
 }
 
+/* TRACKS of ids, as put_threads lists threads. */
 static void put_tracks(cap_writer *w, capf_buf *p, const uint32_t *ids,
-                       size_t n)
+                       size_t n, int group)
 {
-    if (!n)
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += !group || w->tracks[ids[i]].decl_mark < w->grp_first;
+    if (!k)
         return;
     capf_buf *t = &w->tmp;
     t->len = 0;
-    capf_buf_varint(t, n);
+    capf_buf_varint(t, k);
     for (size_t i = 0; i < n; i++) {
-        capc_track_put(t, ids[i], w->tracks[ids[i]].name,
-                       w->tracks[ids[i]].period);
+        wr_track *tk = &w->tracks[ids[i]];
+        if (group && tk->decl_mark >= w->grp_first)
+            continue;
+        capc_track_put(t, ids[i], tk->name, tk->period);
+        if (group)
+            tk->decl_mark = w->seq;
     }
     capf_buf_section(p, CAPF_SEC_TRACKS, t);
 }
@@ -1006,6 +1086,37 @@ static int block_empty(const cap_writer *w)
            w->blk_tracks_n == 0 && w->blk_names_n == 0;
 }
 
+/* After a block of w->grp_first's group was written (`ended`: it ended
+ * the group's frame): does the next block start a new group? */
+static void group_next(cap_writer *w, int ended)
+{
+    if (!w->groups || ended || w->grp_force) {
+        w->grp_first = w->seq;
+        w->grp_raw = 0;
+        w->grp_blocks = 0;
+        w->grp_tick = w->latest_tick;
+        w->grp_force = 0;
+    }
+}
+
+/* Whether the block of `raw_len` bytes about to be written is its group's
+ * last: the group then holds CAPF_GROUP_MAX_RAW bytes, CAPF_GROUP_MAX_BLOCKS
+ * blocks or CAPF_GROUP_MAX_NS of time (frame ends and clock samples), or
+ * the writer is closing. */
+static int group_full(const cap_writer *w, size_t raw_len)
+{
+    double ns = (double)(w->latest_tick - w->grp_tick) * w->origin_period;
+    return w->closing || w->grp_raw + raw_len >= CAPF_GROUP_MAX_RAW ||
+           w->grp_blocks + 1 >= CAPF_GROUP_MAX_BLOCKS ||
+           ns >= (double)CAPF_GROUP_MAX_NS;
+}
+
+void cap__writer_new_group(cap_writer *w)
+{
+    if (w && w->groups)
+        w->grp_force = 1;
+}
+
 static void block_reset(cap_writer *w)
 {
     w->seq++;
@@ -1038,6 +1149,33 @@ static void list_block(cap_writer *w)
     }
 }
 
+/* A block's first sections: its clock sample and declarations (4.0: of
+ * what its group has not listed yet; of everything when a new group must
+ * start at a block under way). -1 when out of memory. */
+static int block_head(cap_writer *w, capf_buf *p)
+{
+    capf_buf *t = &w->tmp;
+    if (w->grp_force && w->grp_first != w->seq) {
+        /* a group must start at this block, whose names were left out
+           as listed earlier in the group: list everything */
+        w->grp_first = w->seq;
+        w->grp_raw = 0;
+        w->grp_blocks = 0;
+        w->grp_tick = w->latest_tick;
+        if (cap__writer_put_decls(w, p, 0) != 0)
+            return -1;
+    } else if (w->have_clock) {
+        t->len = 0;
+        capc_clock_put(t, w->clock_tick, w->clock_mono);
+        capf_buf_section(p, CAPF_SEC_CLOCK, t);
+    }
+    w->grp_force = 0;
+    put_names(w, p, w->blk_names, w->blk_names_n);
+    put_threads(w, p, w->blk_decl_threads, w->blk_decl_threads_n, 1);
+    put_tracks(w, p, w->blk_tracks, w->blk_tracks_n, 1);
+    return 0;
+}
+
 cap_result cap_writer_flush(cap_writer *w)
 {
     cap_result r = check(w);
@@ -1047,20 +1185,15 @@ cap_result cap_writer_flush(cap_writer *w)
         return CAP_OK;
     capf_buf *p = &w->payload, *t = &w->tmp;
     p->len = 0;
-    if (w->have_clock) {
-        t->len = 0;
-        capc_clock_put(t, w->clock_tick, w->clock_mono);
-        capf_buf_section(p, CAPF_SEC_CLOCK, t);
-    }
-    put_names(w, p, w->blk_names, w->blk_names_n);
-    put_threads(w, p, w->blk_decl_threads, w->blk_decl_threads_n);
-    put_tracks(w, p, w->blk_tracks, w->blk_tracks_n);
+    if (block_head(w, p) != 0)
+        return fail(w, CAP_E_NOMEM);
     if (w->frames_n) {
         t->len = 0;
         capf_buf_varint(t, w->frames_n);
         capf_buf_bytes(t, w->frames.data, w->frames.len);
         capf_buf_section(p, CAPF_SEC_FRAMES, t);
     }
+    w->sc.grp = w->groups ? w->grp_first : 0;
     for (size_t i = 0; i < w->blk_threads_n; i++) {
         uint32_t tid = w->blk_threads[i];
         wr_thread *th = w->threads[tid];
@@ -1069,8 +1202,10 @@ cap_result cap_writer_flush(cap_writer *w)
         capf_buf_varint(t, th->base);
         capf_buf_bytes(t, th->open.data, th->open.len);
         capf_buf_varint(t, th->n_events);
+        if (w->groups && !th->seg)
+            th->seg = calloc(1, sizeof *th->seg); /* NULL: tables per block */
         capc_scopes_src src = {th->open, th->tokens, th->deltas,
-                               th->n_events};
+                               th->n_events, th->seg};
         int kind = w->major == CAPF_VERSION_MAJOR ? CAPF_SEC_SCOPES
                    : w->major == CAPF_VERSION_MAJOR_SCOPES_R || w->hurry
                        ? CAPF_SEC_SCOPES_R
@@ -1117,13 +1252,18 @@ cap_result cap_writer_flush(cap_writer *w)
         w->index_cap = n;
     }
     wr_index ix = {w->pos, w->frames_n ? w->blk_first_frame : 0, w->frames_n};
-    r = put_chunk(w, CAPF_CHUNK_BLOCK, p);
+    int cont = w->groups && w->grp_first != w->seq;
+    int last = w->groups && group_full(w, p->len);
+    r = put_chunk_g(w, CAPF_CHUNK_BLOCK, p, w->groups, cont, last);
     if (r != CAP_OK)
         return r;
+    w->grp_raw += p->len;
+    w->grp_blocks++;
     w->index[w->index_n++] = ix;
     if (w->frames_n && w->frame_list)
         list_block(w);
     block_reset(w);
+    group_next(w, last);
     /* Shrink buffers that grew for one large block. */
     if (p->cap > (w->block_bytes * 4))
         capf_buf_free(p);
@@ -1172,7 +1312,7 @@ int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
                 goto nomem;
             ids[n++] = i;
         }
-    put_threads(w, p, ids, n);
+    put_threads(w, p, ids, n, 0);
     n = 0;
     for (uint32_t i = 0; i < w->tracks_cap; i++)
         if (w->tracks[i].declared) {
@@ -1180,7 +1320,7 @@ int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
                 goto nomem;
             ids[n++] = i;
         }
-    put_tracks(w, p, ids, n);
+    put_tracks(w, p, ids, n, 0);
     free(ids);
     for (uint32_t i = 0; cals && i < w->tracks_cap; i++) {
         const wr_track *k = &w->tracks[i];
@@ -1241,6 +1381,7 @@ static void writer_free(cap_writer *w)
     if (w->own_fd && w->fd >= 0)
         close(w->fd);
     ZSTD_freeCCtx(w->zc);
+    ZSTD_freeCCtx(w->gz);
     cap__idtab_each(&w->names, free_name, NULL);
     cap__idtab_free(&w->names);
     for (uint32_t i = 0; i < w->threads_cap; i++) {
@@ -1249,6 +1390,7 @@ static void writer_free(cap_writer *w)
             continue;
         free(t->name);
         free(t->stack);
+        free(t->seg);
         capf_buf_free(&t->open);
         capf_buf_free(&t->tokens);
         capf_buf_free(&t->deltas);
@@ -1307,6 +1449,7 @@ cap_result cap_writer_close(cap_writer *w)
         return CAP_OK;
     if (w->err == CAP_OK) {
         (void)cap_writer_end_open_scopes(w, 0);
+        w->closing = 1; /* the last block ends its group's frame */
         (void)cap_writer_flush(w);
         if (w->err == CAP_OK)
             (void)write_footer(w);

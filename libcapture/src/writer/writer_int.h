@@ -35,7 +35,8 @@ typedef struct wr_name {
 typedef struct wr_thread {
     char *name;
     int declared;
-    uint64_t block_mark; /* listed in THREADS of this block */
+    uint64_t block_mark; /* referenced in this block (blk_decl_threads) */
+    uint64_t decl_mark;  /* block sequence that last listed it in THREADS */
     wr_open *stack;
     uint32_t depth, stack_cap;
     uint32_t overflow; /* open scopes past CAP_MAX_DEPTH (dropped) */
@@ -46,6 +47,7 @@ typedef struct wr_thread {
     capf_buf open, tokens, deltas;
     uint64_t dropped, closed_at_end, backwards; /* pending for this block */
     uint64_t stray; /* ends with nothing open (format 1.1), pending */
+    capc_se_grp *seg; /* 4.0: its SCOPES_E tables kept for the group */
 } wr_thread;
 
 typedef struct wr_track {
@@ -53,6 +55,7 @@ typedef struct wr_track {
     double period;
     int declared;
     uint64_t block_mark;
+    uint64_t decl_mark; /* block sequence that last listed it in TRACKS */
     int has_cal;              /* the latest calibration, repeated in each */
     uint64_t cal_gpu, cal_cpu, cal_dev; /* block with this track's spans */
     uint64_t cal_mark;        /* block sequence that already carries it */
@@ -87,6 +90,21 @@ struct cap_writer {
                        writer thread is behind (cap__writer_hurry) */
     capc_scopes_enc sc; /* the SCOPES_R and SCOPES_E encoders */
     ZSTD_CCtx *zc;
+    /* 4.0: groups of blocks (format-spec "Groups of blocks"). A name,
+       thread or track listed in a block of the current group (a mark >=
+       grp_first) is not listed again in it; without groups grp_first is
+       always seq. The group's blocks are one zstd frame of gz, flushed at
+       each block's end. */
+    int groups;
+    uint64_t grp_first;  /* block sequence of the group's first block */
+    size_t grp_raw;      /* raw bytes of the group's blocks so far */
+    uint64_t grp_blocks; /* blocks in the group so far */
+    uint64_t grp_tick;   /* latest_tick when the group began */
+    uint64_t latest_tick; /* latest frame end or clock sample tick */
+    int grp_force;       /* a new group at the next block (a live client):
+                            set mid-block, that block declares everything */
+    int closing;         /* the last block: it ends the group's frame */
+    ZSTD_CCtx *gz;
 
     /* wr_name by id (common/idtab.h): memory follows the ids used, not
        the largest (a crafted capture can use id CAP_MAX_NAME_ID) */

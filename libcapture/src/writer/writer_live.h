@@ -74,4 +74,13 @@ int cap__writer_footer_chunk(cap_writer *w, const uint64_t *offsets,
 size_t cap__writer_block_scopes(cap_writer *w, uint32_t *tids,
                                 uint64_t *scopes, size_t max);
 
+/* Format 4.0 (groups of blocks): make the writer's next BLOCK the start of
+ * a new group (a chunk without the CONT flag that decodes without the
+ * blocks before it), so that a client's stream can begin there or go on
+ * after a block left out of it. Called on the writer's thread: from the
+ * tee callback (the next block starts the group), or between writer calls
+ * (the block being assembled starts it and declares every name, thread
+ * and track). No effect on a writer without groups. */
+void cap__writer_new_group(cap_writer *w);
+
 #endif

@@ -101,6 +101,7 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
         uint8_t *const *const pages = w->names.pages;
         const uint32_t npages = w->names.pages_n;
         const uint64_t seq = w->seq;
+        const uint64_t gfirst = w->grp_first; /* names listed from it on */
         /* not in the block yet: the first event goes the per-event way */
         const int in_block = t->events_mark == seq && !t->overflow;
         int resume = 0; /* left early: state synced, start over */
@@ -137,7 +138,7 @@ size_t cap__writer_records(cap_writer *w, uint32_t tid, const cap__rec *rec,
                     i++;
                     break;
                 }
-                fast = fast && depth < stack_cap && nm->block_mark == seq;
+                fast = fast && depth < stack_cap && nm->block_mark >= gfirst;
                 if (fast) {
                     if (tick < last) {
                         backwards++;
