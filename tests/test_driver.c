@@ -132,6 +132,22 @@ static void check_file(const char *path, size_t *multi)
         assert_int_equal(o->next, plan.n);
         assert_memory_equal(o->sums.calls, w->calls, sizeof w->calls);
         assert_memory_equal(o->sums.self_ns, w->self_ns, sizeof w->self_ns);
+        /* profiled: the same merges, and the drive's counts */
+        memset(o, 0, sizeof *o);
+        o->stop_at = SIZE_MAX;
+        an_drive_prof prof;
+        assert_int_equal(an_drive_profiled(fd, &plan, threads[t], &ops, o,
+                                           &prof), 0);
+        assert_memory_equal(o->sums.self_ns, w->self_ns, sizeof w->self_ns);
+        assert_int_equal(prof.chunks, plan.n);
+        assert_int_equal(prof.threads, (size_t)threads[t] < plan.n
+                                           ? threads[t] : (int)plan.n);
+        assert_true(prof.wall_s >= 0 && prof.busy_s >= 0 &&
+                    prof.busy_cpu_s >= 0 && prof.merge_s >= 0 &&
+                    prof.merge_cpu_s >= 0 && prof.wait_s >= 0 &&
+                    prof.ahead_s >= 0);
+        if (threads[t] == 1)
+            assert_true(prof.wait_s == 0 && prof.ahead_s == 0);
         /* a merge stops the drive: its value, no merge after it */
         memset(o, 0, sizeof *o);
         o->stop_at = 1;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct drive {
@@ -20,7 +21,26 @@ typedef struct drive {
     void **result;      /* plan->n slots */
     unsigned char *done;
     int stop;           /* 0, or the drive's return value */
+    an_drive_prof *prof; /* NULL: nothing timed */
 } drive;
+
+/* Seconds on clock c (CLOCK_MONOTONIC or CLOCK_THREAD_CPUTIME_ID). */
+static double secs(clockid_t c)
+{
+    struct timespec t;
+    if (clock_gettime(c, &t) != 0)
+        return 0;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* pthread_cond_wait, its wall time added to *acc when profiled. */
+static void wait_timed(drive *d, double *acc)
+{
+    double t0 = d->prof ? secs(CLOCK_MONOTONIC) : 0;
+    pthread_cond_wait(&d->cv, &d->mu);
+    if (d->prof)
+        *acc += secs(CLOCK_MONOTONIC) - t0;
+}
 
 int an_driver_threads(int asked)
 {
@@ -50,8 +70,22 @@ static size_t take(drive *d)
 static void run_one(drive *d, size_t i)
 {
     pthread_mutex_unlock(&d->mu);
+    double w0 = 0, c0 = 0;
+    if (d->prof) {
+        w0 = secs(CLOCK_MONOTONIC);
+        c0 = secs(CLOCK_THREAD_CPUTIME_ID);
+    }
     void *r = d->ops->chunk(d->ctx, i, &d->plan->chunks[i], d->fd);
+    double w1 = 0, c1 = 0;
+    if (d->prof) {
+        w1 = secs(CLOCK_MONOTONIC);
+        c1 = secs(CLOCK_THREAD_CPUTIME_ID);
+    }
     pthread_mutex_lock(&d->mu);
+    if (d->prof) {
+        d->prof->busy_s += w1 - w0;
+        d->prof->busy_cpu_s += c1 - c0;
+    }
     if (!r && !d->stop)
         d->stop = -1;
     d->result[i] = r;
@@ -67,6 +101,8 @@ static void *worker(void *arg)
         size_t i = take(d);
         if (i < d->plan->n)
             run_one(d, i);
+        else if (d->prof)
+            wait_timed(d, &d->prof->ahead_s);
         else
             pthread_cond_wait(&d->cv, &d->mu);
     }
@@ -84,7 +120,16 @@ static void lead(drive *d)
             void *r = d->result[m];
             d->result[m] = NULL;
             pthread_mutex_unlock(&d->mu);
+            double w0 = 0, c0 = 0;
+            if (d->prof) {
+                w0 = secs(CLOCK_MONOTONIC);
+                c0 = secs(CLOCK_THREAD_CPUTIME_ID);
+            }
             int rc = d->ops->merge(d->ctx, m, r);
+            if (d->prof) {
+                d->prof->merge_s += secs(CLOCK_MONOTONIC) - w0;
+                d->prof->merge_cpu_s += secs(CLOCK_THREAD_CPUTIME_ID) - c0;
+            }
             pthread_mutex_lock(&d->mu);
             d->next_merge++;
             if (rc && !d->stop)
@@ -95,6 +140,8 @@ static void lead(drive *d)
         size_t i = take(d);
         if (i < d->plan->n)
             run_one(d, i);
+        else if (d->prof)
+            wait_timed(d, &d->prof->wait_s);
         else
             pthread_cond_wait(&d->cv, &d->mu);
     }
@@ -106,9 +153,19 @@ static void lead(drive *d)
 int an_drive(int fd, const cap_chunk_plan *plan, int threads,
              const an_driver_ops *ops, void *ctx)
 {
+    return an_drive_profiled(fd, plan, threads, ops, ctx, NULL);
+}
+
+int an_drive_profiled(int fd, const cap_chunk_plan *plan, int threads,
+                      const an_driver_ops *ops, void *ctx,
+                      an_drive_prof *prof)
+{
+    if (prof)
+        memset(prof, 0, sizeof *prof);
     if (!plan || !plan->n || !ops || threads < 1)
         return -1;
-    drive d = {.plan = plan, .ops = ops, .ctx = ctx, .fd = fd};
+    drive d = {.plan = plan, .ops = ops, .ctx = ctx, .fd = fd, .prof = prof};
+    double t0 = prof ? secs(CLOCK_MONOTONIC) : 0;
     /* a chunk result holds its frames' exact values until merged: one
        ahead per thread bounds memory by threads, not by the file */
     d.window = (size_t)threads;
@@ -134,6 +191,11 @@ int an_drive(int fd, const cap_chunk_plan *plan, int threads,
     lead(&d);
     for (size_t i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
+    if (prof) {
+        prof->wall_s = secs(CLOCK_MONOTONIC) - t0;
+        prof->chunks = plan->n;
+        prof->threads = (int)started + 1;
+    }
     for (size_t i = 0; i < plan->n; i++)
         if (d.result[i])
             ops->discard(ctx, d.result[i]);

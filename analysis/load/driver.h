@@ -46,4 +46,26 @@ int an_driver_threads(int asked);
 int an_drive(int fd, const cap_chunk_plan *plan, int threads,
              const an_driver_ops *ops, void *ctx);
 
+/* What a drive spent where (an_drive_profiled), in seconds. */
+typedef struct an_drive_prof {
+    size_t chunks;     /* the plan's chunks */
+    int threads;       /* threads that ran chunks (the calling one too) */
+    double wall_s;     /* the drive, start to the last thread joined */
+    double busy_s;     /* wall time in ops.chunk, summed over threads */
+    double busy_cpu_s; /* the same as those threads' CPU time */
+    double merge_s;    /* the calling thread's wall time in ops.merge */
+    double merge_cpu_s; /* the same as its CPU time */
+    double wait_s;     /* the calling thread waiting for the next chunk in
+                          order (none left to run meanwhile) */
+    double ahead_s;    /* other threads waiting, a window ahead of the
+                          merge, summed */
+} an_drive_prof;
+
+/* an_drive, and when prof is not NULL the time it spent where filled in
+ * (*prof zeroed first; two clock reads around each chunk, merge and wait).
+ * The same return values and results as an_drive. */
+int an_drive_profiled(int fd, const cap_chunk_plan *plan, int threads,
+                      const an_driver_ops *ops, void *ctx,
+                      an_drive_prof *prof);
+
 #endif

@@ -47,7 +47,18 @@ typedef struct chunk_ctx {
     int inexact;
     cap_result res;
     char detail[320];
+    int profile;          /* CAP_READ_PROFILE: vals_cpu_s measured */
+    double vals_cpu_s;    /* the merges' CPU time handing values over */
 } chunk_ctx;
+
+/* The calling thread's CPU time, in seconds. */
+static double thread_cpu_s(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return 0;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 static void chunk_free(void *ctx, void *p)
 {
@@ -306,10 +317,13 @@ static int merge_chunk(chunk_ctx *X, const chunk_res *R)
     if (R->cpu_first < G->cpu_first)
         G->cpu_first = R->cpu_first;
     stats_add(&G->chunk_st, &R->st);
+    double t0 = X->profile ? thread_cpu_s() : 0;
     for (size_t i = 0; i < R->nvals; i++)
         if (ml_pf_note(G, (long)X->rmap[R->vals[i].row], (long)R->vals[i].frame,
                     R->vals[i].v, 0) != 0)
             return -1;
+    if (X->profile)
+        X->vals_cpu_s += thread_cpu_s() - t0;
     return 0;
 }
 
@@ -373,6 +387,24 @@ static cap_reader *footer_reader(int fd, const cap_chunk_plan *plan)
  * realistic capture) 15 to 20 MiB. */
 #define CHUNK_BYTES ((uint64_t)64 << 10)
 
+/* CAP_READ_PROFILE set and not "0": each chunked load prints one line
+ * to stderr, where its drive spent its time (docs/ANALYSIS.md). */
+static int profile_asked(void)
+{
+    const char *e = getenv("CAP_READ_PROFILE");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+static void profile_print(const an_drive_prof *p, double vals_cpu_s)
+{
+    fprintf(stderr,
+            "cap_read_profile: chunks %zu threads %d wall %.3f s "
+            "busy %.3f s (cpu %.3f s) merge %.3f s (cpu %.3f s, values "
+            "%.3f s) wait %.3f s ahead %.3f s\n",
+            p->chunks, p->threads, p->wall_s, p->busy_s, p->busy_cpu_s,
+            p->merge_s, p->merge_cpu_s, vals_cpu_s, p->wait_s, p->ahead_s);
+}
+
 /* The chunked load, where the file allows it: *used 1 when it ran (its
  * result returned; LOAD_WHOLE: read whole), 0 when the file must be read
  * whole (nothing done). */
@@ -405,7 +437,12 @@ cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used)
     X.co.series_budget = 0;
     L->chunk_st = *cap_reader_get_stats(tail);
     static const an_driver_ops ops = {chunk_run, chunk_merge, chunk_free};
-    int rc = an_drive(fd, &plan, an_driver_threads(L->o->threads), &ops, &X);
+    an_drive_prof prof;
+    X.profile = profile_asked();
+    int rc = an_drive_profiled(fd, &plan, an_driver_threads(L->o->threads),
+                               &ops, &X, X.profile ? &prof : NULL);
+    if (X.profile)
+        profile_print(&prof, X.vals_cpu_s);
     close(fd);
     cap_chunks_free(&plan);
     free(X.nmap);
