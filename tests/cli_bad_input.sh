@@ -45,13 +45,13 @@ mkdir "$tmp/directory.cap" "$tmp/directory.json"
 missing_cap=$tmp/missing.cap
 missing_json=$tmp/missing.json
 
-# A newer major version: bytes 8-9 of the header are the major version
+# A newer major version (255): bytes 8-9 of the header are the major version
 # (little endian), bytes 12-15 the CRC-32 of bytes 0-11. gzip's trailer
 # holds the CRC-32 of its input, little endian: the header's own layout.
 newer=$tmp/newer-major.cap
 {
     head -c 8 "$good"
-    printf '\004\000'
+    printf '\377\000'
     dd if="$good" bs=1 skip=10 count=2 2>/dev/null
 } >"$tmp/head12"
 {
