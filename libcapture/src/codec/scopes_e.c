@@ -25,6 +25,93 @@ static void *room(void *p, size_t *cap, size_t n, size_t size)
     return q;
 }
 
+/* ---- carried token lists (4.0) ------------------------------------------ */
+
+void capc_se_carry_free(capc_se_carry *c)
+{
+    free(c->ids);
+    free(c->l);
+    memset(c, 0, sizeof *c);
+}
+
+#define AT(p, i, stride) ((const void *)((const char *)(p) + (i) * (stride)))
+
+int capc_se_carry_save(capc_se_carry *c, uint64_t grp, const uint32_t *ids,
+                       size_t ids_stride, uint32_t nn, const capf_se_list *l,
+                       size_t l_stride)
+{
+    c->grp = 0;
+    size_t n = (size_t)nn + 1;
+    if (n > c->cap) {
+        uint32_t *pi = realloc(c->ids, n * sizeof *pi);
+        if (pi)
+            c->ids = pi;
+        capf_se_list *pl = pi ? realloc(c->l, 2 * n * sizeof *pl) : NULL;
+        if (!pl)
+            return -1;
+        c->l = pl;
+        c->cap = n;
+    }
+    c->ids[0] = 0;
+    for (size_t i = 1; i <= nn; i++)
+        c->ids[i] = *(const uint32_t *)AT(ids, i - 1, ids_stride);
+    for (size_t j = 0; j < 2 * n; j++)
+        c->l[j] = *(const capf_se_list *)AT(l, j, l_stride);
+    c->nn = nn;
+    c->grp = grp;
+    return 0;
+}
+
+/* List o as carried into a section whose place of c's place v is map[v]
+ * (0: not listed there): into *t (zeroed). */
+static void carry_list(const capf_se_list *o, const uint32_t *map,
+                       uint32_t onn, capf_se_list *t)
+{
+    unsigned len = 0;
+    for (unsigned i = 0; i < o->len && i < CAPF_SE_LIST; i++) {
+        uint32_t v = o->v[i];
+        if (v > onn || (v && !map[v]))
+            continue;
+        t->v[len] = v ? map[v] : 0;
+        t->n[len] = o->n[i];
+        len++;
+    }
+    t->len = (uint16_t)len;
+    t->tb = (uint16_t)(len * 3u + o->tb % 3u);
+}
+
+int capc_se_carry_load(const capc_se_carry *c, const uint32_t *ids,
+                       size_t ids_stride, uint32_t nn, capf_se_list *l,
+                       size_t l_stride)
+{
+    /* map: c's place -> this section's; inv: this section's -> c's (both
+       lists in increasing id order) */
+    uint32_t *map = calloc((size_t)c->nn + 1 + (size_t)nn + 1, sizeof *map);
+    if (!map)
+        return -1;
+    uint32_t *inv = map + c->nn + 1;
+    for (uint32_t i = 1, j = 1; i <= nn && j <= c->nn;) {
+        uint32_t id = *(const uint32_t *)AT(ids, i - 1, ids_stride);
+        if (id == c->ids[j]) {
+            map[j] = i;
+            inv[i] = j;
+            i++;
+            j++;
+        } else if (id < c->ids[j]) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    carry_list(&c->l[1], map, c->nn, (capf_se_list *)AT(l, 1, l_stride));
+    for (uint32_t i = 1; i <= nn; i++)
+        for (size_t k = 0; k < 2 && inv[i]; k++)
+            carry_list(&c->l[2 * (size_t)inv[i] + k], map, c->nn,
+                       (capf_se_list *)AT(l, 2 * (size_t)i + k, l_stride));
+    free(map);
+    return 0;
+}
+
 /* ---- SCOPES_E (format-spec "SCOPES_E (0x0E)") ----------------------------
  * Three passes over th's events: the names and each context's mean, each
  * context's mean absolute deviation (its shift k and residual table),
@@ -339,6 +426,10 @@ static int se_steps(capc_scopes_enc *w, const capc_scopes_src *th, size_t nn,
         return -1;
     w->se_lists = lists;
     memset(lists, 0, nlists * sizeof *lists);
+    if (w->grp && th->g && th->g->carry.grp == w->grp &&
+        capc_se_carry_load(&th->g->carry, w->se_names, sizeof *w->se_names,
+                           (uint32_t)nn, lists, sizeof *lists) != 0)
+        return -1; /* 4.0: the lists the thread's previous section left */
     if (th->n_events > (SIZE_MAX / sizeof *w->se_ops) / 2)
         return -1;
     size_t ops_cap = 2 * (size_t)th->n_events; /* a token and a residual */
@@ -542,6 +633,11 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
     memset(cnt, 0, sizeof cnt);
     if (se_steps(w, th, nn, cnt, &nops, &nres) != 0)
         return -1;
+    if (w->grp && th->g &&
+        capc_se_carry_save(&th->g->carry, w->grp, w->se_names,
+                           sizeof *w->se_names, (uint32_t)nn, w->se_lists,
+                           sizeof *w->se_lists) != 0)
+        return -1; /* the reader carries them: the writer must too */
     uint32_t fr[SE_TABLES][CAPF_SE_RES_SYMS], cum[SE_TABLES][CAPF_SE_RES_SYMS];
     capc_se_grp *g = w->grp ? th->g : NULL;
     int kept = g && g->grp == w->grp && se_grp_fits(g, cnt);
@@ -589,13 +685,53 @@ static int cmp_se_id(const void *k, const void *e)
     return a < b ? -1 : a > b;
 }
 
+/* The section's 2 x (nn + 1) contexts in d->ctx: their lists empty or
+ * (from not NULL) carried, each context's prediction, shift and table
+ * from the name list. */
+static cap_result se_contexts(capc_se_dec *d, uint32_t nn,
+                              const capc_se_carry *from)
+{
+    size_t nl = 2 * ((size_t)nn + 1);
+    if (nl > d->ctx_cap) { /* on cache lines: each context on one */
+        free(d->ctx);
+        d->ctx_cap = 0;
+        d->ctx = aligned_alloc(_Alignof(capc_se_ctx), nl * sizeof(capc_se_ctx));
+        if (!d->ctx)
+            return CAP_E_NOMEM;
+        d->ctx_cap = nl;
+    }
+    memset(d->ctx, 0, nl * sizeof *d->ctx); /* empty lists, f0 0 */
+    if (from) { /* 4.0: the lists the thread's previous section left */
+        if (capc_se_carry_load(from, nn ? &d->nm[1].id : NULL, sizeof *d->nm,
+                               nn, &d->ctx[0].l,
+                               sizeof *d->ctx) != 0)
+            return CAP_E_NOMEM;
+        for (size_t j = 1; j < nl; j++) {
+            capc_se_ctx *c = &d->ctx[j];
+            unsigned a = (unsigned)(j & 1) * 15u;
+            c->f0 = c->l.len ? d->tf[a + c->l.tb][0] : 0;
+            c->f0z = d->tf[a + c->l.len * 3u][0];
+        }
+    }
+    for (size_t i = 1; i <= nn; i++)
+        for (int k = 0; k < 2; k++) {
+            capc_se_ctx *c = &d->ctx[2 * i + (size_t)k];
+            const capc_se_name *e = &d->nm[i];
+            c->pred = e->pred[k];
+            c->k = e->k[k];
+            c->kf = e->k[k] <= 32 ? e->k[k] : 255;
+            c->rt = &d->rt[e->tab[k]];
+        }
+    return CAP_OK;
+}
+
 /* The rest of a SCOPES_E section's start, after n_events: the names, the
  * tables, the stream's first four bytes. */
 cap_result capc_scopes_e_start(capc_se_dec *d, capf_cur *b,
                                uint64_t n_events, uint32_t depth,
                                const uint32_t *stk_name, uint32_t *stk_dense,
                                uint64_t *stk_epred, capc_name_use_fn use,
-                               void *user)
+                               void *user, const capc_se_carry *from)
 {
     uint64_t nn = capf_cur_varint_max(b, (uint64_t)(b->end - b->p) / 5);
     if (b->bad)
@@ -666,25 +802,9 @@ cap_result capc_scopes_e_start(capc_se_dec *d, capf_cur *b,
         stk_dense[i] = (uint32_t)(e - d->nm);
         stk_epred[i] = e->pred[1];
     }
-    size_t nl = 2 * ((size_t)nn + 1);
-    if (nl > d->ctx_cap) { /* on cache lines: each context on one */
-        free(d->ctx);
-        d->ctx_cap = 0;
-        d->ctx = aligned_alloc(_Alignof(capc_se_ctx), nl * sizeof(capc_se_ctx));
-        if (!d->ctx)
-            return CAP_E_NOMEM;
-        d->ctx_cap = nl;
-    }
-    memset(d->ctx, 0, nl * sizeof *d->ctx); /* empty lists, f0 0 */
-    for (size_t i = 1; i <= nn; i++)
-        for (int k = 0; k < 2; k++) {
-            capc_se_ctx *c = &d->ctx[2 * i + (size_t)k];
-            const capc_se_name *e = &d->nm[i];
-            c->pred = e->pred[k];
-            c->k = e->k[k];
-            c->kf = e->k[k] <= 32 ? e->k[k] : 255;
-            c->rt = &d->rt[e->tab[k]];
-        }
+    cap_result res = se_contexts(d, (uint32_t)nn, from);
+    if (res != CAP_OK)
+        return res;
     d->cur = 1;
     /* the token and residual streams, then the raw bits to the end */
     uint64_t len[2];
@@ -714,4 +834,11 @@ cap_result capc_scopes_e_start(capc_se_dec *d, capf_cur *b,
     d->bb = 0;
     d->bn = 0;
     return CAP_OK;
+}
+
+int capc_se_dec_carry(const capc_se_dec *d, capc_se_carry *c, uint64_t grp)
+{
+    return capc_se_carry_save(c, grp, d->nn ? &d->nm[1].id : NULL,
+                              sizeof *d->nm, d->nn, &d->ctx[0].l,
+                              sizeof *d->ctx);
 }
