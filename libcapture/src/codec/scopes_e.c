@@ -336,10 +336,13 @@ static void se_shift(double sd, uint8_t *k, uint8_t *tab)
 
 /* 4.0: the context `kind` of a name listed earlier in the group: its
  * deltas in this section added to the group's, and its kept prediction,
- * shift and table replaced by the group's when the prediction is off by
- * 2^(k+1) or more (k its shift) or the shift differs (bench_size's 60 fps
- * 100 ms blocks: 2.549 bytes a scope, against 2.586 at 2^k, 2.560 at
- * 2^(k+2) and 2.605 never). */
+ * shift and table replaced by the group's only where that pays: each
+ * replacement breaks the repeat of the name list that the group's zstd
+ * frame stores for next to nothing (bench_size's 60 fps 100 ms blocks,
+ * token lists carried: 2.283 bytes a scope; 2.403 when the prediction
+ * moved at an offset of 2^(k+1) or any change of shift; SE_GRP_MOVE 16:
+ * 2.407 without the shift's rule, 400: 2.285, 4000: 2.290). */
+#define SE_GRP_MOVE 100.0
 static void se_grp_update(capc_sc_name *nm, int kind)
 {
     nm->grp_sum[kind] += nm->sr_m[kind] * nm->sr_n[kind];
@@ -353,7 +356,16 @@ static void se_grp_update(capc_sc_name *nm, int kind)
              &tab);
     uint64_t off = mean > nm->grp_pred[kind] ? mean - nm->grp_pred[kind]
                                               : nm->grp_pred[kind] - mean;
-    if (off >> (nm->grp_k[kind] + 1) == 0 && k == nm->grp_k[kind])
+    /* the move pays where the kept prediction's offset, in units of
+       2^k, squared and times this section's deltas, is 100 or more (a
+       residual loses about that square's worth of bits; the move costs
+       the name list's bytes), or where the shift is off by 2 or more on
+       8 deltas or more */
+    double o = (double)off / (double)(1ull << nm->grp_k[kind]);
+    double n = (double)nm->sr_n[kind];
+    unsigned kd = k > nm->grp_k[kind] ? k - nm->grp_k[kind]
+                                      : nm->grp_k[kind] - k;
+    if (o * o * n < SE_GRP_MOVE && (kd < 2 || n < 8))
         return;
     nm->grp_pred[kind] = mean;
     nm->grp_k[kind] = k;
