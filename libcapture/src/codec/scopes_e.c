@@ -372,6 +372,37 @@ static void se_grp_update(capc_sc_name *nm, int kind)
     nm->grp_tab[kind] = tab;
 }
 
+/* 4.0: the context `kind` of a name first listed in this group, listed
+ * in an earlier one: its prediction, shift and table from its deltas
+ * there (their sums halved down to SE_GRP_HIST) and in this section,
+ * into t, kept for the group; 0, nothing done, where it has none. The
+ * group's first section of a name then predicts from many deltas instead
+ * of its own few (bench_size's 60 fps 100 ms blocks: 2.283 -> 2.194
+ * bytes a scope; history 64: 2.198, 256: 2.195, unbounded: 2.193). */
+#define SE_GRP_HIST 1024u
+static int se_grp_again(capc_sc_name *nm, int kind, capf_buf *t)
+{
+    if (!nm->grp_n[kind])
+        return 0;
+    while (nm->grp_n[kind] > SE_GRP_HIST) {
+        nm->grp_sum[kind] /= 2;
+        nm->grp_n[kind] /= 2;
+        nm->grp_dev[kind] /= 2;
+    }
+    nm->grp_sum[kind] += nm->sr_m[kind] * nm->sr_n[kind];
+    nm->grp_n[kind] += nm->sr_n[kind];
+    nm->grp_dev[kind] += nm->se_dev[kind];
+    se_shift(1.2533 * (double)nm->grp_dev[kind] / (double)nm->grp_n[kind],
+             &nm->se_k[kind], &nm->se_tab[kind]);
+    nm->sr_m[kind] = nm->grp_sum[kind] / nm->grp_n[kind];
+    capf_buf_varint(t, nm->sr_m[kind]);
+    capf_buf_varint(t, (uint64_t)nm->se_k[kind] * 16 + nm->se_tab[kind]);
+    nm->grp_pred[kind] = nm->sr_m[kind];
+    nm->grp_k[kind] = nm->se_k[kind];
+    nm->grp_tab[kind] = nm->se_tab[kind];
+    return 1;
+}
+
 static int se_name_table(capc_scopes_enc *w, capf_buf *t,
                          const capc_scopes_src *th, size_t nn)
 {
@@ -402,6 +433,8 @@ static int se_name_table(capc_scopes_enc *w, capf_buf *t,
             continue;
         }
         for (int k = 0; k < 2; k++) {
+            if (w->grp && nm->grp_mark && se_grp_again(nm, k, t))
+                continue; /* from its deltas in earlier groups too */
             double sd = nm->sr_n[k]
                             ? 1.2533 * (double)nm->se_dev[k] /
                                   (double)nm->sr_n[k]
