@@ -70,6 +70,10 @@ typedef struct capc_se_grp {
     uint64_t grp; /* the group (capc_scopes_enc.grp) fr is kept for; 0 none */
     uint32_t fr[CAPC_SE_GRP_TABLES][CAPF_SE_RES_SYMS];
     capc_se_carry carry; /* the thread's token lists for the group */
+    /* the symbols its sections coded (all groups; halved as they pass
+       SE_GRP_HIST_SYMBOLS), by table: a group's tables start from them */
+    uint32_t acc[CAPC_SE_GRP_TABLES][CAPF_SE_RES_SYMS];
+    uint64_t acc_n;
 } capc_se_grp;
 
 typedef struct capc_scopes_src {

@@ -582,6 +582,25 @@ static void se_smooth(uint32_t (*cnt)[CAPF_SE_RES_SYMS])
     }
 }
 
+/* Symbols a thread's history of tables keeps (4.0), halved above it. */
+#define SE_GRP_HIST_SYMBOLS (1u << 20)
+
+/* A section's nops symbols, counted in cnt, added to g's history. */
+static void se_grp_count(capc_se_grp *g, uint32_t (*cnt)[CAPF_SE_RES_SYMS],
+                         size_t nops)
+{
+    g->acc_n += nops;
+    int half = g->acc_n > SE_GRP_HIST_SYMBOLS;
+    if (half)
+        g->acc_n /= 2;
+    for (unsigned tb = 0; tb < SE_TABLES; tb++)
+        for (unsigned i = 0; i < CAPF_SE_RES_SYMS; i++) {
+            g->acc[tb][i] += cnt[tb][i];
+            if (half)
+                g->acc[tb][i] /= 2;
+        }
+}
+
 /* The tables: cnt scaled to frequencies (fr) and their starts (cum),
  * into t; with `kept`, fr as it is (a group's kept tables) instead. */
 static void se_tables(capf_buf *t, uint32_t (*cnt)[CAPF_SE_RES_SYMS],
@@ -686,16 +705,27 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
     uint32_t fr[SE_TABLES][CAPF_SE_RES_SYMS], cum[SE_TABLES][CAPF_SE_RES_SYMS];
     capc_se_grp *g = w->grp ? th->g : NULL;
     int kept = g && g->grp == w->grp && se_grp_fits(g, cnt);
-    int keep = g && !kept && nops >= SE_GRP_MIN_SYMBOLS;
+    /* a group's first tables: from what the thread coded before too */
+    int hist = g && !kept && g->grp != w->grp &&
+               g->acc_n + nops >= SE_GRP_MIN_SYMBOLS;
+    int keep = g && !kept && (hist || nops >= SE_GRP_MIN_SYMBOLS);
+    uint32_t tc[SE_TABLES][CAPF_SE_RES_SYMS];
+    memcpy(tc, cnt, sizeof tc);
+    if (hist)
+        for (unsigned tb = 0; tb < SE_TABLES; tb++)
+            for (unsigned i = 0; i < CAPF_SE_RES_SYMS; i++)
+                tc[tb][i] += g->acc[tb][i];
     if (kept)
         memcpy(fr, g->fr, sizeof fr);
     if (keep)
-        se_smooth(cnt);
-    se_tables(t, cnt, fr, cum, kept);
+        se_smooth(tc);
+    se_tables(t, tc, fr, cum, kept);
     if (keep) {
         memcpy(g->fr, fr, sizeof fr);
         g->grp = w->grp;
     }
+    if (g)
+        se_grp_count(g, cnt, nops);
     return se_rans(w, t, nops, nres, fr, cum);
 }
 
