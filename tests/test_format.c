@@ -865,6 +865,110 @@ static void groups_read_whole_cut_short_and_lose_only_a_damaged_group(
     unlink(out);
 }
 
+/* 4.0's SCOPES_E sections start from the token lists their thread's
+ * previous section in the group left (carried by name id): the same
+ * events written as 3.1 and as 4.0, in blocks of 2 frames on 3 threads
+ * (one of them absent from every third block), with names that come and
+ * go between blocks (a name listed in one section, not the next, then
+ * again), read back alike, event for event. */
+static void write_varied(const char *path, unsigned major)
+{
+    cap_writer_options o = {.clock_source = "monotonic",
+                            .tick_period_ns = 1.0,
+                            .format_major = major};
+    cap_writer *w;
+    assert_int_equal(cap_writer_open_path(&w, path, &o), CAP_OK);
+    for (uint32_t id = 1; id <= 40; id++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "n%u", id);
+        assert_int_equal(cap_writer_name(w, id, nm, NULL, 0), CAP_OK);
+    }
+    for (uint32_t tid = 0; tid < 3; tid++)
+        assert_int_equal(cap_writer_thread(w, tid, "t"), CAP_OK);
+    uint64_t rng = 7;
+    for (uint64_t f = 0; f < 120; f++) {
+        uint64_t t0 = 1000 + f * 10000000;
+        for (uint32_t tid = 0; tid < 3; tid++) {
+            if (tid == 2 && (f / 2) % 3 == 1)
+                continue; /* a thread absent from a block */
+            uint64_t t = t0 + tid * 1000;
+            for (int k = 0; k < 12; k++) {
+                rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t r = (uint32_t)(rng >> 33);
+                /* names 1..8 every frame; 9..40 some blocks only */
+                uint32_t id = 1 + (uint32_t)k % 8;
+                if (r % 5 == 0)
+                    id = 9 + (uint32_t)((f / 2 + r) % 32);
+                assert_int_equal(cap_writer_scope_begin(w, tid, id, t),
+                                 CAP_OK);
+                uint32_t inner = 1 + (r >> 8) % 40;
+                if (r % 3 == 0) {
+                    assert_int_equal(cap_writer_scope_begin(
+                                         w, tid, inner, t + 100 + r % 50),
+                                     CAP_OK);
+                    assert_int_equal(
+                        cap_writer_scope_end(w, tid, t + 900 + r % 300),
+                        CAP_OK);
+                }
+                t += 2000 + id * 100 + (r >> 4) % 200;
+                assert_int_equal(cap_writer_scope_end(w, tid, t), CAP_OK);
+                t += 50 + (r >> 12) % 20;
+            }
+        }
+        assert_int_equal(cap_writer_frame(w, f, t0, t0 + 9000000), CAP_OK);
+        if (f % 2 == 1)
+            assert_int_equal(cap_writer_flush(w), CAP_OK);
+    }
+    assert_int_equal(cap_writer_close(w), CAP_OK);
+}
+
+static void groups_carry_token_lists_and_read_as_3_1(void **state)
+{
+    (void)state;
+    char p3[300], p4[300];
+    tmp_path(p3, sizeof p3, "carry-3.cap");
+    tmp_path(p4, sizeof p4, "carry-4.cap");
+    write_varied(p3, 3);
+    write_varied(p4, 4);
+    cap_reader *a, *b;
+    char detail[256];
+    assert_int_equal(cap_reader_open(&a, p3, detail, sizeof detail), CAP_OK);
+    assert_int_equal(cap_reader_open(&b, p4, detail, sizeof detail), CAP_OK);
+    unsigned major, minor;
+    cap_reader_version(b, &major, &minor);
+    assert_int_equal(major, 4);
+    cap_event x, y;
+    cap_result ra, rb;
+    size_t scopes = 0;
+    for (;;) {
+        do
+            ra = cap_reader_next(a, &x);
+        while (ra == CAP_OK && x.kind != CAP_EV_SCOPE);
+        do
+            rb = cap_reader_next(b, &y);
+        while (rb == CAP_OK && y.kind != CAP_EV_SCOPE);
+        assert_int_equal(ra, rb);
+        if (ra != CAP_OK)
+            break;
+        assert_int_equal(x.u.scope.tid, y.u.scope.tid);
+        assert_int_equal(x.u.scope.name, y.u.scope.name);
+        assert_int_equal(x.u.scope.depth, y.u.scope.depth);
+        assert_true(x.u.scope.begin_ns == y.u.scope.begin_ns);
+        assert_true(x.u.scope.end_ns == y.u.scope.end_ns);
+        scopes++;
+    }
+    assert_int_equal(ra, CAP_DONE);
+    assert_true(scopes > 4000);
+    const cap_reader_stats *sa = cap_reader_get_stats(a),
+                           *sb = cap_reader_get_stats(b);
+    assert_int_equal(sb->corrupt_chunks, 0);
+    assert_int_equal(sa->scopes, sb->scopes);
+    cap_reader_close(a);
+    cap_reader_close(b);
+    unlink(p3);
+    unlink(p4);
+}
+
 static void varints_that_overflow_64_bits_are_malformed(void **state)
 {
     (void)state;
@@ -902,6 +1006,7 @@ int main(void)
         cmocka_unit_test(varints_that_overflow_64_bits_are_malformed),
         cmocka_unit_test(
             groups_read_whole_cut_short_and_lose_only_a_damaged_group),
+        cmocka_unit_test(groups_carry_token_lists_and_read_as_3_1),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -154,6 +154,7 @@ typedef struct sim {
     unsigned workers;
     double scale;
     double hitch_at, hitch_ms; /* --hitch-at (-1: none), --hitch-ms */
+    unsigned format_major;     /* --format-major (0: the default) */
     double slow[S_COUNT]; /* factor per scope, 1.0 when not slowed */
     char assets[ASSETS][32];
 
@@ -610,7 +611,7 @@ static void usage(FILE *out)
         "                [--fps-cap HZ] [--slow NAME:PCT] [--ramp PCT] [--bimodal]\n"
         "                [--heavy-frames N] [--outside-frames] [--workers N] [--scale F]\n"
         "                [--runtime-names] [--truth-report] [--hitch-at S]\n"
-        "                [--hitch-ms MS] [--help]\n"
+        "                [--hitch-ms MS] [--format-major N] [--help]\n"
         "\n"
         "A multi-threaded game loop recorded with libcapture into OUT.cap: a main\n"
         "thread (one frame mark per frame), a render thread fed by a one-slot\n"
@@ -638,6 +639,8 @@ static void usage(FILE *out)
         "                    also busy-waits --hitch-ms in a scope \"hitch\" on\n"
         "                    main (says its frame on stderr)\n"
         "  --hitch-ms MS     how long that hitch lasts (default 300)\n"
+        "  --format-major N  write capture format N (1: 1.1, 2: 2.0, 3: 3.1,\n"
+        "                    4: 4.0, groups of blocks; default: the library's)\n"
         "  --truth-report    at the end, print how many spins (the work of a\n"
         "                    scope) ended over %d us past their deadline, and by\n"
         "                    how much in all: the time in which the machine, not\n"
@@ -750,6 +753,10 @@ static int parse_args(sim *g, int argc, char **argv, const char **out)
             } else if (strcmp(a, "--hitch-at") == 0) {
                 if (!parse_double(v, 0, 86400, &g->hitch_at))
                     return bad("--hitch-at takes 0..86400 seconds", v);
+            } else if (strcmp(a, "--format-major") == 0) {
+                if (!parse_double(v, 1, 4, &d) || d != floor(d))
+                    return bad("--format-major takes 1, 2, 3 or 4", v);
+                g->format_major = (unsigned)d;
             } else if (strcmp(a, "--hitch-ms") == 0) {
                 if (!parse_double(v, 0, 60000, &g->hitch_ms))
                     return bad("--hitch-ms takes 0..60000", v);
@@ -812,7 +819,8 @@ int main(int argc, char **argv)
     pthread_cond_init(&g.hcond, NULL);
 
     cap_meta_kv meta[] = {{"program", "game_sim"}};
-    cap_capture_options opt = {.meta = meta, .meta_count = 1};
+    cap_capture_options opt = {.meta = meta, .meta_count = 1,
+                               .format_major = g.format_major};
     cap_result r = cap_open(out, &opt);
     if (r != CAP_OK) {
         fprintf(stderr, "game_sim: cannot record into '%s': %s\n", out,

@@ -376,9 +376,39 @@ static void test_game_sim_bad_options(void **state)
     assert_int_equal(run(NULL, both), 2);
     const char *workers[] = {"/tmp/x.cap", "--workers", "0", NULL};
     assert_int_equal(run(NULL, workers), 2);
+    const char *fmt[] = {"/tmp/x.cap", "--format-major", "5", NULL};
+    assert_int_equal(run(NULL, fmt), 2);
     const char *unwritable[] = {"/nonexistent-dir/x.cap", "--frames", "1",
                                 NULL};
     assert_int_equal(run(NULL, unwritable), 1);
+}
+
+/* --format-major 4: the capture is 4.0 (groups of blocks) and reads
+ * whole: every frame asked for. */
+static void test_game_sim_format_major(void **state)
+{
+    (void)state;
+    char path[96];
+    tmp_path(path, sizeof path, "format4_cap");
+    const char *args[] = {path, "--frames", "30", "--scale", "0.25",
+                          "--workers", "2", "--format-major", "4", NULL};
+    assert_int_equal(run(NULL, args), 0);
+    cap_reader *r;
+    char detail[256];
+    assert_int_equal(cap_reader_open(&r, path, detail, sizeof detail), CAP_OK);
+    unsigned major = 0, minor = 9;
+    cap_reader_version(r, &major, &minor);
+    assert_int_equal(major, 4);
+    assert_int_equal(minor, 0);
+    cap_event ev;
+    cap_result res;
+    size_t frames = 0;
+    while ((res = cap_reader_next(r, &ev)) == CAP_OK)
+        frames += ev.kind == CAP_EV_FRAME;
+    assert_int_equal(res, CAP_DONE);
+    assert_int_equal(frames, 30);
+    cap_reader_close(r);
+    remove(path);
 }
 
 int main(int argc, char **argv)
@@ -392,6 +422,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_game_sim_records_its_truth),
         cmocka_unit_test(test_game_sim_truth_report),
         cmocka_unit_test(test_game_sim_bad_options),
+        cmocka_unit_test(test_game_sim_format_major),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,7 +143,7 @@ typedef struct cap_capture_options {
                                     writes 4.0: groups of blocks (names
                                     listed once a group, each group one
                                     zstd frame flushed at every block),
-                                    about 2.8 instead of 4.3 bytes a
+                                    about 2.1 instead of 4.3 bytes a
                                     scope in a 60 fps game's 100 ms
                                     blocks; readers before 4.0 refuse
                                     it; flight mode writes 3.1 instead.

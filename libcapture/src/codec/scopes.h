@@ -32,9 +32,48 @@
  * later sections give the same tables, byte for byte, which the group's
  * zstd frame stores for next to nothing. */
 #define CAPC_SE_GRP_TABLES (CAPF_SE_TOK_TABLES + 8)
+
+/* 4.0: a thread's SCOPES_E token lists as its latest section in a group
+ * of blocks left them, which its next section of the group starts from
+ * (format-spec "SCOPES_E (0x0E)", carried lists): the group they belong
+ * to (the writer's capc_scopes_enc.grp, the reader's count of groups; 0
+ * none), that section's name ids by place (ids[0] unused) and its
+ * 2 x (nn + 1) lists. Zero it to start, capc_se_carry_free to end. */
+typedef struct capc_se_carry {
+    uint64_t grp;
+    uint32_t nn;
+    uint32_t *ids;
+    capf_se_list *l;
+    size_t cap; /* places ids and l have room for (nn + 1 at least) */
+} capc_se_carry;
+
+/* Frees what c holds and zeroes it; c itself is the caller's. */
+void capc_se_carry_free(capc_se_carry *c);
+
+/* Keeps, in c, a section's lists for group grp: its nn names' ids (the
+ * id of place i at ids + (i - 1) x ids_stride bytes, increasing) and its
+ * 2 x (nn + 1) lists (list j at l + j x l_stride bytes). 0, or -1 when
+ * out of memory (c then holds none: grp 0). */
+int capc_se_carry_save(capc_se_carry *c, uint64_t grp, const uint32_t *ids,
+                       size_t ids_stride, uint32_t nn, const capf_se_list *l,
+                       size_t l_stride);
+
+/* A section's lists as carried from c (laid out as capc_se_carry_save's
+ * arguments; the lists, zeroed by the caller, get those of the same
+ * names in c, values moved to this section's places and entries of
+ * names it does not list removed). 0, or -1 when out of memory. */
+int capc_se_carry_load(const capc_se_carry *c, const uint32_t *ids,
+                       size_t ids_stride, uint32_t nn, capf_se_list *l,
+                       size_t l_stride);
+
 typedef struct capc_se_grp {
     uint64_t grp; /* the group (capc_scopes_enc.grp) fr is kept for; 0 none */
     uint32_t fr[CAPC_SE_GRP_TABLES][CAPF_SE_RES_SYMS];
+    capc_se_carry carry; /* the thread's token lists for the group */
+    /* the symbols its sections coded (all groups; halved as they pass
+       SE_GRP_HIST_SYMBOLS), by table: a group's tables start from them */
+    uint32_t acc[CAPC_SE_GRP_TABLES][CAPF_SE_RES_SYMS];
+    uint64_t acc_n;
 } capc_se_grp;
 
 typedef struct capc_scopes_src {
@@ -234,7 +273,9 @@ typedef struct capc_se_dec {
 void capc_se_dec_free(capc_se_dec *d);
 
 /* The rest of a SCOPES_E section's start, at b after n_events: the names
- * (each told to use), the tables, the streams' first bytes; the open
+ * (each told to use), the tables, the streams' first bytes, the token
+ * lists empty or (4.0, from not NULL) carried from the thread's previous
+ * section in the group; the open
  * stack's depth names (stk_name) get their index in the section's list
  * (stk_dense) and their end's prediction (stk_epred). CAP_OK;
  * CAP_E_CORRUPT when malformed; CAP_E_NOMEM when out of memory or use
@@ -243,7 +284,12 @@ cap_result capc_scopes_e_start(capc_se_dec *d, capf_cur *b,
                                uint64_t n_events, uint32_t depth,
                                const uint32_t *stk_name, uint32_t *stk_dense,
                                uint64_t *stk_epred, capc_name_use_fn use,
-                               void *user);
+                               void *user, const capc_se_carry *from);
+
+/* 4.0: d's lists as its section left them (a section decoded to its
+ * end), kept in c for the thread's next section of group grp: 0, or -1
+ * when out of memory. */
+int capc_se_dec_carry(const capc_se_dec *d, capc_se_carry *c, uint64_t grp);
 
 /* SCOPES_E: the raw bit stream (format-spec "SCOPES_E (0x0E)"), read
  * ahead into bb, lowest bit first. */

@@ -25,6 +25,93 @@ static void *room(void *p, size_t *cap, size_t n, size_t size)
     return q;
 }
 
+/* ---- carried token lists (4.0) ------------------------------------------ */
+
+void capc_se_carry_free(capc_se_carry *c)
+{
+    free(c->ids);
+    free(c->l);
+    memset(c, 0, sizeof *c);
+}
+
+#define AT(p, i, stride) ((const void *)((const char *)(p) + (i) * (stride)))
+
+int capc_se_carry_save(capc_se_carry *c, uint64_t grp, const uint32_t *ids,
+                       size_t ids_stride, uint32_t nn, const capf_se_list *l,
+                       size_t l_stride)
+{
+    c->grp = 0;
+    size_t n = (size_t)nn + 1;
+    if (n > c->cap) {
+        uint32_t *pi = realloc(c->ids, n * sizeof *pi);
+        if (pi)
+            c->ids = pi;
+        capf_se_list *pl = pi ? realloc(c->l, 2 * n * sizeof *pl) : NULL;
+        if (!pl)
+            return -1;
+        c->l = pl;
+        c->cap = n;
+    }
+    c->ids[0] = 0;
+    for (size_t i = 1; i <= nn; i++)
+        c->ids[i] = *(const uint32_t *)AT(ids, i - 1, ids_stride);
+    for (size_t j = 0; j < 2 * n; j++)
+        c->l[j] = *(const capf_se_list *)AT(l, j, l_stride);
+    c->nn = nn;
+    c->grp = grp;
+    return 0;
+}
+
+/* List o as carried into a section whose place of c's place v is map[v]
+ * (0: not listed there): into *t (zeroed). */
+static void carry_list(const capf_se_list *o, const uint32_t *map,
+                       uint32_t onn, capf_se_list *t)
+{
+    unsigned len = 0;
+    for (unsigned i = 0; i < o->len && i < CAPF_SE_LIST; i++) {
+        uint32_t v = o->v[i];
+        if (v > onn || (v && !map[v]))
+            continue;
+        t->v[len] = v ? map[v] : 0;
+        t->n[len] = o->n[i];
+        len++;
+    }
+    t->len = (uint16_t)len;
+    t->tb = (uint16_t)(len * 3u + o->tb % 3u);
+}
+
+int capc_se_carry_load(const capc_se_carry *c, const uint32_t *ids,
+                       size_t ids_stride, uint32_t nn, capf_se_list *l,
+                       size_t l_stride)
+{
+    /* map: c's place -> this section's; inv: this section's -> c's (both
+       lists in increasing id order) */
+    uint32_t *map = calloc((size_t)c->nn + 1 + (size_t)nn + 1, sizeof *map);
+    if (!map)
+        return -1;
+    uint32_t *inv = map + c->nn + 1;
+    for (uint32_t i = 1, j = 1; i <= nn && j <= c->nn;) {
+        uint32_t id = *(const uint32_t *)AT(ids, i - 1, ids_stride);
+        if (id == c->ids[j]) {
+            map[j] = i;
+            inv[i] = j;
+            i++;
+            j++;
+        } else if (id < c->ids[j]) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    carry_list(&c->l[1], map, c->nn, (capf_se_list *)AT(l, 1, l_stride));
+    for (uint32_t i = 1; i <= nn; i++)
+        for (size_t k = 0; k < 2 && inv[i]; k++)
+            carry_list(&c->l[2 * (size_t)inv[i] + k], map, c->nn,
+                       (capf_se_list *)AT(l, 2 * (size_t)i + k, l_stride));
+    free(map);
+    return 0;
+}
+
 /* ---- SCOPES_E (format-spec "SCOPES_E (0x0E)") ----------------------------
  * Three passes over th's events: the names and each context's mean, each
  * context's mean absolute deviation (its shift k and residual table),
@@ -249,10 +336,13 @@ static void se_shift(double sd, uint8_t *k, uint8_t *tab)
 
 /* 4.0: the context `kind` of a name listed earlier in the group: its
  * deltas in this section added to the group's, and its kept prediction,
- * shift and table replaced by the group's when the prediction is off by
- * 2^(k+1) or more (k its shift) or the shift differs (bench_size's 60 fps
- * 100 ms blocks: 2.549 bytes a scope, against 2.586 at 2^k, 2.560 at
- * 2^(k+2) and 2.605 never). */
+ * shift and table replaced by the group's only where that pays: each
+ * replacement breaks the repeat of the name list that the group's zstd
+ * frame stores for next to nothing (bench_size's 60 fps 100 ms blocks,
+ * token lists carried: 2.283 bytes a scope; 2.403 when the prediction
+ * moved at an offset of 2^(k+1) or any change of shift; SE_GRP_MOVE 16:
+ * 2.407 without the shift's rule, 400: 2.285, 4000: 2.290). */
+#define SE_GRP_MOVE 100.0
 static void se_grp_update(capc_sc_name *nm, int kind)
 {
     nm->grp_sum[kind] += nm->sr_m[kind] * nm->sr_n[kind];
@@ -266,11 +356,51 @@ static void se_grp_update(capc_sc_name *nm, int kind)
              &tab);
     uint64_t off = mean > nm->grp_pred[kind] ? mean - nm->grp_pred[kind]
                                               : nm->grp_pred[kind] - mean;
-    if (off >> (nm->grp_k[kind] + 1) == 0 && k == nm->grp_k[kind])
+    /* the move pays where the kept prediction's offset, in units of
+       2^k, squared and times this section's deltas, is 100 or more (a
+       residual loses about that square's worth of bits; the move costs
+       the name list's bytes), or where the shift is off by 2 or more on
+       8 deltas or more */
+    double o = (double)off / (double)(1ull << nm->grp_k[kind]);
+    double n = (double)nm->sr_n[kind];
+    unsigned kd = k > nm->grp_k[kind] ? k - nm->grp_k[kind]
+                                      : nm->grp_k[kind] - k;
+    if (o * o * n < SE_GRP_MOVE && (kd < 2 || n < 8))
         return;
     nm->grp_pred[kind] = mean;
     nm->grp_k[kind] = k;
     nm->grp_tab[kind] = tab;
+}
+
+/* 4.0: the context `kind` of a name first listed in this group, listed
+ * in an earlier one: its prediction, shift and table from its deltas
+ * there (their sums halved down to SE_GRP_HIST) and in this section,
+ * into t, kept for the group; 0, nothing done, where it has none. The
+ * group's first section of a name then predicts from many deltas instead
+ * of its own few (bench_size's 60 fps 100 ms blocks: 2.283 -> 2.194
+ * bytes a scope; history 64: 2.198, 256: 2.195, unbounded: 2.193). */
+#define SE_GRP_HIST 1024u
+static int se_grp_again(capc_sc_name *nm, int kind, capf_buf *t)
+{
+    if (!nm->grp_n[kind])
+        return 0;
+    while (nm->grp_n[kind] > SE_GRP_HIST) {
+        nm->grp_sum[kind] /= 2;
+        nm->grp_n[kind] /= 2;
+        nm->grp_dev[kind] /= 2;
+    }
+    nm->grp_sum[kind] += nm->sr_m[kind] * nm->sr_n[kind];
+    nm->grp_n[kind] += nm->sr_n[kind];
+    nm->grp_dev[kind] += nm->se_dev[kind];
+    se_shift(1.2533 * (double)nm->grp_dev[kind] / (double)nm->grp_n[kind],
+             &nm->se_k[kind], &nm->se_tab[kind]);
+    nm->sr_m[kind] = nm->grp_sum[kind] / nm->grp_n[kind];
+    capf_buf_varint(t, nm->sr_m[kind]);
+    capf_buf_varint(t, (uint64_t)nm->se_k[kind] * 16 + nm->se_tab[kind]);
+    nm->grp_pred[kind] = nm->sr_m[kind];
+    nm->grp_k[kind] = nm->se_k[kind];
+    nm->grp_tab[kind] = nm->se_tab[kind];
+    return 1;
 }
 
 static int se_name_table(capc_scopes_enc *w, capf_buf *t,
@@ -303,6 +433,8 @@ static int se_name_table(capc_scopes_enc *w, capf_buf *t,
             continue;
         }
         for (int k = 0; k < 2; k++) {
+            if (w->grp && nm->grp_mark && se_grp_again(nm, k, t))
+                continue; /* from its deltas in earlier groups too */
             double sd = nm->sr_n[k]
                             ? 1.2533 * (double)nm->se_dev[k] /
                                   (double)nm->sr_n[k]
@@ -339,6 +471,10 @@ static int se_steps(capc_scopes_enc *w, const capc_scopes_src *th, size_t nn,
         return -1;
     w->se_lists = lists;
     memset(lists, 0, nlists * sizeof *lists);
+    if (w->grp && th->g && th->g->carry.grp == w->grp &&
+        capc_se_carry_load(&th->g->carry, w->se_names, sizeof *w->se_names,
+                           (uint32_t)nn, lists, sizeof *lists) != 0)
+        return -1; /* 4.0: the lists the thread's previous section left */
     if (th->n_events > (SIZE_MAX / sizeof *w->se_ops) / 2)
         return -1;
     size_t ops_cap = 2 * (size_t)th->n_events; /* a token and a residual */
@@ -446,6 +582,25 @@ static void se_smooth(uint32_t (*cnt)[CAPF_SE_RES_SYMS])
     }
 }
 
+/* Symbols a thread's history of tables keeps (4.0), halved above it. */
+#define SE_GRP_HIST_SYMBOLS (1u << 20)
+
+/* A section's nops symbols, counted in cnt, added to g's history. */
+static void se_grp_count(capc_se_grp *g, uint32_t (*cnt)[CAPF_SE_RES_SYMS],
+                         size_t nops)
+{
+    g->acc_n += nops;
+    int half = g->acc_n > SE_GRP_HIST_SYMBOLS;
+    if (half)
+        g->acc_n /= 2;
+    for (unsigned tb = 0; tb < SE_TABLES; tb++)
+        for (unsigned i = 0; i < CAPF_SE_RES_SYMS; i++) {
+            g->acc[tb][i] += cnt[tb][i];
+            if (half)
+                g->acc[tb][i] /= 2;
+        }
+}
+
 /* The tables: cnt scaled to frequencies (fr) and their starts (cum),
  * into t; with `kept`, fr as it is (a group's kept tables) instead. */
 static void se_tables(capf_buf *t, uint32_t (*cnt)[CAPF_SE_RES_SYMS],
@@ -542,19 +697,35 @@ int capc_scopes_e_put(capc_scopes_enc *w, capf_buf *t,
     memset(cnt, 0, sizeof cnt);
     if (se_steps(w, th, nn, cnt, &nops, &nres) != 0)
         return -1;
+    if (w->grp && th->g &&
+        capc_se_carry_save(&th->g->carry, w->grp, w->se_names,
+                           sizeof *w->se_names, (uint32_t)nn, w->se_lists,
+                           sizeof *w->se_lists) != 0)
+        return -1; /* the reader carries them: the writer must too */
     uint32_t fr[SE_TABLES][CAPF_SE_RES_SYMS], cum[SE_TABLES][CAPF_SE_RES_SYMS];
     capc_se_grp *g = w->grp ? th->g : NULL;
     int kept = g && g->grp == w->grp && se_grp_fits(g, cnt);
-    int keep = g && !kept && nops >= SE_GRP_MIN_SYMBOLS;
+    /* a group's first tables: from what the thread coded before too */
+    int hist = g && !kept && g->grp != w->grp &&
+               g->acc_n + nops >= SE_GRP_MIN_SYMBOLS;
+    int keep = g && !kept && (hist || nops >= SE_GRP_MIN_SYMBOLS);
+    uint32_t tc[SE_TABLES][CAPF_SE_RES_SYMS];
+    memcpy(tc, cnt, sizeof tc);
+    if (hist)
+        for (unsigned tb = 0; tb < SE_TABLES; tb++)
+            for (unsigned i = 0; i < CAPF_SE_RES_SYMS; i++)
+                tc[tb][i] += g->acc[tb][i];
     if (kept)
         memcpy(fr, g->fr, sizeof fr);
     if (keep)
-        se_smooth(cnt);
-    se_tables(t, cnt, fr, cum, kept);
+        se_smooth(tc);
+    se_tables(t, tc, fr, cum, kept);
     if (keep) {
         memcpy(g->fr, fr, sizeof fr);
         g->grp = w->grp;
     }
+    if (g)
+        se_grp_count(g, cnt, nops);
     return se_rans(w, t, nops, nres, fr, cum);
 }
 
@@ -589,13 +760,53 @@ static int cmp_se_id(const void *k, const void *e)
     return a < b ? -1 : a > b;
 }
 
+/* The section's 2 x (nn + 1) contexts in d->ctx: their lists empty or
+ * (from not NULL) carried, each context's prediction, shift and table
+ * from the name list. */
+static cap_result se_contexts(capc_se_dec *d, uint32_t nn,
+                              const capc_se_carry *from)
+{
+    size_t nl = 2 * ((size_t)nn + 1);
+    if (nl > d->ctx_cap) { /* on cache lines: each context on one */
+        free(d->ctx);
+        d->ctx_cap = 0;
+        d->ctx = aligned_alloc(_Alignof(capc_se_ctx), nl * sizeof(capc_se_ctx));
+        if (!d->ctx)
+            return CAP_E_NOMEM;
+        d->ctx_cap = nl;
+    }
+    memset(d->ctx, 0, nl * sizeof *d->ctx); /* empty lists, f0 0 */
+    if (from) { /* 4.0: the lists the thread's previous section left */
+        if (capc_se_carry_load(from, nn ? &d->nm[1].id : NULL, sizeof *d->nm,
+                               nn, &d->ctx[0].l,
+                               sizeof *d->ctx) != 0)
+            return CAP_E_NOMEM;
+        for (size_t j = 1; j < nl; j++) {
+            capc_se_ctx *c = &d->ctx[j];
+            unsigned a = (unsigned)(j & 1) * 15u;
+            c->f0 = c->l.len ? d->tf[a + c->l.tb][0] : 0;
+            c->f0z = d->tf[a + c->l.len * 3u][0];
+        }
+    }
+    for (size_t i = 1; i <= nn; i++)
+        for (int k = 0; k < 2; k++) {
+            capc_se_ctx *c = &d->ctx[2 * i + (size_t)k];
+            const capc_se_name *e = &d->nm[i];
+            c->pred = e->pred[k];
+            c->k = e->k[k];
+            c->kf = e->k[k] <= 32 ? e->k[k] : 255;
+            c->rt = &d->rt[e->tab[k]];
+        }
+    return CAP_OK;
+}
+
 /* The rest of a SCOPES_E section's start, after n_events: the names, the
  * tables, the stream's first four bytes. */
 cap_result capc_scopes_e_start(capc_se_dec *d, capf_cur *b,
                                uint64_t n_events, uint32_t depth,
                                const uint32_t *stk_name, uint32_t *stk_dense,
                                uint64_t *stk_epred, capc_name_use_fn use,
-                               void *user)
+                               void *user, const capc_se_carry *from)
 {
     uint64_t nn = capf_cur_varint_max(b, (uint64_t)(b->end - b->p) / 5);
     if (b->bad)
@@ -666,25 +877,9 @@ cap_result capc_scopes_e_start(capc_se_dec *d, capf_cur *b,
         stk_dense[i] = (uint32_t)(e - d->nm);
         stk_epred[i] = e->pred[1];
     }
-    size_t nl = 2 * ((size_t)nn + 1);
-    if (nl > d->ctx_cap) { /* on cache lines: each context on one */
-        free(d->ctx);
-        d->ctx_cap = 0;
-        d->ctx = aligned_alloc(_Alignof(capc_se_ctx), nl * sizeof(capc_se_ctx));
-        if (!d->ctx)
-            return CAP_E_NOMEM;
-        d->ctx_cap = nl;
-    }
-    memset(d->ctx, 0, nl * sizeof *d->ctx); /* empty lists, f0 0 */
-    for (size_t i = 1; i <= nn; i++)
-        for (int k = 0; k < 2; k++) {
-            capc_se_ctx *c = &d->ctx[2 * i + (size_t)k];
-            const capc_se_name *e = &d->nm[i];
-            c->pred = e->pred[k];
-            c->k = e->k[k];
-            c->kf = e->k[k] <= 32 ? e->k[k] : 255;
-            c->rt = &d->rt[e->tab[k]];
-        }
+    cap_result res = se_contexts(d, (uint32_t)nn, from);
+    if (res != CAP_OK)
+        return res;
     d->cur = 1;
     /* the token and residual streams, then the raw bits to the end */
     uint64_t len[2];
@@ -714,4 +909,11 @@ cap_result capc_scopes_e_start(capc_se_dec *d, capf_cur *b,
     d->bb = 0;
     d->bn = 0;
     return CAP_OK;
+}
+
+int capc_se_dec_carry(const capc_se_dec *d, capc_se_carry *c, uint64_t grp)
+{
+    return capc_se_carry_save(c, grp, d->nn ? &d->nm[1].id : NULL,
+                              sizeof *d->nm, d->nn, &d->ctx[0].l,
+                              sizeof *d->ctx);
 }

@@ -44,7 +44,10 @@
 #define CAPF_VERSION_MINOR_FRAME_LIST 1
 /* 4.0 groups blocks: a BLOCK with the CONT flag holds the next flushed
  * piece of the zstd frame begun by the group's first block, and may use
- * the group's earlier declarations (format-spec: Groups of blocks) */
+ * the group's earlier declarations (format-spec: Groups of blocks); a
+ * thread's SCOPES_E section starts from the token lists its previous
+ * SCOPES_E section in the group left, carried by name id (codec/scopes.h
+ * capc_se_carry) */
 #define CAPF_VERSION_MAJOR_GROUPS 4
 #define CAPF_GROUP_MAX_RAW ((size_t)4 << 20) /* the writer's groups: raw */
 #define CAPF_GROUP_MAX_NS 1000000000ull     /* ...time covered */

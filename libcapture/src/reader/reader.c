@@ -317,6 +317,8 @@ static cap_result read_chunk(cap_reader *r, capf_chunk_header *h,
     if (hd == 0 && (h->flags & CAPF_CHUNK_FLAG_CONT) &&
         r->major < CAPF_VERSION_MAJOR_GROUPS)
         hd = -2; /* a reserved bit before 4.0 */
+    if (hd == 0 && !(h->flags & CAPF_CHUNK_FLAG_CONT))
+        r->grp_gen++; /* a group starts: no SCOPES_E lists carried */
     if (hd != 0) {
         set_detail(r, "chunk header at offset %llu is damaged (%s)",
                    (unsigned long long)*chunk_off,
@@ -624,6 +626,9 @@ void cap_reader_close(cap_reader *r)
     free(r->arena);
     free(r->sr_set);
     capc_se_dec_free(&r->sed);
+    for (size_t i = 0; i < r->se_carry_n; i++)
+        capc_se_carry_free(&r->se_carry[i]);
+    free(r->se_carry);
     free(r->idx_off);
     free(r->idx_frames);
     free(r->fl);
@@ -950,8 +955,8 @@ static int se_use_name(void *user, uint32_t id)
     return 0;
 }
 
-/* The start of a SCOPES (sr 0) or SCOPES_R (sr 1) section: the prefix
- * onto the stack, the cursors set. */
+/* The start of a SCOPES (sr 0), SCOPES_R (sr 1) or SCOPES_E (sr 2)
+ * section: the prefix onto the stack, the cursors set. */
 static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
 {
     uint64_t tid = capf_cur_varint_max(b, CAP_MAX_THREADS - 1);
@@ -983,9 +988,22 @@ static cap_result sec_scopes_start(cap_reader *r, capf_cur *b, int sr)
         r->left = n;
         r->sr = sr;
         r->sr_first = 1;
-        return capc_scopes_e_start(&r->sed, b, n, r->depth, r->stk_name,
-                                   r->stk_dense, r->stk_epred, se_use_name,
-                                   r);
+        const capc_se_carry *from = NULL;
+        if (r->major >= CAPF_VERSION_MAJOR_GROUPS) {
+            if (cap__se_carry_for(r, (uint32_t)tid) != 0)
+                return CAP_E_NOMEM;
+            if (r->se_carry[tid].grp == r->grp_gen)
+                from = &r->se_carry[tid];
+        }
+        cap_result res = capc_scopes_e_start(
+            &r->sed, b, n, r->depth, r->stk_name, r->stk_dense, r->stk_epred,
+            se_use_name, r, from);
+        if (res == CAP_OK && r->major >= CAPF_VERSION_MAJOR_GROUPS) {
+            r->se_pend = 1; /* kept when the next SCOPES_E section starts */
+            r->se_pend_tid = (uint32_t)tid;
+            r->se_pend_gen = r->grp_gen;
+        }
+        return res;
     }
     uint64_t tlen = capf_cur_varint(b);
     if (b->bad || tlen > (uint64_t)(b->end - b->p) || n > tlen)
@@ -1334,6 +1352,8 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
             set_detail(r, "malformed events in the block before offset %llu",
                        (unsigned long long)r->off);
             r->st.corrupt_chunks++;
+            r->grp_ok = 0; /* damage: the group's later blocks are lost */
+            r->se_pend = 0;
             r->state = ST_NONE;
             r->sec.p = r->sec.end;
             return res;
@@ -1353,6 +1373,8 @@ cap_result cap_reader_next(cap_reader *r, cap_event *ev)
                            (unsigned long long)r->off);
                 r->st.corrupt_chunks++;
             }
+            r->grp_ok = 0; /* as above */
+            r->se_pend = 0;
             r->state = ST_NONE;
             r->sec.p = r->sec.end;
             r->decls_n = r->decls_pos = 0;

@@ -175,6 +175,17 @@ struct cap_reader {
 
     capc_sr_dec srd;  /* SCOPES_R: each class's two streams */
     capc_se_dec sed;  /* SCOPES_E (3.0): the section's decoder */
+    /* 4.0: each thread's SCOPES_E token lists as its latest section in
+       the current group left them (by tid, se_carry_n of them); grp_gen
+       counts the chunks read that start a group (no CONT flag); with
+       se_pend the section in sed (thread se_pend_tid, group se_pend_gen)
+       is kept there once the next SCOPES_E section starts (a section is
+       left before its end only for damage, which ends the group) */
+    capc_se_carry *se_carry;
+    size_t se_carry_n;
+    uint64_t grp_gen, se_pend_gen;
+    uint32_t se_pend_tid;
+    int se_pend;
     uint32_t stk_dense[CAP_MAX_DEPTH];
     uint64_t stk_begin[CAP_MAX_DEPTH];
     int64_t stk_begin_ns[CAP_MAX_DEPTH]; /* stk_begin converted, once */
@@ -349,5 +360,10 @@ void cap__block_clock_reset(cap_reader *r);
 /* The next scope event of the current SCOPES section into ev (or the error
  * a batch left pending). */
 cap_result cap__scopes_event(cap_reader *r, cap_event *ev);
+
+/* 4.0: r->se_carry made room for thread tid, and the lists of the
+ * SCOPES_E section decoded last (se_pend) kept in its thread's entry.
+ * -1 when out of memory. */
+int cap__se_carry_for(cap_reader *r, uint32_t tid);
 
 #endif

@@ -580,6 +580,27 @@ static cap_result scopes_run_rec(cap_reader *r, cap_scope_rec *rv,
                  : scopes_run_as(r, NULL, rv, max, got, apos, 0, 1);
 }
 
+/* 4.0: r->se_carry made room for thread tid, and the lists of the
+ * SCOPES_E section decoded last (se_pend) kept in its thread's. -1 when
+ * out of memory. */
+int cap__se_carry_for(cap_reader *r, uint32_t tid)
+{
+    if (tid >= r->se_carry_n) {
+        size_t n = (size_t)tid + 1;
+        capc_se_carry *p = realloc(r->se_carry, n * sizeof *p);
+        if (!p)
+            return -1;
+        memset(p + r->se_carry_n, 0, (n - r->se_carry_n) * sizeof *p);
+        r->se_carry = p;
+        r->se_carry_n = n;
+    }
+    if (!r->se_pend)
+        return 0;
+    r->se_pend = 0;
+    return capc_se_dec_carry(&r->sed, &r->se_carry[r->se_pend_tid],
+                             r->se_pend_gen);
+}
+
 cap_result cap__scopes_event(cap_reader *r, cap_event *ev)
 {
     if (r->pending) {

@@ -1202,8 +1202,10 @@ cap_result cap_writer_flush(cap_writer *w)
         capf_buf_varint(t, th->base);
         capf_buf_bytes(t, th->open.data, th->open.len);
         capf_buf_varint(t, th->n_events);
-        if (w->groups && !th->seg)
-            th->seg = calloc(1, sizeof *th->seg); /* NULL: tables per block */
+        if (w->groups && !th->seg &&
+            !(th->seg = calloc(1, sizeof *th->seg)))
+            return fail(w, CAP_E_NOMEM); /* the reader carries the
+                                            thread's token lists */
         capc_scopes_src src = {th->open, th->tokens, th->deltas,
                                th->n_events, th->seg};
         int kind = w->major == CAPF_VERSION_MAJOR ? CAPF_SEC_SCOPES
@@ -1390,6 +1392,8 @@ static void writer_free(cap_writer *w)
             continue;
         free(t->name);
         free(t->stack);
+        if (t->seg)
+            capc_se_carry_free(&t->seg->carry);
         free(t->seg);
         capf_buf_free(&t->open);
         capf_buf_free(&t->tokens);
