@@ -281,12 +281,56 @@ static void bulk_path_names_unnamed_ids_through_its_resolver(void **state)
     unlink(path);
 }
 
+/* A thread and a GPU track renamed within one block, after the block
+ * listed them (3.1 and 4.0): the block lists each once, with its latest
+ * name, and reads without damage (4.0's group listing had counted the
+ * second listing but written one: a malformed section, the block lost). */
+static void renamed_within_a_block_reads_whole(void **state)
+{
+    (void)state;
+    for (unsigned major = 3; major <= 4; major++) {
+        char path[] = "/tmp/test_writer_records_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        cap_writer_options o = {.clock_source = "tsc", .tick_period_ns = 1.0,
+                                .format_major = major};
+        cap_writer *w = NULL;
+        assert_int_equal(cap_writer_open_path(&w, path, &o), CAP_OK);
+        assert_int_equal(cap_writer_name(w, 1, "work", NULL, 0), CAP_OK);
+        assert_int_equal(cap_writer_thread(w, 0, "before"), CAP_OK);
+        assert_int_equal(cap_writer_gpu_track(w, 0, "queue", 1.0), CAP_OK);
+        assert_int_equal(cap_writer_scope_begin(w, 0, 1, 100), CAP_OK);
+        assert_int_equal(cap_writer_scope_end(w, 0, 110), CAP_OK);
+        assert_int_equal(cap_writer_thread(w, 0, "after"), CAP_OK);
+        assert_int_equal(cap_writer_gpu_track(w, 0, "queue 2", 1.0), CAP_OK);
+        assert_int_equal(cap_writer_scope_begin(w, 0, 1, 120), CAP_OK);
+        assert_int_equal(cap_writer_scope_end(w, 0, 130), CAP_OK);
+        assert_int_equal(cap_writer_frame(w, 0, 90, 140), CAP_OK);
+        assert_int_equal(cap_writer_close(w), CAP_OK);
+        cap_reader *r;
+        assert_int_equal(cap_reader_open(&r, path, NULL, 0), CAP_OK);
+        cap_event ev;
+        cap_result res;
+        size_t scopes = 0;
+        while ((res = cap_reader_next(r, &ev)) == CAP_OK)
+            scopes += ev.kind == CAP_EV_SCOPE;
+        assert_int_equal(res, CAP_DONE);
+        assert_int_equal(scopes, 2);
+        assert_string_equal(cap_reader_thread_name(r, 0), "after");
+        assert_string_equal(cap_reader_track_name(r, 0), "queue 2");
+        cap_reader_close(r);
+        unlink(path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bulk_path_writes_the_same_bytes_as_per_event_calls),
         cmocka_unit_test(bulk_path_stops_at_unnamed_ids_and_outside_the_window),
         cmocka_unit_test(bulk_path_names_unnamed_ids_through_its_resolver),
+        cmocka_unit_test(renamed_within_a_block_reads_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -995,14 +995,26 @@ static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
     capf_buf_section(p, CAPF_SEC_NAME_FLAGS, t);
 }
 
+/* decl_mark of a thread or track counted for the section being made */
+#define DECL_PENDING UINT64_MAX
+
 /* THREADS of ids; with `group`, only those not listed yet in this group
  * (4.0), which are then marked listed. */
 static void put_threads(cap_writer *w, capf_buf *p, const uint32_t *ids,
                         size_t n, int group)
 {
+    /* with `group`, an id listed twice (a thread renamed within the
+       block) is counted and written once: marked pending, then listed */
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += !group || w->threads[ids[i]]->decl_mark < w->grp_first;
+    for (size_t i = 0; i < n; i++) {
+        wr_thread *th = w->threads[ids[i]];
+        if (!group) {
+            k++;
+        } else if (th->decl_mark < w->grp_first) {
+            th->decl_mark = DECL_PENDING;
+            k++;
+        }
+    }
     if (!k)
         return;
     capf_buf *t = &w->tmp;
@@ -1010,7 +1022,7 @@ static void put_threads(cap_writer *w, capf_buf *p, const uint32_t *ids,
     capf_buf_varint(t, k);
     for (size_t i = 0; i < n; i++) {
         wr_thread *th = w->threads[ids[i]];
-        if (group && th->decl_mark >= w->grp_first)
+        if (group && th->decl_mark != DECL_PENDING)
             continue;
         capc_thread_put(t, ids[i], th->name);
         if (group)
@@ -1024,8 +1036,15 @@ static void put_tracks(cap_writer *w, capf_buf *p, const uint32_t *ids,
                        size_t n, int group)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += !group || w->tracks[ids[i]].decl_mark < w->grp_first;
+    for (size_t i = 0; i < n; i++) {
+        wr_track *tk = &w->tracks[ids[i]];
+        if (!group) {
+            k++;
+        } else if (tk->decl_mark < w->grp_first) {
+            tk->decl_mark = DECL_PENDING;
+            k++;
+        }
+    }
     if (!k)
         return;
     capf_buf *t = &w->tmp;
@@ -1033,7 +1052,7 @@ static void put_tracks(cap_writer *w, capf_buf *p, const uint32_t *ids,
     capf_buf_varint(t, k);
     for (size_t i = 0; i < n; i++) {
         wr_track *tk = &w->tracks[ids[i]];
-        if (group && tk->decl_mark >= w->grp_first)
+        if (group && tk->decl_mark != DECL_PENDING)
             continue;
         capc_track_put(t, ids[i], tk->name, tk->period);
         if (group)
