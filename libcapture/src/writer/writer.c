@@ -954,150 +954,6 @@ cap_result cap_writer_clock_sample(cap_writer *w, uint64_t tick,
 
 /* ---- blocks ------------------------------------------------------------ */
 
-static void put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
-                      size_t n)
-{
-    capf_buf *t = &w->tmp;
-    t->len = 0;
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++) {
-        const wr_name *nm = name_peek(w, ids[i]);
-        if (nm && nm->name)
-            count++;
-    }
-    if (!count)
-        return;
-    capf_buf_varint(t, count);
-    for (size_t i = 0; i < n; i++) {
-        const wr_name *nm = name_peek(w, ids[i]);
-        if (!nm || !nm->name)
-            continue;
-        capc_name_put(t, ids[i], nm->name, nm->file, nm->line);
-    }
-    capf_buf_section(p, CAPF_SEC_NAMES, t);
-    /* format 1.1: the flags of the names just listed that have any */
-    t->len = 0;
-    count = 0;
-    for (size_t i = 0; i < n; i++) {
-        const wr_name *nm = name_peek(w, ids[i]);
-        if (nm && nm->name && nm->flags)
-            count++;
-    }
-    if (!count)
-        return;
-    capf_buf_varint(t, count);
-    for (size_t i = 0; i < n; i++) {
-        const wr_name *nm = name_peek(w, ids[i]);
-        if (!nm || !nm->name || !nm->flags)
-            continue;
-        capc_name_flags_put(t, ids[i], nm->flags);
-    }
-    capf_buf_section(p, CAPF_SEC_NAME_FLAGS, t);
-}
-
-/* decl_mark of a thread or track counted for the section being made */
-#define DECL_PENDING UINT64_MAX
-
-/* THREADS of ids; with `group`, only those not listed yet in this group
- * (4.0), which are then marked listed. */
-static void put_threads(cap_writer *w, capf_buf *p, const uint32_t *ids,
-                        size_t n, int group)
-{
-    /* with `group`, an id listed twice (a thread renamed within the
-       block) is counted and written once: marked pending, then listed */
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        wr_thread *th = w->threads[ids[i]];
-        if (!group) {
-            k++;
-        } else if (th->decl_mark < w->grp_first) {
-            th->decl_mark = DECL_PENDING;
-            k++;
-        }
-    }
-    if (!k)
-        return;
-    capf_buf *t = &w->tmp;
-    t->len = 0;
-    capf_buf_varint(t, k);
-    for (size_t i = 0; i < n; i++) {
-        wr_thread *th = w->threads[ids[i]];
-        if (group && th->decl_mark != DECL_PENDING)
-            continue;
-        capc_thread_put(t, ids[i], th->name);
-        if (group)
-            th->decl_mark = w->seq;
-    }
-    capf_buf_section(p, CAPF_SEC_THREADS, t);
-}
-
-/* TRACKS of ids, as put_threads lists threads. */
-static void put_tracks(cap_writer *w, capf_buf *p, const uint32_t *ids,
-                       size_t n, int group)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        wr_track *tk = &w->tracks[ids[i]];
-        if (!group) {
-            k++;
-        } else if (tk->decl_mark < w->grp_first) {
-            tk->decl_mark = DECL_PENDING;
-            k++;
-        }
-    }
-    if (!k)
-        return;
-    capf_buf *t = &w->tmp;
-    t->len = 0;
-    capf_buf_varint(t, k);
-    for (size_t i = 0; i < n; i++) {
-        wr_track *tk = &w->tracks[ids[i]];
-        if (group && tk->decl_mark != DECL_PENDING)
-            continue;
-        capc_track_put(t, ids[i], tk->name, tk->period);
-        if (group)
-            tk->decl_mark = w->seq;
-    }
-    capf_buf_section(p, CAPF_SEC_TRACKS, t);
-}
-
-static void put_stats(cap_writer *w, capf_buf *p)
-{
-    capf_buf *t = &w->tmp;
-    t->len = 0;
-    size_t n = 0;
-    capf_buf body = {0};
-#define STAT(kind, subj, val)                                                  \
-    do {                                                                       \
-        if (val) {                                                             \
-            capc_stat_put(&body, kind, subj, val);                             \
-            n++;                                                               \
-            val = 0;                                                           \
-        }                                                                      \
-    } while (0)
-    for (size_t i = 0; i < w->blk_decl_threads_n; i++) {
-        wr_thread *th = w->threads[w->blk_decl_threads[i]];
-        STAT(CAPF_STAT_DROPPED_SCOPES, w->blk_decl_threads[i], th->dropped);
-        STAT(CAPF_STAT_CLOSED_AT_END, w->blk_decl_threads[i], th->closed_at_end);
-        STAT(CAPF_STAT_CLOCK_BACKWARDS, w->blk_decl_threads[i], th->backwards);
-        STAT(CAPF_STAT_STRAY_ENDS, w->blk_decl_threads[i], th->stray);
-    }
-    for (size_t i = 0; i < w->blk_tracks_n; i++) {
-        wr_track *k = &w->tracks[w->blk_tracks[i]];
-        STAT(CAPF_STAT_GPU_UNTIMED, w->blk_tracks[i], k->untimed);
-        STAT(CAPF_STAT_GPU_INVALID, w->blk_tracks[i], k->invalid);
-    }
-#undef STAT
-    if (n) {
-        capf_buf_varint(t, n);
-        capf_buf_bytes(t, body.data, body.len);
-        if (body.failed)
-            t->failed = 1;
-        capf_buf_section(p, CAPF_SEC_STATS, t);
-    }
-    capf_buf_free(&body);
-}
-
 static int block_empty(const cap_writer *w)
 {
     return w->blk_threads_n == 0 && w->frames_n == 0 && w->counters_n == 0 &&
@@ -1189,9 +1045,10 @@ static int block_head(cap_writer *w, capf_buf *p)
         capf_buf_section(p, CAPF_SEC_CLOCK, t);
     }
     w->grp_force = 0;
-    put_names(w, p, w->blk_names, w->blk_names_n);
-    put_threads(w, p, w->blk_decl_threads, w->blk_decl_threads_n, 1);
-    put_tracks(w, p, w->blk_tracks, w->blk_tracks_n, 1);
+    cap__writer_put_names(w, p, w->blk_names, w->blk_names_n);
+    cap__writer_put_threads(w, p, w->blk_decl_threads, w->blk_decl_threads_n,
+                            1);
+    cap__writer_put_tracks(w, p, w->blk_tracks, w->blk_tracks_n, 1);
     return 0;
 }
 
@@ -1260,7 +1117,7 @@ cap_result cap_writer_flush(cap_writer *w)
     }
     if (w->gpu.len)
         capf_buf_bytes(p, w->gpu.data, w->gpu.len);
-    put_stats(w, p);
+    cap__writer_put_stats(w, p);
     if (t->failed || w->frames.failed || w->counters.failed || w->gpu.failed)
         p->failed = 1;
 
@@ -1325,7 +1182,7 @@ int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
             ids[n++] = far[i];
         }
     free(far);
-    put_names(w, p, ids, n);
+    cap__writer_put_names(w, p, ids, n);
     n = 0;
     for (uint32_t i = 0; i < w->threads_cap; i++)
         if (w->threads[i] && w->threads[i]->declared) {
@@ -1333,7 +1190,7 @@ int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
                 goto nomem;
             ids[n++] = i;
         }
-    put_threads(w, p, ids, n, 0);
+    cap__writer_put_threads(w, p, ids, n, 0);
     n = 0;
     for (uint32_t i = 0; i < w->tracks_cap; i++)
         if (w->tracks[i].declared) {
@@ -1341,7 +1198,7 @@ int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals)
                 goto nomem;
             ids[n++] = i;
         }
-    put_tracks(w, p, ids, n, 0);
+    cap__writer_put_tracks(w, p, ids, n, 0);
     free(ids);
     for (uint32_t i = 0; cals && i < w->tracks_cap; i++) {
         const wr_track *k = &w->tracks[i];

@@ -1,6 +1,7 @@
 /*
  * writer/writer_int.h - the writer's state, shared by writer.c (tables,
- * events, blocks, the sink) and writer_live.c (the live sink's chunks).
+ * events, blocks, the sink), sections.c (a block's declaration and
+ * statistics sections) and writer_live.c (the live sink's chunks).
  * Internal to libcapture.
  */
 #ifndef CAP_WRITER_INT_H
@@ -196,5 +197,20 @@ static inline cap_result check(const cap_writer *w)
  * knows (and, with cals, each track's latest calibration) into p.
  * -1 when out of memory. */
 int cap__writer_put_decls(cap_writer *w, capf_buf *p, int cals);
+
+/* writer/sections.c: a block's sections into p (built in w->tmp).
+ * NAMES (and NAME_FLAGS) of ids that have a name. */
+void cap__writer_put_names(cap_writer *w, capf_buf *p, const uint32_t *ids,
+                           size_t n);
+/* THREADS of ids; with `group`, only those its group has not listed yet
+ * (4.0; each once), which are then marked listed. */
+void cap__writer_put_threads(cap_writer *w, capf_buf *p, const uint32_t *ids,
+                             size_t n, int group);
+/* TRACKS of ids, as cap__writer_put_threads lists threads. */
+void cap__writer_put_tracks(cap_writer *w, capf_buf *p, const uint32_t *ids,
+                            size_t n, int group);
+/* STATS of the block's threads and tracks (drops, stray ends, ...), each
+ * count then reset. */
+void cap__writer_put_stats(cap_writer *w, capf_buf *p);
 
 #endif
