@@ -398,22 +398,6 @@ static void ot_sum_visit(void *p, size_t row, size_t frame, int64_t v)
         c->failed = 1;
 }
 
-size_t an_over_time_frame_bins(const an_capture *m, int bins,
-                               double bin_seconds, uint16_t *bin_of)
-{
-    size_t n = m->nframes;
-    if (!n)
-        return 0;
-    int64_t t0 = m->frames[0].begin_ns;
-    double width;
-    bins = an_bins_choose(an_elapsed_ns(t0, m->frames[n - 1].end_ns), bins,
-                       bin_seconds, &width);
-    for (size_t i = 0; i < n; i++)
-        bin_of[i] = (uint16_t)an_bins_index(
-            an_elapsed_ns(t0, m->frames[i].begin_ns) / width, bins);
-    return (size_t)bins;
-}
-
 /* Median and p95 (ms) of k frames' values, of which h holds the non-zero
  * ones (NULL: none). */
 static an_summary hist_summary(const an_hist *h, size_t k)

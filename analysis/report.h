@@ -368,12 +368,6 @@ typedef struct an_over_time {
 cap_result an_over_time_compute(an_over_time *out, const an_capture *m,
                                 int bins, double bin_seconds);
 
-/* The bin of each frame of m (into bin_of[0..m->nframes)), as
- * an_over_time_compute(.., bins, bin_seconds) picks them; returns the
- * number of bins (0 without frames). */
-size_t an_over_time_frame_bins(const an_capture *m, int bins,
-                               double bin_seconds, uint16_t *bin_of);
-
 /* The verdicts for a computed over-time result (called by
  * an_over_time_compute; exposed for tests and for evidence rows). */
 void an_verdicts_decide(an_verdicts *vs, const an_over_time *ot);

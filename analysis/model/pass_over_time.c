@@ -3,8 +3,8 @@
 #include "model_int.h"
 #include "pass.h"
 
-/* The --over-time bin of each frame, by its begin (as
- * an_over_time_frame_bins, report.h, bins them), and how many bins. */
+/* The --over-time bin of each frame, by its begin, as
+ * an_over_time_compute picks them (bins.h), and how many bins. */
 size_t ml_frame_bins(const an_capture *m, int bins, double bin_seconds,
                          uint16_t *bin_of)
 {
