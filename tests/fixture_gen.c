@@ -118,7 +118,8 @@ static cap_writer *open_w_version(const char *dir, const char *file,
                             .block_bytes = 4096,
                             .format_minor = major == 1 ? minor : 0,
                             .format_major = major,
-                            .no_frame_list = major == 3 && minor == 0};
+                            .no_frame_list = major == 3 && minor == 0,
+                            .group_max_ms = 1000}; /* 4.0: as written */
     cap_writer *w;
     CHECK(cap_writer_open_path(&w, path, &o));
     return w;
@@ -557,7 +558,7 @@ static void waits_and_strays(const char *dir)
  * by cap_reader_frames_only. With major 4 (scope-residuals-4.0-groups.cap)
  * the blocks are in groups (4.0): names, threads and tracks listed once
  * a group, each group's blocks one zstd frame; the gaps of seconds end
- * groups (at most 1 s each), so the file holds several. */
+ * groups (at most 1 s each: group_max_ms), so the file holds several. */
 static void scope_residuals(const char *dir, unsigned major, int hurried,
                             int listed)
 {

@@ -761,12 +761,14 @@ static void damage_at_the_end_is_reported_as_truncation_and_trailer_checked(void
 #define G_PER_BLOCK 5
 
 /* A 4.0 file of G_FRAMES frames, each with a scope named "tick", a block
- * every G_PER_BLOCK frames (as the producer's flush makes them). */
-static void build_groups(const char *path)
+ * every G_PER_BLOCK frames (as the producer's flush makes them), in
+ * groups of at most group_ms (0: the writer's default). */
+static void build_groups_of(const char *path, unsigned group_ms)
 {
     cap_writer_options o = {.clock_source = "monotonic",
                             .tick_period_ns = 1.0,
-                            .format_major = 4};
+                            .format_major = 4,
+                            .group_max_ms = group_ms};
     cap_writer *w;
     assert_int_equal(cap_writer_open_path(&w, path, &o), CAP_OK);
     assert_int_equal(cap_writer_name(w, 1, "tick", NULL, 0), CAP_OK);
@@ -781,6 +783,55 @@ static void build_groups(const char *path)
             assert_int_equal(cap_writer_flush(w), CAP_OK);
     }
     assert_int_equal(cap_writer_close(w), CAP_OK);
+}
+
+static void build_groups(const char *path)
+{
+    build_groups_of(path, 1000);
+}
+
+/* The groups' first blocks (no CONT) of the file at path: how many, the
+ * first's chunk index in starts[0]. */
+static size_t group_starts(const char *path, size_t *first)
+{
+    size_t n, ns = 0;
+    unsigned char *b = slurp(path, &n);
+    chunk_at ch[256];
+    size_t nc = list_chunks(b, n, ch, 256);
+    *first = 0;
+    for (size_t i = 1; i + 1 < nc; i++) {
+        capf_chunk_header h;
+        assert_int_equal(capf_chunk_header_decode(b + ch[i].off, &h), 0);
+        if (!(h.flags & CAPF_CHUNK_FLAG_CONT) && ns++ == 0)
+            *first = i;
+    }
+    free(b);
+    return ns;
+}
+
+/* The writer's default group spans up to 4 s (so G_FRAMES' 3 s are one
+ * group), group_max_ms shortens it; every frame reads either way. */
+static void groups_span_4_s_by_default_and_group_max_ms_when_asked(
+    void **state)
+{
+    (void)state;
+    char path[300];
+    tmp_path(path, sizeof path, "groups-len.cap");
+    static const struct {
+        unsigned ms;
+        size_t groups;
+    } want[] = {{0, 1}, {4000, 1}, {1000, 3}, {500, 6}};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        build_groups_of(path, want[k].ms);
+        size_t first;
+        assert_int_equal(group_starts(path, &first), want[k].groups);
+        assert_int_equal(first, 1);
+        cap_result o;
+        tally y = read_all(path, &o);
+        assert_int_equal(o, CAP_OK);
+        assert_int_equal(y.frames, G_FRAMES);
+        assert_int_equal(y.corrupt_seen, 0);
+    }
 }
 
 static void groups_read_whole_cut_short_and_lose_only_a_damaged_group(
@@ -1006,6 +1057,8 @@ int main(void)
         cmocka_unit_test(varints_that_overflow_64_bits_are_malformed),
         cmocka_unit_test(
             groups_read_whole_cut_short_and_lose_only_a_damaged_group),
+        cmocka_unit_test(
+            groups_span_4_s_by_default_and_group_max_ms_when_asked),
         cmocka_unit_test(groups_carry_token_lists_and_read_as_3_1),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

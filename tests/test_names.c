@@ -249,9 +249,9 @@ static void test_wait_flags(void **state)
         CAP_SCOPE("late_wait");
     }
     close_and_read();
-    assert_int_equal(file.major, 3); /* 3.1, the default, holds every
+    assert_int_equal(file.major, 4); /* 4.0, the default, holds every
                                         addition of 1.1 */
-    assert_int_equal(file.minor, 1);
+    assert_int_equal(file.minor, 0);
     const char *waits[] = {"wait_literal", "wait_runtime", "wait_pair",
                            "wait_by_id", "late_wait"};
     for (int i = 0; i < 5; i++) {

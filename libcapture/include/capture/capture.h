@@ -126,27 +126,31 @@ typedef struct cap_capture_options {
                                     blocks are dropped for it (and counted
                                     in its stream); default 8 MiB */
     unsigned format_major;       /* the capture format written (file and
-                                    live clients): 0 (default) or 3 writes
-                                    3.1 (3.0 with the frames listed in the
-                                    footer), which range-codes the scopes
-                                    (about a fifth smaller than 2.0 on
-                                    varied timings, e.g. 1.84 against 2.3
-                                    bytes a scope, read in about 1.1x 2.0's
-                                    time; readers before 3.0 refuse it).
-                                    Its cost is ~1.2x 2.0's time on the
+                                    live clients): 0 (default) or 4
+                                    writes 4.0: groups of blocks (names
+                                    listed once a group, each group one
+                                    zstd frame flushed at every block, at
+                                    most 4 s a group), about 1.94 bytes a
+                                    scope in a 60 fps game's 100 ms
+                                    blocks (3.1: 4.33); every block is
+                                    still flushed whole, so a killed
+                                    program keeps what 3.1 keeps, but a
+                                    damaged block costs the rest of its
+                                    group; readers before 4.0 refuse it;
+                                    flight mode writes 3.1 instead. 3
+                                    writes 3.1 (3.0 with the frames
+                                    listed in the footer), which
+                                    range-codes the scopes (about a fifth
+                                    smaller than 2.0 on varied timings,
+                                    read in about 1.1x 2.0's time;
+                                    readers before 3.0 refuse it). Coding
+                                    scopes costs ~1.2x 2.0's time on the
                                     writer thread (1.05x in a 60 fps
                                     game's blocks), never on the
                                     recording threads; while that thread
                                     is behind (a quarter of a thread's
                                     buffers waiting) it codes scopes as
-                                    2.0 does, inside the 3.0 file. 4
-                                    writes 4.0: groups of blocks (names
-                                    listed once a group, each group one
-                                    zstd frame flushed at every block),
-                                    about 2.1 instead of 4.3 bytes a
-                                    scope in a 60 fps game's 100 ms
-                                    blocks; readers before 4.0 refuse
-                                    it; flight mode writes 3.1 instead.
+                                    2.0 does, inside the 3.x or 4.0 file.
                                     2 writes 2.0; 1 writes 1.1 for readers
                                     of 1.x. Other values: CAP_E_MISUSE.
                                     capture_convert --format-version

@@ -50,7 +50,7 @@
  * capc_se_carry) */
 #define CAPF_VERSION_MAJOR_GROUPS 4
 #define CAPF_GROUP_MAX_RAW ((size_t)4 << 20) /* the writer's groups: raw */
-#define CAPF_GROUP_MAX_NS 1000000000ull     /* ...time covered */
+#define CAPF_GROUP_MAX_NS 4000000000ull     /* ...time covered */
 #define CAPF_GROUP_MAX_BLOCKS 64            /* ...blocks */
 #define CAPF_FRAME_LIST_MAX_BYTES ((size_t)16 << 20) /* the writer's list:
                                   past it the footer has none */

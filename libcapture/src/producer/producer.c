@@ -947,7 +947,7 @@ static cap_result writer_start(producer *p, const cap_capture_options *o,
         .block_bytes = o && o->flush_bytes ? o->flush_bytes : 0,
         .stall_timeout_ms = o ? o->stall_timeout_ms : 0,
         .format_minor = 1, /* name flags, stray ends (as 1.1) */
-        .format_major = o ? o->format_major : 0,
+        .format_major = o && o->format_major ? o->format_major : 4,
     };
     if (flight > 0 && wo.format_major == 4)
         wo.format_major = 3; /* the ring drops its oldest blocks: a dump

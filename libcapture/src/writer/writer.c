@@ -369,6 +369,8 @@ static cap_result writer_start(cap_writer **out, int fd, int own,
                       : 5000;
     w->seq = 1;
     w->level = o && o->zstd_level ? o->zstd_level : 3;
+    w->grp_max_ns = o && o->group_max_ms ? (double)o->group_max_ms * 1e6
+                                         : (double)CAPF_GROUP_MAX_NS;
     size_t bb = o && o->block_bytes ? o->block_bytes : (1u << 20);
     if (bb < 4096)
         bb = 4096;
@@ -976,14 +978,14 @@ static void group_next(cap_writer *w, int ended)
 
 /* Whether the block of `raw_len` bytes about to be written is its group's
  * last: the group then holds CAPF_GROUP_MAX_RAW bytes, CAPF_GROUP_MAX_BLOCKS
- * blocks or CAPF_GROUP_MAX_NS of time (frame ends and clock samples), or
+ * blocks or grp_max_ns of time (frame ends and clock samples), or
  * the writer is closing. */
 static int group_full(const cap_writer *w, size_t raw_len)
 {
     double ns = (double)(w->latest_tick - w->grp_tick) * w->origin_period;
     return w->closing || w->grp_raw + raw_len >= CAPF_GROUP_MAX_RAW ||
            w->grp_blocks + 1 >= CAPF_GROUP_MAX_BLOCKS ||
-           ns >= (double)CAPF_GROUP_MAX_NS;
+           ns >= w->grp_max_ns;
 }
 
 void cap__writer_new_group(cap_writer *w)

@@ -101,6 +101,7 @@ struct cap_writer {
     size_t grp_raw;      /* raw bytes of the group's blocks so far */
     uint64_t grp_blocks; /* blocks in the group so far */
     uint64_t grp_tick;   /* latest_tick when the group began */
+    double grp_max_ns;   /* a group's time (group_max_ms) */
     uint64_t latest_tick; /* latest frame end or clock sample tick */
     int grp_force;       /* a new group at the next block (a live client):
                             set mid-block, that block declares everything */
