@@ -67,6 +67,10 @@
  * the producer's defaults (target: _target), its _no_text and
  * names_text_bytes_per_scope_realistic_60fps (what the names' text still
  * costs there), and in large blocks bytes_per_scope_realistic_format4.
+ * Both 100 ms-block files are read back with the batch reader:
+ * reader_batch_scopes_per_s_realistic_60fps (4.0), _60fps_format3 (3.1)
+ * and reader_batch_cpu_ratio_realistic_60fps_format4, 4.0's CPU time over
+ * 3.1's (issue 43: reading no slower a core).
  * The generator's frames last 0.6 ms of its clock, so for these two the
  * clock's period is set to make a frame last 1/60 s: the writer's groups
  * (at most 4 s of frames) then hold 40 blocks, as in a 60 fps game (else
@@ -346,6 +350,7 @@ int main(int argc, char **argv)
     double wns[11] = {0};  /* each pass's write_ns */
     double rb60 = 0;       /* pass 4's bytes a scope */
     double rb60_4 = 0;     /* pass 8's */
+    double batch_s_60_3 = 1; /* pass 4's file read (CPU s) */
     double frame_ticks = 0; /* pass 0's mean frame, in ticks */
     for (int pass = 0; pass < 11; pass++) {
         int lvl = pass == 1 ? 3 : (level ? level : 1);
@@ -442,6 +447,10 @@ int main(int argc, char **argv)
             bench_put("write_ns_per_scope_realistic_60fps_format3", write_ns);
             bench_put("json_zstd_ratio_realistic_60fps_format3",
                       (double)json_zst / (double)file_bytes);
+            uint64_t nb;
+            batch_s_60_3 = batch_read_cpu_s(rpath, &nb);
+            bench_put("reader_batch_scopes_per_s_realistic_60fps_format3",
+                      (double)nb / batch_s_60_3);
         } else if (pass == 5) {
             bench_put("bytes_per_scope_realistic_60fps_format2", rb);
             bench_put("write_ns_per_scope_realistic_60fps_format2", write_ns);
@@ -466,6 +475,12 @@ int main(int argc, char **argv)
             bench_put("write_ns_per_scope_realistic_60fps", write_ns);
             bench_put("json_zstd_ratio_realistic_60fps",
                       (double)json_zst / (double)file_bytes);
+            uint64_t nb;
+            double bs = batch_read_cpu_s(rpath, &nb);
+            bench_put("reader_batch_scopes_per_s_realistic_60fps",
+                      (double)nb / bs);
+            bench_put("reader_batch_cpu_ratio_realistic_60fps_format4",
+                      bs / batch_s_60_3);
         } else if (pass == 9) {
             bench_put("bytes_per_scope_realistic_60fps_no_text", rb);
             bench_put("names_text_bytes_per_scope_realistic_60fps",
