@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -693,6 +694,113 @@ static int parse_double(const char *s, double lo, double hi, double *out)
     return 1;
 }
 
+/* ---- options: a row each --------------------------------------------- */
+
+/* The options that take no value: each sets one int of sim to 1. */
+static const struct {
+    const char *name;
+    size_t field; /* offsetof(sim, ...) of an int */
+} flag_opts[] = {
+    {"--bimodal", offsetof(sim, bimodal)},
+    {"--outside-frames", offsetof(sim, outside_frames)},
+    {"--runtime-names", offsetof(sim, runtime_names)},
+    {"--truth-report", offsetof(sim, truth_report)},
+};
+
+static void set_seconds(sim *g, double d) { g->seconds = d; }
+static void set_frames(sim *g, double d) { g->frames = (uint64_t)d; }
+static void set_fps_cap(sim *g, double d) { g->fps_cap = d; }
+static void set_ramp(sim *g, double d) { g->ramp = d / 100.0; }
+static void set_heavy(sim *g, double d) { g->heavy_frames = (int)d; }
+static void set_workers(sim *g, double d) { g->workers = (unsigned)d; }
+static void set_hitch_at(sim *g, double d) { g->hitch_at = d; }
+static void set_hitch_ms(sim *g, double d) { g->hitch_ms = d; }
+static void set_format(sim *g, double d) { g->format_major = (unsigned)d; }
+static void set_scale(sim *g, double d) { g->scale = d; }
+
+/* The options that take a number in [lo, hi] (an integer where integer
+ * is 1); `bad` is the error's text. */
+static const struct {
+    const char *name;
+    double lo, hi;
+    int integer;
+    void (*set)(sim *g, double v);
+    const char *bad;
+} number_opts[] = {
+    {"--seconds", 0.001, 86400, 0, set_seconds,
+     "--seconds takes 0.001..86400"},
+    {"--frames", 1, 1e9, 1, set_frames, "--frames takes an integer 1..1e9"},
+    {"--fps-cap", 1, 10000, 0, set_fps_cap, "--fps-cap takes 1..10000 Hz"},
+    {"--ramp", -90, 1000, 0, set_ramp,
+     "--ramp takes a percentage -90..1000"},
+    {"--heavy-frames", 0, 2 * BIMODAL_STRETCH, 1, set_heavy,
+     "--heavy-frames takes an integer 0..50"},
+    {"--workers", 1, 64, 1, set_workers, "--workers takes an integer 1..64"},
+    {"--hitch-at", 0, 86400, 0, set_hitch_at,
+     "--hitch-at takes 0..86400 seconds"},
+    {"--hitch-ms", 0, 60000, 0, set_hitch_ms, "--hitch-ms takes 0..60000"},
+    {"--format-major", 1, 4, 1, set_format,
+     "--format-major takes 1, 2, 3 or 4"},
+    {"--scale", 0.001, 1000, 0, set_scale, "--scale takes 0.001..1000"},
+};
+
+/* --slow NAME:PCT: every work scope named NAME takes PCT % more. -1 done,
+ * 2 bad. */
+static int parse_slow(sim *g, const char *v)
+{
+    double d;
+    const char *colon = strrchr(v, ':');
+    if (!colon || !parse_double(colon + 1, -90, 10000, &d))
+        return bad("--slow takes NAME:PCT", v);
+    size_t n = (size_t)(colon - v);
+    int found = 0;
+    for (int k = 0; k < S_COUNT; k++)
+        if (scope_defs[k].kind != K_WAIT && strlen(scope_defs[k].name) == n &&
+            strncmp(scope_defs[k].name, v, n) == 0) {
+            g->slow[k] *= 1.0 + d / 100.0;
+            found = 1;
+        }
+    return found ? -1 : bad("--slow names no work scope of --help", v);
+}
+
+/* Option a with its value v: -1 taken, 2 bad (said on stderr). */
+static int parse_valued(sim *g, const char *a, const char *v)
+{
+    if (strcmp(a, "--seed") == 0) {
+        char *end;
+        errno = 0;
+        g->seed = strtoull(v, &end, 10);
+        return errno || end == v || *end ? bad("--seed takes an integer", v)
+                                         : -1;
+    }
+    if (strcmp(a, "--slow") == 0)
+        return parse_slow(g, v);
+    for (size_t k = 0; k < sizeof number_opts / sizeof *number_opts; k++) {
+        if (strcmp(a, number_opts[k].name) != 0)
+            continue;
+        double d;
+        if (!parse_double(v, number_opts[k].lo, number_opts[k].hi, &d) ||
+            (number_opts[k].integer && d != floor(d)))
+            return bad(number_opts[k].bad, v);
+        number_opts[k].set(g, d);
+        return -1;
+    }
+    return bad("unknown option", a);
+}
+
+/* A flag option a: 1 set, 0 not a flag. */
+static int parse_flag(sim *g, const char *a)
+{
+    for (size_t k = 0; k < sizeof flag_opts / sizeof *flag_opts; k++)
+        if (strcmp(a, flag_opts[k].name) == 0) {
+            *(int *)((char *)g + flag_opts[k].field) = 1;
+            return 1;
+        }
+    return 0;
+}
+
+/* The command line into g and *out (the capture's path): -1 go on, 0
+ * done (--help), 2 bad (said on stderr). */
 static int parse_args(sim *g, int argc, char **argv, const char **out)
 {
     int have_seconds = 0, have_frames = 0;
@@ -702,85 +810,20 @@ static int parse_args(sim *g, int argc, char **argv, const char **out)
     g->heavy_frames = BIMODAL_STRETCH;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double d;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(a, "--bimodal") == 0) {
-            g->bimodal = 1;
-        } else if (strcmp(a, "--outside-frames") == 0) {
-            g->outside_frames = 1;
-        } else if (strcmp(a, "--runtime-names") == 0) {
-            g->runtime_names = 1;
-        } else if (strcmp(a, "--truth-report") == 0) {
-            g->truth_report = 1;
-        } else if (a[0] == '-' && a[1] == '-') {
-            if (!v)
+        }
+        if (parse_flag(g, a))
+            continue;
+        if (a[0] == '-' && a[1] == '-') {
+            if (i + 1 >= argc)
                 return bad("option needs a value", a);
-            i++;
-            if (strcmp(a, "--seed") == 0) {
-                char *end;
-                errno = 0;
-                g->seed = strtoull(v, &end, 10);
-                if (errno || end == v || *end)
-                    return bad("--seed takes an integer", v);
-            } else if (strcmp(a, "--seconds") == 0) {
-                if (!parse_double(v, 0.001, 86400, &g->seconds))
-                    return bad("--seconds takes 0.001..86400", v);
-                have_seconds = 1;
-            } else if (strcmp(a, "--frames") == 0) {
-                if (!parse_double(v, 1, 1e9, &d) || d != floor(d))
-                    return bad("--frames takes an integer 1..1e9", v);
-                g->frames = (uint64_t)d;
-                have_frames = 1;
-            } else if (strcmp(a, "--fps-cap") == 0) {
-                if (!parse_double(v, 1, 10000, &g->fps_cap))
-                    return bad("--fps-cap takes 1..10000 Hz", v);
-            } else if (strcmp(a, "--ramp") == 0) {
-                if (!parse_double(v, -90, 1000, &d))
-                    return bad("--ramp takes a percentage -90..1000", v);
-                g->ramp = d / 100.0;
-            } else if (strcmp(a, "--heavy-frames") == 0) {
-                if (!parse_double(v, 0, 2 * BIMODAL_STRETCH, &d) ||
-                    d != floor(d))
-                    return bad("--heavy-frames takes an integer 0..50", v);
-                g->heavy_frames = (int)d;
-            } else if (strcmp(a, "--workers") == 0) {
-                if (!parse_double(v, 1, 64, &d) || d != floor(d))
-                    return bad("--workers takes an integer 1..64", v);
-                g->workers = (unsigned)d;
-            } else if (strcmp(a, "--hitch-at") == 0) {
-                if (!parse_double(v, 0, 86400, &g->hitch_at))
-                    return bad("--hitch-at takes 0..86400 seconds", v);
-            } else if (strcmp(a, "--format-major") == 0) {
-                if (!parse_double(v, 1, 4, &d) || d != floor(d))
-                    return bad("--format-major takes 1, 2, 3 or 4", v);
-                g->format_major = (unsigned)d;
-            } else if (strcmp(a, "--hitch-ms") == 0) {
-                if (!parse_double(v, 0, 60000, &g->hitch_ms))
-                    return bad("--hitch-ms takes 0..60000", v);
-            } else if (strcmp(a, "--scale") == 0) {
-                if (!parse_double(v, 0.001, 1000, &g->scale))
-                    return bad("--scale takes 0.001..1000", v);
-            } else if (strcmp(a, "--slow") == 0) {
-                const char *colon = strrchr(v, ':');
-                if (!colon || !parse_double(colon + 1, -90, 10000, &d))
-                    return bad("--slow takes NAME:PCT", v);
-                size_t n = (size_t)(colon - v);
-                int found = 0;
-                for (int k = 0; k < S_COUNT; k++)
-                    if (scope_defs[k].kind != K_WAIT &&
-                        strlen(scope_defs[k].name) == n &&
-                        strncmp(scope_defs[k].name, v, n) == 0) {
-                        g->slow[k] *= 1.0 + d / 100.0;
-                        found = 1;
-                    }
-                if (!found)
-                    return bad("--slow names no work scope of --help", v);
-            } else {
-                return bad("unknown option", a);
-            }
+            int rc = parse_valued(g, a, argv[++i]);
+            if (rc != -1)
+                return rc;
+            have_seconds |= strcmp(a, "--seconds") == 0;
+            have_frames |= strcmp(a, "--frames") == 0;
         } else if (!*out) {
             *out = a;
         } else {
