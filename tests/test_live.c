@@ -294,8 +294,9 @@ static FILE *devnull(void)
     return f;
 }
 
-/* major: the format written (0: the default; 4: groups of blocks, whose
- * client streams begin at a group the writer starts for them) */
+/* major: the format written (0: the default, 4.0's groups of blocks,
+ * whose client streams begin at a group the writer starts for them; 3:
+ * 3.1, each block on its own) */
 static void late_client(unsigned major)
 {
     make_paths();
@@ -374,10 +375,10 @@ static void a_late_client_gets_every_name_and_every_frame_after_it_connected(
     late_client(0);
 }
 
-static void a_late_client_of_groups_of_blocks_gets_the_same(void **state)
+static void a_late_client_of_3_1_gets_the_same(void **state)
 {
     (void)state;
-    late_client(4);
+    late_client(3);
 }
 
 typedef struct stream_read {
@@ -408,8 +409,8 @@ static void *stream_reader(void *arg)
     return NULL;
 }
 
-/* major: as in late_client (4: a block left out takes the rest of its
- * group with it, and the stream goes on at the next group) */
+/* major: as in late_client (in 4.0 a block left out takes the rest of
+ * its group with it, and the stream goes on at the next group) */
 static void drops_counted(unsigned major)
 {
     make_paths();
@@ -476,10 +477,10 @@ static void a_client_that_reads_nothing_costs_nothing_and_its_drops_are_counted(
     drops_counted(0);
 }
 
-static void drops_in_groups_of_blocks_are_counted_the_same(void **state)
+static void drops_in_3_1_are_counted_the_same(void **state)
 {
     (void)state;
-    drops_counted(4);
+    drops_counted(3);
 }
 
 static void a_stalled_client_is_disconnected_and_the_program_goes_on(
@@ -1358,8 +1359,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(
             a_late_client_gets_every_name_and_every_frame_after_it_connected),
-        cmocka_unit_test(a_late_client_of_groups_of_blocks_gets_the_same),
-        cmocka_unit_test(drops_in_groups_of_blocks_are_counted_the_same),
+        cmocka_unit_test(a_late_client_of_3_1_gets_the_same),
+        cmocka_unit_test(drops_in_3_1_are_counted_the_same),
         cmocka_unit_test(
             a_client_that_reads_nothing_costs_nothing_and_its_drops_are_counted),
         cmocka_unit_test(
