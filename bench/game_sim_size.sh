@@ -5,7 +5,8 @@
 # a run of its own (game_sim's pace follows the machine), its events
 # counted as the Chrome trace events capture_convert makes of them
 # (scopes, GPU spans and frames "X", counter samples "C"). Issue 43's
-# target for the default: game_sim_bytes_per_event <= 2.0.
+# target for the default: game_sim_bytes_per_event <= 2.0. Where the
+# default file's bytes go follows (bench/bench_sections, by section kind).
 # Usage: bench/game_sim_size.sh [BUILD_DIR] [SECONDS]  (build, 10)
 #   (meson test -C build --benchmark game_sim_size runs it for 10 s)
 set -eu
@@ -30,5 +31,10 @@ for m in default 3; do
     'BEGIN { printf "game_sim_bytes_per_event%s=%.3f\n", t, b / e }'
   if [ "$m" = default ]; then
     echo "game_sim_bytes_per_event_target=2.0"
+    # where they go, by section kind (sections_*_per_event)
+    if [ -x "$build/bench/bench_sections" ]; then
+      "$build/bench/bench_sections" "$tmp/g$m.cap" "$events" |
+        sed -n 's/^\(sections_.*_per_event=\)/game_sim_\1/p'
+    fi
   fi
 done
