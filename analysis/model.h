@@ -358,6 +358,9 @@ typedef struct an_capture {
     uint32_t win;
     int64_t cutoff_ns;
     int have_cutoff;
+    /* private: chunks whose inner frames' sums came as histograms
+       (analysis/model/chunks.c; tests, CAP_READ_PROFILE) */
+    size_t inner_chunks;
 } an_capture;
 
 /* Load the capture at path. Returns CAP_OK (also for a truncated or

@@ -241,6 +241,104 @@ static void generated(const char *path)
     all_ways(path);
 }
 
+/* Two rows' histograms hold the same values (buckets, counts, sum). */
+static int same_hist(const an_hist *x, const an_hist *y)
+{
+    enum { CAP = 4096 };
+    static double mx[CAP], my[CAP];
+    static uint64_t cx[CAP], cy[CAP];
+    size_t nx = an_hist_buckets(x, mx, cx, CAP);
+    size_t ny = an_hist_buckets(y, my, cy, CAP);
+    return x->count == y->count && x->sum == y->sum && nx == ny &&
+           memcmp(mx, my, nx * sizeof *mx) == 0 &&
+           memcmp(cx, cy, nx * sizeof *cx) == 0;
+}
+
+/* A capture of 2,400 frames in blocks of 300 (one block a chunk): a main
+ * thread and a worker, and with lag > 0 a third thread whose scopes of
+ * frames 1600 to 1609 (inner frames of the block of 1500 to 1799) are
+ * written `lag` frames later, in a later block. */
+static void write_lagging(const char *path, uint64_t lag)
+{
+    cap_writer_options wo = {.clock_source = "monotonic",
+                             .tick_period_ns = 1.0,
+                             .block_bytes = (size_t)64 << 20};
+    cap_writer *w;
+    if (cap_writer_open_path(&w, path, &wo) != CAP_OK) {
+        failures++;
+        return;
+    }
+    for (uint32_t i = 1; i <= 12; i++) {
+        char b[16];
+        snprintf(b, sizeof b, "n%u", i);
+        cap_writer_name(w, i, b, NULL, 0);
+    }
+    cap_writer_thread(w, 0, "main");
+    cap_writer_thread(w, 1, "worker");
+    cap_writer_thread(w, 2, "rare");
+    const uint64_t frames = 2400, fl = 1000000;
+    uint64_t seed = 11;
+    for (uint64_t f = 0; f < frames; f++) {
+        if (lag && f == 1600 + lag)
+            for (uint64_t g = 1600; g < 1610; g++) {
+                cap_writer_scope_begin(w, 2, 12, g * fl + 900000);
+                cap_writer_scope_end(w, 2, g * fl + 950000 + g);
+            }
+        for (int th = 0; th < 2; th++) {
+            uint64_t t = f * fl + 1000 + (uint64_t)th * 400000;
+            for (uint32_t k = 0; k < 6; k++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t name = 1 + (uint32_t)th * 6 + k;
+                cap_writer_scope_begin(w, (uint32_t)th, name, t);
+                t += 1000 + (seed >> 40) % 50000; /* varied self times */
+                cap_writer_scope_end(w, (uint32_t)th, t);
+                t += 100;
+            }
+        }
+        cap_writer_frame(w, f, f * fl, f * fl + fl - 1);
+        if ((f + 1) % 300 == 0)
+            cap_writer_flush(w);
+    }
+    cap_writer_close(w);
+}
+
+/* Past the budget (histograms), the ranking's chunked load takes its
+ * chunks' inner frames as histograms (all 8 chunks but the first, merged
+ * before the load is windowed), the same histograms as one thread
+ * reading it whole; a thread's scopes written 250 frames late, into the
+ * chunk after the one whose inner frames they belong to, make it read
+ * whole (inner_chunks 0), the same again. */
+static void inner_frames(const char *path)
+{
+    static const uint64_t lags[] = {0, 250};
+    for (size_t k = 0; k < 2; k++) {
+        write_lagging(path, lags[k]);
+        an_capture *a = NULL, *b = NULL;
+        char d[320];
+        an_options o = {.threads = 1, .series_budget = 1};
+        setenv("CAP_READ_CHUNK_BYTES", "1", 1);
+        cap_result ra = an_load(&a, path, &o, d, sizeof d);
+        o.threads = 8;
+        cap_result rb = an_load(&b, path, &o, d, sizeof d);
+        unsetenv("CAP_READ_CHUNK_BYTES");
+        compared++;
+        int ok = ra == CAP_OK && rb == CAP_OK && a->nscopes == b->nscopes &&
+                 b->inner_chunks == (lags[k] ? 0 : 7);
+        for (size_t r = 0; ok && r < a->nscopes; r++)
+            ok = same_hist(&a->scopes[r].pf_hist, &b->scopes[r].pf_hist);
+        if (!ok) {
+            fprintf(stderr,
+                    "FAIL inner frames, lag %llu: loads %d %d, inner "
+                    "chunks %zu, or a row's histogram differs\n",
+                    (unsigned long long)lags[k], (int)ra, (int)rb,
+                    b ? b->inner_chunks : 0);
+            failures++;
+        }
+        an_free(a);
+        an_free(b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -252,6 +350,7 @@ int main(int argc, char **argv)
     if (cap_files_temp(path, sizeof path, "test_load_threads") != 0)
         return 2;
     generated(path);
+    inner_frames(path);
     unlink(path);
     if (failures) {
         fprintf(stderr, "%d failure(s) in %d comparisons\n", failures,

@@ -12,7 +12,20 @@
  * pieces are), counters in order. What a chunk cannot get right alone
  * (inexact: GPU spans, a renamed thread, damage, unnamed ids, a scope
  * spanning frames that began before the chunk) makes the load read the
- * file whole (LOAD_WHOLE). */
+ * file whole (LOAD_WHOLE).
+ *
+ * Inner frames (the ranking's and --tree's load, whose values go only to
+ * each row's histogram: ml_win_hist_only): a chunk also adds the values
+ * of its frames at least INNER_MARGIN frames inside its own to per-row
+ * histograms of its own, on its thread. Once the load is windowed, the
+ * merge takes those histograms whole (an_hist_merge: counts and integer
+ * sums, in any order) where no frame of theirs was merged before, and
+ * hands on only the other values; the window would have summed each
+ * inner frame from this chunk's pieces alone and added the sum to the
+ * same histogram. A later chunk with a value of a frame so taken makes
+ * the load inexact (read whole). CAP_READ_INNER=0 turns it off. */
+
+#define INNER_MARGIN 64 /* frames: a window's shortest (ml_win_frames) */
 
 typedef struct chunk_val {
     uint32_t frame, row;
@@ -31,6 +44,11 @@ typedef struct chunk_res {
     size_t ntids;
     chunk_val *vals;      /* by frame, then row */
     size_t nvals;
+    uint32_t minf, maxf;  /* frames of vals, when nvals */
+    an_hist *inner;       /* per row: values of frames inner_lo..inner_hi,
+                             NULL when none */
+    size_t ninner;        /* its rows */
+    uint32_t inner_lo, inner_hi;
     cap_reader_stats st;
     int64_t cpu_first;
     int inexact;
@@ -49,6 +67,12 @@ typedef struct chunk_ctx {
     char detail[320];
     int profile;          /* CAP_READ_PROFILE: vals_cpu_s measured */
     double vals_cpu_s;    /* the merges' CPU time handing values over */
+    int inner_ok;         /* the load's values go only to histograms */
+    int merged_any;       /* a chunk's values merged */
+    uint32_t merged_max;  /* the latest frame of any merged so far */
+    int inner_any;        /* inner histograms taken */
+    uint32_t inner_max;   /* the latest frame they held */
+    size_t inner_chunks;  /* chunks whose inner histograms were taken */
 } chunk_ctx;
 
 /* The calling thread's CPU time, in seconds. */
@@ -74,13 +98,42 @@ static void chunk_free(void *ctx, void *p)
     free(R->counter_name);
     free(R->tids);
     free(R->vals);
+    if (R->inner)
+        for (size_t r = 0; r < R->ninner; r++)
+            an_hist_free(&R->inner[r]);
+    free(R->inner);
     free(R);
 }
 
 /* A chunk's loader's results kept for the merge: its threads, its
  * counters' names and its values by frame (counting sort; the rows'
  * series let go). 0, or -1 when out of memory. */
-static int chunk_keep(loader *L, chunk_res *R)
+/* The inner frames' values of a chunk whose rows' series are sorted (lo
+ * and hi: its first and last frame) into R->inner. 0, or -1 when out of
+ * memory. */
+static int keep_inner(const an_capture *m, chunk_res *R, uint32_t lo,
+                      uint32_t hi)
+{
+    if (hi - lo <= 2 * INNER_MARGIN)
+        return 0;
+    R->inner_lo = lo + INNER_MARGIN;
+    R->inner_hi = hi - INNER_MARGIN;
+    R->inner = calloc(m->nscopes ? m->nscopes : 1, sizeof *R->inner);
+    if (!R->inner)
+        return -1;
+    R->ninner = m->nscopes;
+    for (size_t r = 0; r < m->nscopes; r++) {
+        const an_scope *s = &m->scopes[r];
+        for (size_t k = 0; k < s->pf_n; k++)
+            if (s->pf_frame[k] >= R->inner_lo &&
+                s->pf_frame[k] <= R->inner_hi && s->pf_self[k] != 0 &&
+                an_hist_add(&R->inner[r], s->pf_self[k]) != 0)
+                return -1;
+    }
+    return 0;
+}
+
+static int chunk_keep(loader *L, chunk_res *R, int inner)
 {
     an_capture *m = L->m;
     for (size_t i = 0; i < L->threads_cap; i++)
@@ -117,6 +170,10 @@ static int chunk_keep(loader *L, chunk_res *R)
     }
     if (!R->nvals)
         return 0;
+    R->minf = lo;
+    R->maxf = hi;
+    if (inner && keep_inner(m, R, lo, hi) != 0)
+        return -1;
     size_t span = (size_t)(hi - lo) + 2;
     size_t *at = calloc(span, sizeof *at);
     R->vals = malloc(R->nvals * sizeof *R->vals);
@@ -174,7 +231,7 @@ static void *chunk_run(void *vctx, size_t i, const cap_chunk *ch, int fd)
     if (R->res == CAP_OK) {
         R->st = *cap_reader_get_stats(L.r);
         L.inexact |= R->st.unnamed_ids != 0;
-        if (ml_pf_flush(&L) != 0 || chunk_keep(&L, R) != 0)
+        if (ml_pf_flush(&L) != 0 || chunk_keep(&L, R, X->inner_ok) != 0)
             R->res = CAP_E_NOMEM;
     }
     R->inexact = L.inexact;
@@ -289,8 +346,73 @@ static int merge_counters(loader *G, const chunk_res *R)
     return 0;
 }
 
-/* Chunk R into the load's model (in chunk order). 0, or -1 out of
- * memory. */
+/* Whether R's inner histograms can be taken: the load windowed, values
+ * only to histograms, and none of R's inner frames merged before. */
+static int inner_takes(const chunk_ctx *X, const chunk_res *R)
+{
+    return R->inner && X->inner_ok && X->L->windowed &&
+           (!X->merged_any || R->inner_lo > X->merged_max);
+}
+
+/* R's inner histograms into their rows' (the window's ring made to hold
+ * those rows, as noting their values would have made it). 0, or -1 out
+ * of memory. */
+static int take_inner(chunk_ctx *X, const chunk_res *R)
+{
+    loader *G = X->L;
+    for (size_t r = 0; r < R->ninner; r++) {
+        if (!R->inner[r].count)
+            continue;
+        size_t g = X->rmap[r];
+        if ((g >= G->ring_cap && ml_win_grow(G, g) != 0) ||
+            an_hist_merge(&G->m->scopes[g].pf_hist, &R->inner[r]) != 0)
+            return -1;
+        if (g >= G->ring_rows)
+            G->ring_rows = g + 1;
+    }
+    X->inner_any = 1;
+    if (R->inner_hi > X->inner_max)
+        X->inner_max = R->inner_hi;
+    X->inner_chunks++;
+    return 0;
+}
+
+/* R's values to the load's series, in order (those of its inner frames
+ * as histograms where inner_takes). 0, -1 out of memory, 1 inexact (a
+ * value of a frame whose sums were taken whole from an earlier chunk). */
+static int merge_values(chunk_ctx *X, const chunk_res *R)
+{
+    loader *G = X->L;
+    if (!R->nvals)
+        return 0;
+    if (X->inner_any && R->minf <= X->inner_max)
+        return 1;
+    int take = inner_takes(X, R);
+    uint32_t lo = take ? R->inner_lo : UINT32_MAX, hi = take ? R->inner_hi : 0;
+    for (size_t i = 0; i < R->nvals; i++) {
+        const chunk_val *v = &R->vals[i]; /* by frame */
+        if (v->frame >= lo && v->frame <= hi)
+            continue;
+        /* the inner frames' sums where their values would have come:
+           after the frames before them */
+        if (take && v->frame > hi) {
+            take = 0;
+            if (take_inner(X, R) != 0)
+                return -1;
+        }
+        if (ml_pf_note(G, (long)X->rmap[v->row], (long)v->frame, v->v, 0) != 0)
+            return -1;
+    }
+    if (take && take_inner(X, R) != 0)
+        return -1;
+    if (!X->merged_any || R->maxf > X->merged_max)
+        X->merged_max = R->maxf;
+    X->merged_any = 1;
+    return 0;
+}
+
+/* Chunk R into the load's model (in chunk order). 0, -1 out of memory,
+ * or 1 inexact (merge_values). */
 static int merge_chunk(chunk_ctx *X, const chunk_res *R)
 {
     loader *G = X->L;
@@ -318,13 +440,10 @@ static int merge_chunk(chunk_ctx *X, const chunk_res *R)
         G->cpu_first = R->cpu_first;
     stats_add(&G->chunk_st, &R->st);
     double t0 = X->profile ? thread_cpu_s() : 0;
-    for (size_t i = 0; i < R->nvals; i++)
-        if (ml_pf_note(G, (long)X->rmap[R->vals[i].row], (long)R->vals[i].frame,
-                    R->vals[i].v, 0) != 0)
-            return -1;
+    int k = merge_values(X, R);
     if (X->profile)
         X->vals_cpu_s += thread_cpu_s() - t0;
-    return 0;
+    return k;
 }
 
 /* an_driver_ops.merge: 0 goes on; 1 a chunk's error (X->res); 2 inexact;
@@ -342,8 +461,9 @@ static int chunk_merge(void *vctx, size_t i, void *p)
     } else if (R->inexact) {
         X->inexact = 1;
         rc = 2;
-    } else if (merge_chunk(X, R) != 0) {
-        rc = 3;
+    } else if ((rc = merge_chunk(X, R)) != 0) {
+        X->inexact |= rc > 0;
+        rc = rc > 0 ? 2 : 3;
     }
     chunk_free(X, R);
     return rc;
@@ -395,14 +515,16 @@ static int profile_asked(void)
     return e && *e && strcmp(e, "0") != 0;
 }
 
-static void profile_print(const an_drive_prof *p, double vals_cpu_s)
+static void profile_print(const an_drive_prof *p, double vals_cpu_s,
+                          size_t inner)
 {
     fprintf(stderr,
             "cap_read_profile: chunks %zu threads %d wall %.3f s "
             "busy %.3f s (cpu %.3f s) merge %.3f s (cpu %.3f s, values "
-            "%.3f s) wait %.3f s ahead %.3f s\n",
+            "%.3f s) wait %.3f s ahead %.3f s inner %zu\n",
             p->chunks, p->threads, p->wall_s, p->busy_s, p->busy_cpu_s,
-            p->merge_s, p->merge_cpu_s, vals_cpu_s, p->wait_s, p->ahead_s);
+            p->merge_s, p->merge_cpu_s, vals_cpu_s, p->wait_s, p->ahead_s,
+            inner);
 }
 
 /* The chunked load, where the file allows it: *used 1 when it ran (its
@@ -439,10 +561,13 @@ cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used)
     static const an_driver_ops ops = {chunk_run, chunk_merge, chunk_free};
     an_drive_prof prof;
     X.profile = profile_asked();
+    const char *inner = getenv("CAP_READ_INNER");
+    X.inner_ok = ml_win_hist_only(L) && !(inner && strcmp(inner, "0") == 0);
     int rc = an_drive_profiled(fd, &plan, an_driver_threads(L->o->threads),
                                &ops, &X, X.profile ? &prof : NULL);
     if (X.profile)
-        profile_print(&prof, X.vals_cpu_s);
+        profile_print(&prof, X.vals_cpu_s, X.inner_chunks);
+    m->inner_chunks = rc == 0 ? X.inner_chunks : 0;
     close(fd);
     cap_chunks_free(&plan);
     free(X.nmap);

@@ -41,6 +41,11 @@ static inline int emit_work(loader *L, size_t row, uint64_t frame,
     return 0;
 }
 
+int ml_win_hist_only(const loader *L)
+{
+    return emit_is_hist(L) && !L->seen && !L->reread && !L->packing;
+}
+
 int ml_emit(loader *L, size_t row, uint64_t frame, int64_t v)
 {
     if (v == 0 && !L->seen)

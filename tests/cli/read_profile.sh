@@ -16,7 +16,7 @@ CAP_READ_PROFILE=0 "$tool" "$f" >"$tmpd/zero.out" 2>"$tmpd/zero.err" || fail=1
 CAP_READ_PROFILE=1 "$tool" "$f" >"$tmpd/prof.out" 2>"$tmpd/prof.err" || fail=1
 t='[0-9]+\.[0-9]{3} s'
 line="^cap_read_profile: chunks 10 threads 2 wall $t busy $t \(cpu $t\)"
-line+=" merge $t \(cpu $t, values $t\) wait $t ahead $t\$"
+line+=" merge $t \(cpu $t, values $t\) wait $t ahead $t inner [0-9]+\$"
 if [ -s "$tmpd/plain.err" ] || [ -s "$tmpd/zero.err" ]; then
   echo "FAIL: stderr without CAP_READ_PROFILE:"; cat "$tmpd/plain.err" "$tmpd/zero.err"
   fail=1
