@@ -307,15 +307,18 @@ static void write_lagging(const char *path, uint64_t lag)
  * before the load is windowed), the same histograms as one thread
  * reading it whole; a thread's scopes written 250 frames late, into the
  * chunk after the one whose inner frames they belong to, make it read
- * whole (inner_chunks 0), the same again. */
+ * whole (inner_chunks 0), the same again. With --split's populations
+ * (split_hint), each row's two histograms by population too. */
 static void inner_frames(const char *path)
 {
-    static const uint64_t lags[] = {0, 250};
-    for (size_t k = 0; k < 2; k++) {
+    static const uint64_t lags[] = {0, 250, 0, 250};
+    for (size_t k = 0; k < 4; k++) {
+        int split = k >= 2;
         write_lagging(path, lags[k]);
         an_capture *a = NULL, *b = NULL;
         char d[320];
-        an_options o = {.threads = 1, .series_budget = 1};
+        an_options o = {.threads = 1, .series_budget = 1,
+                        .split_hint = split};
         setenv("CAP_READ_CHUNK_BYTES", "1", 1);
         cap_result ra = an_load(&a, path, &o, d, sizeof d);
         o.threads = 8;
@@ -324,13 +327,19 @@ static void inner_frames(const char *path)
         compared++;
         int ok = ra == CAP_OK && rb == CAP_OK && a->nscopes == b->nscopes &&
                  b->inner_chunks == (lags[k] ? 0 : 7);
-        for (size_t r = 0; ok && r < a->nscopes; r++)
-            ok = same_hist(&a->scopes[r].pf_hist, &b->scopes[r].pf_hist);
+        for (size_t r = 0; ok && r < a->nscopes; r++) {
+            const an_scope *x = &a->scopes[r], *y = &b->scopes[r];
+            ok = same_hist(&x->pf_hist, &y->pf_hist) &&
+                 !x->pf_pop == !split && !y->pf_pop == !split &&
+                 (!split || (x->pf_pop[0].count + x->pf_pop[1].count &&
+                             same_hist(&x->pf_pop[0], &y->pf_pop[0]) &&
+                             same_hist(&x->pf_pop[1], &y->pf_pop[1])));
+        }
         if (!ok) {
             fprintf(stderr,
-                    "FAIL inner frames, lag %llu: loads %d %d, inner "
-                    "chunks %zu, or a row's histogram differs\n",
-                    (unsigned long long)lags[k], (int)ra, (int)rb,
+                    "FAIL inner frames, lag %llu, split %d: loads %d %d, "
+                    "inner chunks %zu, or a row's histogram differs\n",
+                    (unsigned long long)lags[k], split, (int)ra, (int)rb,
                     b ? b->inner_chunks : 0);
             failures++;
         }

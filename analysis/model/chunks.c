@@ -14,10 +14,11 @@
  * spanning frames that began before the chunk) makes the load read the
  * file whole (LOAD_WHOLE).
  *
- * Inner frames (the ranking's and --tree's load, whose values go only to
- * each row's histogram: ml_win_hist_only): a chunk also adds the values
- * of its frames at least INNER_MARGIN frames inside its own to per-row
- * histograms of its own, on its thread. Once the load is windowed, the
+ * Inner frames (the ranking's, --tree's and --split's load, whose values
+ * go only to each row's histograms: ml_win_hist_only): a chunk also adds
+ * the values of its frames at least INNER_MARGIN frames inside its own to
+ * per-row histograms of its own (and by --split's population), on its
+ * thread. Once the load is windowed, the
  * merge takes those histograms whole (an_hist_merge: counts and integer
  * sums, in any order) where no frame of theirs was merged before, and
  * hands on only the other values; the window would have summed each
@@ -37,6 +38,13 @@ typedef struct chunk_tid {
     int in_frames, outside;
 } chunk_tid;
 
+/* A chunk row's values of its inner frames: all of them, and by --split's
+ * population (the fastest and the slowest quarter) where the load has
+ * them. */
+typedef struct inner_row {
+    an_hist all, pop[2];
+} inner_row;
+
 typedef struct chunk_res {
     an_capture *m;        /* frames borrowed from the load's model */
     uint32_t *counter_name; /* each counter's name id */
@@ -45,7 +53,7 @@ typedef struct chunk_res {
     chunk_val *vals;      /* by frame, then row */
     size_t nvals;
     uint32_t minf, maxf;  /* frames of vals, when nvals */
-    an_hist *inner;       /* per row: values of frames inner_lo..inner_hi,
+    inner_row *inner;     /* per row: values of frames inner_lo..inner_hi,
                              NULL when none */
     size_t ninner;        /* its rows */
     uint32_t inner_lo, inner_hi;
@@ -99,8 +107,11 @@ static void chunk_free(void *ctx, void *p)
     free(R->tids);
     free(R->vals);
     if (R->inner)
-        for (size_t r = 0; r < R->ninner; r++)
-            an_hist_free(&R->inner[r]);
+        for (size_t r = 0; r < R->ninner; r++) {
+            an_hist_free(&R->inner[r].all);
+            an_hist_free(&R->inner[r].pop[0]);
+            an_hist_free(&R->inner[r].pop[1]);
+        }
     free(R->inner);
     free(R);
 }
@@ -109,10 +120,11 @@ static void chunk_free(void *ctx, void *p)
  * counters' names and its values by frame (counting sort; the rows'
  * series let go). 0, or -1 when out of memory. */
 /* The inner frames' values of a chunk whose rows' series are sorted (lo
- * and hi: its first and last frame) into R->inner. 0, or -1 when out of
+ * and hi: its first and last frame) into R->inner, by population where
+ * pop_of (the load's, nframes of them) is not NULL. 0, or -1 when out of
  * memory. */
 static int keep_inner(const an_capture *m, chunk_res *R, uint32_t lo,
-                      uint32_t hi)
+                      uint32_t hi, const uint8_t *pop_of)
 {
     if (hi - lo <= 2 * INNER_MARGIN)
         return 0;
@@ -124,16 +136,22 @@ static int keep_inner(const an_capture *m, chunk_res *R, uint32_t lo,
     R->ninner = m->nscopes;
     for (size_t r = 0; r < m->nscopes; r++) {
         const an_scope *s = &m->scopes[r];
-        for (size_t k = 0; k < s->pf_n; k++)
-            if (s->pf_frame[k] >= R->inner_lo &&
-                s->pf_frame[k] <= R->inner_hi && s->pf_self[k] != 0 &&
-                an_hist_add(&R->inner[r], s->pf_self[k]) != 0)
+        for (size_t k = 0; k < s->pf_n; k++) {
+            uint32_t f = s->pf_frame[k];
+            int64_t v = s->pf_self[k];
+            if (f < R->inner_lo || f > R->inner_hi || v == 0)
+                continue;
+            if (an_hist_add(&R->inner[r].all, v) != 0 ||
+                (pop_of && f < m->nframes && pop_of[f] < 2 &&
+                 an_hist_add(&R->inner[r].pop[pop_of[f]], v) != 0))
                 return -1;
+        }
     }
     return 0;
 }
 
-static int chunk_keep(loader *L, chunk_res *R, int inner)
+static int chunk_keep(loader *L, chunk_res *R, int inner,
+                      const uint8_t *pop_of)
 {
     an_capture *m = L->m;
     for (size_t i = 0; i < L->threads_cap; i++)
@@ -172,7 +190,7 @@ static int chunk_keep(loader *L, chunk_res *R, int inner)
         return 0;
     R->minf = lo;
     R->maxf = hi;
-    if (inner && keep_inner(m, R, lo, hi) != 0)
+    if (inner && keep_inner(m, R, lo, hi, pop_of) != 0)
         return -1;
     size_t span = (size_t)(hi - lo) + 2;
     size_t *at = calloc(span, sizeof *at);
@@ -231,7 +249,7 @@ static void *chunk_run(void *vctx, size_t i, const cap_chunk *ch, int fd)
     if (R->res == CAP_OK) {
         R->st = *cap_reader_get_stats(L.r);
         L.inexact |= R->st.unnamed_ids != 0;
-        if (ml_pf_flush(&L) != 0 || chunk_keep(&L, R, X->inner_ok) != 0)
+        if (ml_pf_flush(&L) != 0 || chunk_keep(&L, R, X->inner_ok, G->m->pop_of) != 0)
             R->res = CAP_E_NOMEM;
     }
     R->inexact = L.inexact;
@@ -361,14 +379,21 @@ static int take_inner(chunk_ctx *X, const chunk_res *R)
 {
     loader *G = X->L;
     for (size_t r = 0; r < R->ninner; r++) {
-        if (!R->inner[r].count)
+        const inner_row *in = &R->inner[r];
+        if (!in->all.count)
             continue;
         size_t g = X->rmap[r];
+        an_scope *s = &G->m->scopes[g];
         if ((g >= G->ring_cap && ml_win_grow(G, g) != 0) ||
-            an_hist_merge(&G->m->scopes[g].pf_hist, &R->inner[r]) != 0)
+            an_hist_merge(&s->pf_hist, &in->all) != 0)
             return -1;
         if (g >= G->ring_rows)
             G->ring_rows = g + 1;
+        for (int p = 0; p < 2; p++)
+            if (in->pop[p].count &&
+                ((!s->pf_pop && !(s->pf_pop = calloc(2, sizeof *s->pf_pop))) ||
+                 an_hist_merge(&s->pf_pop[p], &in->pop[p]) != 0))
+                return -1;
     }
     X->inner_any = 1;
     if (R->inner_hi > X->inner_max)

@@ -344,10 +344,11 @@ void ml_pack_give_up(loader *L);
 int ml_emit(loader *L, size_t row, uint64_t frame, int64_t v);
 int ml_win_flush_all(loader *L);
 int ml_win_grow(loader *L, size_t row);
-/* 1 when the load's values go only to each row's histogram (the
- * ranking's and --tree's load: no visitor, summary, split populations,
- * over-time bins, frame work, --frames reread), so that a frame's sum may
- * be added there by whoever has it whole (chunks.c's inner frames). */
+/* 1 when the load's values go only to each row's histograms (its own
+ * and --split's two by population: the ranking's, --tree's and --split's
+ * load; no visitor, summary, over-time bins, frame work, --frames
+ * reread), so that a frame's sum may be added there by whoever has it
+ * whole (chunks.c's inner frames). */
 int ml_win_hist_only(const loader *L);
 int ml_win_note(loader *L, size_t row, uint64_t frame, int64_t self);
 uint32_t ml_win_frames(size_t rows);

@@ -43,7 +43,8 @@ static inline int emit_work(loader *L, size_t row, uint64_t frame,
 
 int ml_win_hist_only(const loader *L)
 {
-    return emit_is_hist(L) && !L->seen && !L->reread && !L->packing;
+    return !L->visit && !L->o->summary_fn && !L->m->ot_bin &&
+           !L->o->frame_work && !L->seen && !L->reread && !L->packing;
 }
 
 int ml_emit(loader *L, size_t row, uint64_t frame, int64_t v)
