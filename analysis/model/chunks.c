@@ -116,9 +116,6 @@ static void chunk_free(void *ctx, void *p)
     free(R);
 }
 
-/* A chunk's loader's results kept for the merge: its threads, its
- * counters' names and its values by frame (counting sort; the rows'
- * series let go). 0, or -1 when out of memory. */
 /* The inner frames' values of a chunk whose rows' series are sorted (lo
  * and hi: its first and last frame) into R->inner, by population where
  * pop_of (the load's, nframes of them) is not NULL. 0, or -1 when out of
@@ -150,6 +147,10 @@ static int keep_inner(const an_capture *m, chunk_res *R, uint32_t lo,
     return 0;
 }
 
+/* A chunk's loader's results kept for the merge: its threads, its
+ * counters' names and its values by frame (counting sort; the rows'
+ * series let go), and with `inner` its inner frames' histograms
+ * (keep_inner). 0, or -1 when out of memory. */
 static int chunk_keep(loader *L, chunk_res *R, int inner,
                       const uint8_t *pop_of)
 {
@@ -249,7 +250,8 @@ static void *chunk_run(void *vctx, size_t i, const cap_chunk *ch, int fd)
     if (R->res == CAP_OK) {
         R->st = *cap_reader_get_stats(L.r);
         L.inexact |= R->st.unnamed_ids != 0;
-        if (ml_pf_flush(&L) != 0 || chunk_keep(&L, R, X->inner_ok, G->m->pop_of) != 0)
+        if (ml_pf_flush(&L) != 0 ||
+            chunk_keep(&L, R, X->inner_ok, G->m->pop_of) != 0)
             R->res = CAP_E_NOMEM;
     }
     R->inexact = L.inexact;
@@ -391,7 +393,7 @@ static int take_inner(chunk_ctx *X, const chunk_res *R)
             G->ring_rows = g + 1;
         for (int p = 0; p < 2; p++)
             if (in->pop[p].count &&
-                ((!s->pf_pop && !(s->pf_pop = calloc(2, sizeof *s->pf_pop))) ||
+                (ml_row_pops(s) != 0 ||
                  an_hist_merge(&s->pf_pop[p], &in->pop[p]) != 0))
                 return -1;
     }

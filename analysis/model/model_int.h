@@ -350,6 +350,12 @@ int ml_win_grow(loader *L, size_t row);
  * reread), so that a frame's sum may be added there by whoever has it
  * whole (chunks.c's inner frames). */
 int ml_win_hist_only(const loader *L);
+/* A row's two --split histograms (pf_pop), made empty at the first need.
+ * 0, or -1 when out of memory. */
+static inline int ml_row_pops(an_scope *s)
+{
+    return s->pf_pop || (s->pf_pop = calloc(2, sizeof *s->pf_pop)) ? 0 : -1;
+}
 int ml_win_note(loader *L, size_t row, uint64_t frame, int64_t self);
 uint32_t ml_win_frames(size_t rows);
 void ml_win_free(loader *L);

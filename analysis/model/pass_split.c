@@ -63,8 +63,7 @@ static int split_finish(loader *L)
 {
     an_capture *m = L->m;
     for (size_t i = 0; m->pop_of && i < m->nscopes; i++)
-        if (!m->scopes[i].pf_pop &&
-            !(m->scopes[i].pf_pop = calloc(2, sizeof *m->scopes[i].pf_pop)))
+        if (ml_row_pops(&m->scopes[i]) != 0)
             return -1;
     return 0;
 }

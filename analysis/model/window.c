@@ -62,7 +62,7 @@ int ml_emit(loader *L, size_t row, uint64_t frame, int64_t v)
         return -1;
     an_scope *s = &m->scopes[row];
     if (m->pop_of && frame < m->nframes && m->pop_of[frame] < 2 &&
-        ((!s->pf_pop && !(s->pf_pop = calloc(2, sizeof *s->pf_pop))) ||
+        (ml_row_pops(s) != 0 ||
          an_hist_add(&s->pf_pop[m->pop_of[frame]], v) != 0))
         return -1;
     if (m->ot_bin && frame < m->nframes)
