@@ -1,8 +1,8 @@
 /*
  * model.h - one capture, reduced to what every report needs.
  *
- * an_load streams a capture twice through the reader (first its frames,
- * then everything) and keeps, in memory proportional to frames x distinct
+ * an_load (a path) and an_load_fd (an open file) read a capture's frames
+ * (from a footer's list, else from its blocks), then everything, and keep, in memory proportional to frames x distinct
  * scopes (never to the number of scope events):
  *   - the frames (begin, end, GPU time attributed to each),
  *   - one row per scope (track kind + name, or call path): calls, total
@@ -228,7 +228,9 @@ typedef struct an_options {
     "than the exact budget"
 
 typedef struct an_capture {
-    char *path;
+    char *path;                 /* the capture's name in messages: the path
+                                   given to an_load, the name to
+                                   an_load_fd */
     char **meta_k, **meta_v;
     size_t meta_n;
     char *clock_source;
@@ -325,11 +327,12 @@ typedef struct an_capture {
                                    already summarised (a thread's data
                                    far behind the others' in the file):
                                    each counted as a frame of its own */
-    /* the file as the load first found it (stat): a later pass or a
-       second read (an_series_scan, an_series_walk) fails with
-       CAP_E_CHANGED when path names another file, a shorter one, or one
+    /* the file as the load first found it (fstat of the descriptor the
+       model holds): a later pass or a second read (an_series_scan,
+       an_series_walk) fails with CAP_E_CHANGED when it was cut short or
        rewritten at the same size; a longer one (a recording still being
-       written) is read */
+       written) is read. A file renamed over the path is no change: the
+       model reads the file it opened. */
     struct an_file_id {
         int known;
         uint64_t dev, ino, size;
@@ -352,8 +355,11 @@ typedef struct an_capture {
     /* private: hash tables */
     uint32_t *scope_ht, *node_ht;
     size_t scope_ht_cap, node_ht_cap;
-    /* private: how to read the file again (an_series_scan) */
-    char *load_path;
+    /* private: how to read the file again (every pass, an_series_scan):
+       the model's own descriptor of it (closed by an_free) */
+    int fd;
+    int fd_open;                /* fd is the model's (a model made by
+                                   hand has none) */
     an_options load_opt;
     uint32_t win;
     int64_t cutoff_ns;
@@ -368,13 +374,29 @@ typedef struct an_capture {
  * `st`/corrupt_seen say what was lost) or the reader's error for a file
  * that cannot be read at all (CAP_E_IO, CAP_E_NOT_CAPTURE, CAP_E_VERSION,
  * CAP_E_CORRUPT header, CAP_E_NOMEM; CAP_E_CHANGED when the file was
- * replaced, cut short or rewritten between the load's two passes); then
- * `detail` holds one line. The model is freed with an_free. A 3.1 file's
+ * cut short or rewritten between the load's two passes); then `detail`
+ * holds one line. The model is freed with an_free. A 3.1 file's
  * frames come from its footer's list; when the load then finds a damaged
  * block it loads again from the blocks (an_options.frames_from_blocks;
- * with a summary_fn, after summary_reset). */
+ * with a summary_fn, after summary_reset). Opens path once (as
+ * an_load_fd then); a path that is not a regular file (a pipe, a
+ * device) is CAP_E_IO: copy a stream into a file first. */
 cap_result an_load(an_capture **out, const char *path, const an_options *opt,
                    char *detail, size_t detail_size);
+
+/* As an_load, on the capture open on fd, named `name` in the model
+ * (an_capture.path) and in messages. fd must be a regular file open for
+ * reading (an unlinked one will do: a stream copied into TMPDIR); its
+ * position is neither used nor moved. The caller keeps fd: the model
+ * holds a duplicate until an_free (one descriptor a model), and every
+ * pass and later read (an_series_scan, an_series_walk) opens that file
+ * again through it, so a file renamed over the capture's path meanwhile
+ * changes nothing. Errors: as an_load; CAP_E_MISUSE for out or name NULL
+ * or fd < 0; CAP_E_IO (detail says so) for a descriptor that is not a
+ * regular file or cannot be duplicated (the process's limit). */
+cap_result an_load_fd(an_capture **out, int fd, const char *name,
+                      const an_options *opt, char *detail,
+                      size_t detail_size);
 
 void an_free(an_capture *m);
 
@@ -441,8 +463,8 @@ typedef void (*an_series_fn)(void *ctx, size_t row, size_t frame,
  * file is read again (the time of a second load, memory of a second
  * model without series); a value may then come in two parts for one
  * (row, frame) as counted by late_values. Errors: the reader's, when the
- * file can no longer be read; CAP_E_CHANGED when path is no longer the
- * file that was loaded (replaced, cut short, rewritten: an_capture.file);
+ * file can no longer be read; CAP_E_CHANGED when the file loaded was
+ * cut short or rewritten since (an_capture.file);
  * CAP_E_NOMEM. */
 cap_result an_series_scan(const an_capture *m, an_series_fn fn, void *ctx);
 

@@ -15,6 +15,7 @@
 #include <capture/cap_writer.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #endif
 
@@ -905,14 +906,14 @@ static void export_read_back(void)
     err[0] = 0;
     CHECK(an_export_add(x, m, &row, err, sizeof err) == 0 && !err[0],
           "export_read_back: the file there: %s", err);
-    /* replaced: the same bytes in a new file renamed over it */
-    char cp[600];
-    snprintf(cp, sizeof cp, "cp %s %s.new && mv %s.new %s", path, path, path,
-             path);
-    CHECK(system(cp) == 0, "export_read_back: %s", cp);
+    /* cut short in place (a file renamed over the path is no change:
+       the model reads the file it opened) */
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && truncate(path, sb.st_size / 2) == 0,
+          "export_read_back: cannot cut %s", path);
     CHECK(an_export_add(x, m, &row, err, sizeof err) == 1 &&
               strstr(err, "could not be read back"),
-          "export_read_back: the file replaced gives '%s'", err);
+          "export_read_back: the file cut short gives '%s'", err);
     CHECK(an_export_close(x, err, sizeof err) == 0,
           "export_read_back: the export goes on: %s", err);
     char cmd[600];

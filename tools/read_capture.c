@@ -387,17 +387,12 @@ static tool_exit load(const args *a, tool_source *src, an_capture **m)
     if (src->kind == TOOL_SOURCE_ADDRESS)
         o.skip_seconds = 0; /* the window skipped it already */
     char detail[400];
-    if (an_load(m, src->path, &o, detail, sizeof detail) != CAP_OK) {
+    /* the descriptor, named as given: messages name "-" or HOST:PORT */
+    if (an_load_fd(m, src->fd, a->file, &o, detail, sizeof detail) !=
+        CAP_OK) {
         tool_source_close(src);
         fprintf(stderr, "read_capture: %s: %s\n", a->file, detail);
         return TOOL_EXIT_USAGE;
-    }
-    if (src->kind != TOOL_SOURCE_FILE) { /* messages name the source */
-        char *name = strdup(a->file);
-        if (name) {
-            free((*m)->path);
-            (*m)->path = name;
-        }
     }
     return opened;
 }

@@ -29,7 +29,8 @@ void an_free(an_capture *m)
     if (!m)
         return;
     free(m->path);
-    free(m->load_path);
+    if (m->fd_open)
+        close(m->fd);
     free(m->pop_of);
     free(m->ot_bin);
     free(m->ot_cpu_ms);

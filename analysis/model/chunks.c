@@ -561,9 +561,8 @@ cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used)
 {
     an_capture *m = L->m;
     *used = 0;
-    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return CAP_OK;
+    int fd = m->fd; /* the model's: planned with pread, each chunk's reader
+                       opening the file again */
     cap_chunk_plan plan;
     cap_reader *tail = NULL;
     cap_result res = cap_chunks_plan(fd, ml_env_size("CAP_READ_CHUNK_BYTES",
@@ -571,11 +570,10 @@ cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used)
     if (res == CAP_OK && plan.n)
         tail = footer_reader(fd, &plan);
     if (res == CAP_OK && tail)
-        res = ml_file_same(m, m->path, detail, dsz);
+        res = ml_file_same(m, detail, dsz);
     if (res != CAP_OK || !tail) {
         cap_reader_close(tail);
         cap_chunks_free(&plan);
-        close(fd);
         if (res != CAP_OK)
             *used = 1;
         return res;
@@ -595,7 +593,6 @@ cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used)
     if (X.profile)
         profile_print(&prof, X.vals_cpu_s, X.inner_chunks);
     m->inner_chunks = rc == 0 ? X.inner_chunks : 0;
-    close(fd);
     cap_chunks_free(&plan);
     free(X.nmap);
     free(X.rmap);

@@ -27,13 +27,13 @@ void ml_progress(const loader *L, const char *what, int force_end)
     fflush(L->o->progress);
 }
 
-/* What file path names now (known 0 for a pipe, a device, a path gone:
- * nothing to compare). */
-static struct an_file_id file_id(const char *path)
+/* The file open on fd as it is now (known 0 for a device: nothing to
+ * compare). */
+static struct an_file_id file_id(int fd)
 {
     struct stat sb;
     struct an_file_id id = {0};
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
         return id;
     id.known = 1;
     id.dev = (uint64_t)sb.st_dev;
@@ -43,15 +43,14 @@ static struct an_file_id file_id(const char *path)
     return id;
 }
 
-/* CAP_OK when path is still the file m was loaded from (model.h:
+/* CAP_OK when m's file is still as m was loaded from it (model.h:
  * an_capture.file); else CAP_E_CHANGED with what changed in detail. */
-cap_result ml_file_same(const an_capture *m, const char *path,
-                            char *detail, size_t dsz)
+cap_result ml_file_same(const an_capture *m, char *detail, size_t dsz)
 {
     const struct an_file_id *was = &m->file;
     if (!was->known)
         return CAP_OK;
-    struct an_file_id now = file_id(path);
+    struct an_file_id now = file_id(m->fd);
     const char *why =
         !now.known || now.dev != was->dev || now.ino != was->ino
             ? "replaced by another file"
@@ -69,10 +68,21 @@ cap_result ml_file_same(const an_capture *m, const char *path,
     return CAP_E_CHANGED;
 }
 
+/* A reader of m's file from its start, a file description of its own
+ * (opened again through the model's descriptor: readers never share a
+ * position). Errors: cap_reader_open's. */
+cap_result ml_reader_open(const an_capture *m, cap_reader **r, char *detail,
+                          size_t dsz)
+{
+    char path[32];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", m->fd);
+    return cap_reader_open(r, path, detail, dsz);
+}
+
 static cap_result pass_frames(loader *L, char *detail, size_t dsz)
 {
     an_capture *m = L->m;
-    cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
+    cap_result res = ml_reader_open(m, &L->r, detail, dsz);
     if (res != CAP_OK)
         return res;
     if (L->o->frames_from_blocks)
@@ -178,9 +188,10 @@ static cap_result pass_frames(loader *L, char *detail, size_t dsz)
     return CAP_OK;
 }
 
-/* How many threads load path: opt->threads, else the environment's
- * CAP_READ_THREADS, else 2 for a file over 8 MiB on 2 cores or more. */
-int ml_load_threads(const an_options *o, const char *path)
+/* How many threads load the file open on fd: opt->threads, else the
+ * environment's CAP_READ_THREADS, else 2 for a file over 8 MiB on 2 cores
+ * or more. */
+int ml_load_threads(const an_options *o, int fd)
 {
     if (o->threads == 1 || o->threads == 2)
         return o->threads;
@@ -188,7 +199,7 @@ int ml_load_threads(const an_options *o, const char *path)
     if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0))
         return e[0] - '0';
     struct stat sb;
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || stat(path, &sb) != 0 ||
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || fstat(fd, &sb) != 0 ||
         sb.st_size <= (8 << 20))
         return 1;
     return 2;
@@ -283,13 +294,13 @@ static cap_result pass_all(loader *L, char *detail, size_t dsz, int whole)
         if (used)
             return res;
     }
-    cap_result res = cap_reader_open(&L->r, m->path, detail, dsz);
+    cap_result res = ml_reader_open(m, &L->r, detail, dsz);
     if (res == CAP_OK) /* the file the frames were read from */
-        res = ml_file_same(m, m->path, detail, dsz);
+        res = ml_file_same(m, detail, dsz);
     if (res != CAP_OK)
         return res;
     cap_reader_set_filter(L->r, 1u << CAP_EV_FRAME);
-    if (ml_load_threads(L->o, m->path) == 2)
+    if (ml_load_threads(L->o, m->fd) == 2)
         return ml_pass_ahead(L, detail, dsz);
     res = ml_read_events(L, detail, dsz);
     if (res == CAP_OK)
@@ -400,27 +411,35 @@ static int load_finish(loader *L)
     return 0;
 }
 
-/* A new model for the file at `path`, NULL when out of memory. */
-static an_capture *model_new(const char *path)
+/* A new model named `name` of the file open on fd (which it duplicates),
+ * or CAP_E_NOMEM, or CAP_E_IO when fd cannot be duplicated (detail says
+ * why). */
+static cap_result model_new(an_capture **out, int fd, const char *name,
+                            char *detail, size_t dsz)
 {
     an_capture *m = calloc(1, sizeof *m);
+    *out = m;
     if (!m)
-        return NULL;
-    m->path = ml_xstrdup(path);
-    m->load_path = ml_xstrdup(path);
-    if (!m->path || !m->load_path) {
-        free(m->path);
-        free(m->load_path);
-        free(m);
-        return NULL;
+        return CAP_E_NOMEM;
+    m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    m->fd_open = m->fd >= 0;
+    if (!m->fd_open && detail && dsz)
+        snprintf(detail, dsz, "cannot hold the file open: %s",
+                 strerror(errno));
+    m->path = ml_xstrdup(name);
+    if (!m->fd_open || !m->path) {
+        cap_result r = m->fd_open ? CAP_E_NOMEM : CAP_E_IO;
+        an_free(m);
+        *out = NULL;
+        return r;
     }
-    return m;
+    return CAP_OK;
 }
 
 /* The load, or with visit a read of every (row, frame) value through it
  * (a ring of src->win frames from the start; of walk_win frames that never
  * shortens, zeros handed on, when walk_win > 0: an_series_walk). */
-static cap_result load_as(an_capture **out, const char *path,
+static cap_result load_as(an_capture **out, int fd, const char *name,
                           const an_options *opt, an_series_fn visit,
                           void *visit_ctx, const an_capture *src,
                           uint32_t walk_win, int whole, char *detail,
@@ -428,9 +447,10 @@ static cap_result load_as(an_capture **out, const char *path,
 {
     static const an_options defaults;
     *out = NULL;
-    an_capture *m = model_new(path);
-    if (!m)
-        return CAP_E_NOMEM;
+    an_capture *m;
+    cap_result made = model_new(&m, fd, name, detail, detail_size);
+    if (made != CAP_OK)
+        return made;
     loader L = {.m = m, .o = opt ? opt : &defaults, .cpu_first = INT64_MAX};
     m->load_opt = *L.o;
     L.tree = (!L.o->no_tree || L.o->by_path) && !(visit && !L.o->by_path);
@@ -440,7 +460,7 @@ static cap_result load_as(an_capture **out, const char *path,
     if (visit)
         res = visit_setup(&L, visit, visit_ctx, src, walk_win);
     else
-        m->file = file_id(path);
+        m->file = file_id(m->fd);
     if (res == CAP_OK)
         res = load_frames(&L, detail, detail_size);
     if (res == CAP_OK && ml_passes_frames(&L) != 0)
@@ -452,7 +472,7 @@ static cap_result load_as(an_capture **out, const char *path,
     if (L.tree)
         ml_rows_from_nodes(&L);
     if (res == CAP_OK && visit) /* a second read: the same file throughout */
-        res = ml_file_same(m, path, detail, detail_size);
+        res = ml_file_same(m, detail, detail_size);
     m->max_lag = L.lag;
     m->lag_known = L.reread;
     if (m->cpu_events)
@@ -511,20 +531,20 @@ void ml_loader_free(loader *L)
     ml_win_free(L);
 }
 
-cap_result ml_load(an_capture **out, const char *path,
-                       const an_options *opt, an_series_fn visit,
-                       void *visit_ctx, const an_capture *src,
-                       uint32_t walk_win, char *detail, size_t detail_size)
+cap_result ml_load(an_capture **out, int fd, const char *name,
+                   const an_options *opt, an_series_fn visit,
+                   void *visit_ctx, const an_capture *src,
+                   uint32_t walk_win, char *detail, size_t detail_size)
 {
-    cap_result r = load_as(out, path, opt, visit, visit_ctx, src, walk_win,
-                           0, detail, detail_size);
+    cap_result r = load_as(out, fd, name, opt, visit, visit_ctx, src,
+                           walk_win, 0, detail, detail_size);
     if (r != LOAD_WHOLE)
         return r;
     /* the chunks could not be merged exactly: the file whole (what the
        merges gave summary_fn forgotten) */
     if (opt && opt->summary_fn)
         opt->summary_reset(opt->summary_ctx);
-    return load_as(out, path, opt, visit, visit_ctx, src, walk_win, 1,
+    return load_as(out, fd, name, opt, visit, visit_ctx, src, walk_win, 1,
                    detail, detail_size);
 }
 
@@ -536,11 +556,34 @@ static int frames_recheck(const an_capture *m)
            (m->st.corrupt_chunks || m->st.truncated || m->corrupt_seen);
 }
 
-cap_result an_load(an_capture **out, const char *path, const an_options *opt,
-                   char *detail, size_t detail_size)
+cap_result an_load_fd(an_capture **out, int fd, const char *name,
+                      const an_options *opt, char *detail,
+                      size_t detail_size)
 {
-    cap_result r = ml_load(out, path, opt, NULL, NULL, NULL, 0, detail,
-                        detail_size);
+    if (detail && detail_size)
+        detail[0] = 0;
+    if (!out || !name || fd < 0)
+        return CAP_E_MISUSE;
+    *out = NULL;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        if (detail && detail_size)
+            snprintf(detail, detail_size, "cannot stat: %s",
+                     strerror(errno));
+        return CAP_E_IO;
+    }
+    if (!S_ISREG(sb.st_mode) && !S_ISBLK(sb.st_mode)) {
+        if (detail && detail_size)
+            snprintf(detail, detail_size, "%s",
+                     S_ISDIR(sb.st_mode)
+                         ? "is a directory"
+                         : "not a regular file (a pipe, a socket: the "
+                           "analysis reads a capture more than once; copy "
+                           "it into a file first)");
+        return CAP_E_IO;
+    }
+    cap_result r = ml_load(out, fd, name, opt, NULL, NULL, NULL, 0, detail,
+                           detail_size);
     const an_capture *m = r == CAP_OK ? *out : NULL;
     if (!m || !frames_recheck(m) ||
         (m->load_opt.summary_fn && !m->load_opt.summary_reset))
@@ -554,5 +597,25 @@ cap_result an_load(an_capture **out, const char *path, const an_options *opt,
         o.summary_reset(o.summary_ctx);
     an_free(*out);
     *out = NULL;
-    return ml_load(out, path, &o, NULL, NULL, NULL, 0, detail, detail_size);
+    return ml_load(out, fd, name, &o, NULL, NULL, NULL, 0, detail,
+                   detail_size);
+}
+
+cap_result an_load(an_capture **out, const char *path, const an_options *opt,
+                   char *detail, size_t detail_size)
+{
+    if (detail && detail_size)
+        detail[0] = 0;
+    if (!out || !path)
+        return CAP_E_MISUSE;
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (detail && detail_size)
+            snprintf(detail, detail_size, "cannot open: %s", strerror(errno));
+        return CAP_E_IO;
+    }
+    cap_result r = an_load_fd(out, fd, path, opt, detail, detail_size);
+    close(fd);
+    return r;
 }

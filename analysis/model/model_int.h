@@ -397,13 +397,15 @@ int ml_resolve_names(loader *L);
 void ml_rows_from_nodes(loader *L);
 
 /* load.c */
-cap_result ml_file_same(const an_capture *m, const char *path, char *detail,
-                        size_t dsz);
-cap_result ml_load(an_capture **out, const char *path, const an_options *opt,
-                   an_series_fn visit, void *visit_ctx, const an_capture *src,
-                   uint32_t walk_win, char *detail, size_t detail_size);
+cap_result ml_file_same(const an_capture *m, char *detail, size_t dsz);
+cap_result ml_reader_open(const an_capture *m, cap_reader **r, char *detail,
+                          size_t dsz);
+cap_result ml_load(an_capture **out, int fd, const char *name,
+                   const an_options *opt, an_series_fn visit,
+                   void *visit_ctx, const an_capture *src, uint32_t walk_win,
+                   char *detail, size_t detail_size);
 cap_result ml_read_events(loader *L, char *detail, size_t dsz);
-int ml_load_threads(const an_options *o, const char *path);
+int ml_load_threads(const an_options *o, int fd);
 void ml_loader_free(loader *L);
 void ml_progress(const loader *L, const char *what, int force_end);
 

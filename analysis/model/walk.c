@@ -22,8 +22,8 @@ static cap_result scan_file(const an_capture *m, const an_options *o,
     scan_ctx c = {m, fn, ctx};
     an_capture *t;
     char detail[320];
-    cap_result r = ml_load(&t, m->load_path, o, scan_visit, &c, m, walk_win,
-                        detail, sizeof detail);
+    cap_result r = ml_load(&t, m->fd, m->path, o, scan_visit, &c, m,
+                           walk_win, detail, sizeof detail);
     if (r != CAP_OK)
         return r;
     if (t->nscopes != m->nscopes)
@@ -323,7 +323,7 @@ static int walk_threads(const an_capture *m)
     if (m->load_opt.threads == 1 || m->load_opt.threads == 2)
         return m->load_opt.threads == 2;
     return m->pack->values >= 1000000 &&
-           ml_load_threads(&m->load_opt, m->load_path) == 2;
+           ml_load_threads(&m->load_opt, m->fd) == 2;
 }
 
 static cap_result walk_packed_2t(const an_capture *m, an_series_fn fn,
@@ -413,8 +413,8 @@ cap_result an_series_walk(const an_capture *m, an_series_fn fn, void *ctx)
     char detail[320];
     an_capture *t;
     cap_result r;
-    if ((r = ml_load(&t, m->load_path, &o, NULL, NULL, NULL, 0, detail,
-                  sizeof detail)) != CAP_OK)
+    if ((r = ml_load(&t, m->fd, m->path, &o, NULL, NULL, NULL, 0, detail,
+                     sizeof detail)) != CAP_OK)
         return r;
     if (t->nscopes != m->nscopes || t->nframes != m->nframes)
         r = CAP_E_CORRUPT;

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # read_capture - reads standard input as it reads a file: the same stdout,
 # stderr and exit status (the file's name replaced by "-"), damaged and
-# truncated captures included, and from a pipe.
+# truncated captures included, and from a pipe; and a pipe by name (a
+# FIFO, a shell's <(...)) the same way, read once.
 #   read_capture_stdin.sh READ_CAPTURE   (run from the repository root)
 set -u
 tool=$1 fail=0
 export NO_COLOR=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for f in fixtures/demo.cap fixtures/demo-truncated.cap fixtures/demo-corrupt.cap \
          fixtures/counted-losses.cap; do
   for opts in "" "--tree --strict"; do
@@ -23,6 +26,24 @@ for f in fixtures/demo.cap fixtures/demo-truncated.cap fixtures/demo-corrupt.cap
       fail=1
     else
       echo "ok   $f $opts"
+    fi
+    # a FIFO by name: its bytes arrive once, so a tool that opened it
+    # twice would wait for a second writer forever (timeout: a failure)
+    rm -f "$tmp/fifo"
+    mkfifo "$tmp/fifo"
+    timeout 10 cat "$f" > "$tmp/fifo" &
+    # shellcheck disable=SC2086
+    got_out=$(timeout 20 "$tool" $opts "$tmp/fifo" 2>"$tmp/err"; echo "rc=$?")
+    wait
+    got_out=$(printf "%s" "$got_out" | sed "s|$tmp/fifo|-|g")
+    got_err=$(sed "s|$tmp/fifo|-|g" "$tmp/err")
+    if [ "$want_out" != "$got_out" ] || [ "$want_err" != "$got_err" ]; then
+      echo "FAIL $f $opts: read from a FIFO differs"
+      diff <(printf "%s\n%s" "$want_out" "$want_err") \
+           <(printf "%s\n%s" "$got_out" "$got_err") | head -10
+      fail=1
+    else
+      echo "ok   $f $opts (FIFO)"
     fi
   done
 done

@@ -82,32 +82,12 @@ int tool_spill_file(void)
     return fd;
 }
 
-static tool_exit open_file(tool_source *src, const char *tool)
-{
-    struct stat sb;
-    int fd = open(src->text, O_RDONLY | O_CLOEXEC);
-    int err = errno;
-    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        close(fd);
-        fd = -1;
-        err = EISDIR;
-    }
-    if (fd < 0) {
-        fprintf(stderr, "%s: %s: cannot open: %s\n", tool, src->text,
-                strerror(err));
-        return TOOL_EXIT_USAGE;
-    }
-    src->fd = fd;
-    src->path = src->text;
-    return TOOL_EXIT_OK;
-}
-
-/* Standard input, byte for byte, into the spill file m. */
-static int copy_stdin(int m)
+/* Every byte from `from` into the spill file m. */
+static int copy_into(int from, int m)
 {
     uint8_t buf[65536];
     for (;;) {
-        ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+        ssize_t n = read(from, buf, sizeof buf);
         if (n == 0)
             return 0;
         if (n < 0 && errno == EINTR)
@@ -125,38 +105,81 @@ static int copy_stdin(int m)
     }
 }
 
+/* A spill file for src, or -1 after a message. */
+static int spill_for(tool_source *src, const char *tool)
+{
+    /* in TMPDIR, unlinked: memory stays bounded however long the source */
+    int m = tool_spill_file();
+    if (m < 0)
+        fprintf(stderr, "%s: %s: cannot make a temporary file: %s\n", tool,
+                src->text, strerror(errno));
+    else
+        snprintf(src->buf, sizeof src->buf, "/proc/self/fd/%d", m);
+    return m;
+}
+
+/* The bytes of the stream `from` (standard input, a pipe named by a path)
+ * into a spill file: src->fd. */
+static tool_exit spill_stream(tool_source *src, const char *tool, int from)
+{
+    int m = spill_for(src, tool);
+    if (m < 0)
+        return TOOL_EXIT_USAGE;
+    if (copy_into(from, m) != 0) {
+        fprintf(stderr, "%s: %s: %s\n", tool, src->text, strerror(errno));
+        close(m);
+        return TOOL_EXIT_USAGE;
+    }
+    src->fd = m;
+    src->path = src->buf;
+    return TOOL_EXIT_OK;
+}
+
+static tool_exit open_file(tool_source *src, const char *tool)
+{
+    struct stat sb;
+    int fd = open(src->text, O_RDONLY | O_CLOEXEC);
+    int err = errno;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        close(fd);
+        fd = -1;
+        err = EISDIR;
+    }
+    if (fd < 0) {
+        fprintf(stderr, "%s: %s: cannot open: %s\n", tool, src->text,
+                strerror(err));
+        return TOOL_EXIT_USAGE;
+    }
+    if (!S_ISREG(sb.st_mode) && !S_ISBLK(sb.st_mode)) {
+        /* a pipe by name (mkfifo, <(...)): read once, as "-" is */
+        tool_exit e = spill_stream(src, tool, fd);
+        close(fd);
+        return e;
+    }
+    src->fd = fd;
+    src->path = src->text;
+    return TOOL_EXIT_OK;
+}
+
 tool_exit tool_source_open(tool_source *src, const char *tool,
                            tool_record_fn record, void *user)
 {
     if (src->kind == TOOL_SOURCE_FILE)
         return open_file(src, tool);
-    if (src->kind == TOOL_SOURCE_ADDRESS && !record) {
+    if (src->kind == TOOL_SOURCE_STDIN)
+        return spill_stream(src, tool, STDIN_FILENO);
+    if (!record) {
         fprintf(stderr, "%s: %s: this build reads no live source (built "
                         "without the converters)\n", tool, src->text);
         return TOOL_EXIT_USAGE;
     }
-    /* in TMPDIR, unlinked: memory stays bounded however long the source */
-    int m = tool_spill_file();
-    if (m < 0) {
-        fprintf(stderr, "%s: %s: cannot make a temporary file: %s\n", tool,
-                src->text, strerror(errno));
+    int m = spill_for(src, tool);
+    if (m < 0)
         return TOOL_EXIT_USAGE;
-    }
-    snprintf(src->buf, sizeof src->buf, "/proc/self/fd/%d", m);
-    tool_exit e = TOOL_EXIT_OK;
-    if (src->kind == TOOL_SOURCE_STDIN) {
-        if (copy_stdin(m) != 0) {
-            fprintf(stderr, "%s: -: %s\n", tool, strerror(errno));
-            e = TOOL_EXIT_USAGE;
-        }
-    } else {
-        e = record(user, src, src->buf);
-        if (e != TOOL_EXIT_OK && e != TOOL_EXIT_INCOMPLETE)
-            e = TOOL_EXIT_USAGE;
-    }
-    if (e == TOOL_EXIT_USAGE) {
+    tool_exit e = record(user, src, src->buf);
+    if (e != TOOL_EXIT_OK && e != TOOL_EXIT_INCOMPLETE) {
         close(m);
-        return e;
+        return TOOL_EXIT_USAGE;
     }
     src->fd = m;
     src->path = src->buf;

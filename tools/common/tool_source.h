@@ -1,20 +1,22 @@
 /*
  * tool_source.h - where a tool reads a capture from: a file, standard
- * input ("-") or a program serving its capture live (HOST:PORT), each
- * turned into an open file descriptor and a path that opens the same
- * bytes (the analysis reads a capture by path, and twice).
+ * input ("-"), a pipe by name (mkfifo, a shell's <(...)) or a program
+ * serving its capture live (HOST:PORT), each turned into an open
+ * descriptor of a regular file (the analysis reads a capture more than
+ * once: an_load_fd).
  *
  *     tool_source src;
  *     tool_source_parse(&src, argv[k]);
  *     tool_exit e = tool_source_open(&src, "read_capture", record, &opts);
  *     if (e != TOOL_EXIT_OK) return e;     (one line printed)
- *     ... an_load(src.path) ...
+ *     ... an_load_fd(src.fd, argv[k]) ...
  *     tool_source_close(&src);
  *
- * Standard input is copied as it is (damage and truncation stay visible)
- * into an unlinked file in TMPDIR (default /tmp: disk, not memory); a live
- * source is recorded into one by the tool's recorder (tools/remote:
- * rem_source_record), which this wing does not link.
+ * A stream (standard input, a named pipe) is read once, as it is (damage
+ * and truncation stay visible), into an unlinked file in TMPDIR (default
+ * /tmp: disk, not memory); a live source is recorded into one by the
+ * tool's recorder (tools/remote: rem_source_record), which this wing does
+ * not link.
  */
 #ifndef TOOL_SOURCE_H
 #define TOOL_SOURCE_H
@@ -62,7 +64,8 @@ typedef tool_exit (*tool_record_fn)(void *user, const tool_source *src,
                                     const char *path);
 
 /* Open src: a file read-only (a directory is refused), standard input
- * copied into an unlinked file in TMPDIR (tool_spill_file), a live source
+ * or a named pipe copied into an unlinked file in TMPDIR
+ * (tool_spill_file), a live source
  * recorded into one by record (NULL: live sources are refused). Returns TOOL_EXIT_OK with src->fd and
  * src->path set, TOOL_EXIT_INCOMPLETE for a live recording cut short
  * (open as well), or TOOL_EXIT_USAGE after one line on stderr prefixed by
