@@ -298,8 +298,9 @@ typedef struct an_capture {
                                    its bin (NULL otherwise) */
     size_t ot_nbins;
     double *ot_cpu_ms;          /* ... and the self time (ms) of every CPU
-                                   row that is not a wait in that frame,
-                                   summed in row order (NULL until the
+                                   row that is not a wait in that frame
+                                   (whole ns summed, in ms once loaded:
+                                   as an_cpu_frame_sums; NULL until the
                                    first value) */
     double *ot_wait_ms;         /* ... and of every CPU wait row (NULL
                                    until the first) */
@@ -445,10 +446,12 @@ static inline int an_frame_has_gpu(const an_capture *m, size_t i)
  * the file again (an_series_scan); when that fails, dense is all NAN. */
 void an_scope_dense(const an_capture *m, const an_scope *s, double *dense_ns);
 
-/* On a model that is not summarised (!approx): add, frame by frame and in
- * row order, the self time (ms) of every CPU row that is not a wait to
- * sum_ms[0][i] and of every CPU wait row to sum_ms[1][i] (a NULL array
- * is skipped). row_ns: scratch of nframes doubles. --over-time's
+/* On a model that is not summarised (!approx): set sum_ms[0][i] (zeroed
+ * by the caller) to the self time (ms) of every CPU row that is not a
+ * wait in frame i, and sum_ms[1][i] to that of every CPU wait row (a
+ * NULL array is skipped): whole ns summed, then divided once, so that
+ * the sums do not depend on the order they are made in (the load's and
+ * a scan's are the same). row_ns: scratch of nframes doubles. --over-time's
  * "(all CPU work)" / "(all CPU waits)" and --split-by-work use it. */
 void an_cpu_frame_sums(const an_capture *m, double *row_ns,
                        double *const sum_ms[2]);

@@ -390,8 +390,8 @@ static void ot_sum_visit(void *p, size_t row, size_t frame, int64_t v)
     ot_sum_ctx *c = p;
     const an_scope *sc = &c->m->scopes[row];
     double *to = c->sum[sc->is_wait != 0];
-    if (sc->kind == AN_CPU && to)
-        to[frame] += MS(v);
+    if (sc->kind == AN_CPU && to) /* whole ns: ms once scanned */
+        to[frame] += (double)v;
     size_t k = c->slot_of[row];
     if (k != SIZE_MAX &&
         an_hist_add(&c->h[k * c->nc + c->cell_of[frame]], v) != 0)
@@ -469,6 +469,9 @@ static cap_result ot_approx(const an_over_time *ot, const an_capture *m,
             slot_of[top[j]] = j;
         ot_sum_ctx c = {m, cell_of, slot_of, nc, h, {sum[0], sum[1]}, 0};
         rc = an_series_scan(m, ot_sum_visit, &c);
+        for (int k = 0; k < 2; k++)
+            for (size_t i = 0; sum[k] && i < m->nframes; i++)
+                sum[k][i] /= 1e6;
         for (size_t j = 0; rc == CAP_OK && j < top_n; j++)
             for (size_t b = 0; b < nb; b++) {
                 size_t k[2];

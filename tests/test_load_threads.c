@@ -302,23 +302,59 @@ static void write_lagging(const char *path, uint64_t lag)
     cap_writer_close(w);
 }
 
+/* Row x's and y's --over-time histograms by bin (nb of them) hold the
+ * same values. */
+static int same_bins(const an_scope *x, const an_scope *y, size_t nb)
+{
+    if (!x->pf_bin || !y->pf_bin)
+        return !x->pf_bin && !y->pf_bin;
+    for (size_t b = 0; b < nb; b++)
+        if (!same_hist(&x->pf_bin[b], &y->pf_bin[b]))
+            return 0;
+    return 1;
+}
+
+/* m's and n's frames' sums of work and of waits are the same, bit for
+ * bit. */
+static int same_sums(const an_capture *m, const an_capture *n)
+{
+    if (m->ot_sums != n->ot_sums || m->nframes != n->nframes)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        const double *x = k ? m->ot_wait_ms : m->ot_cpu_ms,
+                     *y = k ? n->ot_wait_ms : n->ot_cpu_ms;
+        if (!x != !y || (x && memcmp(x, y, m->nframes * sizeof *x) != 0))
+            return 0;
+    }
+    return 1;
+}
+
 /* Past the budget (histograms), the ranking's chunked load takes its
  * chunks' inner frames as histograms (all 8 chunks but the first, merged
  * before the load is windowed), the same histograms as one thread
  * reading it whole; a thread's scopes written 250 frames late, into the
  * chunk after the one whose inner frames they belong to, make it read
  * whole (inner_chunks 0), the same again. With --split's populations
- * (split_hint), each row's two histograms by population too. */
+ * (split_hint), each row's two histograms by population too; with
+ * --over-time's bins (over_time_hint, a --wait glob), each row's
+ * histograms by bin and the frames' sums of work and of waits. */
 static void inner_frames(const char *path)
 {
-    static const uint64_t lags[] = {0, 250, 0, 250};
-    for (size_t k = 0; k < 4; k++) {
-        int split = k >= 2;
-        write_lagging(path, lags[k]);
+    static const char *const waits[] = {"n1*"}; /* n1, n10, n11, n12 */
+    static const struct {
+        uint64_t lag;
+        int split, ot;
+    } cases[] = {{0, 0, 0}, {250, 0, 0}, {0, 1, 0}, {250, 1, 0},
+                 {0, 0, 1}, {250, 0, 1}, {0, 1, 1}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int split = cases[k].split, ot = cases[k].ot;
+        write_lagging(path, cases[k].lag);
         an_capture *a = NULL, *b = NULL;
         char d[320];
         an_options o = {.threads = 1, .series_budget = 1,
-                        .split_hint = split};
+                        .split_hint = split, .over_time_hint = ot,
+                        .ot_bins = 10, .wait_globs = waits,
+                        .nwait_globs = ot ? 1 : 0};
         setenv("CAP_READ_CHUNK_BYTES", "1", 1);
         cap_result ra = an_load(&a, path, &o, d, sizeof d);
         o.threads = 8;
@@ -326,10 +362,13 @@ static void inner_frames(const char *path)
         unsetenv("CAP_READ_CHUNK_BYTES");
         compared++;
         int ok = ra == CAP_OK && rb == CAP_OK && a->nscopes == b->nscopes &&
-                 b->inner_chunks == (lags[k] ? 0 : 7);
+                 b->inner_chunks == (cases[k].lag ? 0 : 7) &&
+                 (!ot || (a->ot_bin && a->ot_sums && a->ot_wait_ms &&
+                          a->ot_nbins == b->ot_nbins && same_sums(a, b)));
         for (size_t r = 0; ok && r < a->nscopes; r++) {
             const an_scope *x = &a->scopes[r], *y = &b->scopes[r];
             ok = same_hist(&x->pf_hist, &y->pf_hist) &&
+                 same_bins(x, y, a->ot_nbins) && !x->pf_bin == !ot &&
                  !x->pf_pop == !split && !y->pf_pop == !split &&
                  (!split || (x->pf_pop[0].count + x->pf_pop[1].count &&
                              same_hist(&x->pf_pop[0], &y->pf_pop[0]) &&
@@ -337,10 +376,12 @@ static void inner_frames(const char *path)
         }
         if (!ok) {
             fprintf(stderr,
-                    "FAIL inner frames, lag %llu, split %d: loads %d %d, "
-                    "inner chunks %zu, or a row's histogram differs\n",
-                    (unsigned long long)lags[k], split, (int)ra, (int)rb,
-                    b ? b->inner_chunks : 0);
+                    "FAIL inner frames, lag %llu, split %d, over-time %d: "
+                    "loads %d %d, inner chunks %zu, sums %d %d, or a row's "
+                    "histogram differs\n",
+                    (unsigned long long)cases[k].lag, split, ot, (int)ra,
+                    (int)rb, b ? b->inner_chunks : 0, a ? a->ot_sums : -1,
+                    b ? b->ot_sums : -1);
             failures++;
         }
         an_free(a);

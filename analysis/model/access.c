@@ -127,8 +127,11 @@ void an_cpu_frame_sums(const an_capture *m, double *row_ns,
             continue;
         an_scope_dense(m, sc, row_ns);
         for (size_t i = 0; i < m->nframes; i++)
-            to[i] += row_ns[i] / 1e6;
+            to[i] += row_ns[i];
     }
+    for (int k = 0; k < 2; k++) /* whole ns summed, so in any order */
+        for (size_t i = 0; sum_ms[k] && i < m->nframes; i++)
+            sum_ms[k][i] /= 1e6;
 }
 
 const char *an_meta(const an_capture *m, const char *key)

@@ -14,17 +14,20 @@
  * spanning frames that began before the chunk) makes the load read the
  * file whole (LOAD_WHOLE).
  *
- * Inner frames (the ranking's, --tree's and --split's load, whose values
- * go only to each row's histograms: ml_win_hist_only): a chunk also adds
- * the values of its frames at least INNER_MARGIN frames inside its own to
- * per-row histograms of its own (and by --split's population), on its
- * thread. Once the load is windowed, the
- * merge takes those histograms whole (an_hist_merge: counts and integer
- * sums, in any order) where no frame of theirs was merged before, and
- * hands on only the other values; the window would have summed each
- * inner frame from this chunk's pieces alone and added the sum to the
- * same histogram. A later chunk with a value of a frame so taken makes
- * the load inexact (read whole). CAP_READ_INNER=0 turns it off. */
+ * Inner frames (the ranking's, --tree's, --split's and --over-time's
+ * load, whose values go only to histograms and frame sums:
+ * ml_win_hist_only): a chunk also adds the values of its frames at least
+ * INNER_MARGIN frames inside its own to per-row histograms of its own
+ * (and by --split's population, and by --over-time's bin with each
+ * frame's sums of work and of waits in whole ns), on its thread. Once
+ * the load is windowed, the merge takes those whole (an_hist_merge:
+ * counts and integer sums; sums of whole ns: in any order) where no frame
+ * of theirs was merged before, and hands on only the other values; the
+ * window would have summed each inner frame from this chunk's pieces
+ * alone and added the sum to the same histograms and sums. A later chunk
+ * with a value of a frame so taken, or a row that the chunk and the load
+ * tell apart as wait and work, makes the load inexact (read whole).
+ * CAP_READ_INNER=0 turns it off. */
 
 #define INNER_MARGIN 64 /* frames: a window's shortest (ml_win_frames) */
 
@@ -38,12 +41,23 @@ typedef struct chunk_tid {
     int in_frames, outside;
 } chunk_tid;
 
-/* A chunk row's values of its inner frames: all of them, and by --split's
- * population (the fastest and the slowest quarter) where the load has
- * them. */
+/* A chunk row's values of its inner frames: all of them, by --split's
+ * population (the fastest and the slowest quarter) and by --over-time's
+ * bin where the load has them. */
 typedef struct inner_row {
     an_hist all, pop[2];
+    an_hist *bin;         /* the bins bin_lo.. of the chunk's, or NULL */
+    uint8_t wait;         /* a CPU row with bins: 1 work, 2 wait; else 0 */
 } inner_row;
+
+/* What the chunks' inner frames feed besides their rows' histograms, as
+ * the load set it before the drive (read on the chunks' threads). */
+typedef struct inner_need {
+    const uint8_t *pop_of;  /* --split's populations, or NULL */
+    const uint16_t *bin_of; /* --over-time's bins (a copy: the merge may
+                               let the load's go), or NULL */
+    int sums;               /* the frames' sums of work and waits */
+} inner_need;
 
 typedef struct chunk_res {
     an_capture *m;        /* frames borrowed from the load's model */
@@ -57,6 +71,9 @@ typedef struct chunk_res {
                              NULL when none */
     size_t ninner;        /* its rows */
     uint32_t inner_lo, inner_hi;
+    uint16_t bin_lo, nbins; /* the bins of the inner frames */
+    int64_t *ot_ns;       /* with bins and sums: each inner frame's work
+                             (ns), then each one's waits; else NULL */
     cap_reader_stats st;
     int64_t cpu_first;
     int inexact;
@@ -76,6 +93,8 @@ typedef struct chunk_ctx {
     int profile;          /* CAP_READ_PROFILE: vals_cpu_s measured */
     double vals_cpu_s;    /* the merges' CPU time handing values over */
     int inner_ok;         /* the load's values go only to histograms */
+    inner_need need;      /* and what else inner frames feed */
+    uint16_t *bin_of;     /* need.bin_of's storage */
     int merged_any;       /* a chunk's values merged */
     uint32_t merged_max;  /* the latest frame of any merged so far */
     int inner_any;        /* inner histograms taken */
@@ -106,23 +125,66 @@ static void chunk_free(void *ctx, void *p)
     free(R->counter_name);
     free(R->tids);
     free(R->vals);
-    if (R->inner)
-        for (size_t r = 0; r < R->ninner; r++) {
-            an_hist_free(&R->inner[r].all);
-            an_hist_free(&R->inner[r].pop[0]);
-            an_hist_free(&R->inner[r].pop[1]);
-        }
+    for (size_t r = 0; R->inner && r < R->ninner; r++) {
+        inner_row *in = &R->inner[r];
+        an_hist_free(&in->all);
+        an_hist_free(&in->pop[0]);
+        an_hist_free(&in->pop[1]);
+        for (size_t b = 0; in->bin && b < R->nbins; b++)
+            an_hist_free(&in->bin[b]);
+        free(in->bin);
+    }
     free(R->inner);
+    free(R->ot_ns);
     free(R);
 }
 
-/* The inner frames' values of a chunk whose rows' series are sorted (lo
- * and hi: its first and last frame) into R->inner, by population where
- * pop_of (the load's, nframes of them) is not NULL. 0, or -1 when out of
- * memory. */
-static int keep_inner(const an_capture *m, chunk_res *R, uint32_t lo,
-                      uint32_t hi, const uint8_t *pop_of)
+/* Row r of a chunk's loader L with --over-time's bins: its histograms
+ * by bin and, for a CPU row when sums are wanted, its flag (as the load's
+ * row_wait asks it, of the chunk's reader). 0, or -1 out of memory. */
+static int inner_bins(loader *L, chunk_res *R, size_t r, int sums)
 {
+    const an_capture *m = L->m;
+    const an_scope *s = &m->scopes[r];
+    inner_row *in = &R->inner[r];
+    if (!(in->bin = calloc(R->nbins, sizeof *in->bin)))
+        return -1;
+    if (s->kind == AN_CPU && sums) {
+        uint32_t id = L->o->by_path ? m->nodes[s->name_id].name_id
+                                    : s->name_id;
+        in->wait = ml_name_is_wait(L, L->r, id) ? 2 : 1;
+    }
+    return 0;
+}
+
+/* Value v of inner frame f into row r's histograms (R->inner[r]), with
+ * need's populations, bins and sums. 0, or -1 out of memory. */
+static int inner_add(chunk_res *R, size_t r, uint32_t f, int64_t v,
+                     const inner_need *need, size_t nframes)
+{
+    inner_row *in = &R->inner[r];
+    if (an_hist_add(&in->all, v) != 0 ||
+        (need->pop_of && f < nframes && need->pop_of[f] < 2 &&
+         an_hist_add(&in->pop[need->pop_of[f]], v) != 0))
+        return -1;
+    if (!in->bin)
+        return 0;
+    if (an_hist_add(&in->bin[need->bin_of[f] - R->bin_lo], v) != 0)
+        return -1;
+    if (in->wait && R->ot_ns) {
+        size_t nf = (size_t)(R->inner_hi - R->inner_lo) + 1;
+        R->ot_ns[(size_t)(in->wait - 1) * nf + (f - R->inner_lo)] += v;
+    }
+    return 0;
+}
+
+/* The inner frames' values of a chunk whose rows' series are sorted (lo
+ * and hi: its first and last frame) into R->inner, with what `need` asks
+ * (the load's, for its nframes frames). 0, or -1 when out of memory. */
+static int keep_inner(loader *L, chunk_res *R, uint32_t lo, uint32_t hi,
+                      const inner_need *need)
+{
+    const an_capture *m = L->m;
     if (hi - lo <= 2 * INNER_MARGIN)
         return 0;
     R->inner_lo = lo + INNER_MARGIN;
@@ -131,16 +193,23 @@ static int keep_inner(const an_capture *m, chunk_res *R, uint32_t lo,
     if (!R->inner)
         return -1;
     R->ninner = m->nscopes;
+    size_t nf = (size_t)(R->inner_hi - R->inner_lo) + 1;
+    if (need->bin_of) {
+        R->bin_lo = need->bin_of[R->inner_lo];
+        R->nbins = (uint16_t)(need->bin_of[R->inner_hi] - R->bin_lo + 1);
+        if (need->sums && !(R->ot_ns = calloc(2 * nf, sizeof *R->ot_ns)))
+            return -1;
+    }
     for (size_t r = 0; r < m->nscopes; r++) {
         const an_scope *s = &m->scopes[r];
+        if (need->bin_of && s->pf_n && inner_bins(L, R, r, need->sums) != 0)
+            return -1;
         for (size_t k = 0; k < s->pf_n; k++) {
             uint32_t f = s->pf_frame[k];
             int64_t v = s->pf_self[k];
             if (f < R->inner_lo || f > R->inner_hi || v == 0)
                 continue;
-            if (an_hist_add(&R->inner[r].all, v) != 0 ||
-                (pop_of && f < m->nframes && pop_of[f] < 2 &&
-                 an_hist_add(&R->inner[r].pop[pop_of[f]], v) != 0))
+            if (inner_add(R, r, f, v, need, m->nframes) != 0)
                 return -1;
         }
     }
@@ -149,10 +218,9 @@ static int keep_inner(const an_capture *m, chunk_res *R, uint32_t lo,
 
 /* A chunk's loader's results kept for the merge: its threads, its
  * counters' names and its values by frame (counting sort; the rows'
- * series let go), and with `inner` its inner frames' histograms
+ * series let go), and with need its inner frames' histograms
  * (keep_inner). 0, or -1 when out of memory. */
-static int chunk_keep(loader *L, chunk_res *R, int inner,
-                      const uint8_t *pop_of)
+static int chunk_keep(loader *L, chunk_res *R, const inner_need *need)
 {
     an_capture *m = L->m;
     for (size_t i = 0; i < L->threads_cap; i++)
@@ -191,7 +259,7 @@ static int chunk_keep(loader *L, chunk_res *R, int inner,
         return 0;
     R->minf = lo;
     R->maxf = hi;
-    if (inner && keep_inner(m, R, lo, hi, pop_of) != 0)
+    if (need && keep_inner(L, R, lo, hi, need) != 0)
         return -1;
     size_t span = (size_t)(hi - lo) + 2;
     size_t *at = calloc(span, sizeof *at);
@@ -251,7 +319,7 @@ static void *chunk_run(void *vctx, size_t i, const cap_chunk *ch, int fd)
         R->st = *cap_reader_get_stats(L.r);
         L.inexact |= R->st.unnamed_ids != 0;
         if (ml_pf_flush(&L) != 0 ||
-            chunk_keep(&L, R, X->inner_ok, G->m->pop_of) != 0)
+            chunk_keep(&L, R, X->inner_ok ? &X->need : NULL) != 0)
             R->res = CAP_E_NOMEM;
     }
     R->inexact = L.inexact;
@@ -374,20 +442,88 @@ static int inner_takes(const chunk_ctx *X, const chunk_res *R)
            (!X->merged_any || R->inner_lo > X->merged_max);
 }
 
+/* Whether every CPU row of R's with sums is, for the load, what it was
+ * for the chunk (wait or work): 1 yes, 0 no, -1 out of memory. */
+static int inner_waits_agree(chunk_ctx *X, const chunk_res *R)
+{
+    for (size_t r = 0; r < R->ninner; r++) {
+        if (!R->inner[r].wait)
+            continue;
+        int w = row_wait(X->L, X->rmap[r]);
+        if (w < 0)
+            return -1;
+        if (w != (R->inner[r].wait == 2))
+            return 0;
+    }
+    return 1;
+}
+
+/* Row s's --over-time histograms by bin (bins bin_lo.. of them) added to
+ * with in's, counted in the load's ot_bytes as emit_ot counts them. 0,
+ * or -1 out of memory. */
+static int take_bins(loader *G, an_scope *s, const inner_row *in,
+                     size_t bin_lo, size_t nbins)
+{
+    an_capture *m = G->m;
+    if (!s->pf_bin) {
+        if (!(s->pf_bin = calloc(m->ot_nbins, sizeof *s->pf_bin)))
+            return -1;
+        G->ot_bytes += m->ot_nbins * sizeof *s->pf_bin;
+    }
+    for (size_t b = 0; b < nbins; b++) {
+        an_hist *h = &s->pf_bin[bin_lo + b];
+        size_t held = an_hist_nbuckets(h);
+        if (an_hist_merge(h, &in->bin[b]) != 0)
+            return -1;
+        G->ot_bytes += (an_hist_nbuckets(h) - held) * sizeof *h->pos.c;
+    }
+    return 0;
+}
+
+/* R's inner frames' sums of work and of waits (whole ns) added to the
+ * load's frames' (allocated where R has a value, as emit_ot does). 0, or
+ * -1 out of memory. */
+static int take_sums(an_capture *m, const chunk_res *R)
+{
+    size_t nf = (size_t)(R->inner_hi - R->inner_lo) + 1;
+    for (int k = 0; k < 2; k++) {
+        const int64_t *ns = R->ot_ns + (size_t)k * nf;
+        double **sum = k ? &m->ot_wait_ms : &m->ot_cpu_ms;
+        for (size_t i = 0; i < nf; i++) {
+            if (!ns[i])
+                continue;
+            if (!*sum && !(*sum = calloc(m->nframes, sizeof **sum)))
+                return -1;
+            (*sum)[R->inner_lo + i] += (double)ns[i];
+        }
+    }
+    return 0;
+}
+
 /* R's inner histograms into their rows' (the window's ring made to hold
- * those rows, as noting their values would have made it). 0, or -1 out
- * of memory. */
+ * those rows, as noting their values would have made it): each row's
+ * own, or with the load's --over-time bins still held its bins' and the
+ * frames' sums (and the bins let go past their bound, as emit_ot does).
+ * 0, -1 out of memory, or 1 inexact (a row wait for one and work for the
+ * other). */
 static int take_inner(chunk_ctx *X, const chunk_res *R)
 {
     loader *G = X->L;
+    an_capture *m = G->m;
+    const int bins = m->ot_bin && R->nbins;
+    const int sums = bins && m->ot_sums && R->ot_ns;
+    int agree = sums ? inner_waits_agree(X, R) : 1;
+    if (agree <= 0)
+        return agree < 0 ? -1 : 1;
     for (size_t r = 0; r < R->ninner; r++) {
         const inner_row *in = &R->inner[r];
         if (!in->all.count)
             continue;
         size_t g = X->rmap[r];
-        an_scope *s = &G->m->scopes[g];
+        an_scope *s = &m->scopes[g];
         if ((g >= G->ring_cap && ml_win_grow(G, g) != 0) ||
-            an_hist_merge(&s->pf_hist, &in->all) != 0)
+            (bins ? take_bins(G, s, in, R->bin_lo, R->nbins)
+                  : an_hist_merge(&s->pf_hist, &in->all)) != 0)
             return -1;
         if (g >= G->ring_rows)
             G->ring_rows = g + 1;
@@ -397,6 +533,12 @@ static int take_inner(chunk_ctx *X, const chunk_res *R)
                  an_hist_merge(&s->pf_pop[p], &in->pop[p]) != 0))
                 return -1;
     }
+    if (sums && take_sums(m, R) != 0)
+        return -1;
+    size_t most = G->o->ot_hint_bytes ? G->o->ot_hint_bytes
+                                      : AN_OT_HINT_MAX_BYTES;
+    if (bins && G->ot_bytes > most && ml_ot_drop(m) != 0)
+        return -1;
     X->inner_any = 1;
     if (R->inner_hi > X->inner_max)
         X->inner_max = R->inner_hi;
@@ -424,14 +566,16 @@ static int merge_values(chunk_ctx *X, const chunk_res *R)
            after the frames before them */
         if (take && v->frame > hi) {
             take = 0;
-            if (take_inner(X, R) != 0)
-                return -1;
+            int k = take_inner(X, R);
+            if (k != 0)
+                return k;
         }
         if (ml_pf_note(G, (long)X->rmap[v->row], (long)v->frame, v->v, 0) != 0)
             return -1;
     }
-    if (take && take_inner(X, R) != 0)
-        return -1;
+    int k = take ? take_inner(X, R) : 0;
+    if (k != 0)
+        return k;
     if (!X->merged_any || R->maxf > X->merged_max)
         X->merged_max = R->maxf;
     X->merged_any = 1;
@@ -588,6 +732,20 @@ cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used)
     X.profile = profile_asked();
     const char *inner = getenv("CAP_READ_INNER");
     X.inner_ok = ml_win_hist_only(L) && !(inner && strcmp(inner, "0") == 0);
+    X.need = (inner_need){.pop_of = m->pop_of, .sums = m->ot_sums};
+    if (X.inner_ok && m->ot_bin) {
+        X.bin_of = malloc(m->nframes * sizeof *X.bin_of);
+        if (!X.bin_of) {
+            cap_reader_close(tail);
+            cap_chunks_free(&plan);
+            return CAP_E_NOMEM;
+        }
+        memcpy(X.bin_of, m->ot_bin, m->nframes * sizeof *X.bin_of);
+        X.need.bin_of = X.bin_of;
+    }
+    /* the names (wait flags: row_wait) as the merge meets rows, read on
+       the chunks' threads too (decl) */
+    L->r = tail;
     int rc = an_drive_profiled(fd, &plan, an_driver_threads(L->o->threads),
                                &ops, &X, X.profile ? &prof : NULL);
     if (X.profile)
@@ -596,7 +754,8 @@ cap_result ml_pass_chunks(loader *L, char *detail, size_t dsz, int *used)
     cap_chunks_free(&plan);
     free(X.nmap);
     free(X.rmap);
-    L->r = tail; /* names, metadata, the footer's statistics */
+    free(X.bin_of);
+    /* L->r: tail, for names, metadata, the footer's statistics */
     L->chunked = 1;
     if (rc == 1) {
         snprintf(detail, dsz, "%s", X.detail);

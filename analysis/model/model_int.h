@@ -344,11 +344,12 @@ void ml_pack_give_up(loader *L);
 int ml_emit(loader *L, size_t row, uint64_t frame, int64_t v);
 int ml_win_flush_all(loader *L);
 int ml_win_grow(loader *L, size_t row);
-/* 1 when the load's values go only to each row's histograms (its own
- * and --split's two by population: the ranking's, --tree's and --split's
- * load; no visitor, summary, over-time bins, frame work, --frames
- * reread), so that a frame's sum may be added there by whoever has it
- * whole (chunks.c's inner frames). */
+/* 1 when the load's values go only to histograms and frame sums (each
+ * row's own, --split's two by population, --over-time's by bin and its
+ * frames' sums of work and waits: the ranking's, --tree's, --split's and
+ * --over-time's load; no visitor, summary, frame work, --frames reread),
+ * so that a frame's values may be added there by whoever has them whole
+ * (chunks.c's inner frames). */
 int ml_win_hist_only(const loader *L);
 /* A row's two --split histograms (pf_pop), made empty at the first need.
  * 0, or -1 when out of memory. */

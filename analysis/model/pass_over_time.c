@@ -104,12 +104,18 @@ static int over_time_frames(loader *L)
 }
 
 /* Each row's histogram over all frames from its bins', and the sums kept
- * only if every row was summed under its final wait flag. */
+ * only if every row was summed under its final wait flag, in ms. */
 static int over_time_finish(loader *L)
 {
     if (ml_ot_merge(L->m) != 0)
         return -1;
     ml_ot_check(L);
+    an_capture *m = L->m;
+    for (int k = 0; k < 2; k++) { /* summed in ns (window.c's emit_ot) */
+        double *s = k ? m->ot_wait_ms : m->ot_cpu_ms;
+        for (size_t i = 0; s && i < m->nframes; i++)
+            s[i] /= 1e6;
+    }
     return 0;
 }
 

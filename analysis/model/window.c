@@ -43,8 +43,8 @@ static inline int emit_work(loader *L, size_t row, uint64_t frame,
 
 int ml_win_hist_only(const loader *L)
 {
-    return !L->visit && !L->o->summary_fn && !L->m->ot_bin &&
-           !L->o->frame_work && !L->seen && !L->reread && !L->packing;
+    return !L->visit && !L->o->summary_fn && !L->o->frame_work &&
+           !L->seen && !L->reread && !L->packing;
 }
 
 int ml_emit(loader *L, size_t row, uint64_t frame, int64_t v)
@@ -98,8 +98,9 @@ static inline int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v)
         if (an_hist_add(h, v) != 0)
             return -1;
         L->ot_bytes += (an_hist_nbuckets(h) - held) * sizeof *h->pos.c;
-        if (sum) /* in row order, as over_time.c sums them */
-            (*sum)[frame] += (double)v / 1e6;
+        if (sum) /* whole ns, in any order (exact below 2^53 ns): ms at
+                    the end (over_time_finish), as over_time.c's sums */
+            (*sum)[frame] += (double)v;
         /* pf_hist: the bins' merged at the end (ml_ot_merge) */
         size_t most = L->o->ot_hint_bytes ? L->o->ot_hint_bytes
                                           : AN_OT_HINT_MAX_BYTES;
