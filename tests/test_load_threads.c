@@ -337,24 +337,27 @@ static int same_sums(const an_capture *m, const an_capture *n)
  * whole (inner_chunks 0), the same again. With --split's populations
  * (split_hint), each row's two histograms by population too; with
  * --over-time's bins (over_time_hint, a --wait glob), each row's
- * histograms by bin and the frames' sums of work and of waits. */
+ * histograms by bin and the frames' sums of work and of waits; with bins
+ * over their bound at once (let go: ot_hint_bytes 1), each row's own
+ * histogram from the chunks' bins. */
 static void inner_frames(const char *path)
 {
     static const char *const waits[] = {"n1*"}; /* n1, n10, n11, n12 */
     static const struct {
         uint64_t lag;
-        int split, ot;
+        int split, ot; /* ot 2: bins let go at once */
     } cases[] = {{0, 0, 0}, {250, 0, 0}, {0, 1, 0}, {250, 1, 0},
-                 {0, 0, 1}, {250, 0, 1}, {0, 1, 1}};
+                 {0, 0, 1}, {250, 0, 1}, {0, 1, 1}, {0, 0, 2}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        int split = cases[k].split, ot = cases[k].ot;
+        int split = cases[k].split, ot = cases[k].ot, bins = ot == 1;
         write_lagging(path, cases[k].lag);
         an_capture *a = NULL, *b = NULL;
         char d[320];
         an_options o = {.threads = 1, .series_budget = 1,
                         .split_hint = split, .over_time_hint = ot,
                         .ot_bins = 10, .wait_globs = waits,
-                        .nwait_globs = ot ? 1 : 0};
+                        .nwait_globs = ot ? 1 : 0,
+                        .ot_hint_bytes = ot == 2 ? 1 : 0};
         setenv("CAP_READ_CHUNK_BYTES", "1", 1);
         cap_result ra = an_load(&a, path, &o, d, sizeof d);
         o.threads = 8;
@@ -363,12 +366,13 @@ static void inner_frames(const char *path)
         compared++;
         int ok = ra == CAP_OK && rb == CAP_OK && a->nscopes == b->nscopes &&
                  b->inner_chunks == (cases[k].lag ? 0 : 7) &&
-                 (!ot || (a->ot_bin && a->ot_sums && a->ot_wait_ms &&
-                          a->ot_nbins == b->ot_nbins && same_sums(a, b)));
+                 !a->ot_bin == !bins && !b->ot_bin == !bins &&
+                 (!bins || (a->ot_sums && a->ot_wait_ms &&
+                            a->ot_nbins == b->ot_nbins && same_sums(a, b)));
         for (size_t r = 0; ok && r < a->nscopes; r++) {
             const an_scope *x = &a->scopes[r], *y = &b->scopes[r];
             ok = same_hist(&x->pf_hist, &y->pf_hist) &&
-                 same_bins(x, y, a->ot_nbins) && !x->pf_bin == !ot &&
+                 same_bins(x, y, a->ot_nbins) && !x->pf_bin == !bins &&
                  !x->pf_pop == !split && !y->pf_pop == !split &&
                  (!split || (x->pf_pop[0].count + x->pf_pop[1].count &&
                              same_hist(&x->pf_pop[0], &y->pf_pop[0]) &&

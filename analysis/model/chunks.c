@@ -41,12 +41,13 @@ typedef struct chunk_tid {
     int in_frames, outside;
 } chunk_tid;
 
-/* A chunk row's values of its inner frames: all of them, by --split's
- * population (the fastest and the slowest quarter) and by --over-time's
- * bin where the load has them. */
+/* A chunk row's values of its inner frames: all of them (or, where the
+ * load has --over-time's bins, by bin instead), and by --split's
+ * population (the fastest and the slowest quarter) where it has them. */
 typedef struct inner_row {
-    an_hist all, pop[2];
+    an_hist all, pop[2];  /* all: empty where bin is not NULL */
     an_hist *bin;         /* the bins bin_lo.. of the chunk's, or NULL */
+    uint64_t n;           /* the values added */
     uint8_t wait;         /* a CPU row with bins: 1 work, 2 wait; else 0 */
 } inner_row;
 
@@ -158,17 +159,20 @@ static int inner_bins(loader *L, chunk_res *R, size_t r, int sums)
 }
 
 /* Value v of inner frame f into row r's histograms (R->inner[r]), with
- * need's populations, bins and sums. 0, or -1 out of memory. */
-static int inner_add(chunk_res *R, size_t r, uint32_t f, int64_t v,
-                     const inner_need *need, size_t nframes)
+ * need's populations, bins (made at the row's first value) and sums. 0,
+ * or -1 out of memory. */
+static int inner_add(loader *L, chunk_res *R, size_t r, uint32_t f,
+                     int64_t v, const inner_need *need)
 {
     inner_row *in = &R->inner[r];
-    if (an_hist_add(&in->all, v) != 0 ||
-        (need->pop_of && f < nframes && need->pop_of[f] < 2 &&
-         an_hist_add(&in->pop[need->pop_of[f]], v) != 0))
+    size_t nframes = L->m->nframes;
+    if (!in->n++ && need->bin_of && inner_bins(L, R, r, need->sums) != 0)
+        return -1;
+    if (need->pop_of && f < nframes && need->pop_of[f] < 2 &&
+        an_hist_add(&in->pop[need->pop_of[f]], v) != 0)
         return -1;
     if (!in->bin)
-        return 0;
+        return an_hist_add(&in->all, v);
     if (an_hist_add(&in->bin[need->bin_of[f] - R->bin_lo], v) != 0)
         return -1;
     if (in->wait && R->ot_ns) {
@@ -202,14 +206,12 @@ static int keep_inner(loader *L, chunk_res *R, uint32_t lo, uint32_t hi,
     }
     for (size_t r = 0; r < m->nscopes; r++) {
         const an_scope *s = &m->scopes[r];
-        if (need->bin_of && s->pf_n && inner_bins(L, R, r, need->sums) != 0)
-            return -1;
         for (size_t k = 0; k < s->pf_n; k++) {
             uint32_t f = s->pf_frame[k];
             int64_t v = s->pf_self[k];
             if (f < R->inner_lo || f > R->inner_hi || v == 0)
                 continue;
-            if (inner_add(R, r, f, v, need, m->nframes) != 0)
+            if (inner_add(L, R, r, f, v, need) != 0)
                 return -1;
         }
     }
@@ -480,6 +482,18 @@ static int take_bins(loader *G, an_scope *s, const inner_row *in,
     return 0;
 }
 
+/* Row s's own histogram added to with in's values (its bins' where it
+ * has them: the load let its bins go). 0, or -1 out of memory. */
+static int take_all(an_scope *s, const inner_row *in, size_t nbins)
+{
+    if (!in->bin)
+        return an_hist_merge(&s->pf_hist, &in->all);
+    for (size_t b = 0; b < nbins; b++)
+        if (an_hist_merge(&s->pf_hist, &in->bin[b]) != 0)
+            return -1;
+    return 0;
+}
+
 /* R's inner frames' sums of work and of waits (whole ns) added to the
  * load's frames' (allocated where R has a value, as emit_ot does). 0, or
  * -1 out of memory. */
@@ -517,13 +531,13 @@ static int take_inner(chunk_ctx *X, const chunk_res *R)
         return agree < 0 ? -1 : 1;
     for (size_t r = 0; r < R->ninner; r++) {
         const inner_row *in = &R->inner[r];
-        if (!in->all.count)
+        if (!in->n)
             continue;
         size_t g = X->rmap[r];
         an_scope *s = &m->scopes[g];
         if ((g >= G->ring_cap && ml_win_grow(G, g) != 0) ||
             (bins ? take_bins(G, s, in, R->bin_lo, R->nbins)
-                  : an_hist_merge(&s->pf_hist, &in->all)) != 0)
+                  : take_all(s, in, R->nbins)) != 0)
             return -1;
         if (g >= G->ring_rows)
             G->ring_rows = g + 1;
