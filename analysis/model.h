@@ -456,6 +456,11 @@ void an_scope_dense(const an_capture *m, const an_scope *s, double *dense_ns);
 void an_cpu_frame_sums(const an_capture *m, double *row_ns,
                        double *const sum_ms[2]);
 
+/* Frame sums made in whole ns (sum[0] work, sum[1] waits, n frames each;
+ * a NULL one skipped) turned into ms, each divided once: the one place
+ * where the load, a scan and an_cpu_frame_sums turn them. */
+void an_frame_sums_ms(double *const sum[2], size_t n);
+
 /* Called once for each (row, frame) with the row's self time in that
  * frame (!= 0): row indexes m->scopes, frame m->frames. */
 typedef void (*an_series_fn)(void *ctx, size_t row, size_t frame,

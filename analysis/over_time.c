@@ -469,9 +469,7 @@ static cap_result ot_approx(const an_over_time *ot, const an_capture *m,
             slot_of[top[j]] = j;
         ot_sum_ctx c = {m, cell_of, slot_of, nc, h, {sum[0], sum[1]}, 0};
         rc = an_series_scan(m, ot_sum_visit, &c);
-        for (int k = 0; k < 2; k++)
-            for (size_t i = 0; sum[k] && i < m->nframes; i++)
-                sum[k][i] /= 1e6;
+        an_frame_sums_ms(sum, m->nframes);
         for (size_t j = 0; rc == CAP_OK && j < top_n; j++)
             for (size_t b = 0; b < nb; b++) {
                 size_t k[2];

@@ -129,9 +129,14 @@ void an_cpu_frame_sums(const an_capture *m, double *row_ns,
         for (size_t i = 0; i < m->nframes; i++)
             to[i] += row_ns[i];
     }
-    for (int k = 0; k < 2; k++) /* whole ns summed, so in any order */
-        for (size_t i = 0; sum_ms[k] && i < m->nframes; i++)
-            sum_ms[k][i] /= 1e6;
+    an_frame_sums_ms(sum_ms, m->nframes); /* whole ns: in any order */
+}
+
+void an_frame_sums_ms(double *const sum[2], size_t n)
+{
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; sum[k] && i < n; i++)
+            sum[k][i] /= 1e6;
 }
 
 const char *an_meta(const an_capture *m, const char *key)

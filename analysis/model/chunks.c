@@ -549,9 +549,7 @@ static int take_inner(chunk_ctx *X, const chunk_res *R)
     }
     if (sums && take_sums(m, R) != 0)
         return -1;
-    size_t most = G->o->ot_hint_bytes ? G->o->ot_hint_bytes
-                                      : AN_OT_HINT_MAX_BYTES;
-    if (bins && G->ot_bytes > most && ml_ot_drop(m) != 0)
+    if (bins && ml_ot_bound(G) != 0)
         return -1;
     X->inner_any = 1;
     if (R->inner_hi > X->inner_max)

@@ -369,6 +369,16 @@ int ml_row_wait_first(loader *L, size_t row);
 /* pass_over_time.c */
 int ml_ot_merge(an_capture *m);
 int ml_ot_drop(an_capture *m);
+/* The histograms by bin let go (ml_ot_drop) once L->ot_bytes is past the
+ * bound (an_options.ot_hint_bytes, 0: AN_OT_HINT_MAX_BYTES); emit_ot
+ * asks after each value, a chunk's merge after its bins. 0, or -1 out of
+ * memory. Inline: on emit_ot's path. */
+static inline int ml_ot_bound(loader *L)
+{
+    size_t most = L->o->ot_hint_bytes ? L->o->ot_hint_bytes
+                                      : AN_OT_HINT_MAX_BYTES;
+    return L->ot_bytes > most ? ml_ot_drop(L->m) : 0;
+}
 void ml_ot_check(loader *L);
 size_t ml_frame_bins(const an_capture *m, int bins, double bin_seconds,
                      uint16_t *bin_of);

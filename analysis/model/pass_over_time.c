@@ -110,12 +110,9 @@ static int over_time_finish(loader *L)
     if (ml_ot_merge(L->m) != 0)
         return -1;
     ml_ot_check(L);
-    an_capture *m = L->m;
-    for (int k = 0; k < 2; k++) { /* summed in ns (window.c's emit_ot) */
-        double *s = k ? m->ot_wait_ms : m->ot_cpu_ms;
-        for (size_t i = 0; s && i < m->nframes; i++)
-            s[i] /= 1e6;
-    }
+    an_capture *m = L->m; /* summed in ns (window.c's emit_ot) */
+    an_frame_sums_ms((double *const[2]){m->ot_cpu_ms, m->ot_wait_ms},
+                     m->nframes);
     return 0;
 }
 

@@ -102,9 +102,7 @@ static inline int emit_ot(loader *L, size_t row, uint64_t frame, int64_t v)
                     the end (over_time_finish), as over_time.c's sums */
             (*sum)[frame] += (double)v;
         /* pf_hist: the bins' merged at the end (ml_ot_merge) */
-        size_t most = L->o->ot_hint_bytes ? L->o->ot_hint_bytes
-                                          : AN_OT_HINT_MAX_BYTES;
-        return L->ot_bytes > most ? ml_ot_drop(m) : 0;
+        return ml_ot_bound(L);
     }
 }
 
